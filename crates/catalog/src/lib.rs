@@ -1,0 +1,1 @@
+//! The tool catalog: guest names, ranked search and TypeScript declarations generated from JSON Schema.

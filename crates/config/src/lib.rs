@@ -1,0 +1,47 @@
+//! toolweave's configuration: the `mcpServers` files users already have, and toolweave's own
+//! limits.
+//!
+//! Raw file contents are parsed into `raw` types that accept exactly the keys MCP clients write,
+//! then resolved once into [`Config`]. Every error names the file, the server and the key to change.
+
+mod limits;
+mod servers;
+
+pub use limits::Limits;
+pub use servers::{Config, ServerConfig, Transport, load_file, parse_str};
+
+use std::path::PathBuf;
+
+/// Errors reading or resolving configuration. Each names what to change.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The file could not be read at all.
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        /// The file that was asked for.
+        path: PathBuf,
+        /// Why it could not be read.
+        source: std::io::Error,
+    },
+    /// The file is not valid JSON, or its top level has the wrong shape.
+    #[error("{path}: {message}")]
+    Syntax {
+        /// The file (or `<inline>`).
+        path: PathBuf,
+        /// What is wrong, with line and column when known.
+        message: String,
+    },
+    /// One server entry is wrong.
+    #[error("{path}: server \"{server}\": {message}")]
+    Server {
+        /// The file (or `<inline>`).
+        path: PathBuf,
+        /// The key under `mcpServers`.
+        server: String,
+        /// What is wrong and what to change.
+        message: String,
+    },
+}
+
+/// Result alias for this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,40 @@
+//! Limits on one execution, with defaults a user can change.
+
+use std::time::Duration;
+
+/// Limits applied to every execution. Hitting one ends the execution with an error that names
+/// the limit and the flag that raises it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Wall-clock time for the whole execution, tool calls included (`--timeout-ms`).
+    pub timeout: Duration,
+    /// Heap the guest may allocate (`--memory-mb`).
+    pub memory_bytes: usize,
+    /// Guest stack (`--stack-kb`): bounds recursion depth.
+    pub stack_bytes: usize,
+    /// Console output kept per execution (`--max-log-bytes`); more is cut with a marker.
+    pub max_log_bytes: usize,
+    /// Size of the result as JSON (`--max-result-bytes`).
+    pub max_result_bytes: usize,
+    /// Tool calls one execution may make (`--max-tool-calls`).
+    pub max_tool_calls: u32,
+    /// Time one upstream tool call may take (`--tool-timeout-ms`).
+    pub tool_call_timeout: Duration,
+    /// Time a call waits for its upstream server to finish starting (`--startup-timeout-ms`).
+    pub startup_timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(60),
+            memory_bytes: 64 * 1024 * 1024,
+            stack_bytes: 512 * 1024,
+            max_log_bytes: 64 * 1024,
+            max_result_bytes: 256 * 1024,
+            max_tool_calls: 200,
+            tool_call_timeout: Duration::from_secs(30),
+            startup_timeout: Duration::from_secs(30),
+        }
+    }
+}

@@ -1,0 +1,349 @@
+//! The `{"mcpServers": {...}}` file shape, as Claude Code, Cursor and Claude Desktop write it.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::{Error, Result};
+
+/// Every upstream server toolweave fronts, resolved from one or more files.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Config {
+    /// Servers in the order of their names (deterministic guest naming depends on it).
+    pub servers: Vec<ServerConfig>,
+    /// Entries that are present but switched off (`"disabled": true`), kept to be reported.
+    pub disabled: Vec<String>,
+}
+
+/// One upstream MCP server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerConfig {
+    /// The key under `mcpServers`: the guest namespace is derived from it.
+    pub name: String,
+    /// How to reach it.
+    pub transport: Transport,
+    /// The file this entry came from.
+    pub source: PathBuf,
+}
+
+/// How an upstream server is reached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Transport {
+    /// A child process speaking MCP on its stdin/stdout.
+    Stdio {
+        /// Program to run (looked up on `PATH` when it has no slash).
+        command: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Variables added to the inherited environment.
+        env: BTreeMap<String, String>,
+        /// Working directory; relative paths are resolved against the config file's folder.
+        cwd: Option<PathBuf>,
+    },
+    /// Streamable HTTP.
+    Http {
+        /// The endpoint, e.g. `https://example.com/mcp`.
+        url: String,
+        /// Extra request headers.
+        headers: BTreeMap<String, String>,
+    },
+    /// The legacy HTTP+SSE transport.
+    Sse {
+        /// The SSE endpoint, e.g. `http://localhost:3001/sse`.
+        url: String,
+        /// Extra request headers.
+        headers: BTreeMap<String, String>,
+    },
+}
+
+impl Transport {
+    /// A short name for messages: `stdio`, `http` or `sse`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Transport::Stdio { .. } => "stdio",
+            Transport::Http { .. } => "http",
+            Transport::Sse { .. } => "sse",
+        }
+    }
+}
+
+/// The keys a server entry may have. `type` is optional for stdio entries (Claude Desktop and
+/// Cursor omit it) and may be `stdio`, `http`, `streamable-http`/`streamableHttp` or `sse`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawServer {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    command: Option<String>,
+    args: Option<Vec<String>>,
+    env: Option<BTreeMap<String, String>>,
+    cwd: Option<String>,
+    url: Option<String>,
+    headers: Option<BTreeMap<String, String>>,
+    disabled: Option<bool>,
+}
+
+const SERVER_KEYS: &str = "type, command, args, env, cwd, url, headers, disabled";
+
+/// Reads and resolves one config file.
+pub fn load_file(path: &Path) -> Result<Config> {
+    let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse_str(&text, path)
+}
+
+/// Parses the text of a config file; `path` is used in messages and to resolve a relative `cwd`.
+pub fn parse_str(text: &str, path: &Path) -> Result<Config> {
+    let syntax = |message: String| Error::Syntax {
+        path: path.to_path_buf(),
+        message,
+    };
+    let top: Value = serde_json::from_str(text).map_err(|error| {
+        syntax(format!(
+            "not valid JSON at line {}, column {}: {error}",
+            error.line(),
+            error.column()
+        ))
+    })?;
+    let Value::Object(top) = top else {
+        return Err(syntax(
+            "expected a JSON object with an \"mcpServers\" key".to_owned(),
+        ));
+    };
+    // VS Code writes `servers`; every other client writes `mcpServers`.
+    let servers = match (top.get("mcpServers"), top.get("servers")) {
+        (Some(servers), _) | (None, Some(servers)) => servers,
+        (None, None) => {
+            let keys: Vec<&str> = top.keys().map(String::as_str).collect();
+            return Err(syntax(format!(
+                "no \"mcpServers\" key (found: {}); write {{\"mcpServers\": {{\"name\": {{\"command\": ...}}}}}}",
+                if keys.is_empty() {
+                    "nothing".to_owned()
+                } else {
+                    keys.join(", ")
+                }
+            )));
+        }
+    };
+    let Value::Object(servers) = servers else {
+        return Err(syntax(
+            "\"mcpServers\" must be an object mapping server names to entries".to_owned(),
+        ));
+    };
+    let base = path.parent().unwrap_or(Path::new("."));
+    let mut config = Config::default();
+    for (name, entry) in servers {
+        let server_error = |message: String| Error::Server {
+            path: path.to_path_buf(),
+            server: name.clone(),
+            message,
+        };
+        if name.trim().is_empty() {
+            return Err(server_error("server names must not be empty".to_owned()));
+        }
+        let raw: RawServer = serde_json::from_value(entry.clone()).map_err(|error| {
+            let message = error.to_string();
+            if message.starts_with("unknown field") {
+                server_error(format!(
+                    "{message}; the keys a server entry may have are {SERVER_KEYS}"
+                ))
+            } else {
+                server_error(message)
+            }
+        })?;
+        if raw.disabled == Some(true) {
+            config.disabled.push(name.clone());
+            continue;
+        }
+        let transport = resolve(raw, base).map_err(server_error)?;
+        config.servers.push(ServerConfig {
+            name: name.clone(),
+            transport,
+            source: path.to_path_buf(),
+        });
+    }
+    config.servers.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(config)
+}
+
+fn resolve(raw: RawServer, base: &Path) -> std::result::Result<Transport, String> {
+    let kind = raw.kind.as_deref().map(str::to_ascii_lowercase);
+    let remote = || -> std::result::Result<(String, BTreeMap<String, String>), String> {
+        for (key, present) in [
+            ("command", raw.command.is_some()),
+            ("args", raw.args.is_some()),
+            ("env", raw.env.is_some()),
+            ("cwd", raw.cwd.is_some()),
+        ] {
+            if present {
+                return Err(format!(
+                    "\"{key}\" belongs to stdio servers; a remote server has \"url\" and \"headers\""
+                ));
+            }
+        }
+        let url = raw
+            .url
+            .clone()
+            .ok_or_else(|| "missing \"url\" for a remote server".to_owned())?;
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(format!(
+                "\"url\" must start with http:// or https://, got {url:?}"
+            ));
+        }
+        Ok((url, raw.headers.clone().unwrap_or_default()))
+    };
+    match kind.as_deref() {
+        None if raw.command.is_none() && raw.url.is_some() => {
+            // Cursor and Claude Desktop accept a bare url for streamable HTTP.
+            let (url, headers) = remote()?;
+            Ok(Transport::Http { url, headers })
+        }
+        None | Some("stdio") => {
+            for (key, present) in [
+                ("url", raw.url.is_some()),
+                ("headers", raw.headers.is_some()),
+            ] {
+                if present {
+                    return Err(format!(
+                        "\"{key}\" belongs to remote servers; add \"type\": \"http\" or \"sse\", or remove it"
+                    ));
+                }
+            }
+            let command = raw.command.ok_or_else(|| {
+                "missing \"command\": a stdio server needs the program to run (or give \"type\" and \"url\" for a remote one)".to_owned()
+            })?;
+            if command.trim().is_empty() {
+                return Err("\"command\" is empty".to_owned());
+            }
+            let cwd = raw.cwd.map(|cwd| {
+                let cwd = PathBuf::from(cwd);
+                if cwd.is_relative() {
+                    base.join(cwd)
+                } else {
+                    cwd
+                }
+            });
+            Ok(Transport::Stdio {
+                command,
+                args: raw.args.unwrap_or_default(),
+                env: raw.env.unwrap_or_default(),
+                cwd,
+            })
+        }
+        Some("http" | "streamable-http" | "streamablehttp" | "streamable_http") => {
+            let (url, headers) = remote()?;
+            Ok(Transport::Http { url, headers })
+        }
+        Some("sse") => {
+            let (url, headers) = remote()?;
+            Ok(Transport::Sse { url, headers })
+        }
+        Some(other) => Err(format!(
+            "unknown \"type\": {other:?}; use \"stdio\", \"http\" or \"sse\""
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config> {
+        parse_str(text, Path::new("/etc/tw/mcp.json"))
+    }
+
+    #[test]
+    fn reads_claude_desktop_shape() {
+        let config = parse(
+            r#"{"mcpServers": {
+                "memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"], "env": {"A": "1"}},
+                "remote": {"type": "http", "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer x"}},
+                "legacy": {"type": "sse", "url": "http://localhost:3001/sse"},
+                "local": {"type": "stdio", "command": "./server", "cwd": "srv"},
+                "off": {"command": "x", "disabled": true}
+            }}"#,
+        )
+        .unwrap();
+        let names: Vec<_> = config.servers.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["legacy", "local", "memory", "remote"]);
+        assert_eq!(config.disabled, ["off"]);
+        assert_eq!(
+            config.servers[1].transport,
+            Transport::Stdio {
+                command: "./server".into(),
+                args: vec![],
+                env: BTreeMap::new(),
+                cwd: Some(PathBuf::from("/etc/tw/srv")),
+            }
+        );
+        assert_eq!(config.servers[0].transport.kind(), "sse");
+        assert_eq!(config.servers[3].transport.kind(), "http");
+    }
+
+    #[test]
+    fn reads_vscode_servers_key() {
+        let config = parse(r#"{"servers": {"a": {"command": "a"}}}"#).unwrap();
+        assert_eq!(config.servers.len(), 1);
+    }
+
+    #[test]
+    fn errors_name_file_server_and_key() {
+        let error = parse(r#"{"mcpServers": {"gh": {"comand": "x"}}}"#).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "/etc/tw/mcp.json: server \"gh\": unknown field `comand`, expected one of `type`, `command`, `args`, `env`, `cwd`, `url`, `headers`, `disabled`; the keys a server entry may have are type, command, args, env, cwd, url, headers, disabled"
+        );
+        let error = parse(r#"{"mcpServers": {"gh": {"args": []}}}"#).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("/etc/tw/mcp.json: server \"gh\": missing \"command\""),
+            "{error}"
+        );
+        let error =
+            parse(r#"{"mcpServers": {"gh": {"type": "websocket", "url": "ws://x"}}}"#).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("unknown \"type\": \"websocket\""),
+            "{error}"
+        );
+        let error = parse(r#"{"mcpServers": {"gh": {"type": "http"}}}"#).unwrap_err();
+        assert!(error.to_string().contains("missing \"url\""), "{error}");
+        let error =
+            parse(r#"{"mcpServers": {"gh": {"command": "x", "url": "http://a"}}}"#).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("\"url\" belongs to remote servers"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn syntax_errors_have_position() {
+        let error = parse("{\"mcpServers\": {\n  \"a\": {\"command\": \"x\",}\n}}").unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("/etc/tw/mcp.json: not valid JSON at line 2"),
+            "{error}"
+        );
+        let error = parse(r#"{"servers2": {}}"#).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("no \"mcpServers\" key (found: servers2)"),
+            "{error}"
+        );
+        let error = parse(r#"[]"#).unwrap_err();
+        assert!(
+            error.to_string().contains("expected a JSON object"),
+            "{error}"
+        );
+    }
+}

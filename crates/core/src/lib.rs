@@ -1,0 +1,1 @@
+//! One execution end to end: executor, bridge (validation, conversion, budgets) and limits.

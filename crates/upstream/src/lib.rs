@@ -1,0 +1,1 @@
+//! Upstream MCP servers: one rmcp client each, started in the background, with timeouts.
