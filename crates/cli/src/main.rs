@@ -1,1 +1,7 @@
-fn main() {}
+//! The `toolweave` binary: parse the command line, run one command.
+
+mod cli;
+
+fn main() -> std::process::ExitCode {
+    cli::main()
+}

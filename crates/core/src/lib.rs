@@ -1,1 +1,20 @@
-//! One execution end to end: executor, bridge (validation, conversion, budgets) and limits.
+//! One execution end to end, and the catalog the model searches.
+//!
+//! [`Gateway`] owns the upstream manager and the current catalog. An execution ([`Gateway::execute`])
+//! runs guest code on an engine thread; every tool call the guest makes arrives here as a message,
+//! goes through the [`bridge`] (resolve, budget, validate, call, convert) and is answered with a
+//! message. Guest code never holds anything but names and JSON.
+
+mod bridge;
+mod catalog_state;
+mod error;
+mod executor;
+mod gateway;
+mod render;
+
+pub use error::ExecutionError;
+pub use executor::{ExecuteRequest, ExecutionReport, ExecutionStats, LogLine};
+pub use gateway::{DescribeAnswer, Described, Gateway, SearchResult};
+pub use render::{describe_text, execution_text, search_text};
+pub use toolweave_sandbox::{Language, LogStream};
+pub use tokio_util::sync::CancellationToken;

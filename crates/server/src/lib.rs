@@ -1,1 +1,216 @@
-//! The MCP face of toolweave: search_tools, describe_tools and execute_code over any transport.
+//! The MCP face of toolweave: three tools, whatever the number of upstream tools.
+//!
+//! [`ToolweaveServer`] implements rmcp's `ServerHandler` once; the binary picks the transport.
+//! Failures of guest code, limits and unknown tools come back as `isError` results the model can
+//! read; only requests that are malformed as requests are JSON-RPC errors.
+
+mod tools;
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::{Map, Value, json};
+use toolweave_core::{ExecuteRequest, Gateway, Language};
+
+pub use tools::{DESCRIBE_TOOLS, EXECUTE_CODE, SEARCH_TOOLS, tool_definitions};
+
+/// Default and maximum number of search hits.
+const DEFAULT_SEARCH_LIMIT: usize = 8;
+const MAX_SEARCH_LIMIT: usize = 50;
+
+/// The MCP server handler. Cheap to clone: every session shares one [`Gateway`].
+#[derive(Clone)]
+pub struct ToolweaveServer {
+    gateway: Arc<Gateway>,
+    tools: Arc<Vec<rmcp::model::Tool>>,
+}
+
+impl ToolweaveServer {
+    /// A handler over a started gateway.
+    pub fn new(gateway: Arc<Gateway>) -> Self {
+        let namespaces: Vec<String> = gateway
+            .namespaces()
+            .into_iter()
+            .map(|(guest, _)| guest)
+            .collect();
+        Self {
+            tools: Arc::new(tool_definitions(&namespaces)),
+            gateway,
+        }
+    }
+
+    /// The gateway behind this handler.
+    pub fn gateway(&self) -> &Arc<Gateway> {
+        &self.gateway
+    }
+
+    async fn search(&self, arguments: &Map<String, Value>) -> Result<CallToolResult, ErrorData> {
+        let query = match arguments.get("query") {
+            Some(Value::String(query)) => query.clone(),
+            None | Some(Value::Null) => String::new(),
+            Some(_) => return Err(invalid("\"query\" must be a string")),
+        };
+        let limit = match arguments.get("limit") {
+            None | Some(Value::Null) => DEFAULT_SEARCH_LIMIT,
+            Some(Value::Number(n)) => match n.as_u64() {
+                Some(n) if n >= 1 => (n as usize).min(MAX_SEARCH_LIMIT),
+                _ => return Err(invalid("\"limit\" must be a positive integer")),
+            },
+            Some(_) => return Err(invalid("\"limit\" must be a positive integer")),
+        };
+        let results = self.gateway.search(&query, limit).await;
+        let text = toolweave_core::search_text(&query, &results);
+        let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+        result.structured_content = Some(json!({ "results": results }));
+        Ok(result)
+    }
+
+    async fn describe(&self, arguments: &Map<String, Value>) -> Result<CallToolResult, ErrorData> {
+        let names: Vec<String> = match arguments.get("names") {
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|item| match item {
+                    Value::String(name) => Ok(name.clone()),
+                    _ => Err(invalid("\"names\" must be an array of strings")),
+                })
+                .collect::<Result<_, _>>()?,
+            Some(Value::String(name)) => vec![name.clone()],
+            _ => {
+                return Err(invalid(
+                    "\"names\" is required: an array of tool names such as [\"server.tool\"]",
+                ));
+            }
+        };
+        let answer = self.gateway.describe(&names).await;
+        let text = toolweave_core::describe_text(&answer);
+        let failed = answer.tools.is_empty();
+        let mut result = if failed {
+            CallToolResult::error(vec![ContentBlock::text(text)])
+        } else {
+            CallToolResult::success(vec![ContentBlock::text(text)])
+        };
+        result.structured_content = serde_json::to_value(&answer).ok();
+        Ok(result)
+    }
+
+    async fn execute(
+        &self,
+        arguments: &Map<String, Value>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let Some(Value::String(code)) = arguments.get("code") else {
+            return Err(invalid("\"code\" is required: the program to run, as a string"));
+        };
+        let language = match arguments.get("language") {
+            None | Some(Value::Null) => Language::TypeScript,
+            Some(Value::String(name)) => parse_language(name).ok_or_else(|| {
+                invalid(format!(
+                    "unknown \"language\" {name:?}: use \"typescript\" or \"javascript\""
+                ))
+            })?,
+            Some(_) => return Err(invalid("\"language\" must be a string")),
+        };
+        let report = self
+            .gateway
+            .execute(
+                ExecuteRequest {
+                    code: code.clone(),
+                    language,
+                },
+                context.ct.clone(),
+            )
+            .await;
+        Ok(execution_result(&report))
+    }
+}
+
+/// The MCP result for one execution: text for the model, `structuredContent` for programs.
+pub fn execution_result(report: &toolweave_core::ExecutionReport) -> CallToolResult {
+    let text = toolweave_core::execution_text(report);
+    match &report.result {
+        Ok(value) => {
+            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+            result.structured_content = Some(json!({
+                "result": value,
+                "logs": report.logs,
+                "stats": report.stats,
+            }));
+            result
+        }
+        Err(error) => {
+            let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
+            result.structured_content = Some(json!({
+                "error": { "kind": error.kind(), "message": error.to_string() },
+                "logs": report.logs,
+                "stats": report.stats,
+            }));
+            result
+        }
+    }
+}
+
+/// `typescript`, `ts`, `javascript`, `js` (any case).
+pub fn parse_language(name: &str) -> Option<Language> {
+    match name.to_ascii_lowercase().as_str() {
+        "typescript" | "ts" => Some(Language::TypeScript),
+        "javascript" | "js" => Some(Language::JavaScript),
+        _ => None,
+    }
+}
+
+fn invalid(message: impl Into<std::borrow::Cow<'static, str>>) -> ErrorData {
+    ErrorData::invalid_params(message, None)
+}
+
+impl ServerHandler for ToolweaveServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(
+                Implementation::new("toolweave", env!("CARGO_PKG_VERSION"))
+                    .with_title("toolweave"),
+            )
+            .with_instructions(
+                "Call upstream MCP tools from code: find them with search_tools, read their types \
+                 with describe_tools, then run TypeScript with execute_code.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        self.tools.iter().find(|tool| tool.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let arguments = request.arguments.unwrap_or_default();
+        let result = match request.name.as_ref() {
+            SEARCH_TOOLS => self.search(&arguments).await?,
+            DESCRIBE_TOOLS => self.describe(&arguments).await?,
+            EXECUTE_CODE => self.execute(&arguments, &context).await?,
+            other => {
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "unknown tool {other:?}: toolweave has {SEARCH_TOOLS}, {DESCRIBE_TOOLS} and {EXECUTE_CODE}"
+                    ),
+                    None,
+                ));
+            }
+        };
+        Ok(CallToolResponse::Complete(result))
+    }
+}

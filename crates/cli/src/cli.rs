@@ -1,0 +1,307 @@
+//! Commands: `serve` (an MCP server on stdio), `run` (one program), `tools` (search), `types`
+//! (TypeScript declarations).
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Parser, Subcommand};
+use rmcp::ServiceExt;
+use toolweave_config::{Config, Limits};
+use toolweave_core::{ExecuteRequest, Gateway, Language};
+use tracing_subscriber::EnvFilter;
+
+/// One MCP server that stands in for all of them: models call every upstream tool from
+/// sandboxed TypeScript.
+#[derive(Debug, Parser)]
+#[command(name = "toolweave", version, about, max_term_width = 100)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve MCP on stdio: search_tools, describe_tools and execute_code over every configured server.
+    Serve(ServeArgs),
+    /// Run one program file (.ts, .js; `-` reads standard input) and print its result as JSON.
+    Run(RunArgs),
+    /// Search the tools of every configured server.
+    Tools(ToolsArgs),
+    /// Print TypeScript declarations for every tool (a .d.ts for editors and models).
+    Types(CommonArgs),
+}
+
+#[derive(Debug, Args)]
+struct CommonArgs {
+    /// An MCP config file: {"mcpServers": {"name": {"command": ..., "args": [...]}}}.
+    #[arg(long, short = 'c', value_name = "FILE", env = "TOOLWEAVE_CONFIG")]
+    config: PathBuf,
+
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+#[derive(Debug, Args)]
+struct LimitArgs {
+    /// Wall-clock limit for one execution, tool calls included.
+    #[arg(long, value_name = "MS", default_value_t = Limits::default().timeout.as_millis() as u64)]
+    timeout_ms: u64,
+    /// Heap limit for guest code.
+    #[arg(long, value_name = "MB", default_value_t = Limits::default().memory_bytes / (1024 * 1024))]
+    memory_mb: usize,
+    /// Stack limit for guest code (bounds recursion).
+    #[arg(long, value_name = "KB", default_value_t = Limits::default().stack_bytes / 1024)]
+    stack_kb: usize,
+    /// Console output kept per execution; more ends the execution.
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_log_bytes)]
+    max_log_bytes: usize,
+    /// Largest result, as JSON.
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_result_bytes)]
+    max_result_bytes: usize,
+    /// Upstream tool calls one execution may make.
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_tool_calls)]
+    max_tool_calls: u32,
+    /// Time one upstream tool call may take.
+    #[arg(long, value_name = "MS", default_value_t = Limits::default().tool_call_timeout.as_millis() as u64)]
+    tool_timeout_ms: u64,
+    /// Time a call waits for its upstream server to start.
+    #[arg(long, value_name = "MS", default_value_t = Limits::default().startup_timeout.as_millis() as u64)]
+    startup_timeout_ms: u64,
+}
+
+impl LimitArgs {
+    fn resolve(&self) -> Result<Limits> {
+        if self.timeout_ms == 0 || self.tool_timeout_ms == 0 || self.startup_timeout_ms == 0 {
+            bail!("--timeout-ms, --tool-timeout-ms and --startup-timeout-ms must be greater than 0");
+        }
+        if self.memory_mb < 2 {
+            bail!("--memory-mb must be at least 2");
+        }
+        if self.stack_kb < 64 {
+            bail!("--stack-kb must be at least 64");
+        }
+        Ok(Limits {
+            timeout: Duration::from_millis(self.timeout_ms),
+            memory_bytes: self.memory_mb * 1024 * 1024,
+            stack_bytes: self.stack_kb * 1024,
+            max_log_bytes: self.max_log_bytes,
+            max_result_bytes: self.max_result_bytes,
+            max_tool_calls: self.max_tool_calls,
+            tool_call_timeout: Duration::from_millis(self.tool_timeout_ms),
+            startup_timeout: Duration::from_millis(self.startup_timeout_ms),
+        })
+    }
+}
+
+#[derive(Debug, Args)]
+struct ServeArgs {
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// The program: a .ts or .js file, or `-` for standard input.
+    file: PathBuf,
+    /// The language, when the file name does not tell (typescript, javascript).
+    #[arg(long, short = 'l')]
+    language: Option<String>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+#[derive(Debug, Args)]
+struct ToolsArgs {
+    /// What to look for; empty lists every tool.
+    #[arg(default_value = "")]
+    query: String,
+    /// How many results.
+    #[arg(long, default_value_t = 10)]
+    limit: usize,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+/// Parses arguments, runs the command, maps failure to exit code 1 (2 for usage errors).
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let default_level = match cli.command {
+        Command::Serve(_) => "info",
+        _ => "warn",
+    };
+    let filter = EnvFilter::try_from_env("TOOLWEAVE_LOG")
+        .unwrap_or_else(|_| EnvFilter::new(default_level));
+    // Logs go to stderr: in `serve`, stdout carries the protocol and nothing else.
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .compact()
+        .init();
+
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("toolweave")
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("toolweave: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = runtime.block_on(dispatch(cli.command));
+    // Upstream children and engine threads must not keep the process alive.
+    runtime.shutdown_timeout(Duration::from_millis(500));
+    match outcome {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("toolweave: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn dispatch(command: Command) -> Result<ExitCode> {
+    match command {
+        Command::Serve(args) => serve(args).await,
+        Command::Run(args) => run(args).await,
+        Command::Tools(args) => tools(args).await,
+        Command::Types(args) => types(args).await,
+    }
+}
+
+fn start(common: &CommonArgs) -> Result<Arc<Gateway>> {
+    let limits = common.limits.resolve()?;
+    let config = load_config(&common.config)?;
+    for disabled in &config.disabled {
+        tracing::info!(server = %disabled, "server is disabled in the config; skipped");
+    }
+    for server in &config.servers {
+        if server.transport.kind() != "stdio" {
+            tracing::warn!(
+                server = %server.name,
+                transport = server.transport.kind(),
+                "remote servers are not connected by this version; its tools will report that"
+            );
+        }
+    }
+    Ok(Gateway::start(&config, limits))
+}
+
+fn load_config(path: &Path) -> Result<Config> {
+    Ok(toolweave_config::load_file(path)?)
+}
+
+async fn serve(args: ServeArgs) -> Result<ExitCode> {
+    let gateway = start(&args.common)?;
+    let server = toolweave_server::ToolweaveServer::new(gateway.clone());
+    let service = server
+        .serve(rmcp::transport::io::stdio_pipes())
+        .await
+        .context("MCP session over stdio did not start")?;
+    let quit = service.waiting().await;
+    tracing::info!(?quit, "client disconnected");
+    gateway.upstream().shutdown().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn run(args: RunArgs) -> Result<ExitCode> {
+    let language = match &args.language {
+        Some(name) => toolweave_server::parse_language(name)
+            .with_context(|| format!("unknown --language {name:?}: use typescript or javascript"))?,
+        None => language_of(&args.file)?,
+    };
+    let code = if args.file.as_os_str() == "-" {
+        let mut code = String::new();
+        std::io::stdin()
+            .read_to_string(&mut code)
+            .context("cannot read the program from standard input")?;
+        code
+    } else {
+        std::fs::read_to_string(&args.file)
+            .with_context(|| format!("cannot read {}", args.file.display()))?
+    };
+    let gateway = start(&args.common)?;
+    let report = gateway
+        .execute(
+            ExecuteRequest { code, language },
+            toolweave_core::CancellationToken::new(),
+        )
+        .await;
+    for line in &report.logs {
+        if line.stream == "log" {
+            eprintln!("{}", line.text);
+        } else {
+            eprintln!("[{}] {}", line.stream, line.text);
+        }
+    }
+    gateway.upstream().shutdown().await;
+    match report.result {
+        Ok(value) => {
+            let mut stdout = std::io::stdout().lock();
+            writeln!(stdout, "{}", serde_json::to_string_pretty(&value)?)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(error) => {
+            eprintln!("toolweave: {error}");
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
+fn language_of(path: &Path) -> Result<Language> {
+    if path.as_os_str() == "-" {
+        return Ok(Language::TypeScript);
+    }
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("ts" | "mts" | "cts") => Ok(Language::TypeScript),
+        Some("js" | "mjs" | "cjs") => Ok(Language::JavaScript),
+        _ => bail!(
+            "cannot tell the language of {}: name it .ts or .js, or pass --language",
+            path.display()
+        ),
+    }
+}
+
+async fn tools(args: ToolsArgs) -> Result<ExitCode> {
+    let gateway = start(&args.common)?;
+    let results = gateway.search(&args.query, args.limit.max(1)).await;
+    report_unavailable(&gateway);
+    let mut stdout = std::io::stdout().lock();
+    if args.json {
+        writeln!(stdout, "{}", serde_json::to_string_pretty(&results)?)?;
+    } else {
+        writeln!(stdout, "{}", toolweave_core::search_text(&args.query, &results))?;
+    }
+    drop(stdout);
+    gateway.upstream().shutdown().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn types(args: CommonArgs) -> Result<ExitCode> {
+    let gateway = start(&args)?;
+    let declarations = gateway.declarations().await;
+    report_unavailable(&gateway);
+    std::io::stdout()
+        .lock()
+        .write_all(declarations.as_bytes())?;
+    gateway.upstream().shutdown().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Servers whose tools are missing from an answer are named on stderr, never dropped silently.
+fn report_unavailable(gateway: &Gateway) {
+    for status in gateway.upstream().status() {
+        if !status.is_ready() {
+            eprintln!("toolweave: server \"{}\" is not available: {}", status.name, status.describe());
+        }
+    }
+}

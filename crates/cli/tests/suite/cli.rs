@@ -1,0 +1,88 @@
+//! The command line: `run`, `tools`, `types`, config errors, `--help`.
+
+use std::process::{Command, Output};
+
+use toolweave_testkit::harness::fixture_config;
+
+use super::toolweave;
+
+fn toolweave_cmd(args: &[&str]) -> Output {
+    Command::new(toolweave()).args(args).output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn run_prints_the_result_and_logs_apart() {
+    let (dir, config) = fixture_config(&["fixture"]).unwrap();
+    let program = dir.path().join("program.ts");
+    std::fs::write(
+        &program,
+        "const n: number = await tools.fixture.add({ a: 20, b: 22 });\nconsole.log('computed', n);\n({ n })\n",
+    )
+    .unwrap();
+    let output = toolweave_cmd(&["run", program.to_str().unwrap(), "--config", config.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let value: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(value, serde_json::json!({ "n": 42 }));
+    assert!(text(&output.stderr).contains("computed 42"), "{}", text(&output.stderr));
+}
+
+#[test]
+fn run_reports_guest_errors_with_exit_code_1() {
+    let (dir, config) = fixture_config(&["fixture"]).unwrap();
+    let program = dir.path().join("program.js");
+    std::fs::write(&program, "const a = 1;\nnull.x;\n").unwrap();
+    let output = toolweave_cmd(&["run", program.to_str().unwrap(), "--config", config.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty());
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("TypeError"), "{stderr}");
+    assert!(stderr.contains("line 2"), "{stderr}");
+}
+
+#[test]
+fn tools_and_types_list_the_catalog() {
+    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    let output = toolweave_cmd(&["tools", "add numbers", "--config", config.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let first = text(&output.stdout).lines().next().unwrap_or_default().to_owned();
+    assert!(
+        first.starts_with("tools.fixture.add(") || first.starts_with("tools.fixture.get_sum("),
+        "{first}"
+    );
+
+    let output = toolweave_cmd(&["types", "--config", config.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let declarations = text(&output.stdout);
+    assert!(declarations.contains("declare const tools"), "{declarations}");
+    assert!(declarations.contains("get_sum("), "{declarations}");
+}
+
+#[test]
+fn config_mistakes_name_file_server_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mcp.json");
+    std::fs::write(&path, r#"{"mcpServers": {"github": {"comand": "gh"}}}"#).unwrap();
+    let output = toolweave_cmd(&["tools", "--config", path.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains(path.to_str().unwrap()), "{stderr}");
+    assert!(stderr.contains("server \"github\""), "{stderr}");
+    assert!(stderr.contains("unknown field `comand`"), "{stderr}");
+
+    let output = toolweave_cmd(&["tools", "--config", "/nonexistent/mcp.json"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(text(&output.stderr).contains("cannot read config file /nonexistent/mcp.json"));
+}
+
+#[test]
+fn help_is_stable() {
+    let output = toolweave_cmd(&["--help"]);
+    assert!(output.status.success());
+    insta::assert_snapshot!("help", text(&output.stdout));
+    let output = toolweave_cmd(&["serve", "--help"]);
+    insta::assert_snapshot!("serve_help", text(&output.stdout));
+}

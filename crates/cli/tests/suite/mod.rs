@@ -1,0 +1,17 @@
+mod cases;
+mod cli;
+mod failures;
+mod npm;
+mod protocol;
+
+use std::path::{Path, PathBuf};
+
+/// The binary under test.
+pub fn toolweave() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_toolweave"))
+}
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}

@@ -1,0 +1,81 @@
+//! The official npm servers as upstreams (installed by `.ci/run` into `tests/npm/node_modules`).
+
+use serde_json::json;
+use toolweave_testkit::harness::Toolweave;
+
+use super::protocol::tools_list_tokens;
+use super::{repo_root, toolweave};
+
+/// The config for the three npm servers, or why they cannot run here.
+fn npm_config(dir: &std::path::Path) -> Result<std::path::PathBuf, String> {
+    let modules = repo_root().join("tests/npm/node_modules/@modelcontextprotocol");
+    let entry = |package: &str| modules.join(package).join("dist/index.js");
+    for package in ["server-everything", "server-memory", "server-filesystem"] {
+        if !entry(package).exists() {
+            return Err(format!(
+                "{} is not installed (run `npm ci --prefix tests/npm`)",
+                entry(package).display()
+            ));
+        }
+    }
+    let files = dir.join("files");
+    std::fs::create_dir_all(&files).unwrap();
+    std::fs::write(files.join("hello.txt"), "hello from a file").unwrap();
+    let config = json!({ "mcpServers": {
+        "everything": { "command": "node", "args": [entry("server-everything"), "stdio"] },
+        "memory": { "command": "node", "args": [entry("server-memory")],
+                    "env": { "MEMORY_FILE_PATH": dir.join("memory.jsonl") } },
+        "filesystem": { "command": "node", "args": [entry("server-filesystem"), files] },
+    }});
+    let path = dir.join("mcp.json");
+    std::fs::write(&path, serde_json::to_vec(&config).unwrap()).unwrap();
+    Ok(path)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_npm_servers_through_one_gateway() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = match npm_config(dir.path()) {
+        Ok(config) => config,
+        Err(why) => {
+            assert!(std::env::var_os("CI").is_none(), "CI must run the npm servers: {why}");
+            eprintln!("SKIPPED three_npm_servers_through_one_gateway: {why}");
+            return;
+        }
+    };
+    let server = Toolweave::start(toolweave(), &config, &[]).await.unwrap();
+    let tools = server.list_tools().await.unwrap();
+    assert_eq!(tools.len(), 3);
+    let tokens = tools_list_tokens(&tools);
+    assert!(tokens <= 600, "tools/list costs {tokens} tokens with three npm servers");
+
+    let code = r#"
+        const [sum, created, listing] = await Promise.all([
+          tools.everything.get_sum({ a: 2, b: 5 }),
+          tools.memory.create_entities({ entities: [
+            { name: "Ada", entityType: "person", observations: ["wrote the first program"] },
+            { name: "Engine", entityType: "machine", observations: [] },
+          ] }),
+          tools.filesystem.list_allowed_directories({}),
+        ]);
+        const graph = await tools.memory.read_graph({});
+        const people = graph.entities.filter((e: { entityType: string }) => e.entityType === "person").map((e: { name: string }) => e.name);
+        const dirs = typeof listing === "string" ? listing : JSON.stringify(listing);
+        return { sum, people, sawFiles: dirs.includes("files") };
+    "#;
+    let result = server.execute(code, "typescript").await.unwrap();
+    let value = result.value().unwrap();
+    assert_eq!(value["people"], json!(["Ada"]), "{}", result.text);
+    assert_eq!(value["sawFiles"], json!(true), "{}", result.text);
+    let sum = &value["sum"];
+    // server-everything answers get-sum with text such as "The sum of 2 and 5 is 7."
+    assert!(sum == &json!(7) || sum.to_string().contains('7'), "{sum}");
+
+    let found = server
+        .call("search_tools", json!({ "query": "add two numbers" }))
+        .await
+        .unwrap();
+    let first = &found.structured_content.unwrap()["results"][0]["name"];
+    assert_eq!(first, "everything.get_sum");
+    server.stop().await.unwrap();
+}

@@ -1,0 +1,134 @@
+//! The MCP face: exactly three small tools, search, describe, argument errors, raw protocol errors.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+use toolweave_testkit::harness::{Toolweave, fixture_config};
+
+use super::toolweave;
+
+/// tokens of the compact JSON of a tools/list answer, as cl100k counts them.
+pub fn tools_list_tokens(tools: &[rmcp::model::Tool]) -> usize {
+    let text = serde_json::to_string(&json!({ "tools": tools })).unwrap();
+    tiktoken_rs::cl100k_base_singleton()
+        .encode_with_special_tokens(&text)
+        .len()
+}
+
+#[tokio::test]
+async fn tools_list_is_three_small_tools() {
+    let (_dir, config) = fixture_config(&["alpha", "fixture"]).unwrap();
+    let server = Toolweave::start(toolweave(), &config, &[]).await.unwrap();
+    let tools = server.list_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
+    assert_eq!(names, ["search_tools", "describe_tools", "execute_code"]);
+    let execute = tools[2].description.as_deref().unwrap_or_default();
+    assert!(execute.contains("Servers: alpha, fixture."), "{execute}");
+    let tokens = tools_list_tokens(&tools);
+    assert!(tokens <= 600, "tools/list costs {tokens} tokens");
+    insta::assert_json_snapshot!("tools_list", tools);
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn search_ranks_the_adder_first_and_describe_declares_it() {
+    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    let server = Toolweave::start(toolweave(), &config, &[]).await.unwrap();
+    let found = server
+        .call("search_tools", json!({ "query": "add two numbers", "limit": 3 }))
+        .await
+        .unwrap();
+    let results = &found.structured_content.as_ref().unwrap()["results"];
+    let first = results[0]["name"].as_str().unwrap();
+    assert!(["fixture.add", "fixture.get_sum"].contains(&first), "{results}");
+    assert!(results.as_array().unwrap().len() <= 3);
+
+    let described = server
+        .call("describe_tools", json!({ "names": ["fixture.add", "fixture.nope"] }))
+        .await
+        .unwrap();
+    assert_ne!(described.is_error, Some(true));
+    let structured = described.structured_content.unwrap();
+    assert_eq!(structured["tools"][0]["name"], "fixture.add");
+    assert_eq!(structured["tools"][0]["inputSchema"]["required"], json!(["a", "b"]));
+    let text = described.content[0].as_text().unwrap().text.clone();
+    assert!(text.contains("add(args: "), "{text}");
+    assert!(text.contains("no tool named \"fixture.nope\""), "{text}");
+
+    let nothing = server
+        .call("describe_tools", json!({ "names": ["nothing.here"] }))
+        .await
+        .unwrap();
+    assert_eq!(nothing.is_error, Some(true));
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn malformed_tool_arguments_are_invalid_params() {
+    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    let server = Toolweave::start(toolweave(), &config, &[]).await.unwrap();
+    let error = server.call("execute_code", json!({ "source": "1" })).await.unwrap_err();
+    assert!(error.to_string().contains("\"code\" is required"), "{error}");
+    let error = server
+        .call("execute_code", json!({ "code": "1", "language": "cobol" }))
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("unknown \"language\""), "{error}");
+    let error = server.call("no_such_tool", json!({})).await.unwrap_err();
+    assert!(error.to_string().contains("toolweave has search_tools"), "{error}");
+    // The session is still usable.
+    let ok = server.execute("return 40 + 2", "typescript").await.unwrap();
+    assert_eq!(ok.value().unwrap(), &json!(42));
+    server.stop().await.unwrap();
+}
+
+/// Raw lines on stdin: garbage and unknown methods get JSON-RPC errors and the server keeps
+/// serving; nothing but protocol appears on stdout.
+#[test]
+fn raw_stdio_survives_bad_input() {
+    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    let mut child = Command::new(toolweave())
+        .args(["serve", "--config"])
+        .arg(&config)
+        .env("TOOLWEAVE_LOG", "info")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut send = |line: &str| {
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    };
+    let mut read = || -> Value {
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout is not JSON-RPC: {line:?}: {e}"))
+    };
+    send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#);
+    let init = read();
+    assert_eq!(init["id"], 1);
+    assert_eq!(init["result"]["serverInfo"]["name"], "toolweave");
+    send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    send(r#"{"jsonrpc":"2.0","id":2,"method":"no/such/method"}"#);
+    let unknown = read();
+    assert_eq!(unknown["id"], 2);
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    send("this is not json");
+    send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#);
+    let mut answer = read();
+    // A parse error answer (id null) may come first; the tools/list answer must follow.
+    if answer["id"] != 3 {
+        assert!(answer["error"].is_object(), "{answer}");
+        answer = read();
+    }
+    assert_eq!(answer["id"], 3);
+    assert_eq!(answer["result"]["tools"].as_array().unwrap().len(), 3);
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status}");
+}

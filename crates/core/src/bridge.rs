@@ -1,0 +1,306 @@
+//! The bridge: every request guest code makes of the host passes through here.
+//!
+//! A tool call is resolved to one upstream tool, its arguments are validated against the tool's
+//! `inputSchema`, the upstream is called, `structuredContent` is checked against `outputSchema`, and
+//! the result is converted to the value the guest's promise resolves to. Errors are plain strings
+//! meant for the model: the guest sees them as the message of a rejected promise.
+
+use std::sync::Arc;
+
+use rmcp::model::CallToolResult;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+use toolweave_sandbox::HostRequest;
+
+use crate::catalog_state::{CatalogState, Direction};
+use crate::gateway::{Gateway, describe_in, guest_name, search_in};
+
+/// How many validation errors a message lists before it says "and N more".
+const MAX_LISTED_VIOLATIONS: usize = 8;
+/// How much of an upstream error text reaches the guest.
+const MAX_ERROR_TEXT: usize = 2000;
+
+/// Answers one request of guest code. `Ok` is the value the guest's promise resolves to.
+pub(crate) async fn answer(
+    gateway: &Arc<Gateway>,
+    request: HostRequest,
+    cancel: CancellationToken,
+) -> Result<Value, String> {
+    match request {
+        HostRequest::Tool { name, args, raw } => call_tool(gateway, &name, args, raw, cancel).await,
+        HostRequest::Search { query, limit } => {
+            let state = gateway.catalog(true).await;
+            let limit = limit.map_or(10, |limit| limit.clamp(1, 100) as usize);
+            serde_json::to_value(search_in(&state, &query, limit)).map_err(|e| e.to_string())
+        }
+        HostRequest::Describe { names } => {
+            let state = gateway.catalog(true).await;
+            let answer = describe_in(&state, &names);
+            if answer.tools.is_empty() && !answer.unknown.is_empty() {
+                return Err(unknown_names_message(&answer.unknown));
+            }
+            serde_json::to_value(answer).map_err(|e| e.to_string())
+        }
+    }
+}
+
+/// "no tool named X (did you mean A, B?)" for each unknown name.
+pub(crate) fn unknown_names_message(unknown: &[(String, Vec<String>)]) -> String {
+    unknown
+        .iter()
+        .map(|(name, suggestions)| {
+            if suggestions.is_empty() {
+                format!("no tool named \"{name}\"; use searchTools(\"what you need\") to find one")
+            } else {
+                format!(
+                    "no tool named \"{name}\"; did you mean {}?",
+                    suggestions.join(", ")
+                )
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+async fn call_tool(
+    gateway: &Arc<Gateway>,
+    name: &str,
+    args: Value,
+    raw: bool,
+    cancel: CancellationToken,
+) -> Result<Value, String> {
+    let state = gateway.catalog(false).await;
+    let (state, index) = match resolve(&state, name) {
+        Some(index) => (state, index),
+        None => resolve_after_waiting(gateway, name).await?,
+    };
+    let Some(entry) = state.catalog.entries().get(index) else {
+        return Err(format!("internal error: tool index {index} out of range"));
+    };
+    let display = guest_name(entry);
+
+    let arguments = match args {
+        Value::Null => Map::new(),
+        Value::Object(map) => map,
+        other => {
+            return Err(format!(
+                "invalid arguments for {display}: expected an object like {{ name: value }}, got {}",
+                type_name(&other)
+            ));
+        }
+    };
+    let arguments_value = Value::Object(arguments);
+    if let Some(validator) = state.validator(index, Direction::Input) {
+        if let Ok(validator) = validator.as_ref() {
+            let violations: Vec<String> = validator
+                .iter_errors(&arguments_value)
+                .map(|error| describe_violation(&error.instance_path().to_string(), &error.to_string()))
+                .collect();
+            if !violations.is_empty() {
+                return Err(violation_message(
+                    &format!("invalid arguments for {display}"),
+                    &violations,
+                    &state.catalog.signature(entry),
+                ));
+            }
+        }
+    }
+    let Value::Object(arguments) = arguments_value else {
+        return Err("internal error: arguments stopped being an object".to_owned());
+    };
+
+    let result = gateway
+        .upstream
+        .call_tool(&entry.server, &entry.tool, Some(arguments), None, cancel)
+        .await
+        .map_err(|error| format!("{display} failed: {error}"))?;
+
+    if raw {
+        return serde_json::to_value(&result).map_err(|e| e.to_string());
+    }
+    if result.is_error == Some(true) {
+        return Err(format!("{display} returned an error: {}", error_text(&result)));
+    }
+    if let (Some(structured), Some(validator)) = (
+        result.structured_content.as_ref(),
+        state.validator(index, Direction::Output),
+    ) {
+        if let Ok(validator) = validator.as_ref() {
+            let violations: Vec<String> = validator
+                .iter_errors(structured)
+                .map(|error| describe_violation(&error.instance_path().to_string(), &error.to_string()))
+                .collect();
+            if !violations.is_empty() {
+                return Err(violation_message(
+                    &format!("{display} returned structuredContent that does not match its outputSchema"),
+                    &violations,
+                    "",
+                ));
+            }
+        }
+    }
+    Ok(convert(result))
+}
+
+/// Resolves a name against a snapshot: `server.tool` (guest names) or `mcp__server__tool`.
+fn resolve(state: &CatalogState, name: &str) -> Option<usize> {
+    let entry = state.catalog.resolve(name)?;
+    state.index_of(entry)
+}
+
+/// The name is not in the current snapshot: its server may still be starting. Wait for that
+/// server (bounded by the startup timeout) and try again; otherwise explain.
+async fn resolve_after_waiting(
+    gateway: &Arc<Gateway>,
+    name: &str,
+) -> Result<(Arc<CatalogState>, usize), String> {
+    let snapshot = gateway.snapshot();
+    let server = server_of(&snapshot, name);
+    if let Some(server) = &server {
+        if let Err(error) = gateway.upstream.tools(server).await {
+            return Err(format!("cannot call {name}: {error}"));
+        }
+    }
+    let state = gateway.catalog(false).await;
+    if let Some(index) = resolve(&state, name) {
+        return Ok((state, index));
+    }
+    let suggestions = state.catalog.suggest(name);
+    let mut message = format!("unknown tool \"{name}\"");
+    if !suggestions.is_empty() {
+        message.push_str(&format!("; did you mean {}?", suggestions.join(", ")));
+    } else if let Some(server) = server {
+        let tools: Vec<String> = state
+            .catalog
+            .entries()
+            .iter()
+            .filter(|entry| entry.server == server)
+            .map(|entry| entry.guest_tool.clone())
+            .collect();
+        message.push_str(&format!(
+            "; server \"{server}\" has: {}",
+            if tools.is_empty() { "no tools".to_owned() } else { tools.join(", ") }
+        ));
+    } else {
+        let namespaces: Vec<String> = state
+            .catalog
+            .namespaces()
+            .map(|(guest, _)| guest.to_owned())
+            .collect();
+        message.push_str(&format!(
+            "; the servers are: {}",
+            namespaces.join(", ")
+        ));
+    }
+    message.push_str(". Use searchTools(\"...\") to find tools.");
+    Err(message)
+}
+
+/// The configured server a call name refers to, if its namespace part names one.
+fn server_of(state: &CatalogState, name: &str) -> Option<String> {
+    let namespace = if let Some(rest) = name.strip_prefix("mcp__") {
+        rest.split("__").next()?
+    } else {
+        name.split('.').next()?
+    };
+    state
+        .catalog
+        .namespaces()
+        .find(|(guest, original)| *guest == namespace || *original == namespace)
+        .map(|(_, original)| original.to_owned())
+}
+
+/// The value a tool call resolves to: `structuredContent` when present; else the text of a single
+/// text item, parsed as JSON when it parses; else the content array.
+pub(crate) fn convert(result: CallToolResult) -> Value {
+    if let Some(structured) = result.structured_content {
+        return structured;
+    }
+    if let [only] = result.content.as_slice() {
+        if let Some(text) = only.as_text() {
+            return serde_json::from_str(&text.text)
+                .unwrap_or_else(|_| Value::String(text.text.clone()));
+        }
+    }
+    serde_json::to_value(&result.content).unwrap_or(Value::Null)
+}
+
+fn error_text(result: &CallToolResult) -> String {
+    let mut text: String = result
+        .content
+        .iter()
+        .filter_map(|item| item.as_text().map(|text| text.text.as_str()))
+        .collect::<Vec<_>>()
+        .join("\n");
+    if text.is_empty() {
+        text = result
+            .structured_content
+            .as_ref()
+            .map_or_else(|| "(no message)".to_owned(), Value::to_string);
+    }
+    if text.len() > MAX_ERROR_TEXT {
+        let mut cut = MAX_ERROR_TEXT;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push_str("… (cut)");
+    }
+    text
+}
+
+fn describe_violation(path: &str, message: &str) -> String {
+    let path = if path.is_empty() { "(arguments)" } else { path };
+    format!("{path}: {message}")
+}
+
+fn violation_message(head: &str, violations: &[String], signature: &str) -> String {
+    let mut message = format!("{head}:");
+    for violation in violations.iter().take(MAX_LISTED_VIOLATIONS) {
+        message.push_str("\n  - ");
+        message.push_str(violation);
+    }
+    if violations.len() > MAX_LISTED_VIOLATIONS {
+        message.push_str(&format!(
+            "\n  … and {} more",
+            violations.len() - MAX_LISTED_VIOLATIONS
+        ));
+    }
+    if !signature.is_empty() {
+        message.push_str("\nexpected: ");
+        message.push_str(signature);
+    }
+    message
+}
+
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::ContentBlock;
+
+    #[test]
+    fn conversion_follows_the_contract() {
+        let structured = CallToolResult::structured(serde_json::json!({"a": 1}));
+        assert_eq!(convert(structured), serde_json::json!({"a": 1}));
+        let json_text = CallToolResult::success(vec![ContentBlock::text("[1, 2]")]);
+        assert_eq!(convert(json_text), serde_json::json!([1, 2]));
+        let plain = CallToolResult::success(vec![ContentBlock::text("hello")]);
+        assert_eq!(convert(plain), serde_json::json!("hello"));
+        let two = CallToolResult::success(vec![ContentBlock::text("a"), ContentBlock::text("b")]);
+        assert_eq!(
+            convert(two),
+            serde_json::json!([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}])
+        );
+    }
+}

@@ -1,0 +1,100 @@
+//! The catalog as of the last upstream change, with compiled argument validators.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use jsonschema::Validator;
+use serde_json::Value;
+use toolweave_catalog::{Catalog, Entry, UpstreamTool};
+
+/// One immutable catalog snapshot. Validators are compiled on first use and kept with it, so a
+/// snapshot never validates against a schema from another version of the tool list.
+pub(crate) struct CatalogState {
+    /// The catalog itself.
+    pub(crate) catalog: Catalog,
+    /// Upstream state version this snapshot was built from.
+    pub(crate) version: u64,
+    /// Servers that were ready (their tools are in the catalog) when this snapshot was built.
+    pub(crate) ready: Vec<String>,
+    validators: Mutex<HashMap<(usize, Direction), Arc<Result<Validator, String>>>>,
+}
+
+/// Which schema of a tool a validator checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Direction {
+    Input,
+    Output,
+}
+
+impl CatalogState {
+    /// Builds a snapshot from every configured server name and the tool lists known so far.
+    pub(crate) fn new(
+        servers: &[String],
+        tools: Vec<(String, Vec<rmcp::model::Tool>)>,
+        version: u64,
+    ) -> Self {
+        let ready = tools.iter().map(|(server, _)| server.clone()).collect();
+        let upstream_tools = tools
+            .into_iter()
+            .flat_map(|(server, tools)| {
+                tools.into_iter().map(move |tool| UpstreamTool {
+                    server: server.clone(),
+                    name: tool.name.to_string(),
+                    title: tool.title.clone(),
+                    description: tool.description.as_ref().map(|d| d.to_string()),
+                    input_schema: Value::Object((*tool.input_schema).clone()),
+                    output_schema: tool.output_schema.as_ref().map(|s| Value::Object((**s).clone())),
+                    annotations: tool
+                        .annotations
+                        .as_ref()
+                        .and_then(|a| serde_json::to_value(a).ok()),
+                })
+            })
+            .collect();
+        Self {
+            catalog: Catalog::new(servers, upstream_tools),
+            version,
+            ready,
+            validators: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The index of an entry in `catalog.entries()`.
+    pub(crate) fn index_of(&self, entry: &Entry) -> Option<usize> {
+        self.catalog
+            .entries()
+            .iter()
+            .position(|candidate| std::ptr::eq(candidate, entry))
+    }
+
+    /// The compiled validator for one schema of one entry; `Err` holds why the upstream's schema
+    /// could not be compiled (then the call goes through unvalidated: the upstream still checks).
+    pub(crate) fn validator(
+        &self,
+        index: usize,
+        direction: Direction,
+    ) -> Option<Arc<Result<Validator, String>>> {
+        let entry = self.catalog.entries().get(index)?;
+        let schema = match direction {
+            Direction::Input => &entry.input_schema,
+            Direction::Output => entry.output_schema.as_ref()?,
+        };
+        let mut cache = match self.validators.lock() {
+            Ok(cache) => cache,
+            // A panic while holding the lock leaves only a cache behind: keep using it.
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let validator = cache
+            .entry((index, direction))
+            .or_insert_with(|| {
+                Arc::new(
+                    jsonschema::options()
+                        .should_validate_formats(false)
+                        .build(schema)
+                        .map_err(|error| error.to_string()),
+                )
+            })
+            .clone();
+        Some(validator)
+    }
+}

@@ -1,0 +1,197 @@
+//! Why an execution did not produce a value, in words a model can act on.
+//!
+//! This is the one place that turns engine and host failures into the text the model reads. Limit
+//! errors name the limit and the flag that raises it; guest errors carry the position in the code
+//! the model wrote.
+
+use std::time::Duration;
+
+use toolweave_sandbox::EngineError;
+
+/// An execution that ended without a value.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecutionError {
+    /// The code did not parse.
+    #[error("SyntaxError at line {line}, column {column}: {message}\n{frame}")]
+    Syntax {
+        /// The parser's message.
+        message: String,
+        /// 1-based line in the submitted code.
+        line: u32,
+        /// 1-based column.
+        column: u32,
+        /// The offending line with a caret under the position.
+        frame: String,
+    },
+    /// The guest threw and nothing caught it.
+    #[error("{}", guest_message(name, message, *line, *column))]
+    Guest {
+        /// The error's `name` (`TypeError`, `Error`, ...).
+        name: String,
+        /// Its message.
+        message: String,
+        /// Line in the submitted code, when known.
+        line: Option<u32>,
+        /// Column, when known.
+        column: Option<u32>,
+    },
+    /// The execution ran past its deadline.
+    #[error(
+        "Timeout: the execution ran longer than {} (--timeout-ms {}). Do less per execution (fewer or smaller tool calls, no busy loops), or raise the limit.",
+        human_duration(*limit),
+        limit.as_millis()
+    )]
+    Timeout {
+        /// The deadline that was hit.
+        limit: Duration,
+    },
+    /// The guest allocated more than its heap limit.
+    #[error(
+        "MemoryLimit: the code allocated more than {} MiB (--memory-mb {}). Keep less data in memory: filter tool results as they arrive, or raise the limit.",
+        limit / (1024 * 1024),
+        limit / (1024 * 1024)
+    )]
+    MemoryLimit {
+        /// Heap limit in bytes.
+        limit: usize,
+    },
+    /// Recursion went deeper than the stack allows.
+    #[error(
+        "StackOverflow: recursion went deeper than the {} KiB stack allows (--stack-kb {}). Use a loop instead of deep recursion.",
+        limit / 1024,
+        limit / 1024
+    )]
+    StackOverflow {
+        /// Stack limit in bytes.
+        limit: usize,
+    },
+    /// The guest printed more than the log limit.
+    #[error(
+        "LogLimit: console output exceeded {} bytes (--max-log-bytes {limit}). Log less: print summaries, not whole results.",
+        limit
+    )]
+    LogLimit {
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// The result, as JSON, is larger than allowed.
+    #[error(
+        "ResultTooLarge: the result is {size} bytes as JSON, over the limit of {limit} (--max-result-bytes {limit}). Return only what is needed: filter, summarize or slice the data in code."
+    )]
+    ResultTooLarge {
+        /// Size of the result as JSON.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// The result cannot be expressed as JSON.
+    #[error("the result cannot be converted to JSON: {message}. Return plain objects, arrays, strings, numbers, booleans or null.")]
+    Unserializable {
+        /// Why.
+        message: String,
+    },
+    /// The code awaited a promise nothing will ever settle.
+    #[error(
+        "NeverSettles: the code awaits a promise that can never settle (no tool call or timer is pending). Make sure every promise you await is resolved or rejected."
+    )]
+    NeverSettles,
+    /// The execution made more tool calls than allowed.
+    #[error(
+        "ToolCallLimit: the execution tried to make more than {limit} tool calls (--max-tool-calls {limit}). Batch the work into fewer calls, or raise the limit."
+    )]
+    ToolCallLimit {
+        /// The limit.
+        limit: u32,
+    },
+    /// The client cancelled the request.
+    #[error("Cancelled: the client cancelled this execution")]
+    Cancelled,
+    /// Something went wrong inside toolweave itself.
+    #[error("internal error in toolweave: {message}")]
+    Internal {
+        /// What went wrong.
+        message: String,
+    },
+}
+
+impl ExecutionError {
+    /// Maps an engine failure; limits come from the execution's configuration.
+    pub(crate) fn from_engine(error: EngineError, stack_limit: usize) -> Self {
+        match error {
+            EngineError::Syntax {
+                message,
+                line,
+                column,
+                frame,
+            } => Self::Syntax {
+                message,
+                line,
+                column,
+                frame,
+            },
+            EngineError::Guest {
+                message,
+                name,
+                line,
+                column,
+                ..
+            } => Self::Guest {
+                name,
+                message,
+                line,
+                column,
+            },
+            EngineError::Timeout { limit } => Self::Timeout { limit },
+            EngineError::MemoryLimit { limit } => Self::MemoryLimit { limit },
+            EngineError::StackOverflow => Self::StackOverflow { limit: stack_limit },
+            EngineError::LogLimit { limit } => Self::LogLimit { limit },
+            EngineError::ResultTooLarge { size, limit } => Self::ResultTooLarge { size, limit },
+            EngineError::Unserializable { message } => Self::Unserializable { message },
+            EngineError::NeverSettles => Self::NeverSettles,
+            EngineError::Cancelled => Self::Cancelled,
+            EngineError::Internal { message } => Self::Internal { message },
+        }
+    }
+
+    /// A short stable name for the kind of failure, for `structuredContent` and audit.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Syntax { .. } => "SyntaxError",
+            Self::Guest { .. } => "GuestError",
+            Self::Timeout { .. } => "Timeout",
+            Self::MemoryLimit { .. } => "MemoryLimit",
+            Self::StackOverflow { .. } => "StackOverflow",
+            Self::LogLimit { .. } => "LogLimit",
+            Self::ResultTooLarge { .. } => "ResultTooLarge",
+            Self::Unserializable { .. } => "Unserializable",
+            Self::NeverSettles => "NeverSettles",
+            Self::ToolCallLimit { .. } => "ToolCallLimit",
+            Self::Cancelled => "Cancelled",
+            Self::Internal { .. } => "Internal",
+        }
+    }
+}
+
+fn guest_message(name: &str, message: &str, line: Option<u32>, column: Option<u32>) -> String {
+    let head = if name.is_empty() || message.starts_with(name) {
+        message.to_owned()
+    } else if message.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{name}: {message}")
+    };
+    match (line, column) {
+        (Some(line), Some(column)) => format!("{head}\n    at line {line}, column {column}"),
+        (Some(line), None) => format!("{head}\n    at line {line}"),
+        _ => head,
+    }
+}
+
+fn human_duration(duration: Duration) -> String {
+    let millis = duration.as_millis();
+    if millis >= 1000 && millis % 1000 == 0 {
+        format!("{} s", millis / 1000)
+    } else {
+        format!("{millis} ms")
+    }
+}

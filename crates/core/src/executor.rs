@@ -1,0 +1,241 @@
+//! One execution: the engine runs on a thread of its own; this side answers its messages.
+//!
+//! The engine thread sends events (started, host calls, log lines) and finally its outcome. Each
+//! host call becomes a task here, so calls made together (`Promise.all`) run concurrently
+//! upstream. This side also enforces what only the host may decide: the tool-call budget, the
+//! client's cancellation, and a deadline backstop for an engine that stops answering.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+use toolweave_sandbox::{
+    CancelFlag, EngineEvent, EngineLimits, HostReply, HostRequest, Language, LogStream, Manifest,
+    Namespace, Outcome,
+};
+
+use crate::bridge;
+use crate::error::ExecutionError;
+use crate::gateway::Gateway;
+
+/// Extra time the engine gets past its own deadline before the host gives up on it.
+const DEADLINE_GRACE: Duration = Duration::from_millis(1500);
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct ExecuteRequest {
+    /// The guest program.
+    pub code: String,
+    /// Its language.
+    pub language: Language,
+}
+
+/// One captured console line.
+#[derive(Debug, Clone, Serialize)]
+pub struct LogLine {
+    /// `log`, `info`, `warn`, `error` or `debug`.
+    pub stream: &'static str,
+    /// The formatted text.
+    pub text: String,
+}
+
+/// What one execution used.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecutionStats {
+    /// Wall-clock time from request to outcome, in milliseconds.
+    pub duration_ms: f64,
+    /// Upstream tool calls made.
+    pub tool_calls: u32,
+    /// Bytes of console output captured.
+    pub log_bytes: usize,
+}
+
+/// The outcome of one execution with its logs and stats.
+#[derive(Debug)]
+pub struct ExecutionReport {
+    /// The value of the program, or why there is none.
+    pub result: Result<Value, ExecutionError>,
+    /// Console output, in order.
+    pub logs: Vec<LogLine>,
+    /// What it used.
+    pub stats: ExecutionStats,
+}
+
+enum FromEngine {
+    Event(EngineEvent),
+    Finished(Outcome),
+}
+
+impl Gateway {
+    /// Runs one guest program to completion, a limit, or `cancel`.
+    pub async fn execute(
+        self: &Arc<Self>,
+        request: ExecuteRequest,
+        cancel: CancellationToken,
+    ) -> ExecutionReport {
+        let started = Instant::now();
+        let limits = &self.limits;
+        let state = self.catalog(false).await;
+        let namespaces = state
+            .catalog
+            .namespaces()
+            .map(|(guest, original)| Namespace {
+                name: guest.to_owned(),
+                tools: state.ready.iter().any(|ready| ready == original).then(|| {
+                    state
+                        .catalog
+                        .entries()
+                        .iter()
+                        .filter(|entry| entry.server == original)
+                        .map(|entry| entry.guest_tool.clone())
+                        .collect()
+                }),
+            })
+            .collect();
+        drop(state);
+        let engine_request = toolweave_sandbox::ExecuteRequest {
+            code: request.code,
+            language: request.language,
+            limits: EngineLimits {
+                timeout: limits.timeout,
+                memory_bytes: limits.memory_bytes,
+                stack_bytes: limits.stack_bytes,
+                max_log_bytes: limits.max_log_bytes,
+                max_result_bytes: limits.max_result_bytes,
+            },
+            manifest: Manifest { namespaces },
+        };
+
+        let (events_tx, mut events) = mpsc::unbounded_channel();
+        let (replies_tx, replies_rx) = std::sync::mpsc::channel();
+        let flag = CancelFlag::new();
+        let engine_flag = flag.clone();
+        let spawned = std::thread::Builder::new()
+            .name("toolweave-engine".to_owned())
+            .spawn(move || {
+                let sink = events_tx.clone();
+                let outcome = toolweave_sandbox::run(
+                    engine_request,
+                    &mut |event| {
+                        // The receiver is gone only when the host gave up on this execution.
+                        let _ = sink.send(FromEngine::Event(event));
+                    },
+                    &replies_rx,
+                    &engine_flag,
+                );
+                let _ = events_tx.send(FromEngine::Finished(outcome));
+            });
+        if let Err(error) = spawned {
+            return ExecutionReport {
+                result: Err(ExecutionError::Internal {
+                    message: format!("cannot start an engine thread: {error}"),
+                }),
+                logs: Vec::new(),
+                stats: ExecutionStats::default(),
+            };
+        }
+
+        let calls_cancel = CancellationToken::new();
+        let mut calls: JoinSet<(u64, Result<Value, String>)> = JoinSet::new();
+        let mut logs = Vec::new();
+        let mut log_bytes = 0usize;
+        let mut tool_calls = 0u32;
+        let mut host_error: Option<ExecutionError> = None;
+        let backstop = tokio::time::sleep(limits.timeout + DEADLINE_GRACE);
+        tokio::pin!(backstop);
+
+        let outcome = loop {
+            tokio::select! {
+                biased;
+                () = cancel.cancelled(), if host_error.is_none() => {
+                    flag.cancel();
+                    host_error = Some(ExecutionError::Cancelled);
+                }
+                () = &mut backstop => {
+                    // The engine did not stop at its own deadline: give up on it. Its thread
+                    // sees the cancel flag at its next interrupt check and exits.
+                    flag.cancel();
+                    break None;
+                }
+                message = events.recv() => match message {
+                    Some(FromEngine::Finished(outcome)) => break Some(outcome),
+                    Some(FromEngine::Event(EngineEvent::Started)) => {}
+                    Some(FromEngine::Event(EngineEvent::Log { stream, text })) => {
+                        log_bytes += text.len();
+                        logs.push(LogLine { stream: stream_name(stream), text });
+                    }
+                    Some(FromEngine::Event(EngineEvent::Call(call))) => {
+                        if matches!(call.request, HostRequest::Tool { .. }) {
+                            if tool_calls >= limits.max_tool_calls {
+                                if host_error.is_none() {
+                                    host_error = Some(ExecutionError::ToolCallLimit {
+                                        limit: limits.max_tool_calls,
+                                    });
+                                }
+                                flag.cancel();
+                                continue;
+                            }
+                            tool_calls += 1;
+                        }
+                        let gateway = self.clone();
+                        let token = calls_cancel.child_token();
+                        calls.spawn(async move {
+                            let answer = bridge::answer(&gateway, call.request, token).await;
+                            (call.id, answer)
+                        });
+                    }
+                    None => break None,
+                },
+                Some(joined) = calls.join_next(), if !calls.is_empty() => {
+                    let (id, outcome) = match joined {
+                        Ok(answer) => answer,
+                        // A call task that panicked: the engine still needs an answer, but
+                        // without the id we cannot route it; the deadline will end the run.
+                        Err(error) => {
+                            tracing::error!(%error, "a tool call task failed");
+                            continue;
+                        }
+                    };
+                    // The engine may have finished already; then nobody waits for this.
+                    let _ = replies_tx.send(HostReply::Result { id, outcome });
+                }
+            }
+        };
+        calls_cancel.cancel();
+        calls.abort_all();
+
+        let result = match (host_error, outcome) {
+            (Some(error), _) => Err(error),
+            (None, Some(outcome)) => outcome
+                .result
+                .map_err(|error| ExecutionError::from_engine(error, limits.stack_bytes)),
+            (None, None) => Err(ExecutionError::Timeout {
+                limit: limits.timeout,
+            }),
+        };
+        ExecutionReport {
+            result,
+            logs,
+            stats: ExecutionStats {
+                duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+                tool_calls,
+                log_bytes,
+            },
+        }
+    }
+}
+
+fn stream_name(stream: LogStream) -> &'static str {
+    match stream {
+        LogStream::Log => "log",
+        LogStream::Info => "info",
+        LogStream::Warn => "warn",
+        LogStream::Error => "error",
+        LogStream::Debug => "debug",
+    }
+}

@@ -1,0 +1,257 @@
+//! The gateway: upstream servers, the catalog built from their tool lists, and the limits.
+
+use std::sync::{Arc, RwLock};
+
+use serde::Serialize;
+use serde_json::Value;
+use toolweave_catalog::Entry;
+use toolweave_config::{Config, Limits};
+use toolweave_upstream::UpstreamManager;
+
+use crate::catalog_state::CatalogState;
+
+/// Everything an execution, a search or a describe needs. Shared as `Arc<Gateway>`.
+pub struct Gateway {
+    pub(crate) upstream: Arc<UpstreamManager>,
+    pub(crate) limits: Limits,
+    servers: Vec<String>,
+    current: RwLock<Arc<CatalogState>>,
+    /// Serializes rebuilds so concurrent callers share one.
+    rebuild: tokio::sync::Mutex<()>,
+}
+
+/// One search hit, as both the MCP tool and guest code see it.
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchResult {
+    /// The guest call name: `server.tool` (call it as `tools.server.tool(...)`).
+    pub name: String,
+    /// First line of the tool's description.
+    pub description: String,
+    /// Compact TypeScript signature.
+    pub signature: String,
+}
+
+/// The full description of one tool.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Described {
+    /// The guest call name: `server.tool`.
+    pub name: String,
+    /// The upstream server's name, as configured.
+    pub server: String,
+    /// The tool's name as the upstream server lists it.
+    pub tool: String,
+    /// TypeScript declaration with doc comments.
+    pub declaration: String,
+    /// The tool's JSON Schema for its arguments.
+    pub input_schema: Value,
+    /// The JSON Schema of its `structuredContent`, when the server declares one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+}
+
+/// What `describe` found: descriptions, and names it could not resolve with suggestions.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DescribeAnswer {
+    /// One entry per resolved tool, in the order asked.
+    pub tools: Vec<Described>,
+    /// Names that matched nothing, each with up to three close names.
+    pub unknown: Vec<(String, Vec<String>)>,
+}
+
+impl Gateway {
+    /// Starts every upstream server in the background and returns at once.
+    pub fn start(config: &Config, limits: Limits) -> Arc<Self> {
+        let upstream = UpstreamManager::start(
+            config,
+            toolweave_upstream::Options {
+                startup_timeout: limits.startup_timeout,
+                call_timeout: limits.tool_call_timeout,
+            },
+        );
+        Self::with_upstream(upstream, limits)
+    }
+
+    /// A gateway over an already started upstream manager.
+    pub fn with_upstream(upstream: Arc<UpstreamManager>, limits: Limits) -> Arc<Self> {
+        let servers = upstream.server_names();
+        let empty = CatalogState::new(&servers, Vec::new(), 0);
+        Arc::new(Self {
+            upstream,
+            limits,
+            servers,
+            current: RwLock::new(Arc::new(empty)),
+            rebuild: tokio::sync::Mutex::new(()),
+        })
+    }
+
+    /// The configured server names, in order.
+    pub fn servers(&self) -> &[String] {
+        &self.servers
+    }
+
+    /// The limits every execution runs under.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// The upstream manager (for status and shutdown).
+    pub fn upstream(&self) -> &Arc<UpstreamManager> {
+        &self.upstream
+    }
+
+    /// The guest namespaces, `(guest, configured)`, known without waiting for any server.
+    pub fn namespaces(&self) -> Vec<(String, String)> {
+        self.snapshot()
+            .catalog
+            .namespaces()
+            .map(|(guest, original)| (guest.to_owned(), original.to_owned()))
+            .collect()
+    }
+
+    /// The snapshot as it is now, without waiting.
+    pub(crate) fn snapshot(&self) -> Arc<CatalogState> {
+        match self.current.read() {
+            Ok(current) => current.clone(),
+            // Poisoning only means a panic elsewhere; the Arc inside is still whole.
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// A snapshot at least as new as the upstream state now. With `settle`, first waits (bounded
+    /// by the startup timeout) until every server is ready or failed.
+    pub(crate) async fn catalog(&self, settle: bool) -> Arc<CatalogState> {
+        if settle {
+            // all_tools waits for every server; its answer is the freshest possible.
+            let _guard = self.rebuild.lock().await;
+            let version = *self.upstream.subscribe().borrow();
+            let current = self.snapshot();
+            if current.version == version && current.ready.len() == self.servers.len() {
+                return current;
+            }
+            let all = self.upstream.all_tools().await;
+            let version = *self.upstream.subscribe().borrow();
+            let tools = all
+                .into_iter()
+                .filter_map(|(server, tools)| tools.ok().map(|tools| (server, tools)))
+                .collect();
+            return self.install(CatalogState::new(&self.servers, tools, version));
+        }
+        let version = *self.upstream.subscribe().borrow();
+        let current = self.snapshot();
+        if current.version == version {
+            return current;
+        }
+        let _guard = self.rebuild.lock().await;
+        let current = self.snapshot();
+        if current.version == version {
+            return current;
+        }
+        let mut tools = Vec::new();
+        for status in self.upstream.status() {
+            if status.is_ready() {
+                if let Ok(list) = self.upstream.tools(&status.name).await {
+                    tools.push((status.name.clone(), list));
+                }
+            }
+        }
+        self.install(CatalogState::new(&self.servers, tools, version))
+    }
+
+    fn install(&self, state: CatalogState) -> Arc<CatalogState> {
+        let state = Arc::new(state);
+        match self.current.write() {
+            Ok(mut current) => *current = state.clone(),
+            Err(poisoned) => *poisoned.into_inner() = state.clone(),
+        }
+        state
+    }
+
+    /// Ranked search over every tool (waits for servers still starting, bounded).
+    pub async fn search(&self, query: &str, limit: usize) -> Vec<SearchResult> {
+        let state = self.catalog(true).await;
+        search_in(&state, query, limit)
+    }
+
+    /// Full declarations of the named tools. Names may be `server.tool`, `tools.server.tool`,
+    /// `mcp__server__tool`, or a bare server name for all of its tools.
+    pub async fn describe(&self, names: &[String]) -> DescribeAnswer {
+        let state = self.catalog(true).await;
+        describe_in(&state, names)
+    }
+
+    /// TypeScript declarations of every tool, as one `.d.ts` (waits for servers, bounded).
+    pub async fn declarations(&self) -> String {
+        self.catalog(true).await.catalog.declarations()
+    }
+}
+
+pub(crate) fn search_in(state: &CatalogState, query: &str, limit: usize) -> Vec<SearchResult> {
+    let catalog = &state.catalog;
+    catalog
+        .search(query, limit)
+        .into_iter()
+        .filter_map(|hit| catalog.entries().get(hit.entry))
+        .map(|entry| SearchResult {
+            name: guest_name(entry),
+            description: first_line(entry.description.as_deref().unwrap_or("")),
+            signature: catalog.signature(entry),
+        })
+        .collect()
+}
+
+pub(crate) fn describe_in(state: &CatalogState, names: &[String]) -> DescribeAnswer {
+    let catalog = &state.catalog;
+    let mut answer = DescribeAnswer {
+        tools: Vec::new(),
+        unknown: Vec::new(),
+    };
+    for name in names {
+        let trimmed = name.trim();
+        let trimmed = trimmed.strip_prefix("tools.").unwrap_or(trimmed);
+        let mut found: Vec<&Entry> = Vec::new();
+        if let Some(entry) = catalog.resolve(trimmed) {
+            found.push(entry);
+        } else {
+            found.extend(
+                catalog
+                    .entries()
+                    .iter()
+                    .filter(|entry| entry.guest_server == trimmed || entry.server == trimmed),
+            );
+        }
+        if found.is_empty() {
+            answer
+                .unknown
+                .push((name.clone(), catalog.suggest(trimmed)));
+        }
+        for entry in found {
+            answer.tools.push(Described {
+                name: guest_name(entry),
+                server: entry.server.clone(),
+                tool: entry.tool.clone(),
+                declaration: catalog.declaration(entry),
+                input_schema: entry.input_schema.clone(),
+                output_schema: entry.output_schema.clone(),
+            });
+        }
+    }
+    answer
+}
+
+/// `server.tool` in guest names.
+pub(crate) fn guest_name(entry: &Entry) -> String {
+    format!("{}.{}", entry.guest_server, entry.guest_tool)
+}
+
+fn first_line(text: &str) -> String {
+    let line = text.lines().map(str::trim).find(|line| !line.is_empty()).unwrap_or("");
+    const MAX: usize = 160;
+    if line.chars().count() > MAX {
+        let cut: String = line.chars().take(MAX - 1).collect();
+        format!("{cut}…")
+    } else {
+        line.to_owned()
+    }
+}

@@ -1,0 +1,61 @@
+//! The text a model reads for each answer. Kept together so the wording stays consistent.
+
+use crate::bridge::unknown_names_message;
+use crate::executor::ExecutionReport;
+use crate::gateway::{DescribeAnswer, SearchResult};
+
+/// Search hits as lines: signature, then the one-line description.
+pub fn search_text(query: &str, results: &[SearchResult]) -> String {
+    if results.is_empty() {
+        return format!(
+            "No tools match \"{query}\". Try other words, or an empty query to list every tool."
+        );
+    }
+    let mut text = String::new();
+    for result in results {
+        text.push_str(&result.signature);
+        if !result.description.is_empty() {
+            text.push_str("\n  ");
+            text.push_str(&result.description);
+        }
+        text.push('\n');
+    }
+    text.push_str("Use describe_tools for full type declarations.");
+    text
+}
+
+/// Declarations of every described tool, then the names that matched nothing.
+pub fn describe_text(answer: &DescribeAnswer) -> String {
+    let mut text = answer
+        .tools
+        .iter()
+        .map(|tool| tool.declaration.trim_end().to_owned())
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    if !answer.unknown.is_empty() {
+        if !text.is_empty() {
+            text.push_str("\n\n");
+        }
+        text.push_str(&unknown_names_message(&answer.unknown));
+    }
+    text
+}
+
+/// The value as JSON, then the captured logs; or the error, then the logs.
+pub fn execution_text(report: &ExecutionReport) -> String {
+    let mut text = match &report.result {
+        Ok(value) => serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string()),
+        Err(error) => error.to_string(),
+    };
+    if !report.logs.is_empty() {
+        text.push_str("\n\n--- console ---");
+        for line in &report.logs {
+            text.push('\n');
+            if line.stream != "log" {
+                text.push_str(&format!("[{}] ", line.stream));
+            }
+            text.push_str(&line.text);
+        }
+    }
+    text
+}

@@ -1,0 +1,89 @@
+//! The three tools the model sees. Their descriptions are the whole of what a model learns about
+//! toolweave up front, so they are short and exact.
+
+use std::sync::Arc;
+
+use rmcp::model::{Tool, ToolAnnotations};
+use serde_json::{Map, Value, json};
+
+/// Ranked search over every upstream tool.
+pub const SEARCH_TOOLS: &str = "search_tools";
+/// TypeScript declarations of named tools.
+pub const DESCRIBE_TOOLS: &str = "describe_tools";
+/// Run code that calls upstream tools.
+pub const EXECUTE_CODE: &str = "execute_code";
+
+/// The three tool definitions; `namespaces` are the guest server names listed in the execute
+/// description.
+pub fn tool_definitions(namespaces: &[String]) -> Vec<Tool> {
+    let servers = if namespaces.is_empty() {
+        "none configured".to_owned()
+    } else {
+        namespaces.join(", ")
+    };
+    let execute = format!(
+        "Run TypeScript (or JavaScript) in a sandbox. Upstream tools are async functions: \
+         `await tools.<server>.<tool>({{...}})`. Servers: {servers}. The code is an async function \
+         body: top-level await works; the result is the `return` value, else the last expression. \
+         Use Promise.all for parallel calls; filter results in code and return only what is needed. \
+         Also available: `await searchTools(query)`, `await describeTools([names])`, console.log \
+         (captured). Look tools up with search_tools/describe_tools first."
+    );
+    vec![
+        tool(
+            SEARCH_TOOLS,
+            "Search the upstream tools by task, e.g. \"create an issue\". Returns call names, \
+             signatures and one-line descriptions.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "What you want to do"},
+                    "limit": {"type": "integer", "minimum": 1, "description": "Max results (default 8)"}
+                },
+                "required": ["query"]
+            }),
+            true,
+        ),
+        tool(
+            DESCRIBE_TOOLS,
+            "TypeScript declarations (with docs) of tools, by call name (e.g. \"github.create_issue\") \
+             or server name.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "names": {"type": "array", "items": {"type": "string"}}
+                },
+                "required": ["names"]
+            }),
+            true,
+        ),
+        tool(
+            EXECUTE_CODE,
+            &execute,
+            json!({
+                "type": "object",
+                "properties": {
+                    "code": {"type": "string"},
+                    "language": {"type": "string", "enum": ["typescript", "javascript"], "default": "typescript"}
+                },
+                "required": ["code"]
+            }),
+            false,
+        ),
+    ]
+}
+
+fn tool(name: &'static str, description: &str, schema: Value, read_only: bool) -> Tool {
+    let schema: Map<String, Value> = match schema {
+        Value::Object(map) => map,
+        // The schemas above are literal objects.
+        _ => Map::new(),
+    };
+    let mut annotations = ToolAnnotations::new();
+    annotations.read_only_hint = Some(read_only);
+    if !read_only {
+        // Code may call tools that change the world; toolweave itself cannot promise it won't.
+        annotations.open_world_hint = Some(true);
+    }
+    Tool::new(name, description.to_owned(), Arc::new(schema)).with_annotations(annotations)
+}

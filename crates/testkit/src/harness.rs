@@ -1,0 +1,122 @@
+//! Drives the real `toolweave` binary over stdio with an MCP client, as a user's client would.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use anyhow::{Context, Result, bail};
+use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
+use rmcp::service::RunningService;
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Map, Value, json};
+
+/// A running `toolweave serve` and an initialized MCP session with it.
+pub struct Toolweave {
+    client: RunningService<RoleClient, ()>,
+}
+
+impl Toolweave {
+    /// Spawns `binary serve --config config <extra>` and completes `initialize`.
+    pub async fn start(binary: &Path, config: &Path, extra: &[&str]) -> Result<Self> {
+        let command = tokio::process::Command::new(binary).configure(|command| {
+            command.arg("serve").arg("--config").arg(config).args(extra);
+            command.env("TOOLWEAVE_LOG", "warn");
+        });
+        let (transport, _stderr) = TokioChildProcess::builder(command)
+            .stderr(Stdio::inherit())
+            .spawn()
+            .context("spawning toolweave serve")?;
+        let client = ().serve(transport).await.context("initialize")?;
+        Ok(Self { client })
+    }
+
+    /// The session, for requests the helpers below do not cover.
+    pub fn client(&self) -> &RunningService<RoleClient, ()> {
+        &self.client
+    }
+
+    /// `tools/list`.
+    pub async fn list_tools(&self) -> Result<Vec<Tool>> {
+        Ok(self.client.list_all_tools().await?)
+    }
+
+    /// `tools/call` with any arguments.
+    pub async fn call(&self, tool: &str, arguments: Value) -> Result<CallToolResult> {
+        let Value::Object(arguments) = arguments else {
+            bail!("arguments must be an object");
+        };
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        Ok(self.client.call_tool(params).await?)
+    }
+
+    /// `execute_code` with the given language.
+    pub async fn execute(&self, code: &str, language: &str) -> Result<Execution> {
+        let result = self
+            .call("execute_code", json!({ "code": code, "language": language }))
+            .await?;
+        Execution::from_result(result)
+    }
+
+    /// Ends the session and waits for the process to exit.
+    pub async fn stop(self) -> Result<()> {
+        self.client.cancel().await?;
+        Ok(())
+    }
+}
+
+/// An `execute_code` answer, taken apart.
+#[derive(Debug, Clone)]
+pub struct Execution {
+    /// `isError`.
+    pub is_error: bool,
+    /// The text content.
+    pub text: String,
+    /// `structuredContent`.
+    pub structured: Value,
+}
+
+impl Execution {
+    fn from_result(result: CallToolResult) -> Result<Self> {
+        let text = result
+            .content
+            .iter()
+            .filter_map(|item| item.as_text().map(|text| text.text.clone()))
+            .collect::<Vec<_>>()
+            .join("\n");
+        Ok(Self {
+            is_error: result.is_error == Some(true),
+            text,
+            structured: result.structured_content.unwrap_or(Value::Null),
+        })
+    }
+
+    /// The program's value; fails with the message when the execution failed.
+    pub fn value(&self) -> Result<&Value> {
+        if self.is_error {
+            bail!("execution failed: {}", self.text);
+        }
+        Ok(&self.structured["result"])
+    }
+
+    /// The error kind (`Timeout`, `GuestError`, ...) of a failed execution.
+    pub fn error_kind(&self) -> Option<&str> {
+        self.structured["error"]["kind"].as_str()
+    }
+}
+
+/// Writes an `mcpServers` config with the fixture server under each of `names`, in a fresh
+/// temporary folder; returns the folder (kept until dropped) and the file.
+pub fn fixture_config(names: &[&str]) -> Result<(tempfile::TempDir, PathBuf)> {
+    let dir = tempfile::TempDir::new()?;
+    let fixture = crate::fixture_binary();
+    let mut servers = Map::new();
+    for name in names {
+        servers.insert(
+            (*name).to_owned(),
+            json!({ "command": fixture, "args": ["--name", name], "env": { "FIXTURE_SECRET": "from-config" } }),
+        );
+    }
+    let path = dir.path().join("mcp.json");
+    std::fs::write(&path, serde_json::to_vec_pretty(&json!({ "mcpServers": servers }))?)?;
+    Ok((dir, path))
+}

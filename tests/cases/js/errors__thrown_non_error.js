@@ -1,0 +1,3 @@
+// expect-error: GuestError
+// expect-message: 42
+throw 42;

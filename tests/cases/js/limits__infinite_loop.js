@@ -1,0 +1,3 @@
+// expect-error: Timeout
+// expect-message: --timeout-ms
+while (true) {}

@@ -1,0 +1,2 @@
+// expect-error: Unserializable
+const a = {}; a.self = a; a

@@ -1,0 +1,2 @@
+// expect: 2
+return 1 + 1;
