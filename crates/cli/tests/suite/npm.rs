@@ -79,3 +79,33 @@ async fn three_npm_servers_through_one_gateway() {
     assert_eq!(first, "everything.get_sum");
     server.stop().await.unwrap();
 }
+
+/// The official Python SDK as the client (installed by `.ci/run` into `target/venv`).
+#[test]
+fn official_python_sdk_as_client() {
+    let dir = tempfile::tempdir().unwrap();
+    let python = std::env::var_os("TOOLWEAVE_TEST_PYTHON")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("target/venv/bin/python"));
+    let why = if !python.exists() {
+        Some(format!("{} not found (run .ci/run, or set TOOLWEAVE_TEST_PYTHON to a python with `mcp` installed)", python.display()))
+    } else {
+        npm_config(dir.path()).err()
+    };
+    if let Some(why) = why {
+        assert!(std::env::var_os("CI").is_none(), "CI must run the Python SDK client: {why}");
+        eprintln!("SKIPPED official_python_sdk_as_client: {why}");
+        return;
+    }
+    let config = npm_config(dir.path()).unwrap();
+    let output = std::process::Command::new(&python)
+        .arg(repo_root().join("tests/python/sdk_client.py"))
+        .arg(toolweave())
+        .arg(&config)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(stdout.contains("sdk_client: ok"), "{stdout}");
+}

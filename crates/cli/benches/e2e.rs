@@ -1,0 +1,148 @@
+//! End-to-end benchmark over stdio: the real binary, a real MCP client, the fixture upstream.
+//!
+//! `cargo bench -p toolweave --bench e2e` (release profile). Prints medians, p90 and min over
+//! repeated runs for: spawn → initialize answered (three upstream servers configured), tools/list
+//! size in tokens (cl100k), a trivial execution, an execution making one upstream call, and the
+//! same upstream call made directly to the fixture server.
+
+#![expect(clippy::expect_used, reason = "a benchmark aborts on the first failure")]
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use serde_json::{Map, Value, json};
+
+const RUNS: usize = 200;
+const INIT_RUNS: usize = 30;
+
+fn binary(name: &str) -> PathBuf {
+    // Benches run from target/<profile>/deps; the binaries sit one level up.
+    let exe = std::env::current_exe().expect("bench executable path");
+    let dir = exe.parent().and_then(Path::parent).expect("target profile dir");
+    let path = dir.join(name);
+    assert!(path.exists(), "{} is missing: run `cargo build --release` first", path.display());
+    path
+}
+
+fn summary(label: &str, mut samples: Vec<Duration>) {
+    samples.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let median = ms(samples[samples.len() / 2]);
+    let p90 = ms(samples[(samples.len() * 9) / 10]);
+    println!(
+        "{label:<44} median {median:>8.3} ms   p90 {p90:>8.3} ms   min {:>8.3} ms   (n={})",
+        ms(samples[0]),
+        samples.len()
+    );
+}
+
+fn arguments(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return; // `cargo test --benches` asks for a list; there are no unit benches here.
+    }
+    let toolweave = binary("toolweave");
+    let fixture = binary("toolweave-fixture");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("mcp.json");
+    let servers: Map<String, Value> = ["alpha", "beta", "fixture"]
+        .iter()
+        .map(|name| ((*name).to_owned(), json!({ "command": fixture, "args": ["--name", name] })))
+        .collect();
+    std::fs::write(&config, serde_json::to_vec(&json!({ "mcpServers": servers })).expect("json"))
+        .expect("write config");
+
+    let spawn = |command: &Path, args: Vec<String>| {
+        let command = tokio::process::Command::new(command).configure(|c| {
+            c.args(&args);
+        });
+        TokioChildProcess::builder(command)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn")
+            .0
+    };
+    let serve_args = vec!["serve".to_owned(), "--config".to_owned(), config.display().to_string()];
+
+    // Cold start: spawn -> initialize answered, three upstream servers configured.
+    let mut init = Vec::new();
+    for _ in 0..INIT_RUNS {
+        let started = Instant::now();
+        let client = ().serve(spawn(&toolweave, serve_args.clone())).await.expect("initialize");
+        init.push(started.elapsed());
+        client.cancel().await.expect("close");
+    }
+    summary("spawn -> initialize (3 upstreams)", init);
+
+    let client = ().serve(spawn(&toolweave, serve_args.clone())).await.expect("initialize");
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let text = serde_json::to_string(&json!({ "tools": tools })).expect("json");
+    let tokens = tiktoken_rs::cl100k_base_singleton().encode_with_special_tokens(&text).len();
+    println!("{:<44} {} bytes, {tokens} tokens (cl100k)", "tools/list size", text.len());
+
+    let execute = |code: &str| {
+        CallToolRequestParams::new("execute_code")
+            .with_arguments(arguments(json!({ "code": code, "language": "javascript" })))
+    };
+    // Warm up: upstreams started, code paths touched.
+    for _ in 0..20 {
+        let result = client
+            .call_tool(execute("return await tools.fixture.add({ a: 2, b: 5 })"))
+            .await
+            .expect("warm-up");
+        assert_ne!(result.is_error, Some(true), "{result:?}");
+    }
+
+    for (label, code) in [
+        ("execute_code trivial (return 1 + 1)", "return 1 + 1"),
+        ("execute_code one upstream call", "return await tools.fixture.add({ a: 2, b: 5 })"),
+    ] {
+        let mut samples = Vec::with_capacity(RUNS);
+        for _ in 0..RUNS {
+            let started = Instant::now();
+            let result = client.call_tool(execute(code)).await.expect("call");
+            samples.push(started.elapsed());
+            assert_ne!(result.is_error, Some(true), "{result:?}");
+        }
+        summary(label, samples);
+    }
+    let ts = CallToolRequestParams::new("execute_code").with_arguments(arguments(
+        json!({ "code": "const n: number = 1 + 1; return n" }),
+    ));
+    let mut samples = Vec::with_capacity(RUNS);
+    for _ in 0..RUNS {
+        let started = Instant::now();
+        client.call_tool(ts.clone()).await.expect("call");
+        samples.push(started.elapsed());
+    }
+    summary("execute_code trivial TypeScript", samples);
+    client.cancel().await.expect("close");
+
+    // The same upstream call made directly to the fixture server.
+    let direct = ()
+        .serve(spawn(&fixture, vec!["--name".into(), "direct".into()]))
+        .await
+        .expect("fixture initialize");
+    let add = CallToolRequestParams::new("add").with_arguments(arguments(json!({ "a": 2, "b": 5 })));
+    for _ in 0..20 {
+        direct.call_tool(add.clone()).await.expect("warm-up");
+    }
+    let mut samples = Vec::with_capacity(RUNS);
+    for _ in 0..RUNS {
+        let started = Instant::now();
+        direct.call_tool(add.clone()).await.expect("call");
+        samples.push(started.elapsed());
+    }
+    summary("fixture add called directly", samples);
+    direct.cancel().await.expect("close");
+}
