@@ -1,1 +1,314 @@
-//! Guest-code engines behind a message API: JavaScript/TypeScript on QuickJS. No I/O of its own.
+//! Guest-code engines behind a message API. No I/O of its own: everything outside the guest is a
+//! message to the host.
+//!
+//! [`run`] executes one program on the calling thread (guest code blocks the thread it runs on,
+//! so the host gives each execution a thread of its own). The engine reports [`EngineEvent`]s —
+//! started, host calls, console lines — through a callback and receives [`HostReply`]s on a
+//! channel. Several host calls may be outstanding at once. Limits are the engine's own
+//! observations: a deadline, a heap limit, a stack limit, output bounds and a cancel flag.
+
+mod alloc;
+mod javascript;
+mod transpile;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// The largest program accepted, in bytes. Parsing recurses once per level of nesting, so the
+/// size bounds how deep a hostile program can make the parser go.
+pub const MAX_CODE_BYTES: usize = 256 * 1024;
+
+/// Stack the thread calling [`run`] needs beyond the guest's own stack limit: enough for the
+/// parser and transformer on the deepest program of [`MAX_CODE_BYTES`]. It is address space, not
+/// memory: pages are only touched by a program that nests that deep.
+pub const THREAD_STACK_HEADROOM: usize = 512 * 1024 * 1024;
+
+/// Runs one program to its outcome on the calling thread (guest code blocks the thread it runs
+/// on). `emit` receives events in order; `replies` carries the host's answers.
+pub fn run(
+    request: ExecuteRequest,
+    emit: &mut dyn FnMut(EngineEvent),
+    replies: &std::sync::mpsc::Receiver<HostReply>,
+    cancel: &CancelFlag,
+) -> Outcome {
+    match request.language {
+        Language::JavaScript | Language::TypeScript => {
+            javascript::run(request, emit, replies, cancel)
+        }
+    }
+}
+
+/// The language of a guest program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Language {
+    /// JavaScript (ES2023 and later, as QuickJS-NG runs it).
+    JavaScript,
+    /// TypeScript: types are stripped, nothing is type-checked.
+    TypeScript,
+}
+
+/// One execution.
+#[derive(Debug, Clone)]
+pub struct ExecuteRequest {
+    /// The program.
+    pub code: String,
+    /// Its language.
+    pub language: Language,
+    /// Limits for this execution.
+    pub limits: EngineLimits,
+    /// The names guest code can call.
+    pub manifest: Manifest,
+}
+
+/// Limits the engine enforces itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EngineLimits {
+    /// Wall-clock time from start to outcome.
+    pub timeout: Duration,
+    /// Heap the guest may allocate.
+    pub memory_bytes: usize,
+    /// Native stack the interpreter may use.
+    pub stack_bytes: usize,
+    /// Console output; more ends the execution.
+    pub max_log_bytes: usize,
+    /// The result as JSON.
+    pub max_result_bytes: usize,
+    /// Tool calls; the host counts them too and its count is the one that decides.
+    pub max_tool_calls: u32,
+}
+
+/// What guest code can call: names only, never closures or secrets.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Manifest {
+    /// `tools.<name>` namespaces.
+    pub namespaces: Vec<Namespace>,
+}
+
+/// One `tools.<name>` namespace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Namespace {
+    /// The guest name of the server.
+    pub name: String,
+    /// The guest names of its tools; `None` when the server is not ready (starting or failed):
+    /// then every property is a function that asks the host, which waits or explains.
+    pub tools: Option<Vec<String>>,
+}
+
+/// Engine → host.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EngineEvent {
+    /// The program parsed and is running.
+    Started,
+    /// The guest awaits the host.
+    Call(HostCall),
+    /// One console call.
+    Log {
+        /// Which console method.
+        stream: LogStream,
+        /// Its arguments, formatted.
+        text: String,
+    },
+}
+
+/// The console method a line came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogStream {
+    /// `console.log`
+    Log,
+    /// `console.info`
+    Info,
+    /// `console.warn`
+    Warn,
+    /// `console.error`
+    Error,
+    /// `console.debug`
+    Debug,
+}
+
+/// A request of guest code, with the id its answer must carry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostCall {
+    /// Unique within one execution.
+    pub id: u64,
+    /// What is asked.
+    pub request: HostRequest,
+}
+
+/// What guest code can ask of the host.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HostRequest {
+    /// Call a tool. `tools.ns.fn(args)` sends `"ns.fn"`; `callMCPTool(name, args)` sends `name`
+    /// as given. With `raw`, the host answers with the whole upstream result.
+    Tool {
+        /// The call name.
+        name: String,
+        /// The arguments as the guest passed them.
+        args: serde_json::Value,
+        /// Whether the guest asked for the unconverted result.
+        raw: bool,
+    },
+    /// `searchTools(query, limit?)`.
+    Search {
+        /// What to look for.
+        query: String,
+        /// How many hits at most.
+        limit: Option<u32>,
+    },
+    /// `describeTools(names)`.
+    Describe {
+        /// The names to describe.
+        names: Vec<String>,
+    },
+}
+
+/// Host → engine.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HostReply {
+    /// The answer to one [`HostCall`]: a value, or an error message the guest sees as an `Error`.
+    Result {
+        /// The call's id.
+        id: u64,
+        /// The value, or why there is none.
+        outcome: Result<serde_json::Value, String>,
+    },
+    /// Stop now (the client cancelled, or the host ended the execution). Also wakes an engine
+    /// that is waiting for replies, which the cancel flag alone cannot.
+    Cancel,
+}
+
+/// Asks a running engine to stop. Cheap to clone; safe to set from any thread.
+#[derive(Debug, Clone, Default)]
+pub struct CancelFlag(Arc<AtomicBool>);
+
+impl CancelFlag {
+    /// A flag that is not set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the flag: the engine stops at its next check (within milliseconds).
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the flag is set.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// How one execution ended.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The program's value as JSON, or why there is none.
+    pub result: Result<serde_json::Value, EngineError>,
+    /// What it used.
+    pub stats: Stats,
+}
+
+/// What one execution used.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Wall-clock time in the engine.
+    pub duration: Duration,
+    /// Host calls made.
+    pub host_calls: u32,
+    /// Console bytes produced.
+    pub log_bytes: usize,
+    /// Largest heap the guest held.
+    pub memory_peak_bytes: usize,
+}
+
+/// Why an execution produced no value. Limits are the engine's observations, never the guest's
+/// claims: a guest that throws `new Error("Timeout")` gets [`EngineError::Guest`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EngineError {
+    /// The program does not parse.
+    #[error("SyntaxError at {line}:{column}: {message}")]
+    Syntax {
+        /// The parser's message.
+        message: String,
+        /// 1-based line in the submitted code.
+        line: u32,
+        /// 1-based column.
+        column: u32,
+        /// The line with a caret under the position.
+        frame: String,
+    },
+    /// The program is longer than [`MAX_CODE_BYTES`].
+    #[error("the code is {size} bytes, over the limit of {limit}")]
+    CodeTooLarge {
+        /// Its size.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// An uncaught throw or rejection.
+    #[error("{name}: {message}")]
+    Guest {
+        /// The error's message (or the thrown value, formatted).
+        message: String,
+        /// The error's name (`TypeError`, ...), empty for thrown non-errors.
+        name: String,
+        /// 1-based line in the submitted code, when known.
+        line: Option<u32>,
+        /// 1-based column, when known.
+        column: Option<u32>,
+        /// The stack as the engine reported it.
+        stack: Option<String>,
+    },
+    /// The deadline passed.
+    #[error("timeout after {limit:?}")]
+    Timeout {
+        /// The deadline.
+        limit: Duration,
+    },
+    /// The heap limit was hit.
+    #[error("memory limit of {limit} bytes")]
+    MemoryLimit {
+        /// The limit.
+        limit: usize,
+    },
+    /// The stack limit was hit.
+    #[error("stack overflow")]
+    StackOverflow,
+    /// Console output passed its bound.
+    #[error("console output over {limit} bytes")]
+    LogLimit {
+        /// The limit.
+        limit: usize,
+    },
+    /// The result as JSON is too large.
+    #[error("result of {size} bytes over {limit}")]
+    ResultTooLarge {
+        /// Its size.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// The result cannot be expressed as JSON.
+    #[error("unserializable result: {message}")]
+    Unserializable {
+        /// Why.
+        message: String,
+    },
+    /// The guest made more tool calls than allowed.
+    #[error("more than {limit} tool calls")]
+    ToolCallLimit {
+        /// The limit.
+        limit: u32,
+    },
+    /// The program awaits something nothing will settle.
+    #[error("the program awaits a promise that can never settle")]
+    NeverSettles,
+    /// The cancel flag was set.
+    #[error("cancelled")]
+    Cancelled,
+    /// A failure of the engine itself.
+    #[error("internal engine error: {message}")]
+    Internal {
+        /// What failed.
+        message: String,
+    },
+}

@@ -1,0 +1,743 @@
+//! The JavaScript/TypeScript engine: one fresh QuickJS runtime per execution.
+//!
+//! The guest program runs as the body of an async function. Everything it asks of the outside —
+//! tool calls, discovery, console lines, timers — goes through a handful of native functions that
+//! only queue messages; the loop in [`run`] turns them into [`EngineEvent`]s, feeds host replies
+//! back in, fires timers, and decides how the execution ended. Every limit is observed here, by
+//! the engine, never taken from what the guest throws: the interrupt handler stops a busy guest at
+//! its deadline, the allocator refuses memory past the heap limit, and the native functions count
+//! console bytes and calls.
+
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use rquickjs::context::EvalOptions;
+use rquickjs::promise::PromiseState;
+use rquickjs::{CatchResultExt, CaughtError, Context, Ctx, Function, Object, Promise, Runtime};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::alloc::{HeapMeter, LimitedAllocator, stack_address};
+use crate::transpile::{SCRIPT_NAME, Transpiled, transpile};
+use crate::{
+    CancelFlag, EngineError, EngineEvent, EngineLimits, ExecuteRequest, HostCall, HostReply,
+    HostRequest, LogStream, Outcome, Stats,
+};
+
+/// The host's view of the guest, evaluated before guest code runs.
+const PRELUDE: &str = include_str!("prelude.js");
+/// Requests other than tool calls (`searchTools`, `describeTools`) one execution may make.
+const MAX_DISCOVERY_CALLS: u32 = 1000;
+/// Timers one execution may have pending at once.
+const MAX_TIMERS: usize = 10_000;
+/// QuickJS's message for a real stack overflow.
+const STACK_OVERFLOW_MESSAGE: &str = "Maximum call stack size exceeded";
+
+/// Why the engine stopped the guest early. Set only by the engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    Timeout,
+    Cancelled,
+    LogLimit,
+    ToolCallLimit,
+    DiscoveryLimit,
+}
+
+/// State shared between the native functions the guest calls and the loop in [`run`].
+struct Shared {
+    limits: EngineLimits,
+    deadline: Instant,
+    events: RefCell<Vec<EngineEvent>>,
+    /// Requests the engine rejects itself (malformed arguments), as (id, message).
+    local_replies: RefCell<Vec<(u64, String)>>,
+    next_id: Cell<u64>,
+    outstanding: RefCell<HashSet<u64>>,
+    tool_calls: Cell<u32>,
+    discovery_calls: Cell<u32>,
+    log_bytes: Cell<usize>,
+    timers: RefCell<Timers>,
+    stop: Cell<Option<Stop>>,
+}
+
+impl Shared {
+    fn stop(&self, reason: Stop) {
+        if self.stop.get().is_none() {
+            self.stop.set(Some(reason));
+        }
+    }
+}
+
+/// Pending `setTimeout` callbacks, by due time.
+#[derive(Default)]
+struct Timers {
+    next_id: u64,
+    due: BTreeSet<(Instant, u64)>,
+    by_id: HashMap<u64, Instant>,
+}
+
+impl Timers {
+    fn next_due(&self) -> Option<Instant> {
+        self.due.first().map(|(at, _)| *at)
+    }
+
+    /// Removes and returns the ids of every timer due at `now`, in order.
+    fn take_due(&mut self, now: Instant) -> Vec<u64> {
+        let mut fired = Vec::new();
+        while let Some(&(at, id)) = self.due.first() {
+            if at > now {
+                break;
+            }
+            self.due.pop_first();
+            self.by_id.remove(&id);
+            fired.push(id);
+        }
+        fired
+    }
+}
+
+/// A host request as the prelude sends it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolPayload {
+    name: String,
+    args: Value,
+    raw: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SearchPayload {
+    query: String,
+    limit: Option<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DescribePayload {
+    names: Vec<String>,
+}
+
+/// What the prelude's `explain` reports about a thrown value.
+#[derive(Deserialize, Default)]
+struct Explained {
+    name: String,
+    message: String,
+    stack: String,
+}
+
+/// Runs one JavaScript or TypeScript program to its outcome on the calling thread.
+///
+/// `emit` receives events as they happen; `replies` carries the host's answers (and a wake-up on
+/// cancel); `cancel` stops the guest within milliseconds from any thread.
+pub(crate) fn run(
+    request: ExecuteRequest,
+    emit: &mut dyn FnMut(EngineEvent),
+    replies: &Receiver<HostReply>,
+    cancel: &CancelFlag,
+) -> Outcome {
+    let started = Instant::now();
+    let meter = Arc::new(HeapMeter::default());
+    let shared = Rc::new(Shared {
+        limits: request.limits,
+        deadline: started + request.limits.timeout,
+        events: RefCell::new(Vec::new()),
+        local_replies: RefCell::new(Vec::new()),
+        next_id: Cell::new(1),
+        outstanding: RefCell::new(HashSet::new()),
+        tool_calls: Cell::new(0),
+        discovery_calls: Cell::new(0),
+        log_bytes: Cell::new(0),
+        timers: RefCell::new(Timers::default()),
+        stop: Cell::new(None),
+    });
+    let result = execute(&request, &shared, &meter, emit, replies, cancel);
+    Outcome {
+        result,
+        stats: Stats {
+            duration: started.elapsed(),
+            host_calls: shared.tool_calls.get() + shared.discovery_calls.get(),
+            log_bytes: shared.log_bytes.get(),
+            memory_peak_bytes: meter.peak(),
+        },
+    }
+}
+
+fn execute(
+    request: &ExecuteRequest,
+    shared: &Rc<Shared>,
+    meter: &Arc<HeapMeter>,
+    emit: &mut dyn FnMut(EngineEvent),
+    replies: &Receiver<HostReply>,
+    cancel: &CancelFlag,
+) -> Result<Value, EngineError> {
+    let transpiled = transpile(&request.code, request.language)?;
+    let limits = request.limits;
+    let allocator = LimitedAllocator::new(
+        limits.memory_bytes,
+        meter.clone(),
+        stack_address(),
+        shared.deadline,
+        cancel.clone(),
+    );
+    let runtime = Runtime::new_with_alloc(allocator).map_err(internal)?;
+    runtime.set_max_stack_size(limits.stack_bytes);
+    {
+        let shared = shared.clone();
+        let meter = meter.clone();
+        let cancel = cancel.clone();
+        runtime.set_interrupt_handler(Some(Box::new(move || {
+            if cancel.is_cancelled() {
+                shared.stop(Stop::Cancelled);
+            } else if Instant::now() >= shared.deadline {
+                shared.stop(Stop::Timeout);
+            }
+            let stop = shared.stop.get().is_some() || meter.limit_hit();
+            if stop {
+                meter.halt();
+            }
+            stop
+        })));
+    }
+    let context = Context::full(&runtime).map_err(internal)?;
+    emit(EngineEvent::Started);
+    let result = context.with(|ctx| {
+        drive(
+            ctx,
+            request,
+            &transpiled,
+            shared,
+            meter,
+            emit,
+            replies,
+            cancel,
+        )
+    });
+    // Values of this runtime are gone with the closure above; now the runtime itself goes.
+    drop(context);
+    drop(runtime);
+    result
+}
+
+/// Sets up the prelude, evaluates the program and runs its event loop to the end.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one call site; the pieces of one execution"
+)]
+fn drive<'js>(
+    ctx: Ctx<'js>,
+    request: &ExecuteRequest,
+    transpiled: &Transpiled,
+    shared: &Rc<Shared>,
+    meter: &Arc<HeapMeter>,
+    emit: &mut dyn FnMut(EngineEvent),
+    replies: &Receiver<HostReply>,
+    cancel: &CancelFlag,
+) -> Result<Value, EngineError> {
+    let host = install_prelude(&ctx, request, shared)?;
+    let settle: Function<'js> = host.get("settle").map_err(internal)?;
+    let fire: Function<'js> = host.get("fire").map_err(internal)?;
+    let to_json: Function<'js> = host.get("toJson").map_err(internal)?;
+    let explain: Function<'js> = host.get("explain").map_err(internal)?;
+
+    let mut options = EvalOptions::default();
+    options.global = true;
+    options.strict = true;
+    options.filename = Some(SCRIPT_NAME.to_owned());
+    let evaluated = ctx
+        .eval_with_options::<Promise<'js>, _>(transpiled.script.as_bytes(), options)
+        .catch(&ctx);
+    let promise = match evaluated {
+        Ok(promise) => promise,
+        Err(caught) => {
+            flush(shared, emit);
+            return Err(failure(&ctx, shared, meter, transpiled, &explain, caught));
+        }
+    };
+
+    loop {
+        // Run every job the last step made ready (promise reactions, async continuations),
+        // handing each job's requests to the host as soon as it has made them.
+        flush(shared, emit);
+        while ctx.execute_pending_job() {
+            flush(shared, emit);
+            if shared.stop.get().is_some() || meter.limit_hit() {
+                break;
+            }
+        }
+        if let Some(error) = limit_error(shared, meter) {
+            return Err(error);
+        }
+        match promise.state() {
+            PromiseState::Resolved => {
+                let value: rquickjs::Value<'js> = promise
+                    .result::<rquickjs::Value<'js>>()
+                    .and_then(Result::ok)
+                    .unwrap_or_else(|| rquickjs::Value::new_undefined(ctx.clone()));
+                return convert_result(&ctx, shared, meter, transpiled, &to_json, &explain, value);
+            }
+            PromiseState::Rejected => {
+                let reason = match promise.result::<rquickjs::Value<'js>>() {
+                    Some(Err(rquickjs::Error::Exception)) => ctx.catch(),
+                    Some(Ok(value)) => value,
+                    _ => rquickjs::Value::new_undefined(ctx.clone()),
+                };
+                return Err(failure(
+                    &ctx,
+                    shared,
+                    meter,
+                    transpiled,
+                    &explain,
+                    CaughtError::Value(reason),
+                ));
+            }
+            PromiseState::Pending => {}
+        }
+
+        let local = std::mem::take(&mut *shared.local_replies.borrow_mut());
+        if !local.is_empty() {
+            for (id, message) in local {
+                let reply = HostReply::Result {
+                    id,
+                    outcome: Err(message),
+                };
+                deliver(&ctx, shared, &settle, reply, cancel);
+            }
+            continue;
+        }
+        let next_timer = shared.timers.borrow().next_due();
+        if shared.outstanding.borrow().is_empty() && next_timer.is_none() {
+            return Err(EngineError::NeverSettles);
+        }
+        let now = Instant::now();
+        if now >= shared.deadline {
+            return Err(EngineError::Timeout {
+                limit: shared.limits.timeout,
+            });
+        }
+        let wake = next_timer.map_or(shared.deadline, |at| at.min(shared.deadline));
+        match replies.recv_timeout(wake.saturating_duration_since(now)) {
+            Ok(reply) => {
+                deliver(&ctx, shared, &settle, reply, cancel);
+                // Take every answer already waiting before running jobs again.
+                while let Ok(reply) = replies.try_recv() {
+                    deliver(&ctx, shared, &settle, reply, cancel);
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => {
+                // The host is gone: nothing can answer the outstanding calls.
+                return Err(EngineError::Cancelled);
+            }
+        }
+        if cancel.is_cancelled() {
+            return Err(EngineError::Cancelled);
+        }
+        let due = shared.timers.borrow_mut().take_due(Instant::now());
+        for id in due {
+            // A throwing callback is the guest's business: like a browser, it is not fatal to the
+            // program unless something awaits it. An interrupt is seen by `limit_error` next.
+            let _ = fire.call::<_, ()>((id as f64,)).catch(&ctx);
+            if shared.stop.get().is_some() || meter.limit_hit() {
+                break;
+            }
+        }
+    }
+}
+
+/// Evaluates the prelude and hands it the native functions and the manifest.
+fn install_prelude<'js>(
+    ctx: &Ctx<'js>,
+    request: &ExecuteRequest,
+    shared: &Rc<Shared>,
+) -> Result<Object<'js>, EngineError> {
+    let mut options = EvalOptions::default();
+    options.global = true;
+    options.strict = true;
+    options.filename = Some("toolweave-prelude.js".to_owned());
+    let factory: Function<'js> = ctx
+        .eval_with_options(PRELUDE, options)
+        .catch(ctx)
+        .map_err(|error| internal_message(format!("the prelude did not load: {error}")))?;
+
+    let send = {
+        let shared = shared.clone();
+        Function::new(ctx.clone(), move |kind: String, payload: String| -> f64 {
+            send(&shared, &kind, &payload)
+        })
+        .map_err(internal)?
+    };
+    let log = {
+        let shared = shared.clone();
+        Function::new(ctx.clone(), move |stream: i32, text: String| {
+            log(&shared, stream, text);
+        })
+        .map_err(internal)?
+    };
+    let start_timer = {
+        let shared = shared.clone();
+        Function::new(ctx.clone(), move |delay: f64| -> f64 {
+            start_timer(&shared, delay)
+        })
+        .map_err(internal)?
+    };
+    let stop_timer = {
+        let shared = shared.clone();
+        Function::new(ctx.clone(), move |id: f64| {
+            let mut timers = shared.timers.borrow_mut();
+            if let Some(at) = timers.by_id.remove(&(id as u64)) {
+                timers.due.remove(&(at, id as u64));
+            }
+        })
+        .map_err(internal)?
+    };
+    let manifest = serde_json::to_string(
+        &request
+            .manifest
+            .namespaces
+            .iter()
+            .map(
+                |namespace| serde_json::json!({ "name": namespace.name, "tools": namespace.tools }),
+            )
+            .collect::<Vec<_>>(),
+    )
+    .map_err(|error| internal_message(error.to_string()))?;
+    let manifest = ctx.json_parse(manifest).map_err(internal)?;
+    factory
+        .call((send, log, start_timer, stop_timer, manifest))
+        .catch(ctx)
+        .map_err(|error| internal_message(format!("the prelude did not start: {error}")))
+}
+
+/// `send(kind, json)`: queues a host request and returns its id; the prelude keeps the promise.
+fn send(shared: &Shared, kind: &str, payload: &str) -> f64 {
+    let id = shared.next_id.get();
+    shared.next_id.set(id + 1);
+    let request = match parse_request(kind, payload) {
+        Ok(request) => request,
+        Err(message) => {
+            // Answered here, without the host; the loop delivers it like any host reply.
+            shared.outstanding.borrow_mut().insert(id);
+            shared.local_replies.borrow_mut().push((id, message));
+            return id as f64;
+        }
+    };
+    match request {
+        HostRequest::Tool { .. } => {
+            let count = shared.tool_calls.get() + 1;
+            shared.tool_calls.set(count);
+            if count > shared.limits.max_tool_calls {
+                shared.stop(Stop::ToolCallLimit);
+                return id as f64;
+            }
+        }
+        _ => {
+            let count = shared.discovery_calls.get() + 1;
+            shared.discovery_calls.set(count);
+            if count > MAX_DISCOVERY_CALLS {
+                shared.stop(Stop::DiscoveryLimit);
+                return id as f64;
+            }
+        }
+    }
+    shared.outstanding.borrow_mut().insert(id);
+    shared
+        .events
+        .borrow_mut()
+        .push(EngineEvent::Call(HostCall { id, request }));
+    id as f64
+}
+
+fn parse_request(kind: &str, payload: &str) -> Result<HostRequest, String> {
+    let api = match kind {
+        "search" => "searchTools(query, limit?)",
+        "describe" => "describeTools(names)",
+        _ => "a tool call",
+    };
+    let bad = |error: serde_json::Error| format!("invalid arguments to {api}: {error}");
+    match kind {
+        "tool" => {
+            let payload: ToolPayload = serde_json::from_str(payload).map_err(bad)?;
+            Ok(HostRequest::Tool {
+                name: payload.name,
+                args: payload.args,
+                raw: payload.raw,
+            })
+        }
+        "search" => {
+            let payload: SearchPayload = serde_json::from_str(payload).map_err(bad)?;
+            let limit = match payload.limit {
+                None => None,
+                Some(limit) if limit.is_finite() && limit >= 1.0 => Some(limit.min(1000.0) as u32),
+                Some(limit) => {
+                    return Err(format!(
+                        "searchTools: limit must be a positive number, got {limit}"
+                    ));
+                }
+            };
+            Ok(HostRequest::Search {
+                query: payload.query,
+                limit,
+            })
+        }
+        "describe" => {
+            let payload: DescribePayload = serde_json::from_str(payload).map_err(bad)?;
+            Ok(HostRequest::Describe {
+                names: payload.names,
+            })
+        }
+        other => Err(format!("unknown request kind {other:?}")),
+    }
+}
+
+/// `log(stream, text)`: queues a console line while the output stays within its bound.
+fn log(shared: &Shared, stream: i32, text: String) {
+    if shared.stop.get().is_some() {
+        return;
+    }
+    let total = shared.log_bytes.get() + text.len() + 1;
+    if total > shared.limits.max_log_bytes {
+        shared.stop(Stop::LogLimit);
+        return;
+    }
+    shared.log_bytes.set(total);
+    let stream = match stream {
+        1 => LogStream::Info,
+        2 => LogStream::Warn,
+        3 => LogStream::Error,
+        4 => LogStream::Debug,
+        _ => LogStream::Log,
+    };
+    shared
+        .events
+        .borrow_mut()
+        .push(EngineEvent::Log { stream, text });
+}
+
+/// `startTimer(delay)`: schedules a timer and returns its id (0 when too many are pending).
+fn start_timer(shared: &Shared, delay: f64) -> f64 {
+    let mut timers = shared.timers.borrow_mut();
+    if timers.by_id.len() >= MAX_TIMERS {
+        return 0.0;
+    }
+    timers.next_id += 1;
+    let id = timers.next_id;
+    let delay = if delay.is_finite() && delay > 0.0 {
+        // Beyond the deadline every delay is the same; keep the arithmetic bounded.
+        Duration::from_secs_f64((delay / 1000.0).min(shared.limits.timeout.as_secs_f64() + 1.0))
+    } else {
+        Duration::ZERO
+    };
+    let at = Instant::now() + delay;
+    timers.due.insert((at, id));
+    timers.by_id.insert(id, at);
+    id as f64
+}
+
+/// Hands queued events to the host, in the order the guest produced them.
+fn flush(shared: &Shared, emit: &mut dyn FnMut(EngineEvent)) {
+    let events = std::mem::take(&mut *shared.events.borrow_mut());
+    for event in events {
+        emit(event);
+    }
+}
+
+/// Settles the guest's promise for one host reply.
+fn deliver<'js>(
+    ctx: &Ctx<'js>,
+    shared: &Shared,
+    settle: &Function<'js>,
+    reply: HostReply,
+    cancel: &CancelFlag,
+) {
+    match reply {
+        HostReply::Result { id, outcome } => {
+            if !shared.outstanding.borrow_mut().remove(&id) {
+                return;
+            }
+            let (ok, text) = match outcome {
+                Ok(value) => (
+                    true,
+                    serde_json::to_string(&value).unwrap_or_else(|_| "null".to_owned()),
+                ),
+                Err(message) => (false, message),
+            };
+            let _ = settle.call::<_, ()>((id as f64, ok, text)).catch(ctx);
+        }
+        HostReply::Cancel => cancel.cancel(),
+    }
+}
+
+/// The error for a limit the engine observed, if any.
+fn limit_error(shared: &Shared, meter: &HeapMeter) -> Option<EngineError> {
+    if meter.limit_hit() {
+        return Some(EngineError::MemoryLimit {
+            limit: shared.limits.memory_bytes,
+        });
+    }
+    if shared.stop.get().is_none() && Instant::now() >= shared.deadline {
+        // The allocator may have halted the guest at the deadline before any interrupt check.
+        shared.stop(Stop::Timeout);
+    }
+    Some(match shared.stop.get()? {
+        Stop::Timeout => EngineError::Timeout {
+            limit: shared.limits.timeout,
+        },
+        Stop::Cancelled => EngineError::Cancelled,
+        Stop::LogLimit => EngineError::LogLimit {
+            limit: shared.limits.max_log_bytes,
+        },
+        Stop::ToolCallLimit => EngineError::ToolCallLimit {
+            limit: shared.limits.max_tool_calls,
+        },
+        Stop::DiscoveryLimit => EngineError::Guest {
+            name: "Error".to_owned(),
+            message: format!(
+                "more than {MAX_DISCOVERY_CALLS} searchTools/describeTools calls in one execution"
+            ),
+            line: None,
+            column: None,
+            stack: None,
+        },
+    })
+}
+
+/// The program's value as JSON, within the result bound.
+fn convert_result<'js>(
+    ctx: &Ctx<'js>,
+    shared: &Shared,
+    meter: &HeapMeter,
+    transpiled: &Transpiled,
+    to_json: &Function<'js>,
+    explain: &Function<'js>,
+    value: rquickjs::Value<'js>,
+) -> Result<Value, EngineError> {
+    let text: String = match to_json.call((value,)).catch(ctx) {
+        Ok(text) => text,
+        Err(caught) => {
+            if let Some(error) = limit_error(shared, meter) {
+                return Err(error);
+            }
+            let explained = explain_caught(ctx, explain, caught);
+            let position = position_of(&explained.stack, transpiled);
+            let message = if explained.name.is_empty() {
+                explained.message
+            } else {
+                format!("{}: {}", explained.name, explained.message)
+            };
+            let message = match position {
+                Some((line, column)) => format!("{message} (at line {line}, column {column})"),
+                None => message,
+            };
+            return Err(EngineError::Unserializable { message });
+        }
+    };
+    if let Some(error) = limit_error(shared, meter) {
+        return Err(error);
+    }
+    if text.len() > shared.limits.max_result_bytes {
+        return Err(EngineError::ResultTooLarge {
+            size: text.len(),
+            limit: shared.limits.max_result_bytes,
+        });
+    }
+    serde_json::from_str(&text).map_err(|error| EngineError::Unserializable {
+        message: error.to_string(),
+    })
+}
+
+/// Maps an uncaught throw (or the engine's own stop) to the error the host reports.
+fn failure<'js>(
+    ctx: &Ctx<'js>,
+    shared: &Shared,
+    meter: &HeapMeter,
+    transpiled: &Transpiled,
+    explain: &Function<'js>,
+    caught: CaughtError<'js>,
+) -> EngineError {
+    if let Some(error) = limit_error(shared, meter) {
+        return error;
+    }
+    if Instant::now() >= shared.deadline {
+        return EngineError::Timeout {
+            limit: shared.limits.timeout,
+        };
+    }
+    let explained = explain_caught(ctx, explain, caught);
+    if explained.name == "RangeError"
+        && explained.message == STACK_OVERFLOW_MESSAGE
+        && meter.reached_depth(shared.limits.stack_bytes)
+    {
+        return EngineError::StackOverflow;
+    }
+    if explained.name == "SyntaxError" && explained.stack.is_empty() {
+        // QuickJS rejected what the parser accepted (rare): report it as a syntax error.
+        return EngineError::Syntax {
+            message: explained.message,
+            line: 1,
+            column: 1,
+            frame: String::new(),
+        };
+    }
+    let position = position_of(&explained.stack, transpiled);
+    EngineError::Guest {
+        message: explained.message,
+        name: explained.name,
+        line: position.map(|(line, _)| line),
+        column: position.map(|(_, column)| column),
+        stack: (!explained.stack.is_empty()).then_some(explained.stack),
+    }
+}
+
+fn explain_caught<'js>(
+    ctx: &Ctx<'js>,
+    explain: &Function<'js>,
+    caught: CaughtError<'js>,
+) -> Explained {
+    let value = match caught {
+        CaughtError::Value(value) => value,
+        CaughtError::Exception(exception) => exception.into_value(),
+        CaughtError::Error(error) => {
+            return Explained {
+                name: "InternalError".to_owned(),
+                message: error.to_string(),
+                stack: String::new(),
+            };
+        }
+    };
+    match explain.call::<_, String>((value,)).catch(ctx) {
+        Ok(text) => serde_json::from_str(&text).unwrap_or_default(),
+        Err(_) => Explained {
+            name: String::new(),
+            message: "Uncaught exception (it could not be described)".to_owned(),
+            stack: String::new(),
+        },
+    }
+}
+
+/// The first position in the guest's own code named by a stack, mapped to the code as written.
+fn position_of(stack: &str, transpiled: &Transpiled) -> Option<(u32, u32)> {
+    let marker = format!("{SCRIPT_NAME}:");
+    stack.lines().find_map(|frame| {
+        let start = frame.find(&marker)? + marker.len();
+        let rest = &frame[start..];
+        let end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == ':'))
+            .unwrap_or(rest.len());
+        let mut numbers = rest[..end].split(':');
+        let line: u32 = numbers.next()?.parse().ok()?;
+        let column: u32 = numbers.next().and_then(|c| c.parse().ok()).unwrap_or(1);
+        transpiled.original_position(line, column)
+    })
+}
+
+fn internal(error: rquickjs::Error) -> EngineError {
+    internal_message(error.to_string())
+}
+
+fn internal_message(message: String) -> EngineError {
+    EngineError::Internal { message }
+}

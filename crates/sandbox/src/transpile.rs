@@ -1,0 +1,272 @@
+//! Guest source → a script QuickJS runs, with a source map back to what the model wrote.
+//!
+//! The program is parsed as a module that may `return` at top level (so top-level `await`
+//! works), TypeScript types are stripped, and the last top-level expression statement becomes a
+//! `return`, so its value is the result. The body is then wrapped in an async function.
+
+use std::path::Path;
+
+use oxc::allocator::Allocator;
+use oxc::ast::ast::{Expression, Statement};
+use oxc::ast::builder::AstBuilder;
+use oxc::codegen::{Codegen, CodegenOptions, CommentOptions};
+use oxc::parser::{ParseOptions, Parser};
+use oxc::semantic::SemanticBuilder;
+use oxc::span::{GetSpan, SourceType, Span};
+use oxc::transformer::{TransformOptions, Transformer};
+
+use crate::{EngineError, Language};
+
+/// The file name QuickJS reports in stacks; positions in it are mapped back.
+pub(crate) const SCRIPT_NAME: &str = "guest.js";
+/// Lines the wrapper adds before the body.
+const WRAPPER_LINES: u32 = 1;
+
+/// A program ready to evaluate.
+#[derive(Debug)]
+pub(crate) struct Transpiled {
+    /// The wrapped script; evaluating it yields the promise of the program's value.
+    pub(crate) script: String,
+    map: Option<oxc_sourcemap::SourceMap<'static>>,
+}
+
+impl Transpiled {
+    /// Maps a 1-based position in `script` to a 1-based position in the submitted code.
+    pub(crate) fn original_position(&self, line: u32, column: u32) -> Option<(u32, u32)> {
+        let line = line.checked_sub(1 + WRAPPER_LINES)?;
+        let column = column.saturating_sub(1);
+        let map = self.map.as_ref()?;
+        let table = map.generate_lookup_table();
+        let token = map
+            .lookup_token(&table, line, column)
+            .or_else(|| map.lookup_token_approx(&table, line, column))?;
+        Some((token.get_src_line() + 1, token.get_src_col() + 1))
+    }
+}
+
+/// Parses, strips and wraps one program.
+pub(crate) fn transpile(code: &str, language: Language) -> Result<Transpiled, EngineError> {
+    if code.len() > crate::MAX_CODE_BYTES {
+        return Err(EngineError::CodeTooLarge {
+            size: code.len(),
+            limit: crate::MAX_CODE_BYTES,
+        });
+    }
+    let allocator = Allocator::default();
+    let (source_type, path) = match language {
+        Language::TypeScript => (SourceType::ts().with_module(true), Path::new("guest.ts")),
+        Language::JavaScript => (SourceType::mjs(), Path::new("guest.js")),
+    };
+    let parsed = Parser::new(&allocator, code, source_type)
+        .with_options(ParseOptions {
+            allow_return_outside_function: true,
+            ..ParseOptions::default()
+        })
+        .parse();
+    if let Some(diagnostic) = parsed.diagnostics.errors().next() {
+        let offset = diagnostic.labels.first().map_or(0, |label| label.offset());
+        return Err(syntax_error(code, offset, &diagnostic.message));
+    }
+    if parsed.panicked {
+        return Err(syntax_error(code, 0, "the program could not be parsed"));
+    }
+    let mut program = parsed.program;
+
+    // Value imports and exports have no meaning here; type-only ones are stripped below.
+    for statement in &program.body {
+        let is_import = match statement {
+            Statement::ImportDeclaration(import) if import.import_kind.is_type() => continue,
+            Statement::ImportDeclaration(_) => true,
+            Statement::ExportNamedDeclaration(export) if export.export_kind.is_type() => continue,
+            Statement::ExportFromDeclaration(export) if export.export_kind.is_type() => continue,
+            Statement::ExportDeclaration(export)
+                if export.declaration.is_type() || export.declaration.is_typescript_syntax() =>
+            {
+                continue;
+            }
+            Statement::ExportNamedDeclaration(_)
+            | Statement::ExportFromDeclaration(_)
+            | Statement::ExportDeclaration(_)
+            | Statement::ExportDefaultDeclaration(_)
+            | Statement::ExportAllDeclaration(_)
+            | Statement::TSExportAssignment(_)
+            | Statement::TSNamespaceExportDeclaration(_) => false,
+            _ => continue,
+        };
+        let message = if is_import {
+            "`import` is not available in toolweave code; call tools through `tools.<server>.<tool>()`"
+        } else {
+            "`export` is not available in toolweave code; `return` the value instead"
+        };
+        return Err(syntax_error(code, statement.span().start, message));
+    }
+
+    if language == Language::TypeScript {
+        let scoping = SemanticBuilder::new()
+            .build(&program)
+            .semantic
+            .into_scoping();
+        let options = TransformOptions::default();
+        let transformed =
+            Transformer::new(&allocator, path, &options).build_with_scoping(scoping, &mut program);
+        if let Some(error) = transformed.diagnostics.errors().next() {
+            let offset = error.labels.first().map_or(0, |label| label.offset());
+            return Err(syntax_error(code, offset, &error.message));
+        }
+        // Removing `import type` leaves an `export {}` behind to keep module semantics.
+        program.body.retain(|statement| {
+            !matches!(statement, Statement::ExportNamedDeclaration(export)
+                if export.specifiers.is_empty())
+        });
+    }
+
+    let builder = AstBuilder::new(&allocator);
+    if let Some(last) = program.body.pop() {
+        let replacement = match last {
+            Statement::ExpressionStatement(statement) => {
+                let statement = statement.unbox();
+                Statement::new_return_statement(
+                    statement.span,
+                    Some(statement.expression),
+                    &builder,
+                )
+            }
+            other => other,
+        };
+        program.body.push(replacement);
+    } else if let Some(directive) = program.directives.pop() {
+        // A program that is only a string literal parses as a directive: its value is the string.
+        let span: Span = directive.span;
+        let literal = Expression::StringLiteral(oxc::allocator::Box::new_in(
+            directive.expression,
+            &&allocator,
+        ));
+        program.body.push(Statement::new_return_statement(
+            span,
+            Some(literal),
+            &builder,
+        ));
+    }
+
+    let generated = Codegen::new()
+        .with_options(CodegenOptions {
+            source_map_path: Some(path.to_path_buf()),
+            comments: CommentOptions::disabled(),
+            ..CodegenOptions::default()
+        })
+        .build(&program);
+    let script = format!("(async () => {{\n{}\n}})()", generated.code);
+    Ok(Transpiled {
+        script,
+        map: generated.map.map(oxc_sourcemap::SourceMap::into_owned),
+    })
+}
+
+/// A syntax error at a byte offset, with a one-line code frame.
+fn syntax_error(code: &str, offset: u32, message: &str) -> EngineError {
+    let offset = (offset as usize).min(code.len());
+    let before = &code[..floor_char_boundary(code, offset)];
+    let line = before.matches('\n').count() as u32 + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = before[line_start..].chars().count() as u32 + 1;
+    let line_text = code[line_start..].lines().next().unwrap_or("");
+    let gutter = format!("{line} | ");
+    let frame = format!(
+        "{gutter}{line_text}\n{}^",
+        " ".repeat(gutter.chars().count() + column as usize - 1)
+    );
+    EngineError::Syntax {
+        message: message.to_owned(),
+        line,
+        column,
+        frame,
+    }
+}
+
+fn floor_char_boundary(text: &str, mut index: usize) -> usize {
+    while index > 0 && !text.is_char_boundary(index) {
+        index -= 1;
+    }
+    index
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(code: &str, language: Language) -> String {
+        let script = transpile(code, language).unwrap().script;
+        script
+            .strip_prefix("(async () => {\n")
+            .and_then(|s| s.strip_suffix("\n})()"))
+            .unwrap()
+            .trim()
+            .to_owned()
+    }
+
+    #[test]
+    fn last_expression_becomes_the_return() {
+        assert_eq!(
+            body("const a = 1;\na + 1", Language::JavaScript),
+            "const a = 1;\nreturn a + 1;"
+        );
+        assert_eq!(body("return 5", Language::JavaScript), "return 5;");
+        assert_eq!(body("let x = 1;", Language::JavaScript), "let x = 1;");
+        assert_eq!(body("'hello'", Language::JavaScript), "return \"hello\";");
+    }
+
+    #[test]
+    fn types_are_stripped() {
+        let out = body(
+            "import type { A } from './a';\ninterface P { x: number }\nconst p: P = { x: 1 } as P;\np.x",
+            Language::TypeScript,
+        );
+        assert_eq!(out, "const p = { x: 1 };\nreturn p.x;");
+    }
+
+    #[test]
+    fn imports_and_syntax_errors_are_reported_with_position() {
+        let error =
+            transpile("const a = 1;\nimport x from 'fs';", Language::JavaScript).unwrap_err();
+        let EngineError::Syntax {
+            line,
+            column,
+            message,
+            ..
+        } = error
+        else {
+            panic!()
+        };
+        assert_eq!((line, column), (2, 1));
+        assert!(message.contains("`import` is not available"));
+        let error =
+            transpile("const ok = 1;\nconst broken = (;", Language::TypeScript).unwrap_err();
+        let EngineError::Syntax { line, frame, .. } = error else {
+            panic!()
+        };
+        assert_eq!(line, 2);
+        assert!(frame.starts_with("2 | const broken = (;\n"), "{frame}");
+    }
+
+    #[test]
+    fn positions_map_back_through_type_stripping() {
+        let code = "interface A {\n  x: number;\n}\nconst a: A = { x: 1 };\nthrow new Error('x');";
+        let transpiled = transpile(code, Language::TypeScript).unwrap();
+        // The throw is on line 2 of the body, line 3 of the script.
+        let line = transpiled
+            .script
+            .lines()
+            .position(|l| l.contains("throw"))
+            .unwrap() as u32
+            + 1;
+        let column = transpiled
+            .script
+            .lines()
+            .nth(line as usize - 1)
+            .unwrap()
+            .find("throw")
+            .unwrap() as u32
+            + 1;
+        assert_eq!(transpiled.original_position(line, column), Some((5, 1)));
+    }
+}

@@ -1,0 +1,497 @@
+//! The engine on its own, with a small host of canned tools answering its messages: results,
+//! concurrency, console capture, and every limit, each observed by the engine itself.
+
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use toolweave_sandbox::{
+    CancelFlag, EngineError, EngineEvent, EngineLimits, ExecuteRequest, HostReply, HostRequest,
+    Language, LogStream, Manifest, Namespace, Outcome,
+};
+
+fn limits() -> EngineLimits {
+    EngineLimits {
+        timeout: Duration::from_millis(1000),
+        memory_bytes: 16 * 1024 * 1024,
+        stack_bytes: 256 * 1024,
+        max_log_bytes: 4096,
+        max_result_bytes: 64 * 1024,
+        max_tool_calls: 20,
+    }
+}
+
+/// What one run produced.
+struct Run {
+    outcome: Outcome,
+    logs: Vec<(LogStream, String)>,
+    calls: Vec<HostRequest>,
+    /// The most calls that were outstanding at once.
+    most_outstanding: usize,
+}
+
+impl Run {
+    fn value(&self) -> &Value {
+        match &self.outcome.result {
+            Ok(value) => value,
+            Err(error) => panic!("expected a value, got {error:?}"),
+        }
+    }
+
+    fn error(&self) -> &EngineError {
+        match &self.outcome.result {
+            Ok(value) => panic!("expected an error, got {value}"),
+            Err(error) => error,
+        }
+    }
+}
+
+/// Runs `code` against a host whose tools are `t.add` (a + b), `t.slow` (answers after `ms`),
+/// `t.fail` (rejects) and `t.echo` (returns its arguments).
+fn run_with(code: &str, language: Language, limits: EngineLimits, cancel: &CancelFlag) -> Run {
+    let (replies_tx, replies_rx) = mpsc::channel();
+    let mut logs = Vec::new();
+    let mut calls = Vec::new();
+    let mut outstanding = 0usize;
+    let mut most_outstanding = 0usize;
+    let request = ExecuteRequest {
+        code: code.to_owned(),
+        language,
+        limits,
+        manifest: Manifest {
+            namespaces: vec![
+                Namespace {
+                    name: "t".to_owned(),
+                    tools: Some(vec![
+                        "add".into(),
+                        "slow".into(),
+                        "fail".into(),
+                        "echo".into(),
+                    ]),
+                },
+                Namespace {
+                    name: "later".to_owned(),
+                    tools: None,
+                },
+            ],
+        },
+    };
+    let outcome = toolweave_sandbox::run(
+        request,
+        &mut |event| match event {
+            EngineEvent::Started => {}
+            EngineEvent::Log { stream, text } => logs.push((stream, text)),
+            EngineEvent::Call(call) => {
+                calls.push(call.request.clone());
+                outstanding += 1;
+                most_outstanding = most_outstanding.max(outstanding);
+                let replies = replies_tx.clone();
+                let answer = move |outcome| {
+                    let _ = replies.send(HostReply::Result {
+                        id: call.id,
+                        outcome,
+                    });
+                };
+                match call.request {
+                    HostRequest::Tool { name, args, .. } => match name.as_str() {
+                        "t.add" => answer(Ok(json!(
+                            args["a"].as_f64().unwrap_or(0.0) + args["b"].as_f64().unwrap_or(0.0)
+                        ))),
+                        "t.slow" => {
+                            let ms = args["ms"].as_u64().unwrap_or(10);
+                            thread::spawn(move || {
+                                thread::sleep(Duration::from_millis(ms));
+                                answer(Ok(json!(ms)));
+                            });
+                        }
+                        "t.fail" => answer(Err("t.fail returned an error: broken".to_owned())),
+                        "t.echo" | "later.anything" | "mcp__t__echo" => answer(Ok(args)),
+                        other => answer(Err(format!("unknown tool \"{other}\""))),
+                    },
+                    HostRequest::Search { query, limit } => answer(Ok(
+                        json!([{ "name": "t.add", "query": query, "limit": limit }]),
+                    )),
+                    HostRequest::Describe { names } => answer(Ok(json!({ "names": names }))),
+                }
+            }
+        },
+        &replies_rx,
+        cancel,
+    );
+    // Each answered call was outstanding until answered; the test only needs the peak.
+    let _ = outstanding;
+    Run {
+        outcome,
+        logs,
+        calls,
+        most_outstanding,
+    }
+}
+
+fn run_js(code: &str) -> Run {
+    run_with(code, Language::JavaScript, limits(), &CancelFlag::new())
+}
+
+fn run_ts(code: &str) -> Run {
+    run_with(code, Language::TypeScript, limits(), &CancelFlag::new())
+}
+
+#[test]
+fn values_follow_the_contract() {
+    assert_eq!(run_js("return 1 + 1").value(), &json!(2));
+    assert_eq!(
+        run_js("const a = [1, 2];\na.map((x) => x * 2)").value(),
+        &json!([2, 4])
+    );
+    assert_eq!(run_js("const x = 1;").value(), &Value::Null);
+    assert_eq!(run_js("undefined").value(), &Value::Null);
+    assert_eq!(run_js("'text'").value(), &json!("text"));
+    assert_eq!(
+        run_js("({ a: undefined, b: new Date(0), c: [undefined] })").value(),
+        &json!({ "b": "1970-01-01T00:00:00.000Z", "c": [null] })
+    );
+    assert_eq!(
+        run_ts("const n: number = await Promise.resolve(41);\nn + 1").value(),
+        &json!(42)
+    );
+}
+
+#[test]
+fn tool_calls_run_concurrently_and_settle_in_order() {
+    let run = run_js(
+        "const [a, b, c] = await Promise.all([t_slow(60), t_slow(30), tools.t.add({ a: 1, b: 2 })]);
+         function t_slow(ms) { return tools.t.slow({ ms }); }
+         return [a, b, c];",
+    );
+    assert_eq!(run.value(), &json!([60, 30, 3]));
+    assert_eq!(run.most_outstanding, 3);
+    assert_eq!(run.calls.len(), 3);
+}
+
+#[test]
+fn tool_errors_reject_and_can_be_caught() {
+    let run = run_js(
+        "try { await tools.t.fail({}); return 'no' } catch (e) { return [e instanceof Error, e.message] }",
+    );
+    assert_eq!(
+        run.value(),
+        &json!([true, "t.fail returned an error: broken"])
+    );
+}
+
+#[test]
+fn namespaces_of_servers_not_ready_ask_the_host() {
+    let run = run_js("await tools.later.anything({ x: 1 })");
+    assert_eq!(run.value(), &json!({ "x": 1 }));
+    assert_eq!(
+        run.calls,
+        [HostRequest::Tool {
+            name: "later.anything".into(),
+            args: json!({ "x": 1 }),
+            raw: false
+        }]
+    );
+}
+
+#[test]
+fn raw_calls_and_call_mcp_tool_send_the_names_given() {
+    let run = run_js(
+        "await tools.t.echo.raw({ a: 1 });
+         await callMCPTool('mcp__t__echo', { b: 2 });
+         await searchTools('add', 3);
+         await describeTools(['t.add']);",
+    );
+    assert_eq!(
+        run.calls,
+        [
+            HostRequest::Tool {
+                name: "t.echo".into(),
+                args: json!({ "a": 1 }),
+                raw: true
+            },
+            HostRequest::Tool {
+                name: "mcp__t__echo".into(),
+                args: json!({ "b": 2 }),
+                raw: false
+            },
+            HostRequest::Search {
+                query: "add".into(),
+                limit: Some(3)
+            },
+            HostRequest::Describe {
+                names: vec!["t.add".into()]
+            },
+        ]
+    );
+}
+
+#[test]
+fn arguments_that_are_not_json_reject_in_the_guest() {
+    let run = run_js(
+        "try { await tools.t.echo({ n: 1n }); return 'sent' } catch (e) { return e.message }",
+    );
+    let message = run.value().as_str().unwrap_or_default().to_owned();
+    assert!(message.contains("cannot be sent as JSON"), "{message}");
+    assert!(run.calls.is_empty());
+    let run = run_js("try { await searchTools('x', 'many') } catch (e) { return e.message }");
+    assert!(
+        run.value()
+            .as_str()
+            .unwrap_or_default()
+            .contains("searchTools"),
+        "{}",
+        run.value()
+    );
+}
+
+#[test]
+fn console_is_captured_in_order_and_bounded() {
+    let run = run_js(
+        "console.log('a', 1, { b: [2] }); console.warn('w'); console.error(new Error('e')); 'done'",
+    );
+    assert_eq!(run.value(), &json!("done"));
+    assert_eq!(run.logs[0], (LogStream::Log, "a 1 {\"b\":[2]}".to_owned()));
+    assert_eq!(run.logs[1], (LogStream::Warn, "w".to_owned()));
+    assert!(run.logs[2].1.starts_with("Error: e"), "{:?}", run.logs[2]);
+
+    let run = run_js("for (let i = 0; i < 100000; i++) console.log('x'.repeat(100));");
+    assert_eq!(run.error(), &EngineError::LogLimit { limit: 4096 });
+    let kept: usize = run.logs.iter().map(|(_, text)| text.len() + 1).sum();
+    assert!(kept <= 4096, "{kept}");
+}
+
+#[test]
+fn busy_loops_stop_at_the_deadline() {
+    for code in [
+        "while (true) {}",
+        "for (;;) { try { while (true) {} } catch (e) {} }",
+        "async function spin() { while (true) await null; } await spin();",
+        "function spin() { Promise.resolve().then(spin); } spin(); await new Promise(() => {});",
+        // Each iteration is one long built-in call: the stop must not wait for 10,000 of them.
+        "for (;;) new Array(2e5).fill(1).map((x) => x + 1);",
+        "const big = new Array(1e5).fill({ a: 1 }); for (;;) { try { JSON.stringify(big); } catch (e) {} }",
+    ] {
+        let started = Instant::now();
+        let run = run_js(code);
+        assert_eq!(
+            run.error(),
+            &EngineError::Timeout {
+                limit: Duration::from_millis(1000)
+            },
+            "{code}"
+        );
+        // Behaviour, not speed: the stop comes at the deadline, not at some later backstop.
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "{code}: {:?}",
+            started.elapsed()
+        );
+    }
+}
+
+#[test]
+fn memory_is_bounded_and_terminal() {
+    for code in [
+        "const hoard = []; while (true) hoard.push(new Array(100000).fill('x'));",
+        "const parts = []; while (true) parts.push('x'.repeat(1 << 20) + parts.length);",
+        "const a = []; while (true) a.push(new Uint8Array(1 << 20));",
+        "const o = {}; for (let i = 0; ; i++) o['k' + i] = i;",
+        // Catching the out-of-memory error does not buy more room.
+        "const keep = []; for (;;) { try { keep.push(new Array(1e6).fill(1)); } catch (e) {} }",
+    ] {
+        let run = run_js(code);
+        assert_eq!(
+            run.error(),
+            &EngineError::MemoryLimit {
+                limit: 16 * 1024 * 1024
+            },
+            "{code}"
+        );
+    }
+}
+
+#[test]
+fn stack_overflow_is_the_engines_finding_not_the_guests_claim() {
+    let run = run_js("function down(n) { return down(n + 1) + 1; }\ndown(0);");
+    assert_eq!(run.error(), &EngineError::StackOverflow);
+    let run = run_js("throw new RangeError('Maximum call stack size exceeded');");
+    assert!(matches!(run.error(), EngineError::Guest { name, .. } if name == "RangeError"));
+    // A caught overflow is the program's business.
+    let run =
+        run_js("function down() { down(); }\ntry { down() } catch (e) { return 'recovered' }");
+    assert_eq!(run.value(), &json!("recovered"));
+}
+
+#[test]
+fn faked_limits_stay_guest_errors() {
+    for code in [
+        "throw new Error('Timeout: the execution ran longer than 1 s')",
+        "const e = new Error('out of memory'); e.name = 'InternalError'; throw e;",
+        "throw { name: 'MemoryLimit', message: 'MemoryLimit' }",
+        "throw new Error('interrupted')",
+    ] {
+        let run = run_js(code);
+        assert!(
+            matches!(run.error(), EngineError::Guest { .. }),
+            "{code}: {:?}",
+            run.error()
+        );
+    }
+}
+
+#[test]
+fn never_settling_programs_end_at_once() {
+    let started = Instant::now();
+    let run = run_js("await new Promise(() => {});");
+    assert_eq!(run.error(), &EngineError::NeverSettles);
+    assert!(started.elapsed() < Duration::from_millis(900));
+}
+
+#[test]
+fn timers_fire_in_order() {
+    let run = run_js(
+        "const order = [];
+         await new Promise((done) => {
+           setTimeout(() => order.push(30), 30);
+           setTimeout(() => order.push(10), 10);
+           const cancelled = setTimeout(() => order.push('never'), 20);
+           clearTimeout(cancelled);
+           setTimeout(done, 40);
+         });
+         order",
+    );
+    assert_eq!(run.value(), &json!([10, 30]));
+}
+
+#[test]
+fn results_are_bounded_and_must_be_json() {
+    let run = run_js("'y'.repeat(100 * 1024)");
+    assert!(matches!(
+        run.error(),
+        EngineError::ResultTooLarge { limit: 65536, .. }
+    ));
+    let run = run_js("const a = {}; a.self = a; a");
+    assert!(
+        matches!(run.error(), EngineError::Unserializable { .. }),
+        "{:?}",
+        run.error()
+    );
+    let run = run_js("({ n: 10n })");
+    assert!(
+        matches!(run.error(), EngineError::Unserializable { .. }),
+        "{:?}",
+        run.error()
+    );
+    let run = run_js("({ get boom() { throw new Error('getter') } })");
+    let EngineError::Unserializable { message } = run.error() else {
+        panic!("{:?}", run.error());
+    };
+    assert!(message.contains("getter"), "{message}");
+}
+
+#[test]
+fn errors_point_at_the_code_as_written() {
+    let run = run_ts(
+        "interface A {\n  x: number;\n}\nconst a: A = { x: 1 };\nif (a.x) throw new Error('boom');",
+    );
+    let EngineError::Guest {
+        name,
+        message,
+        line,
+        ..
+    } = run.error()
+    else {
+        panic!("{:?}", run.error());
+    };
+    assert_eq!(
+        (name.as_str(), message.as_str(), *line),
+        ("Error", "boom", Some(5))
+    );
+
+    let run = run_js("const data = {};\nconst count = data.items.length;\ncount");
+    let EngineError::Guest { name, line, .. } = run.error() else {
+        panic!("{:?}", run.error());
+    };
+    assert_eq!((name.as_str(), *line), ("TypeError", Some(2)));
+
+    let run = run_js("throw 42");
+    let EngineError::Guest { message, .. } = run.error() else {
+        panic!("{:?}", run.error());
+    };
+    assert!(message.contains("42"), "{message}");
+}
+
+#[test]
+fn the_tool_call_budget_is_enforced() {
+    let run = run_js("for (let i = 0; i < 100; i++) tools.t.add({ a: i, b: 1 });");
+    assert_eq!(run.error(), &EngineError::ToolCallLimit { limit: 20 });
+    assert_eq!(run.calls.len(), 20);
+}
+
+#[test]
+fn cancel_stops_a_waiting_guest() {
+    let cancel = CancelFlag::new();
+    let flag = cancel.clone();
+    let stopper = thread::spawn(move || {
+        thread::sleep(Duration::from_millis(50));
+        flag.cancel();
+    });
+    let started = Instant::now();
+    let run = run_with(
+        "while (true) {}",
+        Language::JavaScript,
+        EngineLimits {
+            timeout: Duration::from_secs(10),
+            ..limits()
+        },
+        &cancel,
+    );
+    stopper.join().unwrap_or_default();
+    assert_eq!(run.error(), &EngineError::Cancelled);
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn tampering_with_builtins_does_not_reach_the_bridge() {
+    let run = run_js(
+        "JSON.parse = () => 'forged'; JSON.stringify = () => '{}';
+         Promise.prototype.then = function () { throw new Error('hijacked') };
+         Object.defineProperty(Object.prototype, 'resolve', { set() { throw new Error('trap') } });
+         try { globalThis.tools = null; } catch (e) {}
+         try { tools.t = null; } catch (e) {}
+         return typeof tools.t.add;",
+    );
+    assert_eq!(run.value(), &json!("function"));
+    let run = run_js(
+        "JSON.parse = () => 'forged';
+         Array.prototype.push = () => { throw new Error('no push') };
+         const sum = await tools.t.add({ a: 1, b: 2 });
+         sum",
+    );
+    assert_eq!(run.value(), &json!(3));
+    let run = run_js(
+        "try { tools.t.add = () => 'fake'; } catch (e) {}
+         try { tools.t.extra = 1; } catch (e) {}
+         Object.keys(tools.t)",
+    );
+    assert_eq!(run.value(), &json!(["add", "slow", "fail", "echo"]));
+}
+
+#[test]
+fn nothing_outside_is_reachable() {
+    let run = run_js(
+        "[typeof require, typeof process, typeof fetch, typeof Deno, typeof std, typeof os,
+          typeof globalThis.send, typeof globalThis.settle]",
+    );
+    assert_eq!(run.value(), &json!(vec!["undefined"; 8]));
+    let run = run_js("await import('os')");
+    assert!(
+        matches!(run.error(), EngineError::Guest { .. }),
+        "{:?}",
+        run.error()
+    );
+    // eval-constructed code sees the same globals and nothing more.
+    let run = run_js("(0, eval)('typeof tools.t.add + typeof process')");
+    assert_eq!(run.value(), &json!("functionundefined"));
+}
