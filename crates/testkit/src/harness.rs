@@ -52,7 +52,10 @@ impl Toolweave {
     /// `execute_code` with the given language.
     pub async fn execute(&self, code: &str, language: &str) -> Result<Execution> {
         let result = self
-            .call("execute_code", json!({ "code": code, "language": language }))
+            .call(
+                "execute_code",
+                json!({ "code": code, "language": language }),
+            )
             .await?;
         Execution::from_result(result)
     }
@@ -117,6 +120,9 @@ pub fn fixture_config(names: &[&str]) -> Result<(tempfile::TempDir, PathBuf)> {
         );
     }
     let path = dir.path().join("mcp.json");
-    std::fs::write(&path, serde_json::to_vec_pretty(&json!({ "mcpServers": servers }))?)?;
+    std::fs::write(
+        &path,
+        serde_json::to_vec_pretty(&json!({ "mcpServers": servers }))?,
+    )?;
     Ok((dir, path))
 }

@@ -1,1 +1,46 @@
 //! Test support: a fixture MCP server with known tools, and a harness that drives the real toolweave binary.
+//!
+//! The fixture server is the `toolweave-fixture` binary of this package (`src/bin/fixture.rs`); tests
+//! of other packages find it with [`fixture_binary`]. It is built by `cargo build`, and by
+//! `cargo test` of this package (its own tests spawn it).
+
+pub mod fixture;
+pub mod harness;
+
+use std::path::{Path, PathBuf};
+
+/// The path of the built `toolweave-fixture` executable.
+///
+/// Tests and benches run from `target/<profile>/deps/`; the binaries of the workspace sit in
+/// `target/<profile>/`. `TOOLWEAVE_FIXTURE` overrides the search.
+///
+/// # Panics
+///
+/// When the executable is not there, with a message saying what to run: it is built by `cargo
+/// build` (or `cargo build -p toolweave-testkit`), which the tests of another package do not do
+/// by themselves. This is test support: without the fixture the test cannot go on.
+pub fn fixture_binary() -> PathBuf {
+    if let Some(path) = std::env::var_os("TOOLWEAVE_FIXTURE") {
+        return PathBuf::from(path);
+    }
+    let executable = format!("toolweave-fixture{}", std::env::consts::EXE_SUFFIX);
+    let current = std::env::current_exe().unwrap_or_default();
+    let candidates: Vec<PathBuf> = current
+        .ancestors()
+        .skip(1)
+        .take(2)
+        .map(|folder: &Path| folder.join(&executable))
+        .collect();
+    match candidates.iter().find(|path| path.is_file()) {
+        Some(path) => path.clone(),
+        None => panic!(
+            "the fixture MCP server is not built (looked for {}): run `cargo build -p toolweave-testkit` \
+             (or `cargo build`) first, with the same profile as the tests",
+            candidates
+                .iter()
+                .map(|path| path.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" and ")
+        ),
+    }
+}

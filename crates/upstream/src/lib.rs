@@ -1,1 +1,52 @@
 //! Upstream MCP servers: one rmcp client each, started in the background, with timeouts.
+//!
+//! [`UpstreamManager::start`] spawns one task per configured stdio server and returns at once. The
+//! task owns the child process for its whole life: it spawns it (stdin/stdout are the MCP channel,
+//! stderr is read line by line into the log and a short tail), runs `initialize` and `tools/list`
+//! under the startup timeout, then watches for the process to exit, the connection to close, a
+//! `notifications/tools/list_changed`, or shutdown. Each server's state is an enum (starting,
+//! ready, down with the reason, stopped); every change bumps a version number that
+//! [`UpstreamManager::subscribe`] exposes, so the catalog above knows when to rebuild.
+//!
+//! Calls go through the connection's cloneable `Peer`, which multiplexes requests: a hung call
+//! does not hold up others to the same server. A call that times out or is cancelled is dropped,
+//! and rmcp then sends `notifications/cancelled` upstream. A server that exits after it was ready
+//! is started again on a later call, waiting longer between restarts each time it keeps crashing.
+//!
+//! Remote (`http`/`sse`) entries are not connected by this version; their state is a failure that
+//! says so, so a call to them explains itself instead of finding nothing.
+//!
+//! Errors ([`Error`]) are written for a model to read: the server, the cause (with the exit status
+//! and the last lines of stderr when there are some) and what to change.
+
+mod client;
+mod error;
+mod manager;
+mod process;
+mod status;
+mod stderr;
+
+use std::time::Duration;
+
+pub use error::{Error, Result};
+pub use manager::UpstreamManager;
+pub use status::{ServerState, ServerStatus};
+
+/// Timeouts the manager applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// How long a server may take from spawn to a listed set of tools (`--startup-timeout-ms`).
+    pub startup_timeout: Duration,
+    /// Default time one tool call may take (`--tool-timeout-ms`).
+    pub call_timeout: Duration,
+}
+
+impl Default for Options {
+    /// The command line's defaults: 30 s each.
+    fn default() -> Self {
+        Self {
+            startup_timeout: Duration::from_secs(30),
+            call_timeout: Duration::from_secs(30),
+        }
+    }
+}

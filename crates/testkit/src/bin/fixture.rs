@@ -1,0 +1,49 @@
+//! `toolweave-fixture`: an MCP server on stdio with known tools, for tests and examples.
+//!
+//! See `toolweave_testkit::fixture` for the tools and flags.
+
+use std::process::ExitCode;
+
+use toolweave_testkit::fixture::{FixtureOptions, serve_stdio};
+use tracing_subscriber::EnvFilter;
+
+fn main() -> ExitCode {
+    // stdout is the MCP channel: logs go to stderr (FIXTURE_LOG=info for more).
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_env("FIXTURE_LOG").unwrap_or_else(|_| EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
+
+    let options = match FixtureOptions::parse(std::env::args().skip(1)) {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!("toolweave-fixture: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    if options.fail_start {
+        eprintln!("failing on purpose");
+        return ExitCode::from(1);
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("toolweave-fixture: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(serve_stdio(options)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("toolweave-fixture: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

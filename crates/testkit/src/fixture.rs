@@ -1,0 +1,536 @@
+//! The fixture MCP server: known tools with known answers, for tests of toolweave and its crates.
+//!
+//! It speaks MCP on stdio (the `toolweave-fixture` binary) and can be served over any other rmcp
+//! transport. The tool list is built by hand (`list_tools`/`call_tool`, no macros) so tools can be
+//! added while it runs. Logs go to stderr only: stdout is the MCP channel.
+//!
+//! Tools: `add`, `get-sum`, `echo`, `whoami`, `env`, `slow`, `fail`, `structured`, `image`,
+//! `large`, `dotted.name`, `dash-name`, `crash` and `register` (see [`tool_definitions`]).
+
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::{Map, Value, json};
+
+/// A 1×1 transparent PNG (grey + alpha), base64.
+pub const TINY_PNG_BASE64: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
+
+/// Exit status of the `crash` tool.
+pub const CRASH_EXIT_CODE: u8 = 3;
+
+/// The largest text `large` returns, so a typo cannot exhaust memory.
+const MAX_LARGE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Command-line options of the fixture server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FixtureOptions {
+    /// `--name NAME`: what `whoami` answers (default `fixture`).
+    pub name: String,
+    /// `--fail-start`: write "failing on purpose" to stderr and exit 1 before `initialize`.
+    pub fail_start: bool,
+    /// `--start-delay-ms N`: wait this long before serving.
+    pub start_delay: Duration,
+    /// `--page-size N`: answer `tools/list` in pages of N tools (default: one page).
+    pub page_size: Option<usize>,
+}
+
+impl Default for FixtureOptions {
+    fn default() -> Self {
+        Self {
+            name: "fixture".to_owned(),
+            fail_start: false,
+            start_delay: Duration::ZERO,
+            page_size: None,
+        }
+    }
+}
+
+impl FixtureOptions {
+    /// Parses the arguments after the program name; `Err` holds a usage message.
+    pub fn parse(arguments: impl IntoIterator<Item = String>) -> Result<Self, String> {
+        let mut options = Self::default();
+        let mut arguments = arguments.into_iter();
+        while let Some(argument) = arguments.next() {
+            let mut value = |flag: &str| {
+                arguments
+                    .next()
+                    .ok_or_else(|| format!("{flag} needs a value\n{USAGE}"))
+            };
+            match argument.as_str() {
+                "--name" => options.name = value("--name")?,
+                "--fail-start" => options.fail_start = true,
+                "--start-delay-ms" => {
+                    let text = value("--start-delay-ms")?;
+                    let millis: u64 = text.parse().map_err(|_| {
+                        format!("--start-delay-ms takes milliseconds, got {text:?}")
+                    })?;
+                    options.start_delay = Duration::from_millis(millis);
+                }
+                "--page-size" => {
+                    let text = value("--page-size")?;
+                    let size: usize =
+                        text.parse().ok().filter(|size| *size > 0).ok_or_else(|| {
+                            format!("--page-size takes a positive number, got {text:?}")
+                        })?;
+                    options.page_size = Some(size);
+                }
+                "--help" | "-h" => return Err(USAGE.to_owned()),
+                other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
+            }
+        }
+        Ok(options)
+    }
+}
+
+/// What `--help` prints.
+pub const USAGE: &str =
+    "usage: toolweave-fixture [--name NAME] [--fail-start] [--start-delay-ms N] [--page-size N]";
+
+/// The server handler. Cheap to clone: clones share the tool list.
+#[derive(Debug, Clone)]
+pub struct FixtureServer {
+    name: String,
+    page_size: Option<usize>,
+    tools: Arc<RwLock<Vec<Tool>>>,
+}
+
+impl FixtureServer {
+    /// A server answering `whoami` with `name`, listing tools in pages of `page_size` if given.
+    pub fn new(name: impl Into<String>, page_size: Option<usize>) -> Self {
+        Self {
+            name: name.into(),
+            page_size,
+            tools: Arc::new(RwLock::new(tool_definitions())),
+        }
+    }
+
+    fn tools(&self) -> Vec<Tool> {
+        // A poisoned lock only means a panic elsewhere; the list itself is whole.
+        self.tools
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    async fn call(
+        &self,
+        name: &str,
+        arguments: &Map<String, Value>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let result = match name {
+            "add" | "get-sum" => text(sum(number(arguments, "a")?, number(arguments, "b")?)),
+            "echo" => text(string(arguments, "message")?),
+            "whoami" => text(self.name.clone()),
+            "env" => text(std::env::var(string(arguments, "name")?).unwrap_or_default()),
+            "slow" => {
+                let millis = integer(arguments, "ms")?;
+                tokio::select! {
+                    () = tokio::time::sleep(Duration::from_millis(millis)) => text("done"),
+                    () = context.ct.cancelled() => {
+                        // The client sent notifications/cancelled: its answer is not read.
+                        tracing::info!(millis, "slow: cancelled by the client");
+                        text("cancelled")
+                    }
+                }
+            }
+            "fail" => {
+                CallToolResult::error(vec![ContentBlock::text(string(arguments, "message")?)])
+            }
+            "structured" => {
+                let weather = weather(&string(arguments, "city")?);
+                let mut result =
+                    CallToolResult::success(vec![ContentBlock::text(weather.to_string())]);
+                result.structured_content = Some(weather);
+                result
+            }
+            "image" => {
+                CallToolResult::success(vec![ContentBlock::image(TINY_PNG_BASE64, "image/png")])
+            }
+            "large" => {
+                let bytes = integer(arguments, "bytes")?;
+                if bytes > MAX_LARGE_BYTES {
+                    return Err(ErrorData::invalid_params(
+                        format!("\"bytes\" must be at most {MAX_LARGE_BYTES}"),
+                        None,
+                    ));
+                }
+                text("x".repeat(usize::try_from(bytes).unwrap_or_default()))
+            }
+            "dotted.name" | "dash-name" => text(name),
+            "crash" => {
+                // Mid-call, as a real server crash would be: no answer, an exit status and stderr.
+                eprintln!("fixture {}: crashing on purpose", self.name);
+                std::process::exit(i32::from(CRASH_EXIT_CODE));
+            }
+            "register" => {
+                let new_name = string(arguments, "name")?;
+                self.register(&new_name);
+                if let Err(error) = context.peer.notify_tool_list_changed().await {
+                    tracing::warn!(%error, "could not send notifications/tools/list_changed");
+                }
+                text(format!("registered {new_name}"))
+            }
+            other if self.tools().iter().any(|tool| tool.name == other) => {
+                // A tool added by `register` answers with its name.
+                text(other)
+            }
+            other => {
+                return Err(ErrorData::invalid_params(
+                    format!("unknown tool {other:?}"),
+                    None,
+                ));
+            }
+        };
+        Ok(result)
+    }
+
+    fn register(&self, name: &str) {
+        let mut tools = self.tools.write().unwrap_or_else(PoisonError::into_inner);
+        if tools.iter().all(|tool| tool.name != name) {
+            tools.push(tool(
+                name.to_owned(),
+                "A tool added at run time by `register`; answers with its name.",
+                empty_schema(),
+            ));
+        }
+    }
+}
+
+impl ServerHandler for FixtureServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            "toolweave-fixture",
+            env!("CARGO_PKG_VERSION"),
+        ))
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let tools = self.tools();
+        let Some(page_size) = self.page_size else {
+            return Ok(ListToolsResult::with_all_items(tools));
+        };
+        // The cursor is the index of the first tool of the page.
+        let start = match request.and_then(|request| request.cursor) {
+            None => 0,
+            Some(cursor) => cursor.parse::<usize>().map_err(|_| {
+                ErrorData::invalid_params(format!("invalid cursor {cursor:?}"), None)
+            })?,
+        };
+        let end = start.saturating_add(page_size).min(tools.len());
+        let page = tools
+            .get(start..end)
+            .map(<[Tool]>::to_vec)
+            .unwrap_or_default();
+        let mut result = ListToolsResult::with_all_items(page);
+        if end < tools.len() {
+            result.next_cursor = Some(end.to_string());
+        }
+        Ok(result)
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools().into_iter().find(|tool| tool.name == name)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let arguments = request.arguments.unwrap_or_default();
+        let result = self.call(&request.name, &arguments, &context).await?;
+        Ok(CallToolResponse::Complete(result))
+    }
+}
+
+/// Runs the server on stdin/stdout until the client disconnects.
+pub async fn serve_stdio(options: FixtureOptions) -> anyhow::Result<()> {
+    use rmcp::ServiceExt;
+
+    if !options.start_delay.is_zero() {
+        tokio::time::sleep(options.start_delay).await;
+    }
+    let server = FixtureServer::new(options.name.clone(), options.page_size);
+    let service = server.serve(rmcp::transport::stdio()).await?;
+    tracing::info!(name = %options.name, "fixture serving on stdio");
+    let reason = service.waiting().await?;
+    tracing::info!(?reason, "fixture done");
+    Ok(())
+}
+
+/// The tool list a fresh fixture server has, in this order.
+pub fn tool_definitions() -> Vec<Tool> {
+    let two_numbers = json!({
+        "type": "object",
+        "properties": {
+            "a": { "type": "number", "description": "The first number." },
+            "b": { "type": "number", "description": "The second number." }
+        },
+        "required": ["a", "b"],
+        "additionalProperties": false
+    });
+    let one_string = |key: &str, description: &str| {
+        json!({
+            "type": "object",
+            "properties": { key: { "type": "string", "description": description } },
+            "required": [key],
+            "additionalProperties": false
+        })
+    };
+    let one_count = |key: &str, description: &str| {
+        json!({
+            "type": "object",
+            "properties": { key: { "type": "integer", "minimum": 0, "description": description } },
+            "required": [key],
+            "additionalProperties": false
+        })
+    };
+    let mut structured = tool(
+        "structured",
+        "Weather for a city: made up, but always the same for the same city. Returns structuredContent.",
+        one_string("city", "The city's name."),
+    );
+    structured.output_schema = Some(Arc::new(object(json!({
+        "type": "object",
+        "properties": {
+            "city": { "type": "string" },
+            "temperature": { "type": "number", "description": "Degrees Celsius." },
+            "conditions": { "type": "string" }
+        },
+        "required": ["city", "temperature", "conditions"],
+        "additionalProperties": false
+    }))));
+    vec![
+        tool(
+            "add",
+            "Add two numbers and return their sum.",
+            two_numbers.clone(),
+        ),
+        tool(
+            "get-sum",
+            "Return the sum of two numbers (a dashed name for tests of name mapping).",
+            two_numbers,
+        ),
+        tool(
+            "echo",
+            "Return the message as text.",
+            one_string("message", "Text to send back."),
+        ),
+        tool(
+            "whoami",
+            "Return this server's name (its --name).",
+            empty_schema(),
+        ),
+        tool(
+            "env",
+            "Return the value of one environment variable of the server process (empty when unset).",
+            one_string("name", "The variable's name."),
+        ),
+        tool(
+            "slow",
+            "Wait the given number of milliseconds, then return \"done\".",
+            one_count("ms", "How long to wait, in milliseconds."),
+        ),
+        tool(
+            "fail",
+            "Return an error result (isError: true) whose text is the message.",
+            one_string("message", "The error text."),
+        ),
+        structured,
+        tool(
+            "image",
+            "Return a 1x1 PNG image as image content.",
+            empty_schema(),
+        ),
+        tool(
+            "large",
+            "Return a text of exactly the given number of bytes.",
+            one_count("bytes", "Length of the text, in bytes."),
+        ),
+        tool(
+            "dotted.name",
+            "Return the text \"dotted.name\".",
+            empty_schema(),
+        ),
+        tool(
+            "dash-name",
+            "Return the text \"dash-name\".",
+            empty_schema(),
+        ),
+        tool(
+            "crash",
+            "Write a line to stderr and exit at once with status 3, without answering.",
+            empty_schema(),
+        ),
+        tool(
+            "register",
+            "Add a tool with the given name to this server's list and send notifications/tools/list_changed.",
+            one_string("name", "The new tool's name."),
+        ),
+    ]
+}
+
+fn tool(
+    name: impl Into<std::borrow::Cow<'static, str>>,
+    description: &'static str,
+    schema: Value,
+) -> Tool {
+    Tool::new(name, description, Arc::new(object(schema)))
+}
+
+fn empty_schema() -> Value {
+    json!({ "type": "object", "properties": {}, "required": [], "additionalProperties": false })
+}
+
+fn object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        // Every schema here is an object literal.
+        _ => Map::new(),
+    }
+}
+
+fn text(text: impl Into<String>) -> CallToolResult {
+    CallToolResult::success(vec![ContentBlock::text(text)])
+}
+
+fn missing(key: &str, expected: &str) -> ErrorData {
+    ErrorData::invalid_params(
+        format!("\"{key}\" is required and must be {expected}"),
+        None,
+    )
+}
+
+fn number(arguments: &Map<String, Value>, key: &str) -> Result<serde_json::Number, ErrorData> {
+    match arguments.get(key) {
+        Some(Value::Number(number)) => Ok(number.clone()),
+        _ => Err(missing(key, "a number")),
+    }
+}
+
+fn integer(arguments: &Map<String, Value>, key: &str) -> Result<u64, ErrorData> {
+    arguments
+        .get(key)
+        .and_then(Value::as_u64)
+        .ok_or_else(|| missing(key, "a non-negative integer"))
+}
+
+fn string(arguments: &Map<String, Value>, key: &str) -> Result<String, ErrorData> {
+    match arguments.get(key) {
+        Some(Value::String(text)) => Ok(text.clone()),
+        _ => Err(missing(key, "a string")),
+    }
+}
+
+/// The sum as JSON text: integers stay integers (`"7"`), anything else is a float.
+fn sum(a: serde_json::Number, b: serde_json::Number) -> String {
+    if let (Some(a), Some(b)) = (a.as_i64(), b.as_i64())
+        && let Some(total) = a.checked_add(b)
+    {
+        return total.to_string();
+    }
+    let total = a.as_f64().unwrap_or_default() + b.as_f64().unwrap_or_default();
+    Value::from(total).to_string()
+}
+
+/// Made-up weather that depends only on the city's name.
+fn weather(city: &str) -> Value {
+    const CONDITIONS: [&str; 6] = ["sunny", "cloudy", "rain", "snow", "windy", "fog"];
+    // FNV-1a: stable across Rust versions, unlike the standard hasher.
+    let hash = city.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    });
+    let tenths = i32::try_from(hash % 400).unwrap_or_default();
+    let temperature = f64::from(tenths - 50) / 10.0;
+    let conditions = CONDITIONS
+        .get(usize::try_from((hash >> 16) % 6).unwrap_or_default())
+        .copied()
+        .unwrap_or("sunny");
+    json!({ "city": city, "temperature": temperature, "conditions": conditions })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_parse() {
+        let options = FixtureOptions::parse(
+            [
+                "--name",
+                "alpha",
+                "--start-delay-ms",
+                "20",
+                "--page-size",
+                "3",
+                "--fail-start",
+            ]
+            .map(String::from),
+        )
+        .unwrap();
+        assert_eq!(
+            options,
+            FixtureOptions {
+                name: "alpha".into(),
+                fail_start: true,
+                start_delay: Duration::from_millis(20),
+                page_size: Some(3),
+            }
+        );
+        assert!(FixtureOptions::parse(["--bogus".to_owned()]).is_err());
+        assert!(FixtureOptions::parse(["--name".to_owned()]).is_err());
+    }
+
+    #[test]
+    fn sums_keep_integers() {
+        assert_eq!(sum(2.into(), 5.into()), "7");
+        let half = serde_json::Number::from_f64(0.5).unwrap();
+        assert_eq!(sum(half, 2.into()), "2.5");
+    }
+
+    #[test]
+    fn weather_is_deterministic() {
+        assert_eq!(weather("Oslo"), weather("Oslo"));
+        assert_ne!(
+            weather("Oslo")["temperature"],
+            weather("Lima")["temperature"]
+        );
+        assert_eq!(weather("Kyoto")["city"], "Kyoto");
+    }
+
+    #[test]
+    fn every_schema_is_a_closed_object() {
+        for tool in tool_definitions() {
+            assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);
+            assert!(
+                tool.input_schema.contains_key("properties"),
+                "{}",
+                tool.name
+            );
+            assert!(tool.input_schema.contains_key("required"), "{}", tool.name);
+            assert_eq!(
+                tool.input_schema["additionalProperties"], false,
+                "{}",
+                tool.name
+            );
+        }
+    }
+}

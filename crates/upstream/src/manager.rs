@@ -1,0 +1,576 @@
+//! The manager: every configured server's state, and the calls that wait on it.
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use rmcp::RoleClient;
+use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, Tool};
+use rmcp::service::{Peer, ServiceError};
+use serde_json::{Map, Value};
+use tokio::sync::{Notify, watch};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use toolweave_config::{Config, ServerConfig, Transport};
+
+use crate::status::{ServerState, ServerStatus};
+use crate::{Error, Options, Result};
+
+/// How long `shutdown` waits for every server's task before giving up on them (each task kills
+/// its child well within this).
+const SHUTDOWN_LIMIT: Duration = Duration::from_secs(5);
+/// Beyond the startup timeout, how long a waiter gives a starting server's task to record its
+/// failure (killing the child and reading the rest of its stderr take a moment).
+const SETTLE_GRACE: Duration = Duration::from_secs(2);
+/// After a call lost its connection, how long it waits for the server's task to record why.
+const EXIT_REPORT_WAIT: Duration = Duration::from_secs(2);
+/// First wait before restarting a server that exited; doubles for each crash in a row.
+const FIRST_RESTART_DELAY: Duration = Duration::from_secs(1);
+/// Longest wait between restarts.
+const MAX_RESTART_DELAY: Duration = Duration::from_secs(30);
+/// A server that ran this long before it exited starts its crash count afresh.
+pub(crate) const STABLE_UPTIME: Duration = Duration::from_secs(60);
+
+/// Every configured upstream server, each with its own background task.
+pub struct UpstreamManager {
+    shared: Arc<Shared>,
+}
+
+/// What the manager and the servers' tasks share.
+pub(crate) struct Shared {
+    pub(crate) options: Options,
+    pub(crate) servers: Vec<Server>,
+    /// Bumped on every state change.
+    version: watch::Sender<u64>,
+    /// Cancelled by `shutdown` (or when the manager is dropped): every task stops its child.
+    pub(crate) shutdown: CancellationToken,
+    tasks: TaskTracker,
+}
+
+/// One configured server.
+pub(crate) struct Server {
+    pub(crate) config: ServerConfig,
+    /// Woken by the client handler on `notifications/tools/list_changed`.
+    pub(crate) tools_changed: Arc<Notify>,
+    slot: Mutex<Slot>,
+}
+
+struct Slot {
+    state: State,
+    /// Processes started so far; identifies the current run.
+    starts: u32,
+    /// Whether any run got as far as ready (then failures are worth a restart).
+    ever_ready: bool,
+    /// Crashes in a row, for the delay before the next restart.
+    crashes: u32,
+}
+
+enum State {
+    Starting,
+    Ready {
+        peer: Peer<RoleClient>,
+        tools: Arc<Vec<Tool>>,
+        process_id: Option<u32>,
+    },
+    Down {
+        error: Error,
+        at: Instant,
+        restartable: bool,
+    },
+    Stopped,
+}
+
+/// How a server's task ended.
+pub(crate) enum Ending {
+    /// Shutdown stopped it.
+    Stopped,
+    /// It failed to start, or exited after it was ready (`uptime` then says for how long).
+    Failed {
+        error: Error,
+        uptime: Option<Duration>,
+    },
+}
+
+/// A ready server's connection, as a caller takes it.
+struct Connection {
+    peer: Peer<RoleClient>,
+    tools: Arc<Vec<Tool>>,
+    run: u32,
+}
+
+impl UpstreamManager {
+    /// Called inside a tokio runtime; spawns every server's start in parallel in the background
+    /// and returns at once.
+    pub fn start(config: &Config, options: Options) -> Arc<Self> {
+        let servers = config
+            .servers
+            .iter()
+            .map(|config| Server {
+                config: config.clone(),
+                tools_changed: Arc::new(Notify::new()),
+                slot: Mutex::new(Slot {
+                    state: State::Starting,
+                    starts: 0,
+                    ever_ready: false,
+                    crashes: 0,
+                }),
+            })
+            .collect();
+        let (version, _) = watch::channel(0);
+        let shared = Arc::new(Shared {
+            options,
+            servers,
+            version,
+            shutdown: CancellationToken::new(),
+            tasks: TaskTracker::new(),
+        });
+        for (index, server) in shared.servers.iter().enumerate() {
+            match &server.config.transport {
+                Transport::Stdio { .. } => shared.launch(index, &mut server.lock()),
+                Transport::Http { url, .. } | Transport::Sse { url, .. } => {
+                    server.lock().state = State::Down {
+                        error: Error::RemoteNotConnected {
+                            server: server.config.name.clone(),
+                            transport: server.config.transport.kind(),
+                            url: url.clone(),
+                        },
+                        at: Instant::now(),
+                        restartable: false,
+                    };
+                }
+            }
+        }
+        Arc::new(Self { shared })
+    }
+
+    /// Configured server names, in config order.
+    pub fn server_names(&self) -> Vec<String> {
+        self.shared
+            .servers
+            .iter()
+            .map(|server| server.config.name.clone())
+            .collect()
+    }
+
+    /// A version number bumped on every state change (a server became ready, failed, exited,
+    /// changed its tool list).
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.shared.version.subscribe()
+    }
+
+    /// Waits (bounded by the startup timeout) until every server is ready or failed; each
+    /// server's tools or why not, in config order.
+    pub async fn all_tools(&self) -> Vec<(String, Result<Vec<Tool>>)> {
+        let waits = self
+            .shared
+            .servers
+            .iter()
+            .enumerate()
+            .map(|(index, server)| async move {
+                let tools = self
+                    .connection(index)
+                    .await
+                    .map(|connection| connection.tools.as_ref().clone());
+                (server.config.name.clone(), tools)
+            });
+        futures::future::join_all(waits).await
+    }
+
+    /// Waits (bounded by the startup timeout) for that one server; its tool list, or why not
+    /// (unknown server, failed to start, remote, timed out starting).
+    pub async fn tools(&self, server: &str) -> Result<Vec<Tool>> {
+        let index = self.index_of(server)?;
+        let connection = self.connection(index).await?;
+        Ok(connection.tools.as_ref().clone())
+    }
+
+    /// A snapshot of every server's state now, in config order.
+    pub fn status(&self) -> Vec<ServerStatus> {
+        self.shared
+            .servers
+            .iter()
+            .map(|server| {
+                let slot = server.lock();
+                let (state, process_id) = match &slot.state {
+                    State::Starting => (ServerState::Starting, None),
+                    State::Ready {
+                        tools, process_id, ..
+                    } => (
+                        ServerState::Ready {
+                            tool_count: tools.len(),
+                        },
+                        *process_id,
+                    ),
+                    State::Down {
+                        error, restartable, ..
+                    } => (
+                        ServerState::Failed {
+                            error: error.clone(),
+                            restarts_on_use: *restartable && !self.shared.shutdown.is_cancelled(),
+                        },
+                        None,
+                    ),
+                    State::Stopped => (ServerState::Stopped, None),
+                };
+                ServerStatus {
+                    name: server.config.name.clone(),
+                    transport: server.config.transport.kind(),
+                    state,
+                    starts: slot.starts,
+                    process_id,
+                }
+            })
+            .collect()
+    }
+
+    /// Calls one tool. `timeout` overrides the default per-call timeout. When `cancel` fires the
+    /// call is abandoned (rmcp sends `notifications/cancelled` upstream) and the answer is
+    /// [`Error::Cancelled`]. Waits (bounded) for the server to finish starting first.
+    pub async fn call_tool(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<Map<String, Value>>,
+        timeout: Option<Duration>,
+        cancel: CancellationToken,
+    ) -> Result<CallToolResult> {
+        let index = self.index_of(server)?;
+        let connection = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(Error::Cancelled),
+            connection = self.connection(index) => connection?,
+        };
+        let limit = timeout.unwrap_or(self.shared.options.call_timeout);
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        params.arguments = arguments;
+        // Losing either race drops the request future; rmcp then tells the server the request
+        // was cancelled, so it can stop working on an answer nobody reads.
+        let answer = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(Error::Cancelled),
+            answer = tokio::time::timeout(limit, connection.peer.call_tool_once(params)) => answer,
+        };
+        let unsupported = |answer: &'static str| Error::Unsupported {
+            server: server.to_owned(),
+            tool: tool.to_owned(),
+            answer,
+        };
+        match answer {
+            Err(_elapsed) => Err(Error::CallTimeout {
+                server: server.to_owned(),
+                tool: tool.to_owned(),
+                limit,
+            }),
+            Ok(Ok(CallToolResponse::Complete(result))) => Ok(result),
+            Ok(Ok(CallToolResponse::InputRequired(_))) => {
+                Err(unsupported("a request for more input (input_required)"))
+            }
+            Ok(Ok(CallToolResponse::Task(_))) => Err(unsupported("a long-running task (task)")),
+            Ok(Ok(_)) => Err(unsupported("a kind of answer it does not know")),
+            Ok(Err(error)) => Err(self.call_failure(index, tool, connection.run, error).await),
+        }
+    }
+
+    /// Stops every child process (graceful close, then kill) and waits briefly. Nothing is left
+    /// running afterwards, and servers are not restarted.
+    pub async fn shutdown(&self) {
+        self.shared.shutdown.cancel();
+        self.shared.tasks.close();
+        if tokio::time::timeout(SHUTDOWN_LIMIT, self.shared.tasks.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                "upstream servers did not stop within {} ms; their processes are killed as the runtime ends",
+                SHUTDOWN_LIMIT.as_millis()
+            );
+        }
+    }
+
+    fn index_of(&self, server: &str) -> Result<usize> {
+        self.shared
+            .servers
+            .iter()
+            .position(|candidate| candidate.config.name == server)
+            .ok_or_else(|| Error::UnknownServer {
+                server: server.to_owned(),
+                configured: if self.shared.servers.is_empty() {
+                    "none".to_owned()
+                } else {
+                    self.server_names().join(", ")
+                },
+            })
+    }
+
+    /// Waits until the server is ready (restarting it if it is due) or has failed. Bounded: the
+    /// server's task records a failure at the startup timeout; the grace covers its cleanup.
+    async fn connection(&self, index: usize) -> Result<Connection> {
+        let mut changes = self.shared.version.subscribe();
+        let deadline = Instant::now() + self.shared.options.startup_timeout + SETTLE_GRACE;
+        loop {
+            // Marked seen before looking, so a change after the look wakes the wait below.
+            changes.borrow_and_update();
+            if let Some(settled) = self.shared.settled(index) {
+                return settled;
+            }
+            match tokio::time::timeout_at(deadline, changes.changed()).await {
+                Ok(Ok(())) => {}
+                // The sender lives as long as `shared`, which outlives this borrow.
+                Ok(Err(_closed)) => return Err(self.shared.stopped(index)),
+                Err(_elapsed) => {
+                    return Err(Error::StartTimeout {
+                        server: self.shared.name(index),
+                        limit: self.shared.options.startup_timeout,
+                        stderr: String::new(),
+                    });
+                }
+            }
+        }
+    }
+
+    /// Turns a failed request into the error a caller reads. A lost connection is explained by
+    /// the server's exit, which its task records a moment later.
+    async fn call_failure(&self, index: usize, tool: &str, run: u32, error: ServiceError) -> Error {
+        let server = self.shared.name(index);
+        match error {
+            ServiceError::McpError(data) => Error::Rejected {
+                server,
+                tool: tool.to_owned(),
+                code: data.code.0,
+                message: data.message.into_owned(),
+            },
+            ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
+                let mut changes = self.shared.version.subscribe();
+                let deadline = Instant::now() + EXIT_REPORT_WAIT;
+                loop {
+                    changes.borrow_and_update();
+                    if let Some(error) = self.shared.exit_of(index, run, tool) {
+                        return error;
+                    }
+                    if !matches!(
+                        tokio::time::timeout_at(deadline, changes.changed()).await,
+                        Ok(Ok(()))
+                    ) {
+                        return Error::CallFailed {
+                            server,
+                            tool: tool.to_owned(),
+                            message: "the connection to the server was lost".to_owned(),
+                        };
+                    }
+                }
+            }
+            other => Error::CallFailed {
+                server,
+                tool: tool.to_owned(),
+                message: other.to_string(),
+            },
+        }
+    }
+}
+
+impl Drop for UpstreamManager {
+    fn drop(&mut self) {
+        // Without a shutdown call, the tasks still stop (and kill) their children.
+        self.shared.shutdown.cancel();
+    }
+}
+
+impl Server {
+    fn lock(&self) -> MutexGuard<'_, Slot> {
+        // A poisoned lock only means a panic elsewhere; the state itself is always whole.
+        self.slot.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Shared {
+    fn name(&self, index: usize) -> String {
+        self.servers
+            .get(index)
+            .map(|server| server.config.name.clone())
+            .unwrap_or_default()
+    }
+
+    fn stopped(&self, index: usize) -> Error {
+        Error::Stopped {
+            server: self.name(index),
+        }
+    }
+
+    fn bump(&self) {
+        self.version.send_modify(|version| *version += 1);
+    }
+
+    /// Starts a run of the server's process in the background. The caller holds the slot.
+    fn launch(self: &Arc<Self>, index: usize, slot: &mut Slot) {
+        slot.state = State::Starting;
+        slot.starts += 1;
+        let run = slot.starts;
+        self.tasks
+            .spawn(crate::process::supervise(self.clone(), index, run));
+    }
+
+    /// The connection if ready, the reason if down (restarting the server instead when it is
+    /// due), nothing while it starts.
+    fn settled(self: &Arc<Self>, index: usize) -> Option<Result<Connection>> {
+        let server = self.servers.get(index)?;
+        let mut slot = server.lock();
+        let restart = match &slot.state {
+            State::Starting => return None,
+            State::Stopped => return Some(Err(self.stopped(index))),
+            State::Ready { peer, tools, .. } => {
+                return Some(Ok(Connection {
+                    peer: peer.clone(),
+                    tools: tools.clone(),
+                    run: slot.starts,
+                }));
+            }
+            State::Down {
+                error,
+                at,
+                restartable,
+            } => {
+                if *restartable && self.shutdown.is_cancelled() {
+                    return Some(Err(self.stopped(index)));
+                }
+                if !*restartable || at.elapsed() < restart_delay(slot.crashes) {
+                    return Some(Err(error.clone()));
+                }
+                tracing::info!(server = %server.config.name, crashes = slot.crashes, "restarting the server");
+                true
+            }
+        };
+        if restart {
+            self.launch(index, &mut slot);
+            drop(slot);
+            self.bump();
+        }
+        None
+    }
+
+    /// Why run `run` of the server ended, once its task has recorded it (for a call to `tool`
+    /// that lost its connection).
+    fn exit_of(&self, index: usize, run: u32, tool: &str) -> Option<Error> {
+        let server = self.servers.get(index)?;
+        let slot = server.lock();
+        if slot.starts != run {
+            return Some(Error::CallFailed {
+                server: server.config.name.clone(),
+                tool: tool.to_owned(),
+                message: "the connection to the server was lost; it has been started again"
+                    .to_owned(),
+            });
+        }
+        match &slot.state {
+            State::Starting | State::Ready { .. } => None,
+            State::Stopped => Some(self.stopped(index)),
+            State::Down { error, .. } => Some(match error.clone() {
+                Error::Exited {
+                    server,
+                    status,
+                    stderr,
+                    ..
+                } => Error::Exited {
+                    server,
+                    status,
+                    stderr,
+                    during_call: true,
+                },
+                other => other,
+            }),
+        }
+    }
+
+    /// Records that run `run` finished starting. Ignored if that run is no longer current.
+    pub(crate) fn set_ready(
+        &self,
+        index: usize,
+        run: u32,
+        peer: Peer<RoleClient>,
+        tools: Vec<Tool>,
+        process_id: Option<u32>,
+    ) {
+        let Some(server) = self.servers.get(index) else {
+            return;
+        };
+        let mut slot = server.lock();
+        if slot.starts != run {
+            return;
+        }
+        slot.ever_ready = true;
+        slot.state = State::Ready {
+            peer,
+            tools: Arc::new(tools),
+            process_id,
+        };
+        drop(slot);
+        self.bump();
+    }
+
+    /// Replaces the tool list of run `run` after the server announced a change.
+    pub(crate) fn set_tools(&self, index: usize, run: u32, new_tools: Vec<Tool>) {
+        let Some(server) = self.servers.get(index) else {
+            return;
+        };
+        let mut slot = server.lock();
+        if slot.starts != run {
+            return;
+        }
+        if let State::Ready { tools, .. } = &mut slot.state {
+            *tools = Arc::new(new_tools);
+            drop(slot);
+            self.bump();
+        }
+    }
+
+    /// Records how run `run` ended.
+    pub(crate) fn finish(&self, index: usize, run: u32, ending: Ending) {
+        let Some(server) = self.servers.get(index) else {
+            return;
+        };
+        let mut slot = server.lock();
+        if slot.starts != run {
+            return;
+        }
+        slot.state = match ending {
+            Ending::Stopped => State::Stopped,
+            Ending::Failed { error, uptime } => {
+                let restartable = slot.ever_ready;
+                if restartable {
+                    slot.crashes = match uptime {
+                        Some(uptime) if uptime >= STABLE_UPTIME => 1,
+                        _ => slot.crashes.saturating_add(1),
+                    };
+                }
+                State::Down {
+                    error,
+                    at: Instant::now(),
+                    restartable,
+                }
+            }
+        };
+        drop(slot);
+        self.bump();
+    }
+}
+
+/// Delay before restart number `crashes` (1, 2, 4, ... seconds, at most 30).
+fn restart_delay(crashes: u32) -> Duration {
+    let doublings = crashes.saturating_sub(1).min(16);
+    FIRST_RESTART_DELAY
+        .saturating_mul(1 << doublings)
+        .min(MAX_RESTART_DELAY)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn restart_delay_doubles_up_to_a_cap() {
+        assert_eq!(restart_delay(0), Duration::from_secs(1));
+        assert_eq!(restart_delay(1), Duration::from_secs(1));
+        assert_eq!(restart_delay(2), Duration::from_secs(2));
+        assert_eq!(restart_delay(4), Duration::from_secs(8));
+        assert_eq!(restart_delay(40), MAX_RESTART_DELAY);
+    }
+}

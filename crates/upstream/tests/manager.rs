@@ -1,0 +1,632 @@
+//! The upstream manager against real processes: the fixture server of `toolweave-testkit`.
+//!
+//! The fixture is a binary of another package, so it must be built first: `cargo build -p
+//! toolweave-testkit` (`cargo test --workspace`, or `cargo test -p toolweave-upstream -p
+//! toolweave-testkit`, build it too). `fixture_binary()` says so when it is missing.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+use toolweave_config::{Config, ServerConfig, Transport};
+use toolweave_testkit::fixture_binary;
+use toolweave_upstream::{Error, Options, ServerState, UpstreamManager};
+
+fn init_logs() {
+    let _ = tracing_subscriber::fmt()
+        .with_test_writer()
+        .with_env_filter("toolweave_upstream=debug,toolweave::upstream=debug")
+        .try_init();
+}
+
+fn stdio(name: &str, command: &str, args: &[&str]) -> ServerConfig {
+    ServerConfig {
+        name: name.to_owned(),
+        transport: Transport::Stdio {
+            command: command.to_owned(),
+            args: args.iter().map(|arg| (*arg).to_owned()).collect(),
+            env: BTreeMap::from([("FIXTURE_SECRET".to_owned(), format!("secret of {name}"))]),
+            cwd: None,
+        },
+        source: PathBuf::from("/test/mcp.json"),
+    }
+}
+
+fn fixture(name: &str, extra: &[&str]) -> ServerConfig {
+    let mut args = vec!["--name", name];
+    args.extend_from_slice(extra);
+    stdio(name, &fixture_binary().display().to_string(), &args)
+}
+
+fn manager(servers: Vec<ServerConfig>, options: Options) -> Arc<UpstreamManager> {
+    init_logs();
+    UpstreamManager::start(
+        &Config {
+            servers,
+            disabled: Vec::new(),
+        },
+        options,
+    )
+}
+
+fn arguments(value: Value) -> Option<Map<String, Value>> {
+    match value {
+        Value::Object(map) => Some(map),
+        _ => None,
+    }
+}
+
+async fn call_text(
+    manager: &UpstreamManager,
+    server: &str,
+    tool: &str,
+    args: Value,
+) -> Result<String, Error> {
+    let result = manager
+        .call_tool(
+            server,
+            tool,
+            arguments(args),
+            None,
+            CancellationToken::new(),
+        )
+        .await?;
+    Ok(result
+        .content
+        .first()
+        .and_then(|item| item.as_text())
+        .map(|text| text.text.clone())
+        .unwrap_or_default())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_start_in_parallel_and_answer_calls() {
+    let upstream = manager(
+        vec![
+            fixture("alpha", &[]),
+            fixture("beta", &["--page-size", "3"]),
+        ],
+        Options::default(),
+    );
+    assert_eq!(upstream.server_names(), ["alpha", "beta"]);
+    let all = upstream.all_tools().await;
+    assert_eq!(all.len(), 2);
+    for (name, tools) in &all {
+        let tools = tools
+            .as_ref()
+            .unwrap_or_else(|error| panic!("{name}: {error}"));
+        // beta lists its tools three at a time: every page must be followed.
+        assert_eq!(tools.len(), 14, "{name}");
+        assert_eq!(tools[0].name, "add");
+    }
+    for status in upstream.status() {
+        assert!(status.is_ready(), "{status:?}");
+        assert_eq!(status.describe(), "ready, 14 tools");
+        assert_eq!(status.transport, "stdio");
+        assert!(status.process_id.is_some());
+    }
+
+    assert_eq!(
+        call_text(&upstream, "alpha", "add", json!({ "a": 2, "b": 5 }))
+            .await
+            .unwrap(),
+        "7"
+    );
+    assert_eq!(
+        call_text(&upstream, "beta", "whoami", json!({}))
+            .await
+            .unwrap(),
+        "beta"
+    );
+    // `env` from the config is added to the inherited environment.
+    assert_eq!(
+        call_text(
+            &upstream,
+            "beta",
+            "env",
+            json!({ "name": "FIXTURE_SECRET" })
+        )
+        .await
+        .unwrap(),
+        "secret of beta"
+    );
+    assert!(
+        !call_text(&upstream, "beta", "env", json!({ "name": "PATH" }))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    let failed = upstream
+        .call_tool(
+            "alpha",
+            "fail",
+            arguments(json!({ "message": "disk on fire" })),
+            None,
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(failed.is_error, Some(true));
+
+    let rejected = call_text(&upstream, "alpha", "add", json!({ "a": 1 }))
+        .await
+        .unwrap_err();
+    assert!(matches!(rejected, Error::Rejected { .. }), "{rejected:?}");
+    assert!(
+        rejected.to_string().contains("\"b\" is required"),
+        "{rejected}"
+    );
+
+    let unknown = upstream.tools("gamma").await.unwrap_err();
+    assert_eq!(
+        unknown.to_string(),
+        "no upstream server named \"gamma\" is configured (configured: alpha, beta); use one of those names or add the server to the config file"
+    );
+    upstream.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_call_times_out_without_blocking_others() {
+    let upstream = manager(vec![fixture("fixture", &[])], Options::default());
+    upstream.tools("fixture").await.unwrap();
+
+    // A slow call in flight does not hold up a fast one to the same server.
+    let slow = {
+        let upstream = upstream.clone();
+        tokio::spawn(async move {
+            upstream
+                .call_tool(
+                    "fixture",
+                    "slow",
+                    arguments(json!({ "ms": 3000 })),
+                    None,
+                    CancellationToken::new(),
+                )
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let started = Instant::now();
+    assert_eq!(
+        call_text(&upstream, "fixture", "add", json!({ "a": 1, "b": 2 }))
+            .await
+            .unwrap(),
+        "3"
+    );
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(!slow.is_finished());
+    slow.abort();
+
+    let started = Instant::now();
+    let error = upstream
+        .call_tool(
+            "fixture",
+            "slow",
+            arguments(json!({ "ms": 5000 })),
+            Some(Duration::from_millis(300)),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_millis(2000),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(matches!(error, Error::CallTimeout { .. }), "{error:?}");
+    let message = error.to_string();
+    assert!(message.contains("300 ms"), "{message}");
+    assert!(message.contains("--tool-timeout-ms"), "{message}");
+    assert!(message.contains("\"fixture\""), "{message}");
+
+    // The default timeout applies when the call gives none.
+    let quick = manager(
+        vec![fixture("quick", &[])],
+        Options {
+            call_timeout: Duration::from_millis(200),
+            ..Options::default()
+        },
+    );
+    let error = call_text(&quick, "quick", "slow", json!({ "ms": 5000 }))
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("200 ms"), "{error}");
+    assert_eq!(
+        call_text(&quick, "quick", "add", json!({ "a": 1, "b": 1 }))
+            .await
+            .unwrap(),
+        "2"
+    );
+    quick.shutdown().await;
+    upstream.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_an_in_flight_call() {
+    let upstream = manager(vec![fixture("fixture", &[])], Options::default());
+    upstream.tools("fixture").await.unwrap();
+    let cancel = CancellationToken::new();
+    let call = {
+        let upstream = upstream.clone();
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            upstream
+                .call_tool(
+                    "fixture",
+                    "slow",
+                    arguments(json!({ "ms": 10000 })),
+                    None,
+                    cancel,
+                )
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let started = Instant::now();
+    cancel.cancel();
+    let outcome = call.await.unwrap();
+    assert!(
+        started.elapsed() < Duration::from_millis(500),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(outcome.unwrap_err(), Error::Cancelled);
+    // The connection is fine afterwards.
+    assert_eq!(
+        call_text(
+            &upstream,
+            "fixture",
+            "echo",
+            json!({ "message": "still here" })
+        )
+        .await
+        .unwrap(),
+        "still here"
+    );
+
+    // A token cancelled before the call never reaches the server.
+    let cancelled = CancellationToken::new();
+    cancelled.cancel();
+    let error = upstream
+        .call_tool(
+            "fixture",
+            "add",
+            arguments(json!({ "a": 1, "b": 1 })),
+            None,
+            cancelled,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error, Error::Cancelled);
+    upstream.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failures_to_start_say_why() {
+    let missing_cwd = {
+        let mut config = fixture("nowhere", &[]);
+        if let Transport::Stdio { cwd, .. } = &mut config.transport {
+            *cwd = Some(PathBuf::from("/nonexistent/toolweave-folder"));
+        }
+        config
+    };
+    let upstream = manager(
+        vec![
+            fixture("broken", &["--fail-start"]),
+            stdio("missing", "/nonexistent/toolweave-no-such-server", &[]),
+            stdio("unlisted", "toolweave-no-such-server-on-path", &[]),
+            missing_cwd,
+            ServerConfig {
+                name: "remote".to_owned(),
+                transport: Transport::Http {
+                    url: "http://127.0.0.1:9/mcp".to_owned(),
+                    headers: BTreeMap::new(),
+                },
+                source: PathBuf::from("/test/mcp.json"),
+            },
+            ServerConfig {
+                name: "legacy".to_owned(),
+                transport: Transport::Sse {
+                    url: "http://127.0.0.1:9/sse".to_owned(),
+                    headers: BTreeMap::new(),
+                },
+                source: PathBuf::from("/test/mcp.json"),
+            },
+            fixture("good", &[]),
+        ],
+        Options::default(),
+    );
+    let all = upstream.all_tools().await;
+    let names: Vec<&str> = all.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "broken", "missing", "unlisted", "nowhere", "remote", "legacy", "good"
+        ]
+    );
+    let message = |index: usize| match &all[index].1 {
+        Ok(_) => panic!("{} started", all[index].0),
+        Err(error) => error.to_string(),
+    };
+
+    let broken = message(0);
+    assert!(
+        broken.starts_with("server \"broken\" exited during startup (exit status: 1)"),
+        "{broken}"
+    );
+    assert!(broken.contains("failing on purpose"), "{broken}");
+
+    let missing = message(1);
+    assert_eq!(
+        missing,
+        "server \"missing\" could not be started: the command \"/nonexistent/toolweave-no-such-server\" was not found; check \"command\" in the config file (a name without a slash is looked up on PATH)"
+    );
+    assert!(
+        message(2).contains("\"toolweave-no-such-server-on-path\" was not found"),
+        "{}",
+        message(2)
+    );
+    assert!(
+        message(3).contains("/nonexistent/toolweave-folder does not exist; check \"cwd\""),
+        "{}",
+        message(3)
+    );
+
+    let remote = message(4);
+    assert_eq!(
+        remote,
+        "server \"remote\" is configured as a remote (http) server at http://127.0.0.1:9/mcp, and remote servers are not connected by this version of toolweave yet; run it as a stdio server (\"command\", \"args\") instead, or remove the entry from the config file"
+    );
+    assert!(message(5).contains("remote (sse) server"), "{}", message(5));
+    assert_eq!(all[6].1.as_ref().map(Vec::len), Ok(14));
+
+    // A call to a failed server gets the same reason; the others keep working.
+    let error = call_text(&upstream, "broken", "add", json!({ "a": 1, "b": 1 }))
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("failing on purpose"), "{error}");
+    let error = call_text(&upstream, "remote", "anything", json!({}))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, Error::RemoteNotConnected { .. }),
+        "{error:?}"
+    );
+    assert_eq!(
+        call_text(&upstream, "good", "add", json!({ "a": 1, "b": 1 }))
+            .await
+            .unwrap(),
+        "2"
+    );
+
+    let status = upstream.status();
+    assert!(
+        status[0]
+            .describe()
+            .starts_with("failed: server \"broken\" exited during startup"),
+        "{}",
+        status[0].describe()
+    );
+    assert_eq!(status[4].transport, "http");
+    assert_eq!(status[4].starts, 0);
+    assert!(matches!(
+        status[0].state,
+        ServerState::Failed {
+            restarts_on_use: false,
+            ..
+        }
+    ));
+    upstream.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_start_hits_the_startup_timeout() {
+    let upstream = manager(
+        vec![fixture("sleepy", &["--start-delay-ms", "5000"])],
+        Options {
+            startup_timeout: Duration::from_millis(500),
+            ..Options::default()
+        },
+    );
+    let started = Instant::now();
+    assert_eq!(upstream.status()[0].state, ServerState::Starting);
+    assert_eq!(upstream.status()[0].describe(), "starting");
+    let error = call_text(&upstream, "sleepy", "add", json!({ "a": 1, "b": 1 }))
+        .await
+        .unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_millis(3000),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(matches!(error, Error::StartTimeout { .. }), "{error:?}");
+    let message = error.to_string();
+    assert!(
+        message.starts_with("server \"sleepy\" did not finish starting within 500 ms (--startup-timeout-ms); it was stopped"),
+        "{message}"
+    );
+    upstream.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_start_is_waited_for() {
+    let upstream = manager(
+        vec![fixture("late", &["--start-delay-ms", "700"])],
+        Options::default(),
+    );
+    let started = Instant::now();
+    assert_eq!(
+        call_text(&upstream, "late", "add", json!({ "a": 2, "b": 3 }))
+            .await
+            .unwrap(),
+        "5"
+    );
+    assert!(started.elapsed() >= Duration::from_millis(700));
+    upstream.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_mid_call_is_reported_and_the_server_restarts_on_use() {
+    let upstream = manager(
+        vec![fixture("good", &[]), fixture("other", &[])],
+        Options::default(),
+    );
+    upstream.all_tools().await;
+    let mut changes = upstream.subscribe();
+    changes.borrow_and_update();
+
+    let error = call_text(&upstream, "good", "crash", json!({}))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::Exited {
+                during_call: true,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    let message = error.to_string();
+    assert!(
+        message.starts_with("server \"good\" exited (exit status: 3) during the call"),
+        "{message}"
+    );
+    assert!(
+        message.contains("fixture good: crashing on purpose"),
+        "{message}"
+    );
+    assert!(changes.has_changed().unwrap());
+
+    // The other server is unaffected.
+    assert_eq!(
+        call_text(&upstream, "other", "whoami", json!({}))
+            .await
+            .unwrap(),
+        "other"
+    );
+    let status = upstream.status();
+    assert!(
+        matches!(
+            status[0].state,
+            ServerState::Failed {
+                restarts_on_use: true,
+                ..
+            }
+        ),
+        "{status:?}"
+    );
+
+    // Right after the crash the reason stands; after the restart delay, the next call starts it.
+    let error = call_text(&upstream, "good", "add", json!({ "a": 1, "b": 1 }))
+        .await
+        .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("starts it again on a later call"),
+        "{error}"
+    );
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    assert_eq!(
+        call_text(&upstream, "good", "add", json!({ "a": 1, "b": 1 }))
+            .await
+            .unwrap(),
+        "2"
+    );
+    assert_eq!(upstream.status()[0].starts, 2);
+    upstream.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_tool_list_is_picked_up() {
+    let upstream = manager(vec![fixture("fixture", &[])], Options::default());
+    assert_eq!(upstream.tools("fixture").await.unwrap().len(), 14);
+    let mut changes = upstream.subscribe();
+    changes.borrow_and_update();
+    call_text(&upstream, "fixture", "register", json!({ "name": "late" }))
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(5), changes.changed())
+        .await
+        .expect("the version is bumped after notifications/tools/list_changed")
+        .unwrap();
+    let tools = upstream.tools("fixture").await.unwrap();
+    assert_eq!(tools.len(), 15);
+    assert_eq!(tools[14].name, "late");
+    assert_eq!(upstream.status()[0].describe(), "ready, 15 tools");
+    upstream.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_leaves_nothing_running() {
+    let upstream = manager(
+        vec![
+            fixture("one", &[]),
+            fixture("two", &[]),
+            fixture("starting", &["--start-delay-ms", "20000"]),
+        ],
+        Options::default(),
+    );
+    upstream.tools("one").await.unwrap();
+    upstream.tools("two").await.unwrap();
+    let process_ids: Vec<u32> = upstream
+        .status()
+        .iter()
+        .filter_map(|status| status.process_id)
+        .collect();
+    assert_eq!(process_ids.len(), 2);
+    // A call in flight at shutdown ends with a clear reason.
+    let in_flight = {
+        let upstream = upstream.clone();
+        tokio::spawn(async move {
+            upstream
+                .call_tool(
+                    "one",
+                    "slow",
+                    arguments(json!({ "ms": 20000 })),
+                    None,
+                    CancellationToken::new(),
+                )
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let started = Instant::now();
+    upstream.shutdown().await;
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+    for status in upstream.status() {
+        assert_eq!(status.state, ServerState::Stopped, "{}", status.name);
+    }
+    let error = in_flight.await.unwrap().unwrap_err();
+    assert!(error.to_string().contains("server \"one\""), "{error}");
+    if cfg!(target_os = "linux") {
+        for process_id in process_ids {
+            assert!(
+                !std::path::Path::new(&format!("/proc/{process_id}")).exists(),
+                "process {process_id} is still running"
+            );
+        }
+    }
+    // Nothing restarts after shutdown.
+    let error = call_text(&upstream, "one", "add", json!({ "a": 1, "b": 1 }))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "server \"one\" was stopped because toolweave is shutting down"
+    );
+}
