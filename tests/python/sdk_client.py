@@ -25,7 +25,7 @@ return { sum, people: graph.entities.map((e: { name: string }) => e.name) };
 
 
 async def main(binary: str, config: str) -> None:
-    params = StdioServerParameters(command=binary, args=["serve", "--config", config, "--timeout-ms", "8000"])
+    params = StdioServerParameters(command=binary, args=["serve", "--config", config, "--timeout-ms", "3000"])
     async with Client(params, mode="legacy", read_timeout_seconds=60) as client:
         listed = await client.list_tools()
         names = [tool.name for tool in listed.tools]

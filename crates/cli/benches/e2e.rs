@@ -5,7 +5,10 @@
 //! size in tokens (cl100k), a trivial execution, an execution making one upstream call, and the
 //! same upstream call made directly to the fixture server.
 
-#![expect(clippy::expect_used, reason = "a benchmark aborts on the first failure")]
+#![expect(
+    clippy::expect_used,
+    reason = "a benchmark aborts on the first failure"
+)]
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -21,9 +24,16 @@ const INIT_RUNS: usize = 30;
 fn binary(name: &str) -> PathBuf {
     // Benches run from target/<profile>/deps; the binaries sit one level up.
     let exe = std::env::current_exe().expect("bench executable path");
-    let dir = exe.parent().and_then(Path::parent).expect("target profile dir");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target profile dir");
     let path = dir.join(name);
-    assert!(path.exists(), "{} is missing: run `cargo build --release` first", path.display());
+    assert!(
+        path.exists(),
+        "{} is missing: run `cargo build --release` first",
+        path.display()
+    );
     path
 }
 
@@ -57,10 +67,18 @@ async fn main() {
     let config = dir.path().join("mcp.json");
     let servers: Map<String, Value> = ["alpha", "beta", "fixture"]
         .iter()
-        .map(|name| ((*name).to_owned(), json!({ "command": fixture, "args": ["--name", name] })))
+        .map(|name| {
+            (
+                (*name).to_owned(),
+                json!({ "command": fixture, "args": ["--name", name] }),
+            )
+        })
         .collect();
-    std::fs::write(&config, serde_json::to_vec(&json!({ "mcpServers": servers })).expect("json"))
-        .expect("write config");
+    std::fs::write(
+        &config,
+        serde_json::to_vec(&json!({ "mcpServers": servers })).expect("json"),
+    )
+    .expect("write config");
 
     let spawn = |command: &Path, args: Vec<String>| {
         let command = tokio::process::Command::new(command).configure(|c| {
@@ -72,7 +90,11 @@ async fn main() {
             .expect("spawn")
             .0
     };
-    let serve_args = vec!["serve".to_owned(), "--config".to_owned(), config.display().to_string()];
+    let serve_args = vec![
+        "serve".to_owned(),
+        "--config".to_owned(),
+        config.display().to_string(),
+    ];
 
     // Cold start: spawn -> initialize answered, three upstream servers configured.
     let mut init = Vec::new();
@@ -87,8 +109,14 @@ async fn main() {
     let client = ().serve(spawn(&toolweave, serve_args.clone())).await.expect("initialize");
     let tools = client.list_all_tools().await.expect("tools/list");
     let text = serde_json::to_string(&json!({ "tools": tools })).expect("json");
-    let tokens = tiktoken_rs::cl100k_base_singleton().encode_with_special_tokens(&text).len();
-    println!("{:<44} {} bytes, {tokens} tokens (cl100k)", "tools/list size", text.len());
+    let tokens = tiktoken_rs::cl100k_base_singleton()
+        .encode_with_special_tokens(&text)
+        .len();
+    println!(
+        "{:<44} {} bytes, {tokens} tokens (cl100k)",
+        "tools/list size",
+        text.len()
+    );
 
     let execute = |code: &str| {
         CallToolRequestParams::new("execute_code")
@@ -105,7 +133,10 @@ async fn main() {
 
     for (label, code) in [
         ("execute_code trivial (return 1 + 1)", "return 1 + 1"),
-        ("execute_code one upstream call", "return await tools.fixture.add({ a: 2, b: 5 })"),
+        (
+            "execute_code one upstream call",
+            "return await tools.fixture.add({ a: 2, b: 5 })",
+        ),
     ] {
         let mut samples = Vec::with_capacity(RUNS);
         for _ in 0..RUNS {
@@ -129,11 +160,12 @@ async fn main() {
     client.cancel().await.expect("close");
 
     // The same upstream call made directly to the fixture server.
-    let direct = ()
-        .serve(spawn(&fixture, vec!["--name".into(), "direct".into()]))
-        .await
-        .expect("fixture initialize");
-    let add = CallToolRequestParams::new("add").with_arguments(arguments(json!({ "a": 2, "b": 5 })));
+    let direct =
+        ().serve(spawn(&fixture, vec!["--name".into(), "direct".into()]))
+            .await
+            .expect("fixture initialize");
+    let add =
+        CallToolRequestParams::new("add").with_arguments(arguments(json!({ "a": 2, "b": 5 })));
     for _ in 0..20 {
         direct.call_tool(add.clone()).await.expect("warm-up");
     }

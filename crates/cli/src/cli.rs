@@ -76,7 +76,9 @@ struct LimitArgs {
 impl LimitArgs {
     fn resolve(&self) -> Result<Limits> {
         if self.timeout_ms == 0 || self.tool_timeout_ms == 0 || self.startup_timeout_ms == 0 {
-            bail!("--timeout-ms, --tool-timeout-ms and --startup-timeout-ms must be greater than 0");
+            bail!(
+                "--timeout-ms, --tool-timeout-ms and --startup-timeout-ms must be greater than 0"
+            );
         }
         if self.memory_mb < 2 {
             bail!("--memory-mb must be at least 2");
@@ -136,8 +138,8 @@ pub fn main() -> ExitCode {
         Command::Serve(_) => "info",
         _ => "warn",
     };
-    let filter = EnvFilter::try_from_env("TOOLWEAVE_LOG")
-        .unwrap_or_else(|_| EnvFilter::new(default_level));
+    let filter =
+        EnvFilter::try_from_env("TOOLWEAVE_LOG").unwrap_or_else(|_| EnvFilter::new(default_level));
     // Logs go to stderr: in `serve`, stdout carries the protocol and nothing else.
     tracing_subscriber::fmt()
         .with_env_filter(filter)
@@ -215,8 +217,9 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
 
 async fn run(args: RunArgs) -> Result<ExitCode> {
     let language = match &args.language {
-        Some(name) => toolweave_server::parse_language(name)
-            .with_context(|| format!("unknown --language {name:?}: use typescript or javascript"))?,
+        Some(name) => toolweave_server::parse_language(name).with_context(|| {
+            format!("unknown --language {name:?}: use typescript or javascript")
+        })?,
         None => language_of(&args.file)?,
     };
     let code = if args.file.as_os_str() == "-" {
@@ -279,7 +282,11 @@ async fn tools(args: ToolsArgs) -> Result<ExitCode> {
     if args.json {
         writeln!(stdout, "{}", serde_json::to_string_pretty(&results)?)?;
     } else {
-        writeln!(stdout, "{}", toolweave_core::search_text(&args.query, &results))?;
+        writeln!(
+            stdout,
+            "{}",
+            toolweave_core::search_text(&args.query, &results)
+        )?;
     }
     drop(stdout);
     gateway.upstream().shutdown().await;
@@ -301,7 +308,11 @@ async fn types(args: CommonArgs) -> Result<ExitCode> {
 fn report_unavailable(gateway: &Gateway) {
     for status in gateway.upstream().status() {
         if !status.is_ready() {
-            eprintln!("toolweave: server \"{}\" is not available: {}", status.name, status.describe());
+            eprintln!(
+                "toolweave: server \"{}\" is not available: {}",
+                status.name,
+                status.describe()
+            );
         }
     }
 }

@@ -94,7 +94,9 @@ async fn call_tool(
         if let Ok(validator) = validator.as_ref() {
             let violations: Vec<String> = validator
                 .iter_errors(&arguments_value)
-                .map(|error| describe_violation(&error.instance_path().to_string(), &error.to_string()))
+                .map(|error| {
+                    describe_violation(&error.instance_path().to_string(), &error.to_string())
+                })
                 .collect();
             if !violations.is_empty() {
                 return Err(violation_message(
@@ -119,7 +121,10 @@ async fn call_tool(
         return serde_json::to_value(&result).map_err(|e| e.to_string());
     }
     if result.is_error == Some(true) {
-        return Err(format!("{display} returned an error: {}", error_text(&result)));
+        return Err(format!(
+            "{display} returned an error: {}",
+            error_text(&result)
+        ));
     }
     if let (Some(structured), Some(validator)) = (
         result.structured_content.as_ref(),
@@ -128,11 +133,15 @@ async fn call_tool(
         if let Ok(validator) = validator.as_ref() {
             let violations: Vec<String> = validator
                 .iter_errors(structured)
-                .map(|error| describe_violation(&error.instance_path().to_string(), &error.to_string()))
+                .map(|error| {
+                    describe_violation(&error.instance_path().to_string(), &error.to_string())
+                })
                 .collect();
             if !violations.is_empty() {
                 return Err(violation_message(
-                    &format!("{display} returned structuredContent that does not match its outputSchema"),
+                    &format!(
+                        "{display} returned structuredContent that does not match its outputSchema"
+                    ),
                     &violations,
                     "",
                 ));
@@ -179,7 +188,11 @@ async fn resolve_after_waiting(
             .collect();
         message.push_str(&format!(
             "; server \"{server}\" has: {}",
-            if tools.is_empty() { "no tools".to_owned() } else { tools.join(", ") }
+            if tools.is_empty() {
+                "no tools".to_owned()
+            } else {
+                tools.join(", ")
+            }
         ));
     } else {
         let namespaces: Vec<String> = state
@@ -187,10 +200,7 @@ async fn resolve_after_waiting(
             .namespaces()
             .map(|(guest, _)| guest.to_owned())
             .collect();
-        message.push_str(&format!(
-            "; the servers are: {}",
-            namespaces.join(", ")
-        ));
+        message.push_str(&format!("; the servers are: {}", namespaces.join(", ")));
     }
     message.push_str(". Use searchTools(\"...\") to find tools.");
     Err(message)

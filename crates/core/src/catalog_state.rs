@@ -43,7 +43,10 @@ impl CatalogState {
                     title: tool.title.clone(),
                     description: tool.description.as_ref().map(|d| d.to_string()),
                     input_schema: Value::Object((*tool.input_schema).clone()),
-                    output_schema: tool.output_schema.as_ref().map(|s| Value::Object((**s).clone())),
+                    output_schema: tool
+                        .output_schema
+                        .as_ref()
+                        .map(|s| Value::Object((**s).clone())),
                     annotations: tool
                         .annotations
                         .as_ref()

@@ -23,6 +23,16 @@ pub enum ExecutionError {
         /// The offending line with a caret under the position.
         frame: String,
     },
+    /// The program is longer than toolweave accepts.
+    #[error(
+        "CodeTooLarge: the code is {size} bytes, over the limit of {limit}. Send a shorter program: keep data in tools, not in code."
+    )]
+    CodeTooLarge {
+        /// Its size.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
     /// The guest threw and nothing caught it.
     #[error("{}", guest_message(name, message, *line, *column))]
     Guest {
@@ -85,7 +95,9 @@ pub enum ExecutionError {
         limit: usize,
     },
     /// The result cannot be expressed as JSON.
-    #[error("the result cannot be converted to JSON: {message}. Return plain objects, arrays, strings, numbers, booleans or null.")]
+    #[error(
+        "the result cannot be converted to JSON: {message}. Return plain objects, arrays, strings, numbers, booleans or null."
+    )]
     Unserializable {
         /// Why.
         message: String,
@@ -129,6 +141,7 @@ impl ExecutionError {
                 column,
                 frame,
             },
+            EngineError::CodeTooLarge { size, limit } => Self::CodeTooLarge { size, limit },
             EngineError::Guest {
                 message,
                 name,
@@ -148,6 +161,7 @@ impl ExecutionError {
             EngineError::ResultTooLarge { size, limit } => Self::ResultTooLarge { size, limit },
             EngineError::Unserializable { message } => Self::Unserializable { message },
             EngineError::NeverSettles => Self::NeverSettles,
+            EngineError::ToolCallLimit { limit } => Self::ToolCallLimit { limit },
             EngineError::Cancelled => Self::Cancelled,
             EngineError::Internal { message } => Self::Internal { message },
         }
@@ -157,6 +171,7 @@ impl ExecutionError {
     pub fn kind(&self) -> &'static str {
         match self {
             Self::Syntax { .. } => "SyntaxError",
+            Self::CodeTooLarge { .. } => "CodeTooLarge",
             Self::Guest { .. } => "GuestError",
             Self::Timeout { .. } => "Timeout",
             Self::MemoryLimit { .. } => "MemoryLimit",

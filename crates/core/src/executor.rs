@@ -107,6 +107,7 @@ impl Gateway {
                 stack_bytes: limits.stack_bytes,
                 max_log_bytes: limits.max_log_bytes,
                 max_result_bytes: limits.max_result_bytes,
+                max_tool_calls: limits.max_tool_calls,
             },
             manifest: Manifest { namespaces },
         };
@@ -117,6 +118,8 @@ impl Gateway {
         let engine_flag = flag.clone();
         let spawned = std::thread::Builder::new()
             .name("toolweave-engine".to_owned())
+            // The guest's stack limit plus room for the parser and the host side of the engine.
+            .stack_size(limits.stack_bytes + toolweave_sandbox::THREAD_STACK_HEADROOM)
             .spawn(move || {
                 let sink = events_tx.clone();
                 let outcome = toolweave_sandbox::run(
@@ -154,6 +157,7 @@ impl Gateway {
                 biased;
                 () = cancel.cancelled(), if host_error.is_none() => {
                     flag.cancel();
+                    let _ = replies_tx.send(HostReply::Cancel);
                     host_error = Some(ExecutionError::Cancelled);
                 }
                 () = &mut backstop => {
@@ -178,6 +182,7 @@ impl Gateway {
                                     });
                                 }
                                 flag.cancel();
+                                let _ = replies_tx.send(HostReply::Cancel);
                                 continue;
                             }
                             tool_calls += 1;

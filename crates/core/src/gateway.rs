@@ -246,7 +246,11 @@ pub(crate) fn guest_name(entry: &Entry) -> String {
 }
 
 fn first_line(text: &str) -> String {
-    let line = text.lines().map(str::trim).find(|line| !line.is_empty()).unwrap_or("");
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty())
+        .unwrap_or("");
     const MAX: usize = 160;
     if line.chars().count() > MAX {
         let cut: String = line.chars().take(MAX - 1).collect();

@@ -16,5 +16,5 @@ pub use error::ExecutionError;
 pub use executor::{ExecuteRequest, ExecutionReport, ExecutionStats, LogLine};
 pub use gateway::{DescribeAnswer, Described, Gateway, SearchResult};
 pub use render::{describe_text, execution_text, search_text};
-pub use toolweave_sandbox::{Language, LogStream};
 pub use tokio_util::sync::CancellationToken;
+pub use toolweave_sandbox::{Language, LogStream};

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use oxc::allocator::Allocator;
+use oxc::allocator::{Allocator, TakeIn};
 use oxc::ast::ast::{Expression, Statement};
 use oxc::ast::builder::AstBuilder;
 use oxc::codegen::{Codegen, CodegenOptions, CommentOptions};
@@ -121,19 +121,8 @@ pub(crate) fn transpile(code: &str, language: Language) -> Result<Transpiled, En
     }
 
     let builder = AstBuilder::new(&allocator);
-    if let Some(last) = program.body.pop() {
-        let replacement = match last {
-            Statement::ExpressionStatement(statement) => {
-                let statement = statement.unbox();
-                Statement::new_return_statement(
-                    statement.span,
-                    Some(statement.expression),
-                    &builder,
-                )
-            }
-            other => other,
-        };
-        program.body.push(replacement);
+    if let Some(last) = program.body.last_mut() {
+        return_completion_value(last, &allocator, &builder);
     } else if let Some(directive) = program.directives.pop() {
         // A program that is only a string literal parses as a directive: its value is the string.
         let span: Span = directive.span;
@@ -160,6 +149,52 @@ pub(crate) fn transpile(code: &str, language: Language) -> Result<Transpiled, En
         script,
         map: generated.map.map(oxc_sourcemap::SourceMap::into_owned),
     })
+}
+
+/// Makes the value the statement would leave behind as a script's last statement the function's
+/// return value: an expression statement becomes a `return`, and the same happens to the last
+/// statement of each branch of an `if`, a block, and a `try`/`catch` (not `finally`, whose value
+/// a script never takes), so `try { await f() } catch (e) { e.message }` yields the message.
+fn return_completion_value<'a>(
+    statement: &mut Statement<'a>,
+    allocator: &'a Allocator,
+    builder: &AstBuilder<'a>,
+) {
+    match statement {
+        Statement::ExpressionStatement(_) => {
+            let Statement::ExpressionStatement(expression) = statement.take_in(&allocator) else {
+                return;
+            };
+            let expression = expression.unbox();
+            *statement = Statement::new_return_statement(
+                expression.span,
+                Some(expression.expression),
+                builder,
+            );
+        }
+        Statement::BlockStatement(block) => {
+            if let Some(last) = block.body.last_mut() {
+                return_completion_value(last, allocator, builder);
+            }
+        }
+        Statement::IfStatement(branches) => {
+            return_completion_value(&mut branches.consequent, allocator, builder);
+            if let Some(alternate) = &mut branches.alternate {
+                return_completion_value(alternate, allocator, builder);
+            }
+        }
+        Statement::TryStatement(attempt) => {
+            if let Some(last) = attempt.block.body.last_mut() {
+                return_completion_value(last, allocator, builder);
+            }
+            if let Some(handler) = &mut attempt.handler {
+                if let Some(last) = handler.body.body.last_mut() {
+                    return_completion_value(last, allocator, builder);
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 /// A syntax error at a byte offset, with a one-line code frame.
@@ -213,6 +248,14 @@ mod tests {
         assert_eq!(body("return 5", Language::JavaScript), "return 5;");
         assert_eq!(body("let x = 1;", Language::JavaScript), "let x = 1;");
         assert_eq!(body("'hello'", Language::JavaScript), "return \"hello\";");
+        assert_eq!(
+            body("try { f() } catch (e) { e.message }", Language::JavaScript),
+            "try {\n\treturn f();\n} catch (e) {\n\treturn e.message;\n}"
+        );
+        assert_eq!(
+            body("if (a) { 1 } else 2", Language::JavaScript),
+            "if (a) {\n\treturn 1;\n} else return 2;"
+        );
     }
 
     #[test]

@@ -104,7 +104,9 @@ impl ToolweaveServer {
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let Some(Value::String(code)) = arguments.get("code") else {
-            return Err(invalid("\"code\" is required: the program to run, as a string"));
+            return Err(invalid(
+                "\"code\" is required: the program to run, as a string",
+            ));
         };
         let language = match arguments.get("language") {
             None | Some(Value::Null) => Language::TypeScript,
@@ -171,8 +173,7 @@ impl ServerHandler for ToolweaveServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(
-                Implementation::new("toolweave", env!("CARGO_PKG_VERSION"))
-                    .with_title("toolweave"),
+                Implementation::new("toolweave", env!("CARGO_PKG_VERSION")).with_title("toolweave"),
             )
             .with_instructions(
                 "Call upstream MCP tools from code: find them with search_tools, read their types \

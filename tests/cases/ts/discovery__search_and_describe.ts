@@ -3,6 +3,7 @@
 const hits = await searchTools("add two numbers");
 const described = await describeTools(["fixture.add"]);
 return {
-  found: ["fixture.add", "fixture.get_sum"].includes(hits[0].name),
+  // Three servers here offer the same adder; any of them is the right first hit.
+  found: /\.(add|get_sum)$/.test(hits[0].name),
   declared: JSON.stringify(described).includes("add("),
 };

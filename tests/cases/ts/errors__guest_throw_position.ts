@@ -1,7 +1,7 @@
 // An uncaught error names its line and column in the code as written (types included).
 // expect-error: GuestError
 // expect-message: Error: boom
-// expect-message: at line 8
+// expect-message: at line 9
 interface Config {
   retries: number;
 }

@@ -42,8 +42,9 @@ fn expectation(path: &Path, code: &str) -> Expectation {
         };
         let comment = comment.trim();
         let parse = |text: &str| -> Value {
-            serde_json::from_str(text)
-                .unwrap_or_else(|e| panic!("{}: bad JSON in expectation {text:?}: {e}", path.display()))
+            serde_json::from_str(text).unwrap_or_else(|e| {
+                panic!("{}: bad JSON in expectation {text:?}: {e}", path.display())
+            })
         };
         if let Some(json) = comment.strip_prefix("expect:") {
             expected.value = Some(parse(json.trim()));
@@ -78,9 +79,15 @@ fn case_files() -> Vec<PathBuf> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn guest_cases() {
     let (_dir, config) = fixture_config(&["alpha", "beta", "fixture"]).unwrap();
-    let server = Toolweave::start(toolweave(), &config, CASE_LIMITS).await.unwrap();
+    let server = Toolweave::start(toolweave(), &config, CASE_LIMITS)
+        .await
+        .unwrap();
     let files = case_files();
-    assert!(files.len() >= 30, "expected the case files, found {}", files.len());
+    assert!(
+        files.len() >= 30,
+        "expected the case files, found {}",
+        files.len()
+    );
     let mut failures = Vec::new();
     for path in &files {
         let code = std::fs::read_to_string(path).unwrap();
@@ -89,7 +96,11 @@ async fn guest_cases() {
             Some("ts") => "typescript",
             _ => "javascript",
         };
-        let name = path.strip_prefix(repo_root()).unwrap_or(path).display().to_string();
+        let name = path
+            .strip_prefix(repo_root())
+            .unwrap_or(path)
+            .display()
+            .to_string();
         let execution = server.execute(&code, language).await.unwrap();
         let mut problems = Vec::new();
         if let Some(value) = &expected.value {
@@ -104,7 +115,10 @@ async fn guest_cases() {
         }
         if let Some(kind) = &expected.error_kind {
             if !execution.is_error {
-                problems.push(format!("succeeded with {}, expected {kind}", execution.text));
+                problems.push(format!(
+                    "succeeded with {}, expected {kind}",
+                    execution.text
+                ));
             } else if execution.error_kind() != Some(kind.as_str()) {
                 problems.push(format!(
                     "error kind {:?} != {kind}: {}",
@@ -139,7 +153,10 @@ async fn guest_cases() {
             }
         }
         // After every case, limits included, the next execution must work.
-        let after = server.execute("return 'still serving'", "javascript").await.unwrap();
+        let after = server
+            .execute("return 'still serving'", "javascript")
+            .await
+            .unwrap();
         if after.value().ok() != Some(&serde_json::json!("still serving")) {
             problems.push(format!("the next execution failed: {}", after.text));
         }
@@ -148,5 +165,11 @@ async fn guest_cases() {
         }
     }
     server.stop().await.unwrap();
-    assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), files.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n")
+    );
 }

@@ -11,7 +11,11 @@ use super::toolweave;
 
 fn write_config(dir: &std::path::Path, servers: serde_json::Value) -> std::path::PathBuf {
     let path = dir.join("mcp.json");
-    std::fs::write(&path, serde_json::to_vec(&json!({ "mcpServers": servers })).unwrap()).unwrap();
+    std::fs::write(
+        &path,
+        serde_json::to_vec(&json!({ "mcpServers": servers })).unwrap(),
+    )
+    .unwrap();
     path
 }
 
@@ -28,9 +32,14 @@ async fn a_broken_server_is_reported_and_the_others_work() {
             "remote": { "type": "http", "url": "http://127.0.0.1:9/mcp" },
         }),
     );
-    let server = Toolweave::start(toolweave(), &config, &["--startup-timeout-ms", "5000"]).await.unwrap();
+    let server = Toolweave::start(toolweave(), &config, &["--startup-timeout-ms", "5000"])
+        .await
+        .unwrap();
 
-    let good = server.execute("await tools.good.add({ a: 1, b: 1 })", "typescript").await.unwrap();
+    let good = server
+        .execute("await tools.good.add({ a: 1, b: 1 })", "typescript")
+        .await
+        .unwrap();
     assert_eq!(good.value().unwrap(), &json!(2));
 
     let broken = server
@@ -42,7 +51,10 @@ async fn a_broken_server_is_reported_and_the_others_work() {
         .unwrap();
     let message = broken.value().unwrap().as_str().unwrap().to_owned();
     assert!(message.contains("broken"), "{message}");
-    assert!(message.contains("failing on purpose"), "the stderr tail is missing: {message}");
+    assert!(
+        message.contains("failing on purpose"),
+        "the stderr tail is missing: {message}"
+    );
 
     let missing = server
         .execute(
@@ -90,10 +102,17 @@ async fn initialize_does_not_wait_for_slow_upstreams() {
     let server = Toolweave::start(toolweave(), &config, &[]).await.unwrap();
     let tools = server.list_tools().await.unwrap();
     // Behaviour, not speed: the answer comes long before the upstream could have started.
-    assert!(started.elapsed() < Duration::from_millis(3000), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_millis(3000),
+        "{:?}",
+        started.elapsed()
+    );
     assert_eq!(tools.len(), 3);
     // A call waits for the server to come up and then succeeds.
-    let sum = server.execute("await tools.slow.add({ a: 2, b: 3 })", "typescript").await.unwrap();
+    let sum = server
+        .execute("await tools.slow.add({ a: 2, b: 3 })", "typescript")
+        .await
+        .unwrap();
     assert_eq!(sum.value().unwrap(), &json!(5));
     server.stop().await.unwrap();
 }
@@ -103,7 +122,9 @@ async fn a_hung_call_times_out_and_others_continue() {
     let dir = tempfile::tempdir().unwrap();
     let fixture = fixture_binary();
     let config = write_config(dir.path(), json!({ "fixture": { "command": fixture } }));
-    let server = Toolweave::start(toolweave(), &config, &["--tool-timeout-ms", "300"]).await.unwrap();
+    let server = Toolweave::start(toolweave(), &config, &["--tool-timeout-ms", "300"])
+        .await
+        .unwrap();
     let code = r#"
         const [slow, fast] = await Promise.allSettled([
           tools.fixture.slow({ ms: 5000 }),

@@ -38,7 +38,10 @@ async fn three_npm_servers_through_one_gateway() {
     let config = match npm_config(dir.path()) {
         Ok(config) => config,
         Err(why) => {
-            assert!(std::env::var_os("CI").is_none(), "CI must run the npm servers: {why}");
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI must run the npm servers: {why}"
+            );
             eprintln!("SKIPPED three_npm_servers_through_one_gateway: {why}");
             return;
         }
@@ -47,7 +50,10 @@ async fn three_npm_servers_through_one_gateway() {
     let tools = server.list_tools().await.unwrap();
     assert_eq!(tools.len(), 3);
     let tokens = tools_list_tokens(&tools);
-    assert!(tokens <= 600, "tools/list costs {tokens} tokens with three npm servers");
+    assert!(
+        tokens <= 600,
+        "tools/list costs {tokens} tokens with three npm servers"
+    );
 
     let code = r#"
         const [sum, created, listing] = await Promise.all([
@@ -88,12 +94,18 @@ fn official_python_sdk_as_client() {
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| repo_root().join("target/venv/bin/python"));
     let why = if !python.exists() {
-        Some(format!("{} not found (run .ci/run, or set TOOLWEAVE_TEST_PYTHON to a python with `mcp` installed)", python.display()))
+        Some(format!(
+            "{} not found (run .ci/run, or set TOOLWEAVE_TEST_PYTHON to a python with `mcp` installed)",
+            python.display()
+        ))
     } else {
         npm_config(dir.path()).err()
     };
     if let Some(why) = why {
-        assert!(std::env::var_os("CI").is_none(), "CI must run the Python SDK client: {why}");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must run the Python SDK client: {why}"
+        );
         eprintln!("SKIPPED official_python_sdk_as_client: {why}");
         return;
     }
@@ -106,6 +118,9 @@ fn official_python_sdk_as_client() {
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(
+        output.status.success(),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
     assert!(stdout.contains("sdk_client: ok"), "{stdout}");
 }

@@ -36,22 +36,34 @@ async fn search_ranks_the_adder_first_and_describe_declares_it() {
     let (_dir, config) = fixture_config(&["fixture"]).unwrap();
     let server = Toolweave::start(toolweave(), &config, &[]).await.unwrap();
     let found = server
-        .call("search_tools", json!({ "query": "add two numbers", "limit": 3 }))
+        .call(
+            "search_tools",
+            json!({ "query": "add two numbers", "limit": 3 }),
+        )
         .await
         .unwrap();
     let results = &found.structured_content.as_ref().unwrap()["results"];
     let first = results[0]["name"].as_str().unwrap();
-    assert!(["fixture.add", "fixture.get_sum"].contains(&first), "{results}");
+    assert!(
+        ["fixture.add", "fixture.get_sum"].contains(&first),
+        "{results}"
+    );
     assert!(results.as_array().unwrap().len() <= 3);
 
     let described = server
-        .call("describe_tools", json!({ "names": ["fixture.add", "fixture.nope"] }))
+        .call(
+            "describe_tools",
+            json!({ "names": ["fixture.add", "fixture.nope"] }),
+        )
         .await
         .unwrap();
     assert_ne!(described.is_error, Some(true));
     let structured = described.structured_content.unwrap();
     assert_eq!(structured["tools"][0]["name"], "fixture.add");
-    assert_eq!(structured["tools"][0]["inputSchema"]["required"], json!(["a", "b"]));
+    assert_eq!(
+        structured["tools"][0]["inputSchema"]["required"],
+        json!(["a", "b"])
+    );
     let text = described.content[0].as_text().unwrap().text.clone();
     assert!(text.contains("add(args: "), "{text}");
     assert!(text.contains("no tool named \"fixture.nope\""), "{text}");
@@ -68,15 +80,27 @@ async fn search_ranks_the_adder_first_and_describe_declares_it() {
 async fn malformed_tool_arguments_are_invalid_params() {
     let (_dir, config) = fixture_config(&["fixture"]).unwrap();
     let server = Toolweave::start(toolweave(), &config, &[]).await.unwrap();
-    let error = server.call("execute_code", json!({ "source": "1" })).await.unwrap_err();
-    assert!(error.to_string().contains("\"code\" is required"), "{error}");
+    let error = server
+        .call("execute_code", json!({ "source": "1" }))
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("\"code\" is required"),
+        "{error}"
+    );
     let error = server
         .call("execute_code", json!({ "code": "1", "language": "cobol" }))
         .await
         .unwrap_err();
-    assert!(error.to_string().contains("unknown \"language\""), "{error}");
+    assert!(
+        error.to_string().contains("unknown \"language\""),
+        "{error}"
+    );
     let error = server.call("no_such_tool", json!({})).await.unwrap_err();
-    assert!(error.to_string().contains("toolweave has search_tools"), "{error}");
+    assert!(
+        error.to_string().contains("toolweave has search_tools"),
+        "{error}"
+    );
     // The session is still usable.
     let ok = server.execute("return 40 + 2", "typescript").await.unwrap();
     assert_eq!(ok.value().unwrap(), &json!(42));
@@ -107,9 +131,12 @@ fn raw_stdio_survives_bad_input() {
     let mut read = || -> Value {
         let mut line = String::new();
         stdout.read_line(&mut line).unwrap();
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout is not JSON-RPC: {line:?}: {e}"))
+        serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout is not JSON-RPC: {line:?}: {e}"))
     };
-    send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#);
+    send(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#,
+    );
     let init = read();
     assert_eq!(init["id"], 1);
     assert_eq!(init["result"]["serverInfo"]["name"], "toolweave");
