@@ -1,1 +1,248 @@
-//! The tool catalog: guest names, ranked search and TypeScript declarations generated from JSON Schema.
+//! The tool catalog: guest names, ranked search and TypeScript declarations generated from JSON
+//! Schema.
+//!
+//! A [`Catalog`] is built from every configured server name and the tools of the servers that are
+//! ready. It is immutable and pure (no I/O): the gateway builds a new one whenever an upstream
+//! tool list changes.
+//!
+//! - [`names`]: how upstream names become identifiers (`get-sum` → `get_sum`), collision-free.
+//! - [`Catalog::resolve`] / [`Catalog::suggest`]: a call name to its tool, or close names.
+//! - [`Catalog::search`]: BM25F over names, titles, parameters and descriptions.
+//! - [`Catalog::signature`], [`Catalog::declaration`], [`Catalog::declarations`]: TypeScript, from
+//!   a walk of each tool's JSON Schemas ([`schema`]) into a small type representation that
+//!   [`Catalog::python_stub`] renders as Python too.
+
+mod declarations;
+mod docs;
+mod lookup;
+pub mod names;
+mod python;
+pub mod schema;
+mod search;
+mod text;
+mod typescript;
+mod walk;
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+pub use names::sanitize_identifier;
+pub use search::Hit;
+
+use crate::lookup::NameIndex;
+use crate::schema::ToolTypes;
+use crate::search::SearchIndex;
+
+/// One tool as an upstream server lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpstreamTool {
+    /// The configured name of the server that lists it.
+    pub server: String,
+    /// The tool's name as the server lists it.
+    pub name: String,
+    /// Human-readable title.
+    pub title: Option<String>,
+    /// What the tool does.
+    pub description: Option<String>,
+    /// JSON Schema of the arguments.
+    pub input_schema: Value,
+    /// JSON Schema of `structuredContent`, when declared.
+    pub output_schema: Option<Value>,
+    /// MCP tool annotations (`readOnlyHint`, …), as sent.
+    pub annotations: Option<Value>,
+}
+
+/// One tool of the catalog, with the names guest code calls it by.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// The configured server name.
+    pub server: String,
+    /// The upstream tool name.
+    pub tool: String,
+    /// The server's identifier in guest code: `tools.<guest_server>`.
+    pub guest_server: String,
+    /// The tool's identifier in guest code: `tools.<guest_server>.<guest_tool>`.
+    pub guest_tool: String,
+    /// Human-readable title.
+    pub title: Option<String>,
+    /// What the tool does.
+    pub description: Option<String>,
+    /// JSON Schema of the arguments.
+    pub input_schema: Value,
+    /// JSON Schema of `structuredContent`, when declared.
+    pub output_schema: Option<Value>,
+    /// MCP tool annotations, as sent.
+    pub annotations: Option<Value>,
+}
+
+impl Entry {
+    /// The guest call name, `server.tool` (called as `tools.server.tool(args)`).
+    pub fn guest_name(&self) -> String {
+        format!("{}.{}", self.guest_server, self.guest_tool)
+    }
+
+    /// The types of its arguments and result, walked from its JSON Schemas.
+    pub fn types(&self) -> ToolTypes {
+        ToolTypes::from_schemas(&self.input_schema, self.output_schema.as_ref())
+    }
+}
+
+/// Every upstream tool under its guest name, with name lookup, search and declarations.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    /// `(guest, configured)` server names, in configured order.
+    namespaces: Vec<(String, String)>,
+    /// Tools grouped by server in configured order, each server's tools in upstream order.
+    entries: Vec<Entry>,
+    names: NameIndex,
+    search: SearchIndex,
+}
+
+impl Catalog {
+    /// Builds the catalog. `servers`: every configured server name (also those with no tools
+    /// yet, e.g. still starting); `tools`: the tools of ready servers.
+    ///
+    /// A tool of a server missing from `servers` gets a namespace after the configured ones; a
+    /// second tool with the same name on one server is dropped (calls go by name, so only one
+    /// can be reached).
+    pub fn new(servers: &[String], tools: Vec<UpstreamTool>) -> Self {
+        let mut server_names: Vec<String> = Vec::new();
+        for server in servers {
+            if !server_names.contains(server) {
+                server_names.push(server.clone());
+            }
+        }
+        let mut unlisted: Vec<String> = tools
+            .iter()
+            .map(|tool| tool.server.clone())
+            .filter(|server| !server_names.contains(server))
+            .collect();
+        unlisted.sort_unstable();
+        unlisted.dedup();
+        server_names.extend(unlisted);
+
+        let guest_servers = names::assign_unique(server_names.iter().map(String::as_str), &[]);
+        let namespaces: Vec<(String, String)> = server_names
+            .iter()
+            .map(|server| {
+                let guest = guest_servers
+                    .get(server)
+                    .cloned()
+                    .unwrap_or_else(|| sanitize_identifier(server));
+                (guest, server.clone())
+            })
+            .collect();
+
+        let mut by_server: BTreeMap<usize, Vec<UpstreamTool>> = BTreeMap::new();
+        for tool in tools {
+            let Some(position) = server_names.iter().position(|name| *name == tool.server) else {
+                continue;
+            };
+            let server_tools = by_server.entry(position).or_default();
+            if !server_tools.iter().any(|known| known.name == tool.name) {
+                server_tools.push(tool);
+            }
+        }
+
+        let mut entries = Vec::new();
+        for (position, server_tools) in by_server {
+            let guest_server = &namespaces[position].0;
+            let guest_tools =
+                names::assign_unique(server_tools.iter().map(|tool| tool.name.as_str()), &[]);
+            for tool in server_tools {
+                let guest_tool = guest_tools
+                    .get(&tool.name)
+                    .cloned()
+                    .unwrap_or_else(|| sanitize_identifier(&tool.name));
+                entries.push(Entry {
+                    server: tool.server,
+                    tool: tool.name,
+                    guest_server: guest_server.clone(),
+                    guest_tool,
+                    title: tool.title,
+                    description: tool.description,
+                    input_schema: tool.input_schema,
+                    output_schema: tool.output_schema,
+                    annotations: tool.annotations,
+                });
+            }
+        }
+
+        let names = NameIndex::new(&namespaces, &entries);
+        let search = SearchIndex::new(&entries);
+        Self {
+            namespaces,
+            entries,
+            names,
+            search,
+        }
+    }
+
+    /// `(guest name, configured name)` for every configured server, in the order given.
+    pub fn namespaces(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.namespaces
+            .iter()
+            .map(|(guest, original)| (guest.as_str(), original.as_str()))
+    }
+
+    /// Every tool: servers in configured order, each server's tools in the order it lists them.
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// The tool `name` refers to: `server.tool` (guest names), `tools.server.tool`,
+    /// `mcp__<server>__<tool>` (original names, e.g. `mcp__fixture__get-sum`), or original names
+    /// with a dot (`fixture.get-sum`) when only one tool fits.
+    pub fn resolve(&self, name: &str) -> Option<&Entry> {
+        self.names
+            .resolve(name)
+            .and_then(|index| self.entries.get(index))
+    }
+
+    /// Up to three guest names (`server.tool`) close to a name that did not resolve, closest
+    /// first; empty when nothing is close.
+    pub fn suggest(&self, name: &str) -> Vec<String> {
+        lookup::suggest(&self.entries, name)
+    }
+
+    /// One-line TypeScript signature, starting with the call:
+    /// `tools.fixture.add(args: { a: number; b: number }): Promise<unknown>`. Deep or long parts
+    /// are abbreviated (`{ … }`), so its length stays bounded.
+    pub fn signature(&self, entry: &Entry) -> String {
+        typescript::signature(
+            &entry.types(),
+            &format!("tools.{}.{}", entry.guest_server, entry.guest_tool),
+        )
+    }
+
+    /// Full TypeScript declaration of one tool with doc comments, as
+    /// `declare namespace tools.<server> { function <tool>(args: ...): Promise<...>; }`.
+    pub fn declaration(&self, entry: &Entry) -> String {
+        declarations::tool_declaration(entry)
+    }
+
+    /// One `.d.ts` for every tool (`declare const tools: { ... }`) and the guest helpers
+    /// `callMCPTool`, `searchTools` and `describeTools`.
+    pub fn declarations(&self) -> String {
+        declarations::all(&self.namespaces, &self.entries)
+    }
+
+    /// Python stub of one tool: `TypedDict`s for its object types and an `async def` with
+    /// keyword arguments, in a class named after the server, documented like
+    /// [`Catalog::declaration`].
+    pub fn python_stub(&self, entry: &Entry) -> String {
+        python::tool_stub(entry)
+    }
+
+    /// Python stubs of every tool: shared `TypedDict`s, then one class of `async def`s per server.
+    pub fn python_stubs(&self) -> String {
+        python::all(&self.namespaces, &self.entries)
+    }
+
+    /// At most `limit` tools for `query`, best first (ties in catalog order). An empty query
+    /// lists every tool in catalog order.
+    pub fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
+        self.search.search(query, limit)
+    }
+}

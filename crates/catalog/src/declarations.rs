@@ -1,0 +1,189 @@
+//! TypeScript declarations: one tool (for `describe_tools`) and the whole `.d.ts`.
+
+use std::collections::HashMap;
+
+use crate::Entry;
+use crate::docs::description_lines;
+use crate::names::quote;
+use crate::schema::ToolTypes;
+use crate::typescript::{Renderer, doc_comment};
+
+/// What the guest sees besides the tools: result types and the helper functions.
+const PRELUDE: &str = r#"// Upstream MCP tools as toolweave's guest code sees them: `await tools.<server>.<tool>(args)`
+// resolves to the tool's structuredContent (else its text, parsed as JSON when it parses).
+
+/** One item of a tool result's content. */
+type ContentBlock =
+  | { type: "text"; text: string }
+  | { type: "image" | "audio"; data: string; mimeType: string }
+  | { type: "resource"; resource: { uri: string; mimeType?: string; text?: string; blob?: string } }
+  | { type: "resource_link"; uri: string; name: string; mimeType?: string; description?: string };
+
+/** The whole result of a tool call, as the upstream server sent it. */
+interface CallToolResult {
+  content: ContentBlock[];
+  structuredContent?: { [key: string]: unknown };
+  isError?: boolean;
+}
+
+/** A server's tools. Each also has `.raw(args)`, which resolves to the whole CallToolResult. */
+type ToolServer<T> = {
+  readonly [K in keyof T]: T[K] & {
+    raw(...args: T[K] extends (...args: infer A) => unknown ? A : never): Promise<CallToolResult>;
+  };
+};
+"#;
+
+/// The helper functions, after the tools.
+const HELPERS: &str = r#"
+/**
+ * Calls a tool by name: "server.tool", or "mcp__<server>__<tool>" with the original names.
+ * Resolves like `tools.<server>.<tool>(args)`; with `{ raw: true }`, to the whole CallToolResult.
+ */
+declare function callMCPTool(name: string, args?: object, options?: { raw?: boolean }): Promise<unknown>;
+
+/** Ranked search over every tool, best first (default limit 10). */
+declare function searchTools(
+  query: string,
+  limit?: number,
+): Promise<{ name: string; description: string; signature: string }[]>;
+
+/** Full declarations and JSON Schemas of tools, by call name ("server.tool") or server name. */
+declare function describeTools(names: string[]): Promise<{
+  tools: {
+    name: string;
+    server: string;
+    tool: string;
+    declaration: string;
+    inputSchema: unknown;
+    outputSchema?: unknown;
+  }[];
+  /** Names that matched nothing, each with close names. */
+  unknown: [name: string, suggestions: string[]][];
+}>;
+"#;
+
+/// `declare namespace tools.<server> { function <tool>(args: ...): Promise<...>; }` with the
+/// tool's named types and doc comments.
+pub(crate) fn tool_declaration(entry: &Entry) -> String {
+    let types = entry.types();
+    let renderer = Renderer::declaration(&types, None);
+    format!(
+        "declare namespace tools.{} {{\n{}{}}}\n",
+        entry.guest_server,
+        renderer.definitions(1),
+        renderer.method(
+            &format!("function {}", entry.guest_tool),
+            &tool_doc(entry),
+            1
+        ),
+    )
+}
+
+/// The whole `.d.ts`: the prelude, named types, `declare const tools`, the helpers.
+pub(crate) fn all(namespaces: &[(String, String)], entries: &[Entry]) -> String {
+    let mut aliases = GlobalAliases::default();
+    let mut servers = String::new();
+    for (guest, original) in namespaces {
+        let mut doc = Vec::new();
+        if guest != original {
+            doc.push(format!("Server {}.", quote(original)));
+        }
+        let server_entries: Vec<&Entry> = entries
+            .iter()
+            .filter(|entry| entry.server == *original)
+            .collect();
+        if server_entries.is_empty() {
+            doc.push("No tools listed yet: the server may still be starting.".to_owned());
+            servers.push_str(&doc_comment(&doc, "  "));
+            servers.push_str(&format!(
+                "  readonly {guest}: ToolServer<Record<string, (args?: object) => Promise<unknown>>>;\n"
+            ));
+            continue;
+        }
+        servers.push_str(&doc_comment(&doc, "  "));
+        servers.push_str(&format!("  readonly {guest}: ToolServer<{{\n"));
+        for entry in server_entries {
+            let types = entry.types();
+            let renamed = aliases.add(&types);
+            let renderer = Renderer::declaration(&types, Some(&renamed));
+            servers.push_str(&renderer.method(&entry.guest_tool, &tool_doc(entry), 2));
+        }
+        servers.push_str("  }>;\n");
+    }
+    let mut text = String::from(PRELUDE);
+    if !aliases.text.is_empty() {
+        text.push('\n');
+        text.push_str(&aliases.text);
+    }
+    text.push_str("\ndeclare const tools: {\n");
+    text.push_str(&servers);
+    text.push_str("};\n");
+    text.push_str(HELPERS);
+    text
+}
+
+/// A tool's doc comment: its description, else its title.
+fn tool_doc(entry: &Entry) -> Vec<String> {
+    entry
+        .description
+        .as_deref()
+        .map(description_lines)
+        .filter(|lines| !lines.is_empty())
+        .or_else(|| entry.title.as_deref().map(description_lines))
+        .unwrap_or_default()
+}
+
+/// Named types of every tool in one `.d.ts`, where they share one scope: a definition keeps its
+/// name when that is free or already holds the same type (servers often reuse one model across
+/// tools); otherwise all of the tool's definitions get fresh names.
+#[derive(Default)]
+struct GlobalAliases {
+    /// Name → its rendered text (doc comment and body).
+    taken: HashMap<String, String>,
+    /// `type` lines so far.
+    text: String,
+}
+
+impl GlobalAliases {
+    /// Registers the definitions of one tool; returns how its local names are spelled here.
+    fn add(&mut self, types: &ToolTypes) -> HashMap<String, String> {
+        let local = Renderer::declaration(types, None);
+        let rendered: Vec<(String, String)> = types
+            .definitions
+            .iter()
+            .map(|definition| (definition.name.clone(), local.definition(definition)))
+            .collect();
+        let shareable = rendered
+            .iter()
+            .all(|(name, text)| self.taken.get(name).is_none_or(|taken| taken == text));
+        if shareable {
+            for (name, text) in rendered {
+                if let std::collections::hash_map::Entry::Vacant(slot) = self.taken.entry(name) {
+                    self.text.push_str(&text);
+                    slot.insert(text);
+                }
+            }
+            return HashMap::new();
+        }
+        let mut renamed = HashMap::new();
+        for definition in &types.definitions {
+            let mut candidate = definition.name.clone();
+            let mut counter = 2;
+            while self.taken.contains_key(&candidate) || renamed.values().any(|n| *n == candidate) {
+                candidate = format!("{}_{counter}", definition.name);
+                counter += 1;
+            }
+            renamed.insert(definition.name.clone(), candidate);
+        }
+        let global = Renderer::declaration(types, Some(&renamed));
+        for definition in &types.definitions {
+            let text = global.definition(definition);
+            if let Some(name) = renamed.get(&definition.name) {
+                self.text.push_str(&text);
+                self.taken.insert(name.clone(), text);
+            }
+        }
+        renamed
+    }
+}

@@ -1,0 +1,400 @@
+//! Ranked search over the catalog: BM25F over weighted fields of every tool.
+//!
+//! Each tool is a document with fields (its name, title, server, parameter names, parameter
+//! descriptions, description and output schema), each with a weight and its own length normalisation, so a word
+//! in a tool's name counts more than the same word in a long description. Query words are
+//! stemmed and expanded with synonyms, prefixes and near spellings at reduced weight, a query
+//! word scoring by its best expansion only. The index is built once per catalog.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::Entry;
+use crate::text::{edit_distance, is_stop_word, stem, synonyms, terms, words};
+
+/// BM25 saturation: how quickly repeated occurrences stop adding.
+const K1: f64 = 1.2;
+/// Weight of a synonym match relative to the word itself.
+const SYNONYM_FACTOR: f64 = 0.7;
+/// Weight of a match on a longer word the query word starts (`dir` → `directory`).
+const PREFIX_FACTOR: f64 = 0.5;
+/// Weight of a match on a word one edit away (`serch` → `search`).
+const TYPO_FACTOR: f64 = 0.4;
+/// How deep parameter names and descriptions are collected from an input schema.
+const MAX_PARAMETER_DEPTH: usize = 4;
+/// Parameter texts collected per tool, so a huge schema cannot bloat the index.
+const MAX_PARAMETER_TEXTS: usize = 200;
+
+/// A searchable part of a tool.
+#[derive(Debug, Clone, Copy)]
+enum Field {
+    Name,
+    Title,
+    Server,
+    Parameters,
+    ParameterDescriptions,
+    Description,
+    /// Names and descriptions in the output schema: what a tool returns says what it is for.
+    Output,
+}
+
+impl Field {
+    const ALL: [Field; 7] = [
+        Field::Name,
+        Field::Title,
+        Field::Server,
+        Field::Parameters,
+        Field::ParameterDescriptions,
+        Field::Description,
+        Field::Output,
+    ];
+
+    /// How much one occurrence counts: name > title > parameters > description.
+    fn weight(self) -> f64 {
+        match self {
+            Field::Name => 4.0,
+            Field::Title => 2.5,
+            Field::Server => 1.0,
+            Field::Parameters => 1.5,
+            Field::ParameterDescriptions => 0.6,
+            Field::Description => 1.0,
+            Field::Output => 0.4,
+        }
+    }
+
+    /// Length normalisation: short name-like fields barely depend on length.
+    fn length_normalization(self) -> f64 {
+        match self {
+            Field::Name | Field::Title => 0.3,
+            Field::Server => 0.0,
+            Field::Parameters => 0.5,
+            Field::ParameterDescriptions | Field::Description | Field::Output => 0.75,
+        }
+    }
+}
+
+/// The inverted index of one catalog.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SearchIndex {
+    /// Term → its id.
+    term_ids: HashMap<String, usize>,
+    /// Every term, sorted, for prefix and near-spelling lookups.
+    vocabulary: Vec<String>,
+    /// Per term id: (document, field-weighted, length-normalised term frequency).
+    postings: Vec<Vec<(usize, f64)>>,
+    /// Per term id: inverse document frequency.
+    inverse_frequency: Vec<f64>,
+    /// Per document: names a query may spell exactly (`get_sum`, `get-sum`,
+    /// `everything.get_sum`), lowercase.
+    exact_names: Vec<Vec<String>>,
+    documents: usize,
+}
+
+/// One search hit: an index into the catalog's entries and its score.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    /// Index into [`Catalog::entries`](crate::Catalog::entries).
+    pub entry: usize,
+    /// Relevance; higher is better. Only comparable within one search.
+    pub score: f64,
+}
+
+impl SearchIndex {
+    /// Builds the index over `entries`.
+    pub(crate) fn new(entries: &[Entry]) -> Self {
+        let field_count = Field::ALL.len();
+        // Per document and field: term → count, and the field's length in terms.
+        let mut counts: Vec<Vec<HashMap<String, usize>>> = Vec::with_capacity(entries.len());
+        let mut lengths: Vec<Vec<usize>> = Vec::with_capacity(entries.len());
+        let mut total_lengths = vec![0usize; field_count];
+        for entry in entries {
+            let mut document_counts = Vec::with_capacity(field_count);
+            let mut document_lengths = Vec::with_capacity(field_count);
+            for (position, field) in Field::ALL.iter().enumerate() {
+                let field_terms = field_terms(entry, *field);
+                total_lengths[position] += field_terms.len();
+                document_lengths.push(field_terms.len());
+                let mut field_counts: HashMap<String, usize> = HashMap::new();
+                for term in field_terms {
+                    *field_counts.entry(term).or_default() += 1;
+                }
+                document_counts.push(field_counts);
+            }
+            counts.push(document_counts);
+            lengths.push(document_lengths);
+        }
+        let documents = entries.len();
+        let average_lengths: Vec<f64> = total_lengths
+            .iter()
+            .map(|total| (*total as f64 / documents.max(1) as f64).max(1.0))
+            .collect();
+
+        let mut index = SearchIndex {
+            documents,
+            ..Self::default()
+        };
+        for (document, (document_counts, document_lengths)) in
+            counts.into_iter().zip(lengths).enumerate()
+        {
+            let mut frequencies: HashMap<String, f64> = HashMap::new();
+            for (position, field) in Field::ALL.iter().enumerate() {
+                let normalization = field.length_normalization();
+                let relative_length = document_lengths[position] as f64 / average_lengths[position];
+                let divisor = 1.0 - normalization + normalization * relative_length;
+                for (term, count) in &document_counts[position] {
+                    *frequencies.entry(term.clone()).or_default() +=
+                        field.weight() * *count as f64 / divisor;
+                }
+            }
+            let mut frequencies: Vec<(String, f64)> = frequencies.into_iter().collect();
+            // Postings in a fixed order, so float sums come out the same every time.
+            frequencies.sort_by(|left, right| left.0.cmp(&right.0));
+            for (term, frequency) in frequencies {
+                let id = index.term_id(term);
+                index.postings[id].push((document, frequency));
+            }
+        }
+        index.inverse_frequency = index
+            .postings
+            .iter()
+            .map(|postings| {
+                let frequency = postings.len() as f64;
+                (1.0 + (documents as f64 - frequency + 0.5) / (frequency + 0.5)).ln()
+            })
+            .collect();
+        index.vocabulary = index.term_ids.keys().cloned().collect();
+        index.vocabulary.sort_unstable();
+        index.exact_names = entries.iter().map(exact_names).collect();
+        index
+    }
+
+    fn term_id(&mut self, term: String) -> usize {
+        let next = self.postings.len();
+        let id = *self.term_ids.entry(term).or_insert(next);
+        if id == next {
+            self.postings.push(Vec::new());
+        }
+        id
+    }
+
+    /// At most `limit` hits for `query`, best first, ties in catalog order. An empty query lists
+    /// every tool in catalog order.
+    pub(crate) fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
+        let query_terms = query_terms(query);
+        if query_terms.is_empty() {
+            return (0..self.documents)
+                .take(limit)
+                .map(|entry| Hit { entry, score: 0.0 })
+                .collect();
+        }
+        let mut scores = vec![0.0f64; self.documents];
+        let mut matched = vec![0usize; self.documents];
+        for term in &query_terms {
+            // Each query word counts once per document, by its best expansion.
+            let mut best: HashMap<usize, f64> = HashMap::new();
+            for (expansion, factor) in self.expansions(term) {
+                let Some(&id) = self.term_ids.get(&expansion) else {
+                    continue;
+                };
+                let inverse_frequency = self.inverse_frequency[id];
+                for &(document, frequency) in &self.postings[id] {
+                    let score =
+                        factor * inverse_frequency * frequency * (K1 + 1.0) / (frequency + K1);
+                    let slot = best.entry(document).or_default();
+                    if score > *slot {
+                        *slot = score;
+                    }
+                }
+            }
+            for (document, score) in best {
+                scores[document] += score;
+                matched[document] += 1;
+            }
+        }
+        let normalized_query = normalize_name(query);
+        let mut hits: Vec<Hit> = scores
+            .iter()
+            .enumerate()
+            .filter(|(_, score)| **score > 0.0)
+            .map(|(document, score)| {
+                // Tools that match more of the query's words come first among similar scores.
+                let coverage = matched[document] as f64 / query_terms.len() as f64;
+                let mut score = score * (0.5 + 0.5 * coverage);
+                if self.exact_names[document].contains(&normalized_query) {
+                    score += 1000.0;
+                }
+                Hit {
+                    entry: document,
+                    score,
+                }
+            })
+            .collect();
+        hits.sort_by(|left, right| {
+            right
+                .score
+                .total_cmp(&left.score)
+                .then(left.entry.cmp(&right.entry))
+        });
+        hits.truncate(limit);
+        hits
+    }
+
+    /// `term` itself, its synonyms, longer words it starts, and (when it is not a known word)
+    /// known words one edit away, each with how much a match counts.
+    fn expansions(&self, term: &str) -> Vec<(String, f64)> {
+        let mut expansions = vec![(term.to_owned(), 1.0)];
+        for synonym in synonyms(term) {
+            expansions.push((synonym, SYNONYM_FACTOR));
+        }
+        if term.chars().count() >= 3 {
+            let start = self.vocabulary.partition_point(|word| word.as_str() < term);
+            for word in self.vocabulary[start..]
+                .iter()
+                .take_while(|word| word.starts_with(term))
+            {
+                if word != term {
+                    expansions.push((word.clone(), PREFIX_FACTOR));
+                }
+            }
+        }
+        if !self.term_ids.contains_key(term) && term.chars().count() >= 5 {
+            for word in &self.vocabulary {
+                if edit_distance(term, word, 1) == 1 {
+                    expansions.push((word.clone(), TYPO_FACTOR));
+                }
+            }
+        }
+        expansions
+    }
+}
+
+/// The query's stems, each once; stop words are dropped unless the query has nothing else.
+fn query_terms(query: &str) -> Vec<String> {
+    let mut query_terms = terms(query);
+    if query_terms.is_empty() {
+        query_terms = words(query).iter().map(|word| stem(word)).collect();
+    }
+    let mut unique = Vec::new();
+    for term in query_terms {
+        if !unique.contains(&term) {
+            unique.push(term);
+        }
+    }
+    unique
+}
+
+/// The stems one field of a tool contributes.
+fn field_terms(entry: &Entry, field: Field) -> Vec<String> {
+    match field {
+        // Names keep their stop words: `list_directory_with_sizes` is a name, not prose.
+        Field::Name => name_terms(&entry.tool),
+        Field::Title => entry.title.as_deref().map(terms).unwrap_or_default(),
+        Field::Server => {
+            let mut server = name_terms(&entry.server);
+            if entry.guest_server != entry.server {
+                for term in name_terms(&entry.guest_server) {
+                    if !server.contains(&term) {
+                        server.push(term);
+                    }
+                }
+            }
+            server
+        }
+        Field::Parameters | Field::ParameterDescriptions => {
+            let mut names = Vec::new();
+            let mut descriptions = Vec::new();
+            collect_parameters(&entry.input_schema, 0, &mut names, &mut descriptions);
+            let texts = if matches!(field, Field::Parameters) {
+                names
+            } else {
+                descriptions
+            };
+            texts.iter().flat_map(|text| terms(text)).collect()
+        }
+        Field::Description => entry.description.as_deref().map(terms).unwrap_or_default(),
+        Field::Output => {
+            let mut names = Vec::new();
+            let mut descriptions = Vec::new();
+            if let Some(output) = &entry.output_schema {
+                collect_parameters(output, 0, &mut names, &mut descriptions);
+            }
+            names
+                .iter()
+                .chain(&descriptions)
+                .flat_map(|text| terms(text))
+                .collect()
+        }
+    }
+}
+
+fn name_terms(name: &str) -> Vec<String> {
+    words(name).iter().map(|word| stem(word)).collect()
+}
+
+/// Property names, and property descriptions with string enum values, of a schema.
+fn collect_parameters(
+    schema: &Value,
+    depth: usize,
+    names: &mut Vec<String>,
+    descriptions: &mut Vec<String>,
+) {
+    if depth > MAX_PARAMETER_DEPTH || names.len() + descriptions.len() > MAX_PARAMETER_TEXTS {
+        return;
+    }
+    let Value::Object(object) = schema else {
+        return;
+    };
+    if let Some(Value::Object(properties)) = object.get("properties") {
+        for (name, property) in properties {
+            names.push(name.clone());
+            if let Some(description) = property.get("description").and_then(Value::as_str) {
+                descriptions.push(description.to_owned());
+            }
+            if let Some(Value::Array(members)) = property.get("enum") {
+                descriptions.extend(members.iter().filter_map(Value::as_str).map(str::to_owned));
+            }
+            collect_parameters(property, depth + 1, names, descriptions);
+        }
+    }
+    for keyword in ["items", "additionalProperties"] {
+        if let Some(inner) = object.get(keyword) {
+            collect_parameters(inner, depth + 1, names, descriptions);
+        }
+    }
+    for keyword in ["anyOf", "oneOf", "allOf"] {
+        if let Some(Value::Array(members)) = object.get(keyword) {
+            for member in members {
+                collect_parameters(member, depth + 1, names, descriptions);
+            }
+        }
+    }
+}
+
+/// A name as a query might spell it: lowercase, separators unified to `_`, `tools.` dropped.
+fn normalize_name(text: &str) -> String {
+    let text = text.trim();
+    let text = text.strip_prefix("tools.").unwrap_or(text);
+    text.chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '.' {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+fn exact_names(entry: &Entry) -> Vec<String> {
+    let mut names = vec![
+        normalize_name(&entry.tool),
+        normalize_name(&entry.guest_tool),
+        normalize_name(&format!("{}.{}", entry.guest_server, entry.guest_tool)),
+        normalize_name(&format!("{}.{}", entry.server, entry.tool)),
+    ];
+    names.sort_unstable();
+    names.dedup();
+    names.retain(|name| !name.is_empty() && !is_stop_word(name));
+    names
+}

@@ -1,0 +1,245 @@
+//! Words for search and suggestions: splitting names and prose, light stemming, stop words and
+//! a small table of verbs that mean the same to someone looking for a tool.
+
+/// Words too common to say anything about which tool is meant.
+const STOP_WORDS: &[&str] = &[
+    "a", "all", "an", "and", "any", "are", "as", "at", "be", "by", "can", "do", "for", "from",
+    "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "please",
+    "so", "some", "that", "the", "their", "then", "this", "to", "via", "want", "we", "what",
+    "which", "will", "with", "you", "your",
+];
+
+/// Words a searcher uses interchangeably. A word may sit in several groups; expansion takes the
+/// union. Written unstemmed; compared stemmed.
+const SYNONYMS: &[&[&str]] = &[
+    &["add", "sum", "plus", "total", "addition"],
+    &["subtract", "minus", "difference"],
+    &["multiply", "product", "times"],
+    &[
+        "remove", "delete", "drop", "erase", "destroy", "unlink", "clear",
+    ],
+    &[
+        "find", "search", "query", "lookup", "locate", "filter", "match",
+    ],
+    &["make", "create", "new", "generate", "build"],
+    &["get", "read", "fetch", "retrieve", "load", "obtain"],
+    &["get", "list", "enumerate", "show"],
+    &["open", "view", "read"],
+    &["write", "save", "store", "put", "persist"],
+    &[
+        "update", "edit", "modify", "change", "patch", "replace", "set",
+    ],
+    &[
+        "run", "execute", "exec", "invoke", "call", "trigger", "start", "launch",
+    ],
+    &["stop", "cancel", "kill", "abort", "terminate"],
+    &["move", "rename", "relocate"],
+    &["copy", "duplicate", "clone"],
+    &["send", "post", "submit", "publish"],
+    &["directory", "dir", "folder"],
+    &["image", "picture", "photo", "img"],
+    &[
+        "info",
+        "information",
+        "metadata",
+        "detail",
+        "stat",
+        "status",
+    ],
+    &["issue", "ticket", "bug"],
+    &["repository", "repo"],
+    &["environment", "env"],
+    &["compress", "zip", "gzip", "archive"],
+    &["wait", "sleep", "delay"],
+    &["log", "logging"],
+    &["echo", "repeat"],
+];
+
+/// Lowercase words of `text`: split at anything not a letter or digit, at camelCase humps
+/// (`entityType` → `entity type`, `HTMLParser` → `html parser`) and between letters and digits.
+pub(crate) fn words(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    for chunk in text.split(|c: char| !c.is_alphanumeric()) {
+        let characters: Vec<char> = chunk.chars().collect();
+        let mut start = 0;
+        for index in 1..characters.len() {
+            let previous = characters[index - 1];
+            let current = characters[index];
+            let next = characters.get(index + 1);
+            let hump = previous.is_lowercase() && current.is_uppercase();
+            let acronym_end = previous.is_uppercase()
+                && current.is_uppercase()
+                && next.is_some_and(|next| next.is_lowercase());
+            let digit_edge = previous.is_ascii_digit() != current.is_ascii_digit();
+            if hump || acronym_end || digit_edge {
+                words.push(characters[start..index].iter().collect::<String>());
+                start = index;
+            }
+        }
+        if start < characters.len() {
+            words.push(characters[start..].iter().collect::<String>());
+        }
+    }
+    words
+        .into_iter()
+        .map(|word| word.to_lowercase())
+        .filter(|word| !word.is_empty())
+        .collect()
+}
+
+/// The stems of `text`'s words, without stop words.
+pub(crate) fn terms(text: &str) -> Vec<String> {
+    words(text)
+        .iter()
+        .filter(|word| !is_stop_word(word))
+        .map(|word| stem(word))
+        .collect()
+}
+
+/// Whether `word` (lowercase) is a stop word.
+pub(crate) fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.contains(&word)
+}
+
+/// A light suffix-stripping stem, the same for query and index: `numbers` → `number`,
+/// `creating`/`creates`/`create` → `creat`, `entities` → `entity`, `running` → `run`.
+pub(crate) fn stem(word: &str) -> String {
+    if !word.is_ascii() || word.len() <= 3 {
+        return word.to_owned();
+    }
+    let mut stem = word.to_owned();
+    if let Some(base) = stem.strip_suffix("ies").filter(|base| base.len() >= 2) {
+        stem = format!("{base}y");
+    } else if stem.ends_with("sses") {
+        stem.truncate(stem.len() - 2);
+    } else if stem.ends_with('s')
+        && !stem.ends_with("ss")
+        && !stem.ends_with("us")
+        && !stem.ends_with("is")
+    {
+        stem.pop();
+    }
+    for suffix in ["ing", "ed"] {
+        if let Some(base) = stem.strip_suffix(suffix).filter(|base| base.len() >= 3) {
+            stem = undouble(base);
+            break;
+        }
+    }
+    if stem.len() > 3 && stem.ends_with('e') {
+        stem.pop();
+    }
+    stem
+}
+
+/// `runn` → `run`, `stopp` → `stop`; `fill`, `pass` and `buzz` keep their double letter.
+fn undouble(base: &str) -> String {
+    let bytes = base.as_bytes();
+    match bytes {
+        [.., a, b] if a == b && base.len() >= 4 && !matches!(b, b'l' | b's' | b'z') => {
+            base[..base.len() - 1].to_owned()
+        }
+        _ => base.to_owned(),
+    }
+}
+
+/// Stems that mean the same as `term` (a stem), without `term` itself.
+pub(crate) fn synonyms(term: &str) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    for group in SYNONYMS {
+        if group.iter().any(|word| stem(word) == term) {
+            for word in *group {
+                let other = stem(word);
+                if other != term && !found.contains(&other) {
+                    found.push(other);
+                }
+            }
+        }
+    }
+    found
+}
+
+/// Levenshtein distance between two short strings, counted in characters; gives up (returns
+/// `limit + 1`) once it is certain the distance is over `limit`.
+pub(crate) fn edit_distance(left: &str, right: &str, limit: usize) -> usize {
+    let left: Vec<char> = left.chars().collect();
+    let right: Vec<char> = right.chars().collect();
+    if left.len().abs_diff(right.len()) > limit {
+        return limit + 1;
+    }
+    let mut previous: Vec<usize> = (0..=right.len()).collect();
+    let mut current = vec![0; right.len() + 1];
+    for (i, left_char) in left.iter().enumerate() {
+        current[0] = i + 1;
+        let mut row_minimum = current[0];
+        for (j, right_char) in right.iter().enumerate() {
+            let substitution = previous[j] + usize::from(left_char != right_char);
+            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+            row_minimum = row_minimum.min(current[j + 1]);
+        }
+        if row_minimum > limit {
+            return limit + 1;
+        }
+        std::mem::swap(&mut previous, &mut current);
+    }
+    previous[right.len()].min(limit + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_names() {
+        assert_eq!(words("get-sum"), ["get", "sum"]);
+        assert_eq!(
+            words("list_directory_with_sizes"),
+            ["list", "directory", "with", "sizes"]
+        );
+        assert_eq!(words("entityType"), ["entity", "type"]);
+        assert_eq!(
+            words("HTMLParser.parse2D"),
+            ["html", "parser", "parse", "2", "d"]
+        );
+        assert_eq!(words("  "), Vec::<String>::new());
+    }
+
+    #[test]
+    fn stems() {
+        for (word, expected) in [
+            ("numbers", "number"),
+            ("creating", "creat"),
+            ("create", "creat"),
+            ("creates", "creat"),
+            ("created", "creat"),
+            ("entities", "entity"),
+            ("running", "run"),
+            ("added", "add"),
+            ("add", "add"),
+            ("adding", "add"),
+            ("filling", "fill"),
+            ("files", "fil"),
+            ("file", "fil"),
+            ("searches", "search"),
+            ("status", "status"),
+            ("process", "process"),
+        ] {
+            assert_eq!(stem(word), expected, "{word}");
+        }
+    }
+
+    #[test]
+    fn synonyms_are_stems() {
+        assert!(synonyms("add").contains(&"sum".to_owned()));
+        assert!(synonyms("sum").contains(&"add".to_owned()));
+        assert!(synonyms("creat").contains(&"mak".to_owned()));
+        assert!(synonyms("zebra").is_empty());
+    }
+
+    #[test]
+    fn distances() {
+        assert_eq!(edit_distance("ad", "add", 2), 1);
+        assert_eq!(edit_distance("kitten", "sitting", 5), 3);
+        assert_eq!(edit_distance("kitten", "sitting", 1), 2);
+        assert_eq!(edit_distance("", "abc", 5), 3);
+    }
+}

@@ -1,0 +1,3 @@
+//! The catalog's tests: one binary, one module per concern.
+
+mod suite;

@@ -1,0 +1,49 @@
+//! Shared helpers for the catalog tests.
+
+mod declarations;
+mod names;
+mod python;
+mod real_servers;
+mod schema_features;
+mod search;
+
+use serde_json::Value;
+use toolweave_catalog::{Catalog, UpstreamTool};
+
+/// The tools of one real server, as saved from its `tools/list` answer, under `server`.
+pub fn saved_tools(file: &str, server: &str) -> Vec<UpstreamTool> {
+    let path = format!("{}/tests/schemas/{file}.json", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{path}: {error}"));
+    let tools: Vec<Value> =
+        serde_json::from_str(&text).unwrap_or_else(|error| panic!("{path}: {error}"));
+    tools
+        .into_iter()
+        .map(|tool| UpstreamTool {
+            server: server.to_owned(),
+            name: tool["name"].as_str().unwrap_or_default().to_owned(),
+            title: tool["title"].as_str().map(str::to_owned),
+            description: tool["description"].as_str().map(str::to_owned),
+            input_schema: tool["inputSchema"].clone(),
+            output_schema: tool.get("outputSchema").cloned(),
+            annotations: tool.get("annotations").cloned(),
+        })
+        .collect()
+}
+
+/// A tool on server `fixture` with this name and input schema.
+pub fn tool(name: &str, input_schema: Value) -> UpstreamTool {
+    UpstreamTool {
+        server: "fixture".to_owned(),
+        name: name.to_owned(),
+        title: None,
+        description: None,
+        input_schema,
+        output_schema: None,
+        annotations: None,
+    }
+}
+
+/// A catalog of one server, `fixture`, with these tools.
+pub fn fixture(tools: Vec<UpstreamTool>) -> Catalog {
+    Catalog::new(&["fixture".to_owned()], tools)
+}
