@@ -9,6 +9,7 @@
     clippy::expect_used,
     reason = "a benchmark aborts on the first failure"
 )]
+#![expect(clippy::print_stdout, reason = "a benchmark reports on stdout")]
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

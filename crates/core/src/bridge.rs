@@ -90,22 +90,13 @@ async fn call_tool(
         }
     };
     let arguments_value = Value::Object(arguments);
-    if let Some(validator) = state.validator(index, Direction::Input) {
-        if let Ok(validator) = validator.as_ref() {
-            let violations: Vec<String> = validator
-                .iter_errors(&arguments_value)
-                .map(|error| {
-                    describe_violation(&error.instance_path().to_string(), &error.to_string())
-                })
-                .collect();
-            if !violations.is_empty() {
-                return Err(violation_message(
-                    &format!("invalid arguments for {display}"),
-                    &violations,
-                    &state.catalog.signature(entry),
-                ));
-            }
-        }
+    let violations = check(&state, index, Direction::Input, &arguments_value);
+    if !violations.is_empty() {
+        return Err(violation_message(
+            &format!("invalid arguments for {display}"),
+            &violations,
+            &state.catalog.signature(entry),
+        ));
     }
     let Value::Object(arguments) = arguments_value else {
         return Err("internal error: arguments stopped being an object".to_owned());
@@ -126,29 +117,34 @@ async fn call_tool(
             error_text(&result)
         ));
     }
-    if let (Some(structured), Some(validator)) = (
-        result.structured_content.as_ref(),
-        state.validator(index, Direction::Output),
-    ) {
-        if let Ok(validator) = validator.as_ref() {
-            let violations: Vec<String> = validator
-                .iter_errors(structured)
-                .map(|error| {
-                    describe_violation(&error.instance_path().to_string(), &error.to_string())
-                })
-                .collect();
-            if !violations.is_empty() {
-                return Err(violation_message(
-                    &format!(
-                        "{display} returned structuredContent that does not match its outputSchema"
-                    ),
-                    &violations,
-                    "",
-                ));
-            }
+    if let Some(structured) = result.structured_content.as_ref() {
+        let violations = check(&state, index, Direction::Output, structured);
+        if !violations.is_empty() {
+            return Err(violation_message(
+                &format!(
+                    "{display} returned structuredContent that does not match its outputSchema"
+                ),
+                &violations,
+                "",
+            ));
         }
     }
     Ok(convert(result))
+}
+
+/// Every way `value` breaks the tool's schema for `direction`, each as `path: message`. A schema
+/// the upstream sent that does not compile checks nothing: the upstream still validates its input.
+fn check(state: &CatalogState, index: usize, direction: Direction, value: &Value) -> Vec<String> {
+    let Some(validator) = state.validator(index, direction) else {
+        return Vec::new();
+    };
+    let Ok(validator) = validator.as_ref() else {
+        return Vec::new();
+    };
+    validator
+        .iter_errors(value)
+        .map(|error| describe_violation(&error.instance_path().to_string(), &error.to_string()))
+        .collect()
 }
 
 /// Resolves a name against a snapshot: `server.tool` (guest names) or `mcp__server__tool`.
@@ -165,10 +161,10 @@ async fn resolve_after_waiting(
 ) -> Result<(Arc<CatalogState>, usize), String> {
     let snapshot = gateway.snapshot();
     let server = server_of(&snapshot, name);
-    if let Some(server) = &server {
-        if let Err(error) = gateway.upstream.tools(server).await {
-            return Err(format!("cannot call {name}: {error}"));
-        }
+    if let Some(server) = &server
+        && let Err(error) = gateway.upstream.tools(server).await
+    {
+        return Err(format!("cannot call {name}: {error}"));
     }
     let state = gateway.catalog(false).await;
     if let Some(index) = resolve(&state, name) {
@@ -226,11 +222,11 @@ pub(crate) fn convert(result: CallToolResult) -> Value {
     if let Some(structured) = result.structured_content {
         return structured;
     }
-    if let [only] = result.content.as_slice() {
-        if let Some(text) = only.as_text() {
-            return serde_json::from_str(&text.text)
-                .unwrap_or_else(|_| Value::String(text.text.clone()));
-        }
+    if let [only] = result.content.as_slice()
+        && let Some(text) = only.as_text()
+    {
+        return serde_json::from_str(&text.text)
+            .unwrap_or_else(|_| Value::String(text.text.clone()));
     }
     serde_json::to_value(&result.content).unwrap_or(Value::Null)
 }

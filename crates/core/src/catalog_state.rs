@@ -16,8 +16,11 @@ pub(crate) struct CatalogState {
     pub(crate) version: u64,
     /// Servers that were ready (their tools are in the catalog) when this snapshot was built.
     pub(crate) ready: Vec<String>,
-    validators: Mutex<HashMap<(usize, Direction), Arc<Result<Validator, String>>>>,
+    validators: Mutex<HashMap<(usize, Direction), CompiledSchema>>,
 }
+
+/// A compiled schema, or why the upstream's schema could not be compiled.
+pub(crate) type CompiledSchema = Arc<Result<Validator, String>>;
 
 /// Which schema of a tool a validator checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -72,11 +75,7 @@ impl CatalogState {
 
     /// The compiled validator for one schema of one entry; `Err` holds why the upstream's schema
     /// could not be compiled (then the call goes through unvalidated: the upstream still checks).
-    pub(crate) fn validator(
-        &self,
-        index: usize,
-        direction: Direction,
-    ) -> Option<Arc<Result<Validator, String>>> {
+    pub(crate) fn validator(&self, index: usize, direction: Direction) -> Option<CompiledSchema> {
         let entry = self.catalog.entries().get(index)?;
         let schema = match direction {
             Direction::Input => &entry.input_schema,

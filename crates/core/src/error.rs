@@ -204,7 +204,7 @@ fn guest_message(name: &str, message: &str, line: Option<u32>, column: Option<u3
 
 fn human_duration(duration: Duration) -> String {
     let millis = duration.as_millis();
-    if millis >= 1000 && millis % 1000 == 0 {
+    if millis >= 1000 && millis.is_multiple_of(1000) {
         format!("{} s", millis / 1000)
     } else {
         format!("{millis} ms")

@@ -150,10 +150,10 @@ impl Gateway {
         }
         let mut tools = Vec::new();
         for status in self.upstream.status() {
-            if status.is_ready() {
-                if let Ok(list) = self.upstream.tools(&status.name).await {
-                    tools.push((status.name.clone(), list));
-                }
+            if status.is_ready()
+                && let Ok(list) = self.upstream.tools(&status.name).await
+            {
+                tools.push((status.name.clone(), list));
             }
         }
         self.install(CatalogState::new(&self.servers, tools, version))

@@ -187,10 +187,12 @@ fn return_completion_value<'a>(
             if let Some(last) = attempt.block.body.last_mut() {
                 return_completion_value(last, allocator, builder);
             }
-            if let Some(handler) = &mut attempt.handler {
-                if let Some(last) = handler.body.body.last_mut() {
-                    return_completion_value(last, allocator, builder);
-                }
+            if let Some(last) = attempt
+                .handler
+                .as_mut()
+                .and_then(|handler| handler.body.body.last_mut())
+            {
+                return_completion_value(last, allocator, builder);
             }
         }
         _ => {}
