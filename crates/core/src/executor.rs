@@ -14,8 +14,8 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use toolweave_sandbox::{
-    CancelFlag, EngineEvent, EngineLimits, HostReply, HostRequest, Language, LogStream, Manifest,
-    Namespace, Outcome,
+    CancelFlag, EngineEvent, EngineLimits, HostReply, HostRequest, Job, Language, LogStream,
+    Manifest, Namespace, Outcome,
 };
 
 use crate::bridge;
@@ -115,33 +115,19 @@ impl Gateway {
         let (events_tx, mut events) = mpsc::unbounded_channel();
         let (replies_tx, replies_rx) = std::sync::mpsc::channel();
         let flag = CancelFlag::new();
-        let engine_flag = flag.clone();
-        let spawned = std::thread::Builder::new()
-            .name("toolweave-engine".to_owned())
-            // The guest's stack limit plus room for the parser and the host side of the engine.
-            .stack_size(limits.stack_bytes + toolweave_sandbox::THREAD_STACK_HEADROOM)
-            .spawn(move || {
-                let sink = events_tx.clone();
-                let outcome = toolweave_sandbox::run(
-                    engine_request,
-                    &mut |event| {
-                        // The receiver is gone only when the host gave up on this execution.
-                        let _ = sink.send(FromEngine::Event(event));
-                    },
-                    &replies_rx,
-                    &engine_flag,
-                );
+        let sink = events_tx.clone();
+        self.engines.submit(Job {
+            request: engine_request,
+            // The receiver is gone only when the host gave up on this execution.
+            emit: Box::new(move |event| {
+                let _ = sink.send(FromEngine::Event(event));
+            }),
+            replies: replies_rx,
+            cancel: flag.clone(),
+            finished: Box::new(move |outcome| {
                 let _ = events_tx.send(FromEngine::Finished(outcome));
-            });
-        if let Err(error) = spawned {
-            return ExecutionReport {
-                result: Err(ExecutionError::Internal {
-                    message: format!("cannot start an engine thread: {error}"),
-                }),
-                logs: Vec::new(),
-                stats: ExecutionStats::default(),
-            };
-        }
+            }),
+        });
 
         let calls_cancel = CancellationToken::new();
         let mut calls: JoinSet<(u64, Result<Value, String>)> = JoinSet::new();

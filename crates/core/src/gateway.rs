@@ -6,14 +6,21 @@ use serde::Serialize;
 use serde_json::Value;
 use toolweave_catalog::Entry;
 use toolweave_config::{Config, Limits};
+use toolweave_sandbox::EnginePool;
 use toolweave_upstream::UpstreamManager;
 
 use crate::catalog_state::CatalogState;
+
+/// Engine threads kept ready between executions. Two cover a client that runs one program at a
+/// time plus one more arriving meanwhile; more start on demand.
+const IDLE_ENGINES: usize = 2;
 
 /// Everything an execution, a search or a describe needs. Shared as `Arc<Gateway>`.
 pub struct Gateway {
     pub(crate) upstream: Arc<UpstreamManager>,
     pub(crate) limits: Limits,
+    /// Engine threads with runtimes prepared ahead of the next execution.
+    pub(crate) engines: EnginePool,
     servers: Vec<String>,
     current: RwLock<Arc<CatalogState>>,
     /// Serializes rebuilds so concurrent callers share one.
@@ -79,6 +86,7 @@ impl Gateway {
         let empty = CatalogState::new(&servers, Vec::new(), 0);
         Arc::new(Self {
             upstream,
+            engines: EnginePool::new(IDLE_ENGINES, limits.stack_bytes),
             limits,
             servers,
             current: RwLock::new(Arc::new(empty)),

@@ -11,17 +11,20 @@
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::rc::Rc;
-use std::sync::Arc;
+use std::sync::OnceLock;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use rquickjs::context::EvalOptions;
 use rquickjs::promise::PromiseState;
-use rquickjs::{CatchResultExt, CaughtError, Context, Ctx, Function, Object, Promise, Runtime};
+use rquickjs::{
+    CatchResultExt, CaughtError, Context, Ctx, Function, Module, Object, Persistent, Promise,
+    Runtime, WriteOptions,
+};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::alloc::{HeapMeter, LimitedAllocator, stack_address};
+use crate::alloc::{Budget, LimitedAllocator, stack_address};
 use crate::transpile::{SCRIPT_NAME, Transpiled, transpile};
 use crate::{
     CancelFlag, EngineError, EngineEvent, EngineLimits, ExecuteRequest, HostCall, HostReply,
@@ -30,6 +33,8 @@ use crate::{
 
 /// The host's view of the guest, evaluated before guest code runs.
 const PRELUDE: &str = include_str!("prelude.js");
+/// The module name the prelude's frames carry in stack traces.
+const PRELUDE_NAME: &str = "toolweave-prelude.js";
 /// Requests other than tool calls (`searchTools`, `describeTools`) one execution may make.
 const MAX_DISCOVERY_CALLS: u32 = 1000;
 /// Timers one execution may have pending at once.
@@ -47,10 +52,13 @@ enum Stop {
     DiscoveryLimit,
 }
 
-/// State shared between the native functions the guest calls and the loop in [`run`].
+/// State shared between the native functions the guest calls, the interrupt handler and the
+/// loop in [`Prepared::run`]. One per runtime, so one per execution.
 struct Shared {
-    limits: EngineLimits,
-    deadline: Instant,
+    /// The execution's limits, set when it starts.
+    limits: Cell<EngineLimits>,
+    /// The heap budget, which also holds the deadline and cancel flag.
+    budget: Rc<Budget>,
     events: RefCell<Vec<EngineEvent>>,
     /// Requests the engine rejects itself (malformed arguments), as (id, message).
     local_replies: RefCell<Vec<(u64, String)>>,
@@ -64,10 +72,55 @@ struct Shared {
 }
 
 impl Shared {
+    fn new(budget: Rc<Budget>) -> Self {
+        Self {
+            limits: Cell::new(EngineLimits {
+                timeout: Duration::ZERO,
+                memory_bytes: 0,
+                stack_bytes: 0,
+                max_log_bytes: 0,
+                max_result_bytes: 0,
+                max_tool_calls: 0,
+            }),
+            budget,
+            events: RefCell::new(Vec::new()),
+            local_replies: RefCell::new(Vec::new()),
+            next_id: Cell::new(1),
+            outstanding: RefCell::new(HashSet::new()),
+            tool_calls: Cell::new(0),
+            discovery_calls: Cell::new(0),
+            log_bytes: Cell::new(0),
+            timers: RefCell::new(Timers::default()),
+            stop: Cell::new(None),
+        }
+    }
+
     fn stop(&self, reason: Stop) {
         if self.stop.get().is_none() {
             self.stop.set(Some(reason));
         }
+    }
+
+    fn limits(&self) -> EngineLimits {
+        self.limits.get()
+    }
+
+    fn deadline(&self) -> Instant {
+        self.budget.deadline()
+    }
+
+    /// Whether the guest must stop now; halts the budget when it must.
+    fn should_stop(&self) -> bool {
+        if self.budget.is_cancelled() {
+            self.stop(Stop::Cancelled);
+        } else if Instant::now() >= self.deadline() {
+            self.stop(Stop::Timeout);
+        }
+        let stop = self.stop.get().is_some() || self.budget.limit_hit();
+        if stop {
+            self.budget.halt();
+        }
+        stop
     }
 }
 
@@ -140,86 +193,122 @@ pub(crate) fn run(
     cancel: &CancelFlag,
 ) -> Outcome {
     let started = Instant::now();
-    let meter = Arc::new(HeapMeter::default());
-    let shared = Rc::new(Shared {
-        limits: request.limits,
-        deadline: started + request.limits.timeout,
-        events: RefCell::new(Vec::new()),
-        local_replies: RefCell::new(Vec::new()),
-        next_id: Cell::new(1),
-        outstanding: RefCell::new(HashSet::new()),
-        tool_calls: Cell::new(0),
-        discovery_calls: Cell::new(0),
-        log_bytes: Cell::new(0),
-        timers: RefCell::new(Timers::default()),
-        stop: Cell::new(None),
-    });
-    let result = execute(&request, &shared, &meter, emit, replies, cancel);
-    Outcome {
-        result,
-        stats: Stats {
-            duration: started.elapsed(),
-            host_calls: shared.tool_calls.get() + shared.discovery_calls.get(),
-            log_bytes: shared.log_bytes.get(),
-            memory_peak_bytes: meter.peak(),
+    match Prepared::new(stack_address()) {
+        Ok(prepared) => prepared.run(request, emit, replies, cancel).0,
+        Err(error) => Outcome {
+            result: Err(error),
+            stats: Stats {
+                duration: started.elapsed(),
+                ..Stats::default()
+            },
         },
     }
 }
 
-fn execute(
-    request: &ExecuteRequest,
-    shared: &Rc<Shared>,
-    meter: &Arc<HeapMeter>,
-    emit: &mut dyn FnMut(EngineEvent),
-    replies: &Receiver<HostReply>,
-    cancel: &CancelFlag,
-) -> Result<Value, EngineError> {
-    let transpiled = transpile(&request.code, request.language)?;
-    let limits = request.limits;
-    let allocator = LimitedAllocator::new(
-        limits.memory_bytes,
-        meter.clone(),
-        stack_address(),
-        shared.deadline,
-        cancel.clone(),
-    );
-    let runtime = Runtime::new_with_alloc(allocator).map_err(internal)?;
-    runtime.set_max_stack_size(limits.stack_bytes);
-    {
-        let shared = shared.clone();
-        let meter = meter.clone();
-        let cancel = cancel.clone();
-        runtime.set_interrupt_handler(Some(Box::new(move || {
-            if cancel.is_cancelled() {
-                shared.stop(Stop::Cancelled);
-            } else if Instant::now() >= shared.deadline {
-                shared.stop(Stop::Timeout);
-            }
-            let stop = shared.stop.get().is_some() || meter.limit_hit();
-            if stop {
-                meter.halt();
-            }
-            stop
-        })));
-    }
-    let context = Context::full(&runtime).map_err(internal)?;
-    emit(EngineEvent::Started);
-    let result = context.with(|ctx| {
-        drive(
-            ctx,
-            request,
-            &transpiled,
+/// A runtime made ready before its program is known: context created, prelude compiled. Creating
+/// one costs most of an execution's time, so an engine thread prepares the next while it waits.
+pub(crate) struct Prepared {
+    // Field order is drop order: the prelude's function, then the context, then the runtime.
+    factory: Persistent<Function<'static>>,
+    context: Context,
+    runtime: Runtime,
+    shared: Rc<Shared>,
+}
+
+/// What is left of a runtime after its execution, dropped off the hot path.
+pub(crate) struct Spent {
+    _context: Context,
+    _runtime: Runtime,
+}
+
+impl Prepared {
+    /// Creates a runtime and context and compiles the prelude. `stack_top` is an address on the
+    /// thread that will run the program, above the frames that will call [`Prepared::run`].
+    pub(crate) fn new(stack_top: usize) -> Result<Self, EngineError> {
+        let budget = Budget::new(stack_top);
+        let shared = Rc::new(Shared::new(budget.clone()));
+        let runtime = Runtime::new_with_alloc(LimitedAllocator::new(budget)).map_err(internal)?;
+        {
+            let shared = shared.clone();
+            runtime.set_interrupt_handler(Some(Box::new(move || shared.should_stop())));
+        }
+        let context = Context::full(&runtime).map_err(internal)?;
+        let factory = context.with(|ctx| {
+            let factory = load_prelude(&ctx)
+                .map_err(|error| internal_message(format!("the prelude did not load: {error}")))?;
+            Ok::<_, EngineError>(Persistent::save(&ctx, factory))
+        })?;
+        Ok(Self {
+            factory,
+            context,
+            runtime,
             shared,
-            meter,
-            emit,
-            replies,
-            cancel,
+        })
+    }
+
+    /// Runs one program in this runtime. The outcome is final; the rest can be dropped later.
+    pub(crate) fn run(
+        self,
+        request: ExecuteRequest,
+        emit: &mut dyn FnMut(EngineEvent),
+        replies: &Receiver<HostReply>,
+        cancel: &CancelFlag,
+    ) -> (Outcome, Spent) {
+        let started = Instant::now();
+        let Self {
+            factory,
+            context,
+            runtime,
+            shared,
+        } = self;
+        let limits = request.limits;
+        shared.limits.set(limits);
+        shared.budget.arm(
+            limits.memory_bytes,
+            started + limits.timeout,
+            cancel.clone(),
+        );
+        runtime.set_max_stack_size(limits.stack_bytes);
+        let result = match transpile(&request.code, request.language) {
+            Ok(transpiled) => {
+                emit(EngineEvent::Started);
+                context.with(|ctx| {
+                    drive(
+                        ctx,
+                        factory,
+                        &request,
+                        &transpiled,
+                        &shared,
+                        emit,
+                        replies,
+                        cancel,
+                    )
+                })
+            }
+            Err(error) => {
+                drop(factory);
+                Err(error)
+            }
+        };
+        let outcome = Outcome {
+            result,
+            stats: Stats {
+                duration: started.elapsed(),
+                host_calls: shared.tool_calls.get() + shared.discovery_calls.get(),
+                log_bytes: shared.log_bytes.get(),
+                memory_peak_bytes: shared.budget.peak(),
+            },
+        };
+        // The interrupt handler holds the last other reference to `shared`; the runtime drops it.
+        drop(shared);
+        (
+            outcome,
+            Spent {
+                _context: context,
+                _runtime: runtime,
+            },
         )
-    });
-    // Values of this runtime are gone with the closure above; now the runtime itself goes.
-    drop(context);
-    drop(runtime);
-    result
+    }
 }
 
 /// Sets up the prelude, evaluates the program and runs its event loop to the end.
@@ -229,15 +318,16 @@ fn execute(
 )]
 fn drive<'js>(
     ctx: Ctx<'js>,
+    factory: Persistent<Function<'static>>,
     request: &ExecuteRequest,
     transpiled: &Transpiled,
     shared: &Rc<Shared>,
-    meter: &Arc<HeapMeter>,
     emit: &mut dyn FnMut(EngineEvent),
     replies: &Receiver<HostReply>,
     cancel: &CancelFlag,
 ) -> Result<Value, EngineError> {
-    let host = install_prelude(&ctx, request, shared)?;
+    let factory = factory.restore(&ctx).map_err(internal)?;
+    let host = install_prelude(&ctx, factory, request, shared)?;
     let settle: Function<'js> = host.get("settle").map_err(internal)?;
     let fire: Function<'js> = host.get("fire").map_err(internal)?;
     let to_json: Function<'js> = host.get("toJson").map_err(internal)?;
@@ -254,7 +344,7 @@ fn drive<'js>(
         Ok(promise) => promise,
         Err(caught) => {
             flush(shared, emit);
-            return Err(failure(&ctx, shared, meter, transpiled, &explain, caught));
+            return Err(failure(&ctx, shared, transpiled, &explain, caught));
         }
     };
 
@@ -264,11 +354,11 @@ fn drive<'js>(
         flush(shared, emit);
         while ctx.execute_pending_job() {
             flush(shared, emit);
-            if shared.stop.get().is_some() || meter.limit_hit() {
+            if shared.stop.get().is_some() || shared.budget.limit_hit() {
                 break;
             }
         }
-        if let Some(error) = limit_error(shared, meter) {
+        if let Some(error) = limit_error(shared) {
             return Err(error);
         }
         match promise.state() {
@@ -277,7 +367,7 @@ fn drive<'js>(
                     .result::<rquickjs::Value<'js>>()
                     .and_then(Result::ok)
                     .unwrap_or_else(|| rquickjs::Value::new_undefined(ctx.clone()));
-                return convert_result(&ctx, shared, meter, transpiled, &to_json, &explain, value);
+                return convert_result(&ctx, shared, transpiled, &to_json, &explain, value);
             }
             PromiseState::Rejected => {
                 let reason = match promise.result::<rquickjs::Value<'js>>() {
@@ -288,7 +378,6 @@ fn drive<'js>(
                 return Err(failure(
                     &ctx,
                     shared,
-                    meter,
                     transpiled,
                     &explain,
                     CaughtError::Value(reason),
@@ -313,12 +402,12 @@ fn drive<'js>(
             return Err(EngineError::NeverSettles);
         }
         let now = Instant::now();
-        if now >= shared.deadline {
+        if now >= shared.deadline() {
             return Err(EngineError::Timeout {
-                limit: shared.limits.timeout,
+                limit: shared.limits().timeout,
             });
         }
-        let wake = next_timer.map_or(shared.deadline, |at| at.min(shared.deadline));
+        let wake = next_timer.map_or(shared.deadline(), |at| at.min(shared.deadline()));
         match replies.recv_timeout(wake.saturating_duration_since(now)) {
             Ok(reply) => {
                 deliver(&ctx, shared, &settle, reply, cancel);
@@ -341,28 +430,52 @@ fn drive<'js>(
             // A throwing callback is the guest's business: like a browser, it is not fatal to the
             // program unless something awaits it. An interrupt is seen by `limit_error` next.
             let _ = fire.call::<_, ()>((id as f64,)).catch(&ctx);
-            if shared.stop.get().is_some() || meter.limit_hit() {
+            if shared.stop.get().is_some() || shared.budget.limit_hit() {
                 break;
             }
         }
     }
 }
 
-/// Evaluates the prelude and hands it the native functions and the manifest.
+/// The prelude's factory function, from bytecode compiled once per process.
+fn load_prelude<'js>(ctx: &Ctx<'js>) -> Result<Function<'js>, String> {
+    static BYTECODE: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
+    let bytecode = BYTECODE
+        .get_or_init(|| {
+            // Compiled in a runtime of its own: the bytecode carries no state of any runtime.
+            let runtime = Runtime::new().map_err(|error| error.to_string())?;
+            let context = Context::full(&runtime).map_err(|error| error.to_string())?;
+            context.with(|ctx| {
+                Module::declare(ctx.clone(), PRELUDE_NAME, PRELUDE)
+                    .catch(&ctx)
+                    .map_err(|error| error.to_string())?
+                    .write(WriteOptions::default())
+                    .map_err(|error| error.to_string())
+            })
+        })
+        .as_ref()
+        .map_err(Clone::clone)?;
+    load_bytecode(ctx, bytecode)
+        .catch(ctx)
+        .map_err(|error| error.to_string())
+}
+
+#[expect(unsafe_code, reason = "QuickJS trusts the bytecode it loads")]
+fn load_bytecode<'js>(ctx: &Ctx<'js>, bytecode: &[u8]) -> rquickjs::Result<Function<'js>> {
+    // SAFETY: the bytes were written by `Module::write` in this process, by the same QuickJS,
+    // from the prelude source compiled into this binary; nothing else ever reaches this call.
+    let module = unsafe { Module::load(ctx.clone(), bytecode)? };
+    let (module, _evaluated) = module.eval()?;
+    module.get("default")
+}
+
+/// Hands the prelude the native functions and the manifest; returns its host interface.
 fn install_prelude<'js>(
     ctx: &Ctx<'js>,
+    factory: Function<'js>,
     request: &ExecuteRequest,
     shared: &Rc<Shared>,
 ) -> Result<Object<'js>, EngineError> {
-    let mut options = EvalOptions::default();
-    options.global = true;
-    options.strict = true;
-    options.filename = Some("toolweave-prelude.js".to_owned());
-    let factory: Function<'js> = ctx
-        .eval_with_options(PRELUDE, options)
-        .catch(ctx)
-        .map_err(|error| internal_message(format!("the prelude did not load: {error}")))?;
-
     let send = {
         let shared = shared.clone();
         Function::new(ctx.clone(), move |kind: String, payload: String| -> f64 {
@@ -429,7 +542,7 @@ fn send(shared: &Shared, kind: &str, payload: &str) -> f64 {
         HostRequest::Tool { .. } => {
             let count = shared.tool_calls.get() + 1;
             shared.tool_calls.set(count);
-            if count > shared.limits.max_tool_calls {
+            if count > shared.limits().max_tool_calls {
                 shared.stop(Stop::ToolCallLimit);
                 return id as f64;
             }
@@ -499,7 +612,7 @@ fn log(shared: &Shared, stream: i32, text: String) {
         return;
     }
     let total = shared.log_bytes.get() + text.len() + 1;
-    if total > shared.limits.max_log_bytes {
+    if total > shared.limits().max_log_bytes {
         shared.stop(Stop::LogLimit);
         return;
     }
@@ -527,7 +640,7 @@ fn start_timer(shared: &Shared, delay: f64) -> f64 {
     let id = timers.next_id;
     let delay = if delay.is_finite() && delay > 0.0 {
         // Beyond the deadline every delay is the same; keep the arithmetic bounded.
-        Duration::from_secs_f64((delay / 1000.0).min(shared.limits.timeout.as_secs_f64() + 1.0))
+        Duration::from_secs_f64((delay / 1000.0).min(shared.limits().timeout.as_secs_f64() + 1.0))
     } else {
         Duration::ZERO
     };
@@ -572,26 +685,26 @@ fn deliver<'js>(
 }
 
 /// The error for a limit the engine observed, if any.
-fn limit_error(shared: &Shared, meter: &HeapMeter) -> Option<EngineError> {
-    if meter.limit_hit() {
+fn limit_error(shared: &Shared) -> Option<EngineError> {
+    if shared.budget.limit_hit() {
         return Some(EngineError::MemoryLimit {
-            limit: shared.limits.memory_bytes,
+            limit: shared.limits().memory_bytes,
         });
     }
-    if shared.stop.get().is_none() && Instant::now() >= shared.deadline {
+    if shared.stop.get().is_none() && Instant::now() >= shared.deadline() {
         // The allocator may have halted the guest at the deadline before any interrupt check.
         shared.stop(Stop::Timeout);
     }
     Some(match shared.stop.get()? {
         Stop::Timeout => EngineError::Timeout {
-            limit: shared.limits.timeout,
+            limit: shared.limits().timeout,
         },
         Stop::Cancelled => EngineError::Cancelled,
         Stop::LogLimit => EngineError::LogLimit {
-            limit: shared.limits.max_log_bytes,
+            limit: shared.limits().max_log_bytes,
         },
         Stop::ToolCallLimit => EngineError::ToolCallLimit {
-            limit: shared.limits.max_tool_calls,
+            limit: shared.limits().max_tool_calls,
         },
         Stop::DiscoveryLimit => EngineError::Guest {
             name: "Error".to_owned(),
@@ -609,7 +722,6 @@ fn limit_error(shared: &Shared, meter: &HeapMeter) -> Option<EngineError> {
 fn convert_result<'js>(
     ctx: &Ctx<'js>,
     shared: &Shared,
-    meter: &HeapMeter,
     transpiled: &Transpiled,
     to_json: &Function<'js>,
     explain: &Function<'js>,
@@ -618,7 +730,7 @@ fn convert_result<'js>(
     let text: String = match to_json.call((value,)).catch(ctx) {
         Ok(text) => text,
         Err(caught) => {
-            if let Some(error) = limit_error(shared, meter) {
+            if let Some(error) = limit_error(shared) {
                 return Err(error);
             }
             let explained = explain_caught(ctx, explain, caught);
@@ -635,13 +747,13 @@ fn convert_result<'js>(
             return Err(EngineError::Unserializable { message });
         }
     };
-    if let Some(error) = limit_error(shared, meter) {
+    if let Some(error) = limit_error(shared) {
         return Err(error);
     }
-    if text.len() > shared.limits.max_result_bytes {
+    if text.len() > shared.limits().max_result_bytes {
         return Err(EngineError::ResultTooLarge {
             size: text.len(),
-            limit: shared.limits.max_result_bytes,
+            limit: shared.limits().max_result_bytes,
         });
     }
     serde_json::from_str(&text).map_err(|error| EngineError::Unserializable {
@@ -653,23 +765,22 @@ fn convert_result<'js>(
 fn failure<'js>(
     ctx: &Ctx<'js>,
     shared: &Shared,
-    meter: &HeapMeter,
     transpiled: &Transpiled,
     explain: &Function<'js>,
     caught: CaughtError<'js>,
 ) -> EngineError {
-    if let Some(error) = limit_error(shared, meter) {
+    if let Some(error) = limit_error(shared) {
         return error;
     }
-    if Instant::now() >= shared.deadline {
+    if Instant::now() >= shared.deadline() {
         return EngineError::Timeout {
-            limit: shared.limits.timeout,
+            limit: shared.limits().timeout,
         };
     }
     let explained = explain_caught(ctx, explain, caught);
     if explained.name == "RangeError"
         && explained.message == STACK_OVERFLOW_MESSAGE
-        && meter.reached_depth(shared.limits.stack_bytes)
+        && shared.budget.reached_depth(shared.limits().stack_bytes)
     {
         return EngineError::StackOverflow;
     }

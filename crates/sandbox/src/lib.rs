@@ -9,11 +9,14 @@
 
 mod alloc;
 mod javascript;
+mod pool;
 mod transpile;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+
+pub use pool::{EnginePool, Job};
 
 /// The largest program accepted, in bytes. Parsing recurses once per level of nesting, so the
 /// size bounds how deep a hostile program can make the parser go.

@@ -1,8 +1,10 @@
 // The guest's view of the host, set up before guest code runs. Everything the bridge relies on
 // is captured here first, so guest code that tampers with built-ins afterwards cannot reach the
 // pending-call table or forge answers: that table lives only in this closure.
-(function (send, log, startTimer, stopTimer, manifest) {
-  "use strict";
+//
+// It is a module (strict by definition) so that it is compiled once per process and loaded as
+// bytecode into each runtime.
+export default function prelude(send, log, startTimer, stopTimer, manifest) {
   const PromiseCtor = Promise;
   const ErrorCtor = Error;
   const parse = JSON.parse;
@@ -15,6 +17,24 @@
   const create = Object.create;
   const ownKeys = Reflect.ownKeys;
   const apply = Reflect.apply;
+
+  // Stack traces keep up to 64 frames and cannot be reconfigured. Beyond better positions in
+  // guest errors, this is how a stack overflow is told from a guest's imitation of one: the
+  // engine's own overflow error gets a long trace built at the bottom of the stack, where the
+  // host's allocator sees it (see alloc.rs).
+  Error.stackTraceLimit = 64;
+  defineProperty(Error, "stackTraceLimit", {
+    get: function () { return 64; },
+    set: function () {},
+    enumerable: false,
+    configurable: false,
+  });
+  defineProperty(Error, "prepareStackTrace", {
+    get: function () { return undefined; },
+    set: function () {},
+    enumerable: false,
+    configurable: false,
+  });
 
   const pending = create(null);
   const timers = create(null);
@@ -225,4 +245,4 @@
   }
 
   return freeze({ settle: settle, fire: fire, toJson: toJson, explain: explain });
-});
+}

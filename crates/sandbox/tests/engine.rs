@@ -317,6 +317,13 @@ fn stack_overflow_is_the_engines_finding_not_the_guests_claim() {
     assert_eq!(run.error(), &EngineError::StackOverflow);
     let run = run_js("throw new RangeError('Maximum call stack size exceeded');");
     assert!(matches!(run.error(), EngineError::Guest { name, .. } if name == "RangeError"));
+    // The guest cannot switch the detection off.
+    let run = run_js(
+        "Error.stackTraceLimit = 0; Error.prepareStackTrace = () => 'x';
+         function down(n) { return down(n + 1) + 1; }
+         down(0);",
+    );
+    assert_eq!(run.error(), &EngineError::StackOverflow);
     // A caught overflow is the program's business.
     let run =
         run_js("function down() { down(); }\ntry { down() } catch (e) { return 'recovered' }");
@@ -494,4 +501,91 @@ fn nothing_outside_is_reachable() {
     // eval-constructed code sees the same globals and nothing more.
     let run = run_js("(0, eval)('typeof tools.t.add + typeof process')");
     assert_eq!(run.value(), &json!("functionundefined"));
+}
+
+/// Runs `code` on `pool` and waits for the outcome (tool calls are answered with their args).
+fn run_on_pool(pool: &toolweave_sandbox::EnginePool, code: &str) -> Outcome {
+    let (replies_tx, replies_rx) = mpsc::channel();
+    let (done_tx, done_rx) = mpsc::channel();
+    pool.submit(toolweave_sandbox::Job {
+        request: ExecuteRequest {
+            code: code.to_owned(),
+            language: Language::JavaScript,
+            limits: limits(),
+            manifest: Manifest {
+                namespaces: vec![Namespace {
+                    name: "t".to_owned(),
+                    tools: Some(vec!["echo".into()]),
+                }],
+            },
+        },
+        emit: Box::new(move |event| {
+            if let EngineEvent::Call(call) = event {
+                let HostRequest::Tool { args, .. } = call.request else {
+                    return;
+                };
+                let _ = replies_tx.send(HostReply::Result {
+                    id: call.id,
+                    outcome: Ok(args),
+                });
+            }
+        }),
+        replies: replies_rx,
+        cancel: CancelFlag::new(),
+        finished: Box::new(move |outcome| {
+            let _ = done_tx.send(outcome);
+        }),
+    });
+    done_rx
+        .recv_timeout(Duration::from_secs(10))
+        .unwrap_or_else(|error| panic!("no outcome for {code:?}: {error}"))
+}
+
+#[test]
+fn the_pool_runs_each_program_in_a_fresh_runtime() {
+    let pool = toolweave_sandbox::EnginePool::new(1, limits().stack_bytes);
+    let first = run_on_pool(
+        &pool,
+        "globalThis.leak = 'secret'; Object.prototype.polluted = 1; 1",
+    );
+    assert_eq!(first.result, Ok(json!(1)));
+    for _ in 0..3 {
+        let next = run_on_pool(&pool, "[typeof leak, ({}).polluted === undefined]");
+        assert_eq!(next.result, Ok(json!(["undefined", true])));
+    }
+    let overflow = run_on_pool(&pool, "function down() { return down() + 1 }\ndown()");
+    assert_eq!(overflow.result, Err(EngineError::StackOverflow));
+    let call = run_on_pool(&pool, "await tools.t.echo({ x: 1 })");
+    assert_eq!(call.result, Ok(json!({ "x": 1 })));
+}
+
+#[test]
+fn the_pool_runs_programs_side_by_side() {
+    let pool = toolweave_sandbox::EnginePool::new(1, limits().stack_bytes);
+    let started = Instant::now();
+    let handles: Vec<_> = (0..4)
+        .map(|i| {
+            let pool = pool.clone();
+            thread::spawn(move || {
+                run_on_pool(
+                    &pool,
+                    &format!("await new Promise((done) => setTimeout(done, 300)); {i}"),
+                )
+            })
+        })
+        .collect();
+    let results: Vec<_> = handles
+        .into_iter()
+        .map(|handle| handle.join().map(|outcome| outcome.result).ok())
+        .collect();
+    assert_eq!(
+        results,
+        (0..4).map(|i| Some(Ok(json!(i)))).collect::<Vec<_>>()
+    );
+    // Four programs waiting 300 ms each, one idle thread: the pool grew instead of queueing.
+    assert!(
+        started.elapsed() < Duration::from_millis(1100),
+        "{:?}",
+        started.elapsed()
+    );
 }

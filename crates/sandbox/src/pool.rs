@@ -1,0 +1,212 @@
+//! Engine threads that prepare their next runtime while they wait.
+//!
+//! Creating a QuickJS runtime and context and compiling the prelude is most of an execution's
+//! cost, and none of it depends on the program. So every engine thread, once it has handed back
+//! an outcome, drops the spent runtime, prepares a fresh one and only then waits for work: an
+//! execution that finds an idle thread starts on a ready runtime. Each runtime still serves one
+//! execution only, so nothing leaks from one program to the next.
+//!
+//! Guest code blocks the thread it runs on, so every running execution has a thread of its own:
+//! when no thread is idle, the pool starts another, and threads beyond the idle target exit after
+//! their execution.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+use crate::alloc::stack_address;
+use crate::javascript::Prepared;
+use crate::{
+    CancelFlag, EngineError, EngineEvent, ExecuteRequest, HostReply, Language, Outcome, Stats,
+    THREAD_STACK_HEADROOM,
+};
+
+/// One execution handed to the pool.
+pub struct Job {
+    /// What to run.
+    pub request: ExecuteRequest,
+    /// Receives the engine's events, in order, on the engine thread.
+    pub emit: Box<dyn FnMut(EngineEvent) + Send>,
+    /// The host's answers to this execution's calls.
+    pub replies: Receiver<HostReply>,
+    /// Stops the execution from any thread.
+    pub cancel: CancelFlag,
+    /// Receives the outcome, once, on the engine thread.
+    pub finished: Box<dyn FnOnce(Outcome) + Send>,
+}
+
+impl std::fmt::Debug for Job {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Job")
+            .field("request", &self.request)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Engine threads with prepared runtimes. Cheap to clone; threads exit when the pool is dropped.
+#[derive(Debug, Clone)]
+pub struct EnginePool {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    /// Threads waiting for work, each with a prepared runtime.
+    idle: Mutex<Vec<Sender<Job>>>,
+    /// How many threads stay waiting between executions.
+    idle_target: usize,
+    /// Stack of each engine thread.
+    stack_size: usize,
+}
+
+impl EnginePool {
+    /// A pool that keeps `idle_target` threads ready, for guests whose stack limit is at most
+    /// `guest_stack_bytes`. The first threads start preparing at once.
+    pub fn new(idle_target: usize, guest_stack_bytes: usize) -> Self {
+        let pool = Self {
+            inner: Arc::new(Inner {
+                idle: Mutex::new(Vec::new()),
+                idle_target,
+                stack_size: guest_stack_bytes.saturating_add(THREAD_STACK_HEADROOM),
+            }),
+        };
+        for _ in 0..idle_target {
+            if let Err(error) = pool.spawn(None) {
+                tracing::warn!(%error, "cannot start an engine thread ahead of time");
+            }
+        }
+        pool
+    }
+
+    /// Starts `job` on an idle thread, or on a new one when none is idle. The outcome always
+    /// arrives through the job's `finished`, also when no thread could be started.
+    pub fn submit(&self, job: Job) {
+        let mut job = job;
+        loop {
+            let idle = self
+                .inner
+                .idle
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .pop();
+            let Some(worker) = idle else { break };
+            match worker.send(job) {
+                Ok(()) => return,
+                // That thread is gone (it panicked outside an execution); try the next.
+                Err(mpsc::SendError(returned)) => job = returned,
+            }
+        }
+        // With a job, `spawn` reports a failure through the job itself.
+        let _ = self.spawn(Some(job));
+    }
+
+    /// Starts an engine thread, running `first` at once when given. When the thread cannot be
+    /// started, `first` is finished with the error.
+    fn spawn(&self, first: Option<Job>) -> std::io::Result<()> {
+        let (sender, jobs) = mpsc::channel();
+        let inner = self.inner.clone();
+        // The thread takes the job from this slot; if the thread cannot start, the job is still
+        // here to be answered.
+        let slot = Arc::new(Mutex::new(first));
+        let taken = slot.clone();
+        let spawned = std::thread::Builder::new()
+            .name("toolweave-engine".to_owned())
+            .stack_size(self.inner.stack_size)
+            .spawn(move || {
+                let first = taken.lock().unwrap_or_else(PoisonError::into_inner).take();
+                serve(&inner, first, &jobs, &sender);
+            });
+        if let Err(error) = &spawned {
+            let job = slot.lock().unwrap_or_else(PoisonError::into_inner).take();
+            if let Some(job) = job {
+                (job.finished)(failed(
+                    EngineError::Internal {
+                        message: format!("cannot start an engine thread: {error}"),
+                    },
+                    Instant::now(),
+                ));
+            }
+        }
+        spawned.map(drop)
+    }
+}
+
+/// An engine thread: prepare, (register as idle and) wait, run, repeat.
+fn serve(inner: &Inner, first: Option<Job>, jobs: &Receiver<Job>, me: &Sender<Job>) {
+    let stack_top = stack_address();
+    let mut next = first;
+    loop {
+        let prepared = Prepared::new(stack_top);
+        let job = match next.take() {
+            Some(job) => job,
+            None => {
+                {
+                    let mut idle = inner.idle.lock().unwrap_or_else(PoisonError::into_inner);
+                    if idle.len() >= inner.idle_target {
+                        return;
+                    }
+                    idle.push(me.clone());
+                }
+                match jobs.recv() {
+                    Ok(job) => job,
+                    // The pool is gone.
+                    Err(_) => return,
+                }
+            }
+        };
+        run_job(prepared, job);
+    }
+}
+
+/// Runs one job on `prepared` (JavaScript) and hands its outcome back before anything is torn
+/// down.
+fn run_job(prepared: Result<Prepared, EngineError>, job: Job) {
+    let Job {
+        request,
+        mut emit,
+        replies,
+        cancel,
+        finished,
+    } = job;
+    let started = Instant::now();
+    let ran = catch_unwind(AssertUnwindSafe(|| match request.language {
+        Language::JavaScript | Language::TypeScript => match prepared {
+            Ok(prepared) => {
+                let (outcome, spent) = prepared.run(request, &mut *emit, &replies, &cancel);
+                (outcome, Some(spent))
+            }
+            Err(error) => (failed(error, started), None),
+        },
+    }));
+    match ran {
+        Ok((outcome, spent)) => {
+            finished(outcome);
+            drop(spent);
+        }
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|text| (*text).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_owned());
+            finished(failed(
+                EngineError::Internal {
+                    message: format!("the engine panicked: {message}"),
+                },
+                started,
+            ));
+        }
+    }
+}
+
+fn failed(error: EngineError, started: Instant) -> Outcome {
+    Outcome {
+        result: Err(error),
+        stats: Stats {
+            duration: started.elapsed(),
+            ..Stats::default()
+        },
+    }
+}
