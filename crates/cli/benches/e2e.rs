@@ -4,6 +4,8 @@
 //! repeated runs for: spawn → initialize answered (three upstream servers configured), tools/list
 //! size in tokens (cl100k), a trivial execution, an execution making one upstream call, and the
 //! same upstream call made directly to the fixture server.
+//!
+//! `TOOLWEAVE_BENCH_BINARY=/path/to/toolweave` measures another build of the binary (A/B).
 
 #![expect(
     clippy::expect_used,
@@ -19,7 +21,7 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::{Map, Value, json};
 
-const RUNS: usize = 200;
+const RUNS: usize = 300;
 const INIT_RUNS: usize = 30;
 
 fn binary(name: &str) -> PathBuf {
@@ -44,7 +46,7 @@ fn summary(label: &str, mut samples: Vec<Duration>) {
     let median = ms(samples[samples.len() / 2]);
     let p90 = ms(samples[(samples.len() * 9) / 10]);
     println!(
-        "{label:<44} median {median:>8.3} ms   p90 {p90:>8.3} ms   min {:>8.3} ms   (n={})",
+        "{label:<48} median {median:>8.3} ms   p90 {p90:>8.3} ms   min {:>8.3} ms   (n={})",
         ms(samples[0]),
         samples.len()
     );
@@ -62,7 +64,8 @@ async fn main() {
     if std::env::args().any(|a| a == "--list") {
         return; // `cargo test --benches` asks for a list; there are no unit benches here.
     }
-    let toolweave = binary("toolweave");
+    let toolweave = std::env::var_os("TOOLWEAVE_BENCH_BINARY")
+        .map_or_else(|| binary("toolweave"), PathBuf::from);
     let fixture = binary("toolweave-fixture");
     let dir = tempfile::tempdir().expect("temp dir");
     let config = dir.path().join("mcp.json");
@@ -114,7 +117,7 @@ async fn main() {
         .encode_with_special_tokens(&text)
         .len();
     println!(
-        "{:<44} {} bytes, {tokens} tokens (cl100k)",
+        "{:<48} {} bytes, {tokens} tokens (cl100k)",
         "tools/list size",
         text.len()
     );
@@ -132,35 +135,7 @@ async fn main() {
         assert_ne!(result.is_error, Some(true), "{result:?}");
     }
 
-    for (label, code) in [
-        ("execute_code trivial (return 1 + 1)", "return 1 + 1"),
-        (
-            "execute_code one upstream call",
-            "return await tools.fixture.add({ a: 2, b: 5 })",
-        ),
-    ] {
-        let mut samples = Vec::with_capacity(RUNS);
-        for _ in 0..RUNS {
-            let started = Instant::now();
-            let result = client.call_tool(execute(code)).await.expect("call");
-            samples.push(started.elapsed());
-            assert_ne!(result.is_error, Some(true), "{result:?}");
-        }
-        summary(label, samples);
-    }
-    let ts = CallToolRequestParams::new("execute_code").with_arguments(arguments(
-        json!({ "code": "const n: number = 1 + 1; return n" }),
-    ));
-    let mut samples = Vec::with_capacity(RUNS);
-    for _ in 0..RUNS {
-        let started = Instant::now();
-        client.call_tool(ts.clone()).await.expect("call");
-        samples.push(started.elapsed());
-    }
-    summary("execute_code trivial TypeScript", samples);
-    client.cancel().await.expect("close");
-
-    // The same upstream call made directly to the fixture server.
+    // The same upstream call made directly to a fixture server of its own, for comparison.
     let direct =
         ().serve(spawn(&fixture, vec!["--name".into(), "direct".into()]))
             .await
@@ -170,12 +145,62 @@ async fn main() {
     for _ in 0..20 {
         direct.call_tool(add.clone()).await.expect("warm-up");
     }
-    let mut samples = Vec::with_capacity(RUNS);
-    for _ in 0..RUNS {
-        let started = Instant::now();
-        direct.call_tool(add.clone()).await.expect("call");
-        samples.push(started.elapsed());
+
+    let typescript = CallToolRequestParams::new("execute_code").with_arguments(arguments(
+        json!({ "code": "const n: number = 1 + 1; return n" }),
+    ));
+    let trivial = execute("return 1 + 1");
+    let one_call = execute("return await tools.fixture.add({ a: 2, b: 5 })");
+    // Back to back, and with a pause before each request: a model takes seconds between calls,
+    // which lets the engine prepare its next runtime off the request's path.
+    for (pause, suffix) in [
+        (None, "back to back"),
+        (Some(Duration::from_millis(5)), "5 ms apart"),
+    ] {
+        let mut samples: [Vec<Duration>; 4] = Default::default();
+        for _ in 0..RUNS {
+            // Interleaved, so drift in the machine's load affects every series alike.
+            for (series, (peer, request)) in [
+                (&client, &trivial),
+                (&client, &typescript),
+                (&client, &one_call),
+                (&direct, &add),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                if let Some(pause) = pause {
+                    tokio::time::sleep(pause).await;
+                }
+                let started = Instant::now();
+                let result = peer.call_tool(request.clone()).await.expect("call");
+                samples[series].push(started.elapsed());
+                assert_ne!(result.is_error, Some(true), "{result:?}");
+            }
+        }
+        let [
+            trivial_samples,
+            typescript_samples,
+            one_call_samples,
+            direct_samples,
+        ] = samples;
+        summary(
+            &format!("execute_code trivial JS, {suffix}"),
+            trivial_samples,
+        );
+        summary(
+            &format!("execute_code trivial TS, {suffix}"),
+            typescript_samples,
+        );
+        summary(
+            &format!("execute_code one upstream call, {suffix}"),
+            one_call_samples,
+        );
+        summary(
+            &format!("the same call made directly, {suffix}"),
+            direct_samples,
+        );
     }
-    summary("fixture add called directly", samples);
+    client.cancel().await.expect("close");
     direct.cancel().await.expect("close");
 }

@@ -148,7 +148,10 @@ pub fn main() -> ExitCode {
         .compact()
         .init();
 
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    // One thread for protocol and upstream I/O: guest code runs on engine threads of its own,
+    // and keeping every task on one thread saves a cross-thread wake-up per message (measured:
+    // about 10% of a trivial execution end to end).
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .thread_name("toolweave")
         .build()

@@ -1,17 +1,19 @@
 //! One execution: the engine runs on a thread of its own; this side answers its messages.
 //!
 //! The engine thread sends events (started, host calls, log lines) and finally its outcome. Each
-//! host call becomes a task here, so calls made together (`Promise.all`) run concurrently
+//! host call becomes a future polled here, so calls made together (`Promise.all`) run concurrently
 //! upstream. This side also enforces what only the host may decide: the tool-call budget, the
 //! client's cancellation, and a deadline backstop for an engine that stops answering.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use futures::stream::FuturesUnordered;
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::mpsc;
-use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use toolweave_sandbox::{
     CancelFlag, EngineEvent, EngineLimits, HostReply, HostRequest, Job, Language, LogStream,
@@ -22,6 +24,8 @@ use crate::bridge;
 use crate::error::ExecutionError;
 use crate::gateway::Gateway;
 
+/// How long abandoned calls get to tell their upstream servers they were cancelled.
+const CANCEL_GRACE: Duration = Duration::from_secs(2);
 /// Extra time the engine gets past its own deadline before the host gives up on it.
 const DEADLINE_GRACE: Duration = Duration::from_millis(1500);
 
@@ -130,7 +134,9 @@ impl Gateway {
         });
 
         let calls_cancel = CancellationToken::new();
-        let mut calls: JoinSet<(u64, Result<Value, String>)> = JoinSet::new();
+        // Calls in flight, polled by this task: no task spawn or thread hop per call.
+        let mut calls: FuturesUnordered<BoxFuture<'static, (u64, Result<Value, String>)>> =
+            FuturesUnordered::new();
         let mut logs = Vec::new();
         let mut log_bytes = 0usize;
         let mut tool_calls = 0u32;
@@ -175,30 +181,28 @@ impl Gateway {
                         }
                         let gateway = self.clone();
                         let token = calls_cancel.child_token();
-                        calls.spawn(async move {
+                        calls.push(Box::pin(async move {
                             let answer = bridge::answer(&gateway, call.request, token).await;
                             (call.id, answer)
-                        });
+                        }));
                     }
                     None => break None,
                 },
-                Some(joined) = calls.join_next(), if !calls.is_empty() => {
-                    let (id, outcome) = match joined {
-                        Ok(answer) => answer,
-                        // A call task that panicked: the engine still needs an answer, but
-                        // without the id we cannot route it; the deadline will end the run.
-                        Err(error) => {
-                            tracing::error!(%error, "a tool call task failed");
-                            continue;
-                        }
-                    };
+                Some((id, outcome)) = calls.next(), if !calls.is_empty() => {
                     // The engine may have finished already; then nobody waits for this.
                     let _ = replies_tx.send(HostReply::Result { id, outcome });
                 }
             }
         };
         calls_cancel.cancel();
-        calls.abort_all();
+        if !calls.is_empty() {
+            // Calls still in flight see the cancellation when polled, and tell their upstream
+            // servers (notifications/cancelled); that happens after the answer goes out.
+            tokio::spawn(async move {
+                let drained = calls.for_each(|_| async {});
+                let _ = tokio::time::timeout(CANCEL_GRACE, drained).await;
+            });
+        }
 
         let result = match (host_error, outcome) {
             (Some(error), _) => Err(error),

@@ -208,8 +208,8 @@ pub(crate) fn run(
 /// A runtime made ready before its program is known: context created, prelude compiled. Creating
 /// one costs most of an execution's time, so an engine thread prepares the next while it waits.
 pub(crate) struct Prepared {
-    // Field order is drop order: the prelude's function, then the context, then the runtime.
-    factory: Persistent<Function<'static>>,
+    // Field order is drop order: the prelude's interface, then the context, then the runtime.
+    host: Persistent<Object<'static>>,
     context: Context,
     runtime: Runtime,
     shared: Rc<Shared>,
@@ -233,13 +233,14 @@ impl Prepared {
             runtime.set_interrupt_handler(Some(Box::new(move || shared.should_stop())));
         }
         let context = Context::full(&runtime).map_err(internal)?;
-        let factory = context.with(|ctx| {
+        let host = context.with(|ctx| {
             let factory = load_prelude(&ctx)
                 .map_err(|error| internal_message(format!("the prelude did not load: {error}")))?;
-            Ok::<_, EngineError>(Persistent::save(&ctx, factory))
+            let host = install_prelude(&ctx, factory, &shared)?;
+            Ok::<_, EngineError>(Persistent::save(&ctx, host))
         })?;
         Ok(Self {
-            factory,
+            host,
             context,
             runtime,
             shared,
@@ -256,7 +257,7 @@ impl Prepared {
     ) -> (Outcome, Spent) {
         let started = Instant::now();
         let Self {
-            factory,
+            host,
             context,
             runtime,
             shared,
@@ -271,11 +272,11 @@ impl Prepared {
         runtime.set_max_stack_size(limits.stack_bytes);
         let result = match transpile(&request.code, request.language) {
             Ok(transpiled) => {
-                emit(EngineEvent::Started);
+                shared.events.borrow_mut().push(EngineEvent::Started);
                 context.with(|ctx| {
                     drive(
                         ctx,
-                        factory,
+                        host,
                         &request,
                         &transpiled,
                         &shared,
@@ -286,7 +287,7 @@ impl Prepared {
                 })
             }
             Err(error) => {
-                drop(factory);
+                drop(host);
                 Err(error)
             }
         };
@@ -318,7 +319,7 @@ impl Prepared {
 )]
 fn drive<'js>(
     ctx: Ctx<'js>,
-    factory: Persistent<Function<'static>>,
+    host: Persistent<Object<'static>>,
     request: &ExecuteRequest,
     transpiled: &Transpiled,
     shared: &Rc<Shared>,
@@ -326,8 +327,8 @@ fn drive<'js>(
     replies: &Receiver<HostReply>,
     cancel: &CancelFlag,
 ) -> Result<Value, EngineError> {
-    let factory = factory.restore(&ctx).map_err(internal)?;
-    let host = install_prelude(&ctx, factory, request, shared)?;
+    let host = host.restore(&ctx).map_err(internal)?;
+    install_manifest(&ctx, &host, request)?;
     let settle: Function<'js> = host.get("settle").map_err(internal)?;
     let fire: Function<'js> = host.get("fire").map_err(internal)?;
     let to_json: Function<'js> = host.get("toJson").map_err(internal)?;
@@ -437,6 +438,31 @@ fn drive<'js>(
     }
 }
 
+/// Defines `tools` for the names this program may call.
+fn install_manifest<'js>(
+    ctx: &Ctx<'js>,
+    host: &Object<'js>,
+    request: &ExecuteRequest,
+) -> Result<(), EngineError> {
+    let manifest = serde_json::to_string(
+        &request
+            .manifest
+            .namespaces
+            .iter()
+            .map(
+                |namespace| serde_json::json!({ "name": namespace.name, "tools": namespace.tools }),
+            )
+            .collect::<Vec<_>>(),
+    )
+    .map_err(|error| internal_message(error.to_string()))?;
+    let manifest = ctx.json_parse(manifest).map_err(internal)?;
+    let install: Function<'js> = host.get("install").map_err(internal)?;
+    install
+        .call::<_, ()>((manifest,))
+        .catch(ctx)
+        .map_err(|error| internal_message(format!("the tools could not be set up: {error}")))
+}
+
 /// The prelude's factory function, from bytecode compiled once per process.
 fn load_prelude<'js>(ctx: &Ctx<'js>) -> Result<Function<'js>, String> {
     static BYTECODE: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
@@ -469,11 +495,10 @@ fn load_bytecode<'js>(ctx: &Ctx<'js>, bytecode: &[u8]) -> rquickjs::Result<Funct
     module.get("default")
 }
 
-/// Hands the prelude the native functions and the manifest; returns its host interface.
+/// Hands the prelude the native functions; returns its host interface.
 fn install_prelude<'js>(
     ctx: &Ctx<'js>,
     factory: Function<'js>,
-    request: &ExecuteRequest,
     shared: &Rc<Shared>,
 ) -> Result<Object<'js>, EngineError> {
     let send = {
@@ -507,20 +532,8 @@ fn install_prelude<'js>(
         })
         .map_err(internal)?
     };
-    let manifest = serde_json::to_string(
-        &request
-            .manifest
-            .namespaces
-            .iter()
-            .map(
-                |namespace| serde_json::json!({ "name": namespace.name, "tools": namespace.tools }),
-            )
-            .collect::<Vec<_>>(),
-    )
-    .map_err(|error| internal_message(error.to_string()))?;
-    let manifest = ctx.json_parse(manifest).map_err(internal)?;
     factory
-        .call((send, log, start_timer, stop_timer, manifest))
+        .call((send, log, start_timer, stop_timer))
         .catch(ctx)
         .map_err(|error| internal_message(format!("the prelude did not start: {error}")))
 }

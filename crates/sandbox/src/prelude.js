@@ -4,7 +4,7 @@
 //
 // It is a module (strict by definition) so that it is compiled once per process and loaded as
 // bytecode into each runtime.
-export default function prelude(send, log, startTimer, stopTimer, manifest) {
+export default function prelude(send, log, startTimer, stopTimer) {
   const PromiseCtor = Promise;
   const ErrorCtor = Error;
   const parse = JSON.parse;
@@ -103,18 +103,22 @@ export default function prelude(send, log, startTimer, stopTimer, manifest) {
     });
   }
 
-  const tools = create(null);
-  for (let i = 0; i < manifest.length; i++) {
-    const namespace = manifest[i];
-    if (namespace.tools === null) {
-      tools[namespace.name] = dynamicNamespace(namespace.name);
-    } else {
-      const server = create(null);
-      for (let j = 0; j < namespace.tools.length; j++) {
-        server[namespace.tools[j]] = tool(namespace.name + "." + namespace.tools[j]);
+  // Called once the program is known, with the names it may call.
+  function install(manifest) {
+    const tools = create(null);
+    for (let i = 0; i < manifest.length; i++) {
+      const namespace = manifest[i];
+      if (namespace.tools === null) {
+        tools[namespace.name] = dynamicNamespace(namespace.name);
+      } else {
+        const server = create(null);
+        for (let j = 0; j < namespace.tools.length; j++) {
+          server[namespace.tools[j]] = tool(namespace.name + "." + namespace.tools[j]);
+        }
+        tools[namespace.name] = freeze(server);
       }
-      tools[namespace.name] = freeze(server);
     }
+    defineProperty(globalThis, "tools", { value: freeze(tools), writable: false, enumerable: false, configurable: false });
   }
 
   // Formats a value the way a developer expects in a log line; never throws.
@@ -203,7 +207,6 @@ export default function prelude(send, log, startTimer, stopTimer, manifest) {
   }
 
   const globals = {
-    tools: freeze(tools),
     callMCPTool: freeze(callMCPTool),
     searchTools: freeze(searchTools),
     describeTools: freeze(describeTools),
@@ -244,5 +247,5 @@ export default function prelude(send, log, startTimer, stopTimer, manifest) {
     return stringify({ name: name, message: message, stack: stack });
   }
 
-  return freeze({ settle: settle, fire: fire, toJson: toJson, explain: explain });
+  return freeze({ install: install, settle: settle, fire: fire, toJson: toJson, explain: explain });
 }
