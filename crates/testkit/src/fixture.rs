@@ -5,8 +5,10 @@
 //! added while it runs. Logs go to stderr only: stdout is the MCP channel.
 //!
 //! Tools: `add`, `get-sum`, `echo`, `whoami`, `env`, `slow`, `fail`, `structured`, `image`,
-//! `large`, `dotted.name`, `dash-name`, `crash` and `register` (see [`tool_definitions`]).
+//! `large`, `dotted.name`, `dash-name`, `crash`, `register` and `stats` (see
+//! [`tool_definitions`]).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
@@ -99,6 +101,16 @@ pub struct FixtureServer {
     name: String,
     page_size: Option<usize>,
     tools: Arc<RwLock<Vec<Tool>>>,
+    slow: Arc<SlowCounts>,
+}
+
+/// What became of `slow` calls, reported by the `stats` tool: tests see from outside whether a
+/// client abandoned a call (and said so) or waited for it.
+#[derive(Debug, Default)]
+struct SlowCounts {
+    started: AtomicU64,
+    cancelled: AtomicU64,
+    finished: AtomicU64,
 }
 
 impl FixtureServer {
@@ -108,6 +120,7 @@ impl FixtureServer {
             name: name.into(),
             page_size,
             tools: Arc::new(RwLock::new(tool_definitions())),
+            slow: Arc::default(),
         }
     }
 
@@ -132,10 +145,15 @@ impl FixtureServer {
             "env" => text(std::env::var(string(arguments, "name")?).unwrap_or_default()),
             "slow" => {
                 let millis = integer(arguments, "ms")?;
+                self.slow.started.fetch_add(1, Ordering::SeqCst);
                 tokio::select! {
-                    () = tokio::time::sleep(Duration::from_millis(millis)) => text("done"),
+                    () = tokio::time::sleep(Duration::from_millis(millis)) => {
+                        self.slow.finished.fetch_add(1, Ordering::SeqCst);
+                        text("done")
+                    }
                     () = context.ct.cancelled() => {
                         // The client sent notifications/cancelled: its answer is not read.
+                        self.slow.cancelled.fetch_add(1, Ordering::SeqCst);
                         tracing::info!(millis, "slow: cancelled by the client");
                         text("cancelled")
                     }
@@ -165,6 +183,19 @@ impl FixtureServer {
                 text("x".repeat(usize::try_from(bytes).unwrap_or_default()))
             }
             "dotted.name" | "dash-name" => text(name),
+            "stats" => {
+                let counts = json!({
+                    "slow": {
+                        "started": self.slow.started.load(Ordering::SeqCst),
+                        "cancelled": self.slow.cancelled.load(Ordering::SeqCst),
+                        "finished": self.slow.finished.load(Ordering::SeqCst),
+                    }
+                });
+                let mut result =
+                    CallToolResult::success(vec![ContentBlock::text(counts.to_string())]);
+                result.structured_content = Some(counts);
+                result
+            }
             "crash" => {
                 // Mid-call, as a real server crash would be: no answer, an exit status and stderr.
                 eprintln!("fixture {}: crashing on purpose", self.name);
@@ -384,6 +415,11 @@ pub fn tool_definitions() -> Vec<Tool> {
             "register",
             "Add a tool with the given name to this server's list and send notifications/tools/list_changed.",
             one_string("name", "The new tool's name."),
+        ),
+        tool(
+            "stats",
+            "Count the slow calls this server started, saw cancelled, and finished.",
+            empty_schema(),
         ),
     ]
 }

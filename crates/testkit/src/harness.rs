@@ -13,6 +13,7 @@ use serde_json::{Map, Value, json};
 /// A running `toolweave serve` and an initialized MCP session with it.
 pub struct Toolweave {
     client: RunningService<RoleClient, ()>,
+    process_id: Option<u32>,
 }
 
 impl Toolweave {
@@ -26,8 +27,14 @@ impl Toolweave {
             .stderr(Stdio::inherit())
             .spawn()
             .context("spawning toolweave serve")?;
+        let process_id = transport.id();
         let client = ().serve(transport).await.context("initialize")?;
-        Ok(Self { client })
+        Ok(Self { client, process_id })
+    }
+
+    /// The process id of `toolweave serve`.
+    pub fn process_id(&self) -> Option<u32> {
+        self.process_id
     }
 
     /// The session, for requests the helpers below do not cover.

@@ -1,3 +1,4 @@
+mod cancel;
 mod cases;
 mod cli;
 mod failures;
