@@ -110,7 +110,9 @@ async fn main() {
     }
     summary("spawn -> initialize (3 upstreams)", init);
 
-    let client = ().serve(spawn(&toolweave, serve_args.clone())).await.expect("initialize");
+    let transport = spawn(&toolweave, serve_args.clone());
+    let process_id = transport.id().expect("process id");
+    let client = ().serve(transport).await.expect("initialize");
     let tools = client.list_all_tools().await.expect("tools/list");
     let text = serde_json::to_string(&json!({ "tools": tools })).expect("json");
     let tokens = tiktoken_rs::cl100k_base_singleton()
@@ -201,6 +203,21 @@ async fn main() {
             direct_samples,
         );
     }
+    println!(
+        "{:<48} {} KiB (VmRSS of toolweave serve after the runs above)",
+        "resident memory",
+        resident_kib(process_id)
+    );
     client.cancel().await.expect("close");
     direct.cancel().await.expect("close");
+}
+
+/// VmRSS of a process, in KiB (Linux).
+fn resident_kib(process_id: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{process_id}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
 }
