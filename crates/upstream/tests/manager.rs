@@ -99,12 +99,15 @@ async fn servers_start_in_parallel_and_answer_calls() {
             .as_ref()
             .unwrap_or_else(|error| panic!("{name}: {error}"));
         // beta lists its tools three at a time: every page must be followed.
-        assert_eq!(tools.len(), 14, "{name}");
+        assert_eq!(tools.len(), fixture_tool_count(), "{name}");
         assert_eq!(tools[0].name, "add");
     }
     for status in upstream.status() {
         assert!(status.is_ready(), "{status:?}");
-        assert_eq!(status.describe(), "ready, 14 tools");
+        assert_eq!(
+            status.describe(),
+            format!("ready, {} tools", fixture_tool_count())
+        );
         assert_eq!(status.transport, "stdio");
         assert!(status.process_id.is_some());
     }
@@ -386,7 +389,7 @@ async fn failures_to_start_say_why() {
         "server \"remote\" is configured as a remote (http) server at http://127.0.0.1:9/mcp, and remote servers are not connected by this version of toolweave yet; run it as a stdio server (\"command\", \"args\") instead, or remove the entry from the config file"
     );
     assert!(message(5).contains("remote (sse) server"), "{}", message(5));
-    assert_eq!(all[6].1.as_ref().map(Vec::len), Ok(14));
+    assert_eq!(all[6].1.as_ref().map(Vec::len), Ok(fixture_tool_count()));
 
     // A call to a failed server gets the same reason; the others keep working.
     let error = call_text(&upstream, "broken", "add", json!({ "a": 1, "b": 1 }))
@@ -550,7 +553,10 @@ async fn a_crash_mid_call_is_reported_and_the_server_restarts_on_use() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_changed_tool_list_is_picked_up() {
     let upstream = manager(vec![fixture("fixture", &[])], Options::default());
-    assert_eq!(upstream.tools("fixture").await.unwrap().len(), 14);
+    assert_eq!(
+        upstream.tools("fixture").await.unwrap().len(),
+        fixture_tool_count()
+    );
     let mut changes = upstream.subscribe();
     changes.borrow_and_update();
     call_text(&upstream, "fixture", "register", json!({ "name": "late" }))
@@ -561,9 +567,12 @@ async fn a_changed_tool_list_is_picked_up() {
         .expect("the version is bumped after notifications/tools/list_changed")
         .unwrap();
     let tools = upstream.tools("fixture").await.unwrap();
-    assert_eq!(tools.len(), 15);
-    assert_eq!(tools[14].name, "late");
-    assert_eq!(upstream.status()[0].describe(), "ready, 15 tools");
+    assert_eq!(tools.len(), fixture_tool_count() + 1);
+    assert_eq!(tools[fixture_tool_count()].name, "late");
+    assert_eq!(
+        upstream.status()[0].describe(),
+        format!("ready, {} tools", fixture_tool_count() + 1)
+    );
     upstream.shutdown().await;
 }
 
@@ -629,4 +638,9 @@ async fn shutdown_leaves_nothing_running() {
         error.to_string(),
         "server \"one\" was stopped because toolweave is shutting down"
     );
+}
+
+/// How many tools the fixture server lists before any `register` call.
+fn fixture_tool_count() -> usize {
+    toolweave_testkit::fixture::tool_definitions().len()
 }
