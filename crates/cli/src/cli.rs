@@ -11,7 +11,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 use rmcp::ServiceExt;
 use toolweave_config::{Config, Limits};
-use toolweave_core::{ExecuteRequest, Gateway, Language};
+use toolweave_core::{ExecuteRequest, Gateway, Isolation, Language, WorkerCommand};
 use tracing_subscriber::EnvFilter;
 
 /// One MCP server that stands in for all of them: models call every upstream tool from
@@ -43,6 +43,17 @@ struct CommonArgs {
 
     #[command(flatten)]
     limits: LimitArgs,
+
+    /// Where JavaScript and TypeScript run (Python always runs in worker processes).
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = IsolationArg::InProcess)]
+    isolation: IsolationArg,
+}
+
+// Engine threads of the gateway process, or a worker process per execution.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum IsolationArg {
+    InProcess,
+    Worker,
 }
 
 #[derive(Debug, Args)]
@@ -198,7 +209,31 @@ fn start(common: &CommonArgs) -> Result<Arc<Gateway>> {
             );
         }
     }
-    Ok(Gateway::start(&config, limits))
+    let isolation = match common.isolation {
+        IsolationArg::InProcess => Isolation::InProcess,
+        IsolationArg::Worker => Isolation::Worker,
+    };
+    Ok(Gateway::start(&config, limits, isolation, worker_command()))
+}
+
+/// This binary, re-entered as a worker (see `main.rs`).
+fn worker_command() -> Option<WorkerCommand> {
+    let program = match std::env::current_exe() {
+        Ok(program) => program,
+        Err(error) => {
+            tracing::warn!(%error, "cannot find this program to start worker processes; Python will have no memory limit");
+            return None;
+        }
+    };
+    // The worker's environment is empty but for its log filter.
+    let env = std::env::var_os("TOOLWEAVE_LOG")
+        .map(|filter| vec![("TOOLWEAVE_LOG".into(), filter)])
+        .unwrap_or_default();
+    Some(WorkerCommand {
+        program,
+        args: vec![crate::WORKER_ARGUMENT.into()],
+        env,
+    })
 }
 
 fn load_config(path: &Path) -> Result<Config> {

@@ -6,21 +6,18 @@ use serde::Serialize;
 use serde_json::Value;
 use toolweave_catalog::Entry;
 use toolweave_config::{Config, Limits};
-use toolweave_sandbox::EnginePool;
+use toolweave_sandbox::WorkerCommand;
 use toolweave_upstream::UpstreamManager;
 
 use crate::catalog_state::CatalogState;
-
-/// Engine threads kept ready between executions. Two cover a client that runs one program at a
-/// time plus one more arriving meanwhile; more start on demand.
-const IDLE_ENGINES: usize = 2;
+use crate::engines::{Engines, Isolation};
 
 /// Everything an execution, a search or a describe needs. Shared as `Arc<Gateway>`.
 pub struct Gateway {
     pub(crate) upstream: Arc<UpstreamManager>,
     pub(crate) limits: Limits,
-    /// Engine threads with runtimes prepared ahead of the next execution.
-    pub(crate) engines: EnginePool,
+    /// Where guest code runs.
+    pub(crate) engines: Engines,
     servers: Vec<String>,
     current: RwLock<Arc<CatalogState>>,
     /// Serializes rebuilds so concurrent callers share one.
@@ -68,8 +65,14 @@ pub struct DescribeAnswer {
 }
 
 impl Gateway {
-    /// Starts every upstream server in the background and returns at once.
-    pub fn start(config: &Config, limits: Limits) -> Arc<Self> {
+    /// Starts every upstream server in the background and returns at once. Worker processes
+    /// are started with `worker`, when given.
+    pub fn start(
+        config: &Config,
+        limits: Limits,
+        isolation: Isolation,
+        worker: Option<WorkerCommand>,
+    ) -> Arc<Self> {
         let upstream = UpstreamManager::start(
             config,
             toolweave_upstream::Options {
@@ -77,16 +80,21 @@ impl Gateway {
                 call_timeout: limits.tool_call_timeout,
             },
         );
-        Self::with_upstream(upstream, limits)
+        let engines = Engines::new(isolation, worker, limits.stack_bytes);
+        Self::with_upstream(upstream, limits, engines)
     }
 
     /// A gateway over an already started upstream manager.
-    pub fn with_upstream(upstream: Arc<UpstreamManager>, limits: Limits) -> Arc<Self> {
+    pub fn with_upstream(
+        upstream: Arc<UpstreamManager>,
+        limits: Limits,
+        engines: Engines,
+    ) -> Arc<Self> {
         let servers = upstream.server_names();
         let empty = CatalogState::new(&servers, Vec::new(), 0);
         Arc::new(Self {
             upstream,
-            engines: EnginePool::new(IDLE_ENGINES, limits.stack_bytes),
+            engines,
             limits,
             servers,
             current: RwLock::new(Arc::new(empty)),

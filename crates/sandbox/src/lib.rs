@@ -11,12 +11,14 @@ mod alloc;
 mod javascript;
 mod pool;
 mod transpile;
+mod worker;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 pub use pool::{EnginePool, Job};
+pub use worker::{MEMORY_EXIT_CODE, WorkerCommand, WorkerPool, worker_main};
 
 /// The largest program accepted, in bytes. Parsing recurses once per level of nesting, so the
 /// size bounds how deep a hostile program can make the parser go.
@@ -43,7 +45,7 @@ pub fn run(
 }
 
 /// The language of a guest program.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Language {
     /// JavaScript (ES2023 and later, as QuickJS-NG runs it).
     JavaScript,
@@ -52,7 +54,7 @@ pub enum Language {
 }
 
 /// One execution.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ExecuteRequest {
     /// The program.
     pub code: String,
@@ -65,7 +67,7 @@ pub struct ExecuteRequest {
 }
 
 /// Limits the engine enforces itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct EngineLimits {
     /// Wall-clock time from start to outcome.
     pub timeout: Duration,
@@ -82,14 +84,14 @@ pub struct EngineLimits {
 }
 
 /// What guest code can call: names only, never closures or secrets.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Manifest {
     /// `tools.<name>` namespaces.
     pub namespaces: Vec<Namespace>,
 }
 
 /// One `tools.<name>` namespace.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Namespace {
     /// The guest name of the server.
     pub name: String,
@@ -99,7 +101,7 @@ pub struct Namespace {
 }
 
 /// Engine → host.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum EngineEvent {
     /// The program parsed and is running.
     Started,
@@ -115,7 +117,7 @@ pub enum EngineEvent {
 }
 
 /// The console method a line came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum LogStream {
     /// `console.log`
     Log,
@@ -130,7 +132,7 @@ pub enum LogStream {
 }
 
 /// A request of guest code, with the id its answer must carry.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct HostCall {
     /// Unique within one execution.
     pub id: u64,
@@ -139,7 +141,7 @@ pub struct HostCall {
 }
 
 /// What guest code can ask of the host.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum HostRequest {
     /// Call a tool. `tools.ns.fn(args)` sends `"ns.fn"`; `callMCPTool(name, args)` sends `name`
     /// as given. With `raw`, the host answers with the whole upstream result.
@@ -166,7 +168,7 @@ pub enum HostRequest {
 }
 
 /// Host → engine.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum HostReply {
     /// The answer to one [`HostCall`]: a value, or an error message the guest sees as an `Error`.
     Result {
@@ -202,7 +204,7 @@ impl CancelFlag {
 }
 
 /// How one execution ended.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct Outcome {
     /// The program's value as JSON, or why there is none.
     pub result: Result<serde_json::Value, EngineError>,
@@ -211,7 +213,7 @@ pub struct Outcome {
 }
 
 /// What one execution used.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Stats {
     /// Wall-clock time in the engine.
     pub duration: Duration,
@@ -225,7 +227,7 @@ pub struct Stats {
 
 /// Why an execution produced no value. Limits are the engine's observations, never the guest's
 /// claims: a guest that throws `new Error("Timeout")` gets [`EngineError::Guest`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum EngineError {
     /// The program does not parse.
     #[error("SyntaxError at {line}:{column}: {message}")]
