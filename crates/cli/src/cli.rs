@@ -118,9 +118,9 @@ struct ServeArgs {
 
 #[derive(Debug, Args)]
 struct RunArgs {
-    /// The program: a .ts or .js file, or `-` for standard input.
+    /// The program: a .ts, .js or .py file, or `-` for standard input.
     file: PathBuf,
-    /// The language, when the file name does not tell (typescript, javascript).
+    /// The language, when the file name does not tell (typescript, javascript, python).
     #[arg(long, short = 'l')]
     language: Option<String>,
     #[command(flatten)]
@@ -256,7 +256,7 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
 async fn run(args: RunArgs) -> Result<ExitCode> {
     let language = match &args.language {
         Some(name) => toolweave_server::parse_language(name).with_context(|| {
-            format!("unknown --language {name:?}: use typescript or javascript")
+            format!("unknown --language {name:?}: use typescript, javascript or python")
         })?,
         None => language_of(&args.file)?,
     };
@@ -305,8 +305,9 @@ fn language_of(path: &Path) -> Result<Language> {
     match path.extension().and_then(|e| e.to_str()) {
         Some("ts" | "mts" | "cts") => Ok(Language::TypeScript),
         Some("js" | "mjs" | "cjs") => Ok(Language::JavaScript),
+        Some("py") => Ok(Language::Python),
         _ => bail!(
-            "cannot tell the language of {}: name it .ts or .js, or pass --language",
+            "cannot tell the language of {}: name it .ts, .js or .py, or pass --language",
             path.display()
         ),
     }

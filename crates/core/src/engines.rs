@@ -46,7 +46,9 @@ impl Engines {
     /// Runs `job` where its language belongs; the outcome arrives through the job.
     pub(crate) fn submit(&self, job: Job) {
         let in_worker = match job.request.language {
-            Language::JavaScript | Language::TypeScript => self.isolation == Isolation::Worker,
+            Language::JavaScript | Language::TypeScript | Language::Python => {
+                self.isolation == Isolation::Worker
+            }
         };
         match (&self.workers, in_worker) {
             (Some(workers), true) => workers.submit(job),

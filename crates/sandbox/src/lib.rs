@@ -10,6 +10,7 @@
 mod alloc;
 mod javascript;
 mod pool;
+mod python;
 mod transpile;
 mod worker;
 
@@ -41,6 +42,7 @@ pub fn run(
         Language::JavaScript | Language::TypeScript => {
             javascript::run(request, emit, replies, cancel)
         }
+        Language::Python => python::run(request, emit, replies, cancel),
     }
 }
 
@@ -51,6 +53,8 @@ pub enum Language {
     JavaScript,
     /// TypeScript: types are stripped, nothing is type-checked.
     TypeScript,
+    /// Python 3, the subset the Monty interpreter runs (see `docs/python.md`).
+    Python,
 }
 
 /// One execution.

@@ -137,8 +137,12 @@ impl EnginePool {
 fn serve(inner: &Inner, first: Option<Job>, jobs: &Receiver<Job>, me: &Sender<Job>) {
     let stack_top = stack_address();
     let mut next = first;
+    let mut unused = None;
     loop {
-        let prepared = Prepared::new(stack_top);
+        let prepared = match unused.take() {
+            Some(prepared) => Ok(prepared),
+            None => Prepared::new(stack_top),
+        };
         let job = match next.take() {
             Some(job) => job,
             None => {
@@ -156,13 +160,13 @@ fn serve(inner: &Inner, first: Option<Job>, jobs: &Receiver<Job>, me: &Sender<Jo
                 }
             }
         };
-        run_job(prepared, job);
+        unused = run_job(prepared, job);
     }
 }
 
 /// Runs one job on `prepared` (JavaScript) and hands its outcome back before anything is torn
-/// down.
-fn run_job(prepared: Result<Prepared, EngineError>, job: Job) {
+/// down. Returns the prepared runtime when the job did not need it (Python), for the next job.
+fn run_job(prepared: Result<Prepared, EngineError>, job: Job) -> Option<Prepared> {
     let Job {
         request,
         mut emit,
@@ -171,6 +175,7 @@ fn run_job(prepared: Result<Prepared, EngineError>, job: Job) {
         finished,
     } = job;
     let started = Instant::now();
+    let mut unused = None;
     let ran = catch_unwind(AssertUnwindSafe(|| match request.language {
         Language::JavaScript | Language::TypeScript => match prepared {
             Ok(prepared) => {
@@ -179,6 +184,13 @@ fn run_job(prepared: Result<Prepared, EngineError>, job: Job) {
             }
             Err(error) => (failed(error, started), None),
         },
+        Language::Python => {
+            unused = prepared.ok();
+            (
+                crate::python::run(request, &mut *emit, &replies, &cancel),
+                None,
+            )
+        }
     }));
     match ran {
         Ok((outcome, spent)) => {
@@ -199,6 +211,7 @@ fn run_job(prepared: Result<Prepared, EngineError>, job: Job) {
             ));
         }
     }
+    unused
 }
 
 fn failed(error: EngineError, started: Instant) -> Outcome {

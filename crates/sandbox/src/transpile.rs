@@ -56,6 +56,11 @@ pub(crate) fn transpile(code: &str, language: Language) -> Result<Transpiled, En
     let (source_type, path) = match language {
         Language::TypeScript => (SourceType::ts().with_module(true), Path::new("guest.ts")),
         Language::JavaScript => (SourceType::mjs(), Path::new("guest.js")),
+        Language::Python => {
+            return Err(EngineError::Internal {
+                message: "a Python program reached the JavaScript engine".to_owned(),
+            });
+        }
     };
     let parsed = Parser::new(&allocator, code, source_type)
         .with_options(ParseOptions {

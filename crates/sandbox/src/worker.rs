@@ -413,6 +413,8 @@ fn arm_memory(request: &ExecuteRequest) {
             .memory_bytes
             .saturating_mul(2)
             .saturating_add(64 * 1024 * 1024),
+        // Monty checks the limit itself (a typed error); the ceiling above it ends the process.
+        Language::Python => request.limits.memory_bytes,
     };
     if let Err(error) = monty_alloc::set_limit(Some(limit), false) {
         eprintln!("toolweave worker: memory limit not enforced: {error}");
@@ -511,6 +513,12 @@ pub fn worker_main() -> ExitCode {
             }
             Err(error) => failed(error),
         },
+        Language::Python => crate::run(
+            request,
+            &mut |event| write(&FromWorker::Event(event)),
+            &replies_rx,
+            &cancel,
+        ),
     };
     write(&FromWorker::Finished(outcome));
     ExitCode::SUCCESS

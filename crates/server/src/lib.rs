@@ -112,7 +112,7 @@ impl ToolweaveServer {
             None | Some(Value::Null) => Language::TypeScript,
             Some(Value::String(name)) => parse_language(name).ok_or_else(|| {
                 invalid(format!(
-                    "unknown \"language\" {name:?}: use \"typescript\" or \"javascript\""
+                    "unknown \"language\" {name:?}: use \"typescript\", \"javascript\" or \"python\""
                 ))
             })?,
             Some(_) => return Err(invalid("\"language\" must be a string")),
@@ -156,11 +156,12 @@ pub fn execution_result(report: &toolweave_core::ExecutionReport) -> CallToolRes
     }
 }
 
-/// `typescript`, `ts`, `javascript`, `js` (any case).
+/// `typescript`, `ts`, `javascript`, `js`, `python`, `py` (any case).
 pub fn parse_language(name: &str) -> Option<Language> {
     match name.to_ascii_lowercase().as_str() {
         "typescript" | "ts" => Some(Language::TypeScript),
         "javascript" | "js" => Some(Language::JavaScript),
+        "python" | "py" => Some(Language::Python),
         _ => None,
     }
 }

@@ -27,7 +27,11 @@ pub fn tool_definitions(namespaces: &[String]) -> Vec<Tool> {
          body: top-level await works; the result is the `return` value, else the last expression. \
          Use Promise.all for parallel calls; filter results in code and return only what is needed. \
          Also available: `await searchTools(query)`, `await describeTools([names])`, console.log \
-         (captured). Look tools up with search_tools/describe_tools first."
+         (captured). Python (language \"python\"; a subset: no class bases, generators or \
+         third-party modules): `await tools.<server>.<tool>(a=1)`, `asyncio.gather` for parallel \
+         calls, the result is the last expression, print is captured; also \
+         `await call_tool(\"server.tool\", {{...}})`, `search_tools(query)`, \
+         `describe_tools([names])`. Look tools up with search_tools/describe_tools first."
     );
     vec![
         tool(
@@ -64,7 +68,7 @@ pub fn tool_definitions(namespaces: &[String]) -> Vec<Tool> {
                 "type": "object",
                 "properties": {
                     "code": {"type": "string"},
-                    "language": {"type": "string", "enum": ["typescript", "javascript"], "default": "typescript"}
+                    "language": {"type": "string", "enum": ["typescript", "javascript", "python"], "default": "typescript"}
                 },
                 "required": ["code"]
             }),

@@ -1,9 +1,12 @@
-//! Guest programs under `tests/cases/`, each with its expected outcome written in the file:
+//! Guest programs under `tests/cases/` (`js/`, `ts/`, `py/`), each with its expected outcome
+//! written in the file, in comments (`//` in JavaScript and TypeScript, `#` in Python):
 //!
-//! - `// expect: <JSON>`: the result, compared as a whole;
-//! - `// expect-error: <kind>`: the execution fails with this kind (`Timeout`, `GuestError`, ...);
-//! - `// expect-message: <text>`: the error text contains this (repeatable);
-//! - `// expect-logs: <JSON array>`: the console lines, compared as a whole.
+//! - `expect: <JSON>`: the result, compared as a whole;
+//! - `expect-error: <kind>`: the execution fails with this kind (`Timeout`, `GuestError`, ...);
+//! - `expect-message: <text>`: the error text contains this (repeatable);
+//! - `expect-logs: <JSON array>`: the console lines, compared as a whole;
+//! - `pending: <why>`: the case is known not to pass yet. Its failure is reported, loudly, but
+//!   does not fail the suite; once it passes, the suite fails until the marker is removed.
 
 use std::path::{Path, PathBuf};
 
@@ -32,12 +35,17 @@ struct Expectation {
     error_kind: Option<String>,
     messages: Vec<String>,
     logs: Option<Value>,
+    pending: Option<String>,
 }
 
 fn expectation(path: &Path, code: &str) -> Expectation {
+    let marker = match path.extension().and_then(|e| e.to_str()) {
+        Some("py") => "#",
+        _ => "//",
+    };
     let mut expected = Expectation::default();
     for line in code.lines() {
-        let Some(comment) = line.trim().strip_prefix("//") else {
+        let Some(comment) = line.trim().strip_prefix(marker) else {
             continue;
         };
         let comment = comment.trim();
@@ -54,11 +62,13 @@ fn expectation(path: &Path, code: &str) -> Expectation {
             expected.messages.push(message.trim().to_owned());
         } else if let Some(json) = comment.strip_prefix("expect-logs:") {
             expected.logs = Some(parse(json.trim()));
+        } else if let Some(why) = comment.strip_prefix("pending:") {
+            expected.pending = Some(why.trim().to_owned());
         }
     }
     assert!(
         expected.value.is_some() != expected.error_kind.is_some(),
-        "{}: a case needs exactly one of `// expect:` and `// expect-error:`",
+        "{}: a case needs exactly one of `expect:` and `expect-error:`",
         path.display()
     );
     expected
@@ -66,7 +76,7 @@ fn expectation(path: &Path, code: &str) -> Expectation {
 
 fn case_files() -> Vec<PathBuf> {
     let mut files = Vec::new();
-    for folder in ["js", "ts"] {
+    for folder in ["js", "ts", "py"] {
         let dir = repo_root().join("tests/cases").join(folder);
         for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
             files.push(entry.unwrap().path());
@@ -94,6 +104,7 @@ async fn guest_cases() {
         let expected = expectation(path, &code);
         let language = match path.extension().and_then(|e| e.to_str()) {
             Some("ts") => "typescript",
+            Some("py") => "python",
             _ => "javascript",
         };
         let name = path
@@ -153,15 +164,24 @@ async fn guest_cases() {
             }
         }
         // After every case, limits included, the next execution must work.
-        let after = server
-            .execute("return 'still serving'", "javascript")
-            .await
-            .unwrap();
+        let next = match language {
+            "python" => "'still serving'",
+            _ => "return 'still serving'",
+        };
+        let after = server.execute(next, language).await.unwrap();
         if after.value().ok() != Some(&serde_json::json!("still serving")) {
             problems.push(format!("the next execution failed: {}", after.text));
         }
-        if !problems.is_empty() {
-            failures.push(format!("{name}:\n  {}", problems.join("\n  ")));
+        match (&expected.pending, problems.is_empty()) {
+            (None, true) => {}
+            (None, false) => failures.push(format!("{name}:\n  {}", problems.join("\n  "))),
+            (Some(why), false) => eprintln!(
+                "PENDING {name} (known not to pass yet: {why}):\n  {}",
+                problems.join("\n  ")
+            ),
+            (Some(why), true) => failures.push(format!(
+                "{name}: passes now; remove its `pending: {why}` marker"
+            )),
         }
     }
     server.stop().await.unwrap();

@@ -1,0 +1,172 @@
+//! Python exceptions as the engine reports them: positions in the code the model wrote, a
+//! traceback of bounded size, and syntax errors with a one-line code frame.
+//!
+//! The engine runs the guest's code behind a one-line prelude ([`PRELUDE`]), so every line Monty
+//! reports is one more than the model's; this module is the one place that takes it off.
+
+use std::fmt::Write as _;
+
+use monty_types::{ExcType, MontyException, StackFrame};
+
+use crate::EngineError;
+
+/// Run before the guest's code, on a line of its own: `asyncio` is there without an import.
+pub(super) const PRELUDE: &str = "import asyncio\n";
+/// Lines [`PRELUDE`] adds before the guest's first line.
+const PRELUDE_LINES: u32 = 1;
+/// The file name tracebacks show.
+pub(super) const SCRIPT_NAME: &str = "main.py";
+/// Traceback entries kept from the outermost and the innermost end of a long traceback.
+const OUTER_FRAMES: usize = 10;
+const INNER_FRAMES: usize = 30;
+/// Identical consecutive frames shown before they are counted instead (as CPython does).
+const REPEATED_FRAMES_SHOWN: usize = 3;
+
+/// Added to an uncaught `ImportError` of a name a module lacks.
+const SUBSET_HINT: &str = "toolweave's Python implements part of the standard library";
+/// Added to an uncaught `ModuleNotFoundError`: the model should know there is nothing to install.
+const NO_MODULES_HINT: &str = "toolweave's Python has no third-party modules and no file, network \
+     or OS access: the only way out of the sandbox is a tool call (tools.<server>.<tool>(...))";
+
+/// The line in the guest's code for a line Monty reports; `None` inside the prelude.
+fn user_line(line: u32) -> Option<u32> {
+    line.checked_sub(PRELUDE_LINES).filter(|line| *line >= 1)
+}
+
+/// Whether the innermost frame is a `raise` statement: what the guest raised itself, as
+/// opposed to an error the interpreter raised in the middle of an expression.
+pub(super) fn raised_by_guest(exception: &MontyException) -> bool {
+    // Monty hides the caret exactly for `raise` statements (and attribute errors).
+    exception
+        .traceback()
+        .last()
+        .is_some_and(|frame| frame.hide_caret)
+}
+
+/// An uncaught exception as a guest error, positioned in the guest's code.
+pub(super) fn guest_error(exception: &MontyException) -> EngineError {
+    let name = exception.exc_type().to_string();
+    let mut message = exception.message().unwrap_or_default().to_owned();
+    match exception.exc_type() {
+        ExcType::ModuleNotFoundError => message = format!("{message} ({NO_MODULES_HINT})"),
+        ExcType::ImportError => message = format!("{message} ({SUBSET_HINT})"),
+        _ => {}
+    }
+    let innermost = exception
+        .traceback()
+        .iter()
+        .rev()
+        .find_map(|frame| Some((user_line(frame.start.line)?, frame.start.column)));
+    let stack = traceback(exception.traceback(), &name, &message);
+    EngineError::Guest {
+        message,
+        name,
+        line: innermost.map(|(line, _)| line),
+        column: innermost.map(|(_, column)| column),
+        stack: Some(stack),
+    }
+}
+
+/// A compile-time failure (syntax, or syntax Monty does not support) with a code frame.
+pub(super) fn syntax_error(exception: &MontyException, code: &str) -> EngineError {
+    let message = exception.message().unwrap_or_default();
+    let message = match exception.exc_type() {
+        ExcType::SyntaxError => message.to_owned(),
+        _ => match message.strip_prefix("The monty syntax parser does not yet support ") {
+            Some(construct) => {
+                format!("{construct}: not supported by toolweave's Python (a subset of Python 3)")
+            }
+            None => format!("{}: {message}", exception.exc_type()),
+        },
+    };
+    let (line, column) = exception.traceback().first().map_or((1, 1), |frame| {
+        (
+            user_line(frame.start.line).unwrap_or(1),
+            frame.start.column.max(1),
+        )
+    });
+    let line_text = code.lines().nth(line as usize - 1).unwrap_or("");
+    let gutter = format!("{line} | ");
+    let frame = format!(
+        "{gutter}{line_text}\n{}^",
+        " ".repeat(gutter.chars().count() + column as usize - 1)
+    );
+    EngineError::Syntax {
+        message,
+        line,
+        column,
+        frame,
+    }
+}
+
+/// One traceback entry: a frame, or a count of repeats of the frame before it.
+enum Entry<'a> {
+    Frame(&'a StackFrame),
+    Repeated(usize),
+}
+
+/// The traceback as CPython prints it, with the guest's line numbers, identical consecutive
+/// frames counted, and the middle of a very long traceback left out.
+fn traceback(frames: &[StackFrame], name: &str, message: &str) -> String {
+    let same = |a: &StackFrame, b: &StackFrame| {
+        a.start.line == b.start.line
+            && a.start.column == b.start.column
+            && a.frame_name == b.frame_name
+    };
+    let mut entries = Vec::new();
+    let mut index = 0;
+    while index < frames.len() {
+        let run = frames[index..]
+            .iter()
+            .take_while(|frame| same(frame, &frames[index]))
+            .count();
+        for frame in &frames[index..index + run.min(REPEATED_FRAMES_SHOWN)] {
+            entries.push(Entry::Frame(frame));
+        }
+        if run > REPEATED_FRAMES_SHOWN {
+            entries.push(Entry::Repeated(run - REPEATED_FRAMES_SHOWN));
+        }
+        index += run;
+    }
+    let mut text = String::new();
+    if !entries.is_empty() {
+        text.push_str("Traceback (most recent call last):\n");
+    }
+    let omitted = entries.len().saturating_sub(OUTER_FRAMES + INNER_FRAMES);
+    for (position, entry) in entries.iter().enumerate() {
+        if omitted > 0 && position == OUTER_FRAMES {
+            let _ = writeln!(text, "  [... {omitted} more entries ...]");
+        }
+        if omitted > 0 && (OUTER_FRAMES..OUTER_FRAMES + omitted).contains(&position) {
+            continue;
+        }
+        match entry {
+            Entry::Repeated(count) => {
+                let _ = writeln!(text, "  [Previous line repeated {count} more times]");
+            }
+            Entry::Frame(frame) => {
+                let Some(line) = user_line(frame.start.line) else {
+                    continue;
+                };
+                let _ = write!(text, "  File \"{SCRIPT_NAME}\", line {line}");
+                if let Some(function) = &frame.frame_name {
+                    let _ = write!(text, ", in {function}");
+                }
+                text.push('\n');
+                if let Some(preview) = frame
+                    .preview_line
+                    .as_deref()
+                    .and_then(|preview| preview.lines().next())
+                {
+                    let _ = writeln!(text, "    {}", preview.trim());
+                }
+            }
+        }
+    }
+    if message.is_empty() {
+        text.push_str(name);
+    } else {
+        let _ = write!(text, "{name}: {message}");
+    }
+    text
+}

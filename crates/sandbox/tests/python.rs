@@ -1,0 +1,888 @@
+//! The Python engine on its own, with a small host of canned tools answering its messages:
+//! values, concurrency, `print` capture, the guest API, and every limit, each observed by the
+//! engine itself.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use toolweave_sandbox::{
+    CancelFlag, EngineError, EngineEvent, EngineLimits, ExecuteRequest, HostReply, HostRequest,
+    Language, LogStream, Manifest, Namespace, Outcome, THREAD_STACK_HEADROOM,
+};
+
+fn limits() -> EngineLimits {
+    EngineLimits {
+        timeout: Duration::from_millis(1000),
+        memory_bytes: 16 * 1024 * 1024,
+        stack_bytes: 256 * 1024,
+        max_log_bytes: 4096,
+        max_result_bytes: 64 * 1024,
+        max_tool_calls: 20,
+    }
+}
+
+/// What one run produced.
+struct Run {
+    outcome: Outcome,
+    logs: Vec<(LogStream, String)>,
+    calls: Vec<HostRequest>,
+    /// The most calls that were sent and not yet answered at one time.
+    most_outstanding: usize,
+    elapsed: Duration,
+}
+
+impl Run {
+    fn value(&self) -> &Value {
+        match &self.outcome.result {
+            Ok(value) => value,
+            Err(error) => panic!("expected a value, got {error:?}"),
+        }
+    }
+
+    fn error(&self) -> &EngineError {
+        match &self.outcome.result {
+            Ok(value) => panic!("expected an error, got {value}"),
+            Err(error) => error,
+        }
+    }
+
+    fn lines(&self) -> Vec<&str> {
+        self.logs.iter().map(|(_, text)| text.as_str()).collect()
+    }
+}
+
+/// Runs `code` on a thread with the stack an engine thread has, against a host whose tools are
+/// `t.add` (a + b), `t.slow` (answers after `ms`), `t.fail` (an error), `t.echo` (its
+/// arguments), and `later.*` (a server that is not ready: echoes).
+fn run_with(code: &str, limits: EngineLimits, cancel: &CancelFlag) -> Run {
+    let code = code.to_owned();
+    let cancel = cancel.clone();
+    thread::Builder::new()
+        .stack_size(limits.stack_bytes + THREAD_STACK_HEADROOM)
+        .spawn(move || run_here(&code, limits, &cancel))
+        .unwrap_or_else(|error| panic!("cannot start a thread: {error}"))
+        .join()
+        .unwrap_or_else(|_| panic!("the engine thread panicked"))
+}
+
+fn run_here(code: &str, limits: EngineLimits, cancel: &CancelFlag) -> Run {
+    let (replies_tx, replies_rx) = mpsc::channel();
+    let mut logs = Vec::new();
+    let mut calls = Vec::new();
+    let outstanding = Arc::new(AtomicUsize::new(0));
+    let mut most_outstanding = 0usize;
+    let request = ExecuteRequest {
+        code: code.to_owned(),
+        language: Language::Python,
+        limits,
+        manifest: Manifest {
+            namespaces: vec![
+                Namespace {
+                    name: "t".to_owned(),
+                    tools: Some(vec![
+                        "add".into(),
+                        "slow".into(),
+                        "fail".into(),
+                        "echo".into(),
+                    ]),
+                },
+                Namespace {
+                    name: "later".to_owned(),
+                    tools: None,
+                },
+            ],
+        },
+    };
+    let started = Instant::now();
+    let outcome = toolweave_sandbox::run(
+        request,
+        &mut |event| match event {
+            EngineEvent::Started => {}
+            EngineEvent::Log { stream, text } => logs.push((stream, text)),
+            EngineEvent::Call(call) => {
+                calls.push(call.request.clone());
+                let now = outstanding.fetch_add(1, Ordering::SeqCst) + 1;
+                most_outstanding = most_outstanding.max(now);
+                let replies = replies_tx.clone();
+                let outstanding = outstanding.clone();
+                let answer = move |outcome| {
+                    outstanding.fetch_sub(1, Ordering::SeqCst);
+                    let _ = replies.send(HostReply::Result {
+                        id: call.id,
+                        outcome,
+                    });
+                };
+                match call.request {
+                    HostRequest::Tool { name, args, .. } => match name.as_str() {
+                        "t.add" => answer(Ok(json!(
+                            args["a"].as_f64().unwrap_or(0.0) + args["b"].as_f64().unwrap_or(0.0)
+                        ))),
+                        "t.slow" => {
+                            let ms = args["ms"].as_u64().unwrap_or(10);
+                            thread::spawn(move || {
+                                thread::sleep(Duration::from_millis(ms));
+                                answer(Ok(json!(ms)));
+                            });
+                        }
+                        "t.fail" => answer(Err("t.fail returned an error: broken".to_owned())),
+                        "t.echo" | "mcp__t__echo" => answer(Ok(args)),
+                        other if other.starts_with("later.") => answer(Ok(args)),
+                        other => answer(Err(format!("unknown tool \"{other}\""))),
+                    },
+                    HostRequest::Search { query, limit } => answer(Ok(
+                        json!([{ "name": "t.add", "query": query, "limit": limit }]),
+                    )),
+                    HostRequest::Describe { names } => answer(Ok(json!({ "names": names }))),
+                }
+            }
+        },
+        &replies_rx,
+        cancel,
+    );
+    Run {
+        outcome,
+        logs,
+        calls,
+        most_outstanding,
+        elapsed: started.elapsed(),
+    }
+}
+
+fn run_py(code: &str) -> Run {
+    run_with(code, limits(), &CancelFlag::new())
+}
+
+fn guest(error: &EngineError) -> (&str, &str, Option<u32>) {
+    match error {
+        EngineError::Guest {
+            name,
+            message,
+            line,
+            ..
+        } => (name.as_str(), message.as_str(), *line),
+        other => panic!("expected a guest error, got {other:?}"),
+    }
+}
+
+#[test]
+fn values_follow_the_contract() {
+    assert_eq!(run_py("1 + 1").value(), &json!(2));
+    assert_eq!(run_py("x = 1").value(), &Value::Null);
+    assert_eq!(run_py("None").value(), &Value::Null);
+    assert_eq!(
+        run_py("a = [1, 2]\n[x * 2 for x in a]").value(),
+        &json!([2, 4])
+    );
+    assert_eq!(
+        run_py("{'s': 'ünï', 'f': 1.5, 'b': True, 'n': None, 't': (1, 'x'), 'big': 2**63}").value(),
+        &json!({ "s": "ünï", "f": 1.5, "b": true, "n": null, "t": [1, "x"], "big": 9223372036854775808_u64 })
+    );
+    // Values from the host arrive as Python values and go back unchanged.
+    let run = run_py(
+        "v = await tools.t.echo(d={'k': [1, 2.5, None, True]}, s='x')\n\
+         [type(v).__name__, type(v['d']['k']).__name__, v]",
+    );
+    assert_eq!(
+        run.value(),
+        &json!(["dict", "list", { "d": { "k": [1, 2.5, null, true] }, "s": "x" }])
+    );
+}
+
+#[test]
+fn tools_take_keywords_or_one_dict() {
+    let run = run_py(
+        "a = await tools.t.add(a=2, b=5)\n\
+         b = await tools.t.add({'a': 1, 'b': 1})\n\
+         c = await tools.t.echo({'a': 1, 'b': 2}, b=3)\n\
+         d = await tools.t.echo()\n\
+         [a, b, c, d]",
+    );
+    assert_eq!(run.value(), &json!([7.0, 2.0, { "a": 1, "b": 3 }, {}]));
+    assert_eq!(
+        run.calls[0],
+        HostRequest::Tool {
+            name: "t.add".into(),
+            args: json!({ "a": 2, "b": 5 }),
+            raw: false
+        }
+    );
+}
+
+#[test]
+fn gathered_calls_are_outstanding_together() {
+    let run = run_py(
+        "a, b, c = await asyncio.gather(tools.t.slow(ms=300), tools.t.slow(ms=200), tools.t.add(a=1, b=2))\n\
+         [a, b, c]",
+    );
+    assert_eq!(run.value(), &json!([300, 200, 3.0]));
+    assert_eq!(run.calls.len(), 3);
+    // All three were sent before the first answer came back.
+    assert_eq!(run.most_outstanding, 3);
+    // Run one after the other, they would take 500 ms.
+    assert!(
+        run.elapsed < Duration::from_millis(480),
+        "{:?}",
+        run.elapsed
+    );
+
+    // Tasks of async functions run concurrently too.
+    let run = run_py(
+        "async def twice(ms):\n\
+         \x20   first = await tools.t.slow(ms=ms)\n\
+         \x20   return first + await tools.t.slow(ms=ms)\n\
+         await asyncio.gather(twice(100), twice(100), twice(100))",
+    );
+    assert_eq!(run.value(), &json!([200, 200, 200]));
+    assert_eq!(run.most_outstanding, 3);
+}
+
+#[test]
+fn host_errors_raise_runtime_error_with_the_hosts_message() {
+    let run = run_py(
+        "try:\n\
+         \x20   await tools.t.fail()\n\
+         except RuntimeError as error:\n\
+         \x20   caught = [type(error).__name__, str(error)]\n\
+         caught",
+    );
+    assert_eq!(
+        run.value(),
+        &json!(["RuntimeError", "t.fail returned an error: broken"])
+    );
+    // Uncaught, it is a guest error at the line of the call.
+    let run = run_py("x = 1\nawait tools.t.fail()");
+    assert_eq!(
+        guest(run.error()),
+        ("RuntimeError", "t.fail returned an error: broken", Some(2))
+    );
+    // One failure in a gather raises; the other call was still made.
+    let run = run_py(
+        "try:\n\
+         \x20   await asyncio.gather(tools.t.add(a=1, b=1), tools.t.fail())\n\
+         except RuntimeError as error:\n\
+         \x20   message = str(error)\n\
+         message",
+    );
+    assert_eq!(run.value(), &json!("t.fail returned an error: broken"));
+    assert_eq!(run.calls.len(), 2);
+}
+
+#[test]
+fn namespaces_of_servers_not_ready_ask_the_host() {
+    let run = run_py(
+        "a = await tools.later.anything(x=1)\n\
+         f = tools.later.other\n\
+         b = await f({'y': 2})\n\
+         [a, b]",
+    );
+    assert_eq!(run.value(), &json!([{ "x": 1 }, { "y": 2 }]));
+    assert_eq!(
+        run.calls,
+        [
+            HostRequest::Tool {
+                name: "later.anything".into(),
+                args: json!({ "x": 1 }),
+                raw: false
+            },
+            HostRequest::Tool {
+                name: "later.other".into(),
+                args: json!({ "y": 2 }),
+                raw: false
+            },
+        ]
+    );
+}
+
+#[test]
+fn call_tool_search_and_describe_send_what_was_given() {
+    let run = run_py(
+        "await call_tool('t.echo', {'a': 1}, raw=True)\n\
+         await call_tool('mcp__t__echo', args={'b': 2})\n\
+         await call_tool('t.echo')\n\
+         await search_tools('add', 3)\n\
+         await search_tools(query='sum')\n\
+         await describe_tools(['t.add'])\n\
+         await describe_tools('t.echo')",
+    );
+    assert_eq!(
+        run.calls,
+        [
+            HostRequest::Tool {
+                name: "t.echo".into(),
+                args: json!({ "a": 1 }),
+                raw: true
+            },
+            HostRequest::Tool {
+                name: "mcp__t__echo".into(),
+                args: json!({ "b": 2 }),
+                raw: false
+            },
+            HostRequest::Tool {
+                name: "t.echo".into(),
+                args: json!({}),
+                raw: false
+            },
+            HostRequest::Search {
+                query: "add".into(),
+                limit: Some(3)
+            },
+            HostRequest::Search {
+                query: "sum".into(),
+                limit: None
+            },
+            HostRequest::Describe {
+                names: vec!["t.add".into()]
+            },
+            HostRequest::Describe {
+                names: vec!["t.echo".into()]
+            },
+        ]
+    );
+    assert_eq!(
+        run_py("(await search_tools('add'))[0]['name']").value(),
+        &json!("t.add")
+    );
+}
+
+#[test]
+fn arguments_that_are_not_json_raise_in_the_guest() {
+    for (code, expected) in [
+        (
+            "tools.t.echo(n={1, 2})",
+            "the argument n= of tools.t.echo() is a set, which cannot be sent as JSON",
+        ),
+        (
+            "tools.t.echo({'a': {'b': [1, b'x']}})",
+            "the arguments of tools.t.echo()[\"a\"][\"b\"][1] is bytes",
+        ),
+        ("tools.t.echo(x=float('nan'))", "is the float nan"),
+        ("tools.t.echo({1: 2})", "a dict with a key of type int"),
+        (
+            "class Point:\n    pass\ntools.t.echo(p=Point())",
+            "an instance of the class Point",
+        ),
+        ("tools.t.echo(x=2**70)", "an int beyond 64 bits"),
+        (
+            "tools.t.echo([1, 2])",
+            "takes keyword arguments or one dict of arguments, not a list",
+        ),
+        ("tools.t.echo({}, {})", "got 2 positional arguments"),
+        ("call_tool(42)", "name must be a str"),
+        ("call_tool('t.echo', [1])", "args must be a dict, not list"),
+        (
+            "call_tool('t.echo', {}, raw=1)",
+            "raw must be True or False",
+        ),
+        (
+            "call_tool('t.echo', nope=1)",
+            "unexpected keyword argument 'nope'",
+        ),
+        ("search_tools(1)", "query must be a str"),
+        (
+            "search_tools('x', 0)",
+            "limit must be a positive int, not 0",
+        ),
+        ("describe_tools([1])", "names must be strs"),
+    ] {
+        let run = run_py(&format!(
+            "try:\n    {}\nexcept (TypeError, ValueError) as error:\n    message = str(error)\nmessage",
+            code.replace('\n', "\n    ")
+        ));
+        let message = run.value().as_str().unwrap_or_default().to_owned();
+        assert!(message.contains(expected), "{code}: {message}");
+        assert!(run.calls.is_empty(), "{code}: {:?}", run.calls);
+    }
+}
+
+#[test]
+fn missing_names_say_what_exists() {
+    let run = run_py("tools.t.nope()");
+    let (name, message, line) = guest(run.error());
+    assert_eq!((name, line), ("AttributeError", Some(1)));
+    assert!(
+        message.contains("tools.t has no tool 'nope'; its tools are add, slow, fail, echo"),
+        "{message}"
+    );
+    let run = run_py("tools.nowhere.x()");
+    assert!(
+        guest(run.error())
+            .1
+            .contains("'tools' object has no attribute 'nowhere'"),
+        "{:?}",
+        run.error()
+    );
+    assert_eq!(
+        run_py("[hasattr(tools.t, 'add'), hasattr(tools.t, 'nope'), getattr(tools, 'x', 'none')]")
+            .value(),
+        &json!([true, false, "none"])
+    );
+    let run = run_py("undefined_function(1)");
+    assert_eq!(guest(run.error()).0, "NameError");
+    assert!(run.calls.is_empty());
+}
+
+#[test]
+fn print_is_captured_in_order_and_bounded() {
+    let run = run_py(
+        "print('a', 1, {'b': [2]})\nprint('multi\\nline')\nprint('no newline', end='')\nprint('!')\nprint('tail', end='')\n'done'",
+    );
+    assert_eq!(run.value(), &json!("done"));
+    assert_eq!(
+        run.lines(),
+        ["a 1 {'b': [2]}", "multi", "line", "no newline!", "tail"]
+    );
+    assert!(run.logs.iter().all(|(stream, _)| *stream == LogStream::Log));
+
+    let run = run_py("for i in range(100000):\n    print('x' * 100)");
+    assert_eq!(run.error(), &EngineError::LogLimit { limit: 4096 });
+    let kept: usize = run.lines().iter().map(|line| line.len() + 1).sum();
+    assert!(kept <= 4096, "{kept}");
+    // Catching the engine's stop does not buy more output.
+    let run = run_py(
+        "while True:\n    try:\n        print('x' * 100)\n    except BaseException:\n        pass",
+    );
+    assert_eq!(run.error(), &EngineError::LogLimit { limit: 4096 });
+}
+
+#[test]
+fn busy_loops_stop_at_the_deadline() {
+    for code in [
+        "while True:\n    pass",
+        "x = 0\nwhile True:\n    x += 1",
+        // Catching the engine's stop does not keep the program alive.
+        "while True:\n    try:\n        while True:\n            pass\n    except BaseException:\n        pass",
+        "def spin():\n    while True:\n        pass\ntry:\n    spin()\nexcept:\n    pass",
+        // The deadline counts time spent waiting for tools, which Monty's own clock does not.
+        "await tools.t.slow(ms=700)\nwhile True:\n    pass",
+        "async def spin():\n    while True:\n        pass\nawait asyncio.gather(spin(), tools.t.slow(ms=10))",
+        // Each iteration is one long built-in call.
+        "while True:\n    sorted(range(200000), key=lambda x: -x)",
+        "while True:\n    try:\n        'x' * 10000000\n    except BaseException:\n        pass",
+    ] {
+        let run = run_py(code);
+        assert_eq!(
+            run.error(),
+            &EngineError::Timeout {
+                limit: Duration::from_millis(1000)
+            },
+            "{code}"
+        );
+        // Behaviour, not speed: the stop comes at the deadline, not at some later backstop.
+        assert!(
+            run.elapsed < Duration::from_secs(3),
+            "{code}: {:?}",
+            run.elapsed
+        );
+    }
+    // Waiting for a tool that answers too late.
+    let run = run_py("await tools.t.slow(ms=5000)");
+    assert_eq!(
+        run.error(),
+        &EngineError::Timeout {
+            limit: Duration::from_millis(1000)
+        }
+    );
+    assert!(
+        run.elapsed < Duration::from_millis(1500),
+        "{:?}",
+        run.elapsed
+    );
+}
+
+#[test]
+fn stack_overflow_is_the_engines_finding_not_the_guests_claim() {
+    let run = run_py("def down(n):\n    return down(n + 1) + 1\ndown(0)");
+    assert_eq!(run.error(), &EngineError::StackOverflow);
+    let run =
+        run_py("def ping(n):\n    return pong(n)\ndef pong(n):\n    return ping(n + 1)\nping(0)");
+    assert_eq!(run.error(), &EngineError::StackOverflow);
+    let run = run_py("raise RecursionError('maximum recursion depth exceeded')");
+    assert_eq!(guest(run.error()).0, "RecursionError");
+    let run = run_py("def f():\n    raise RecursionError('maximum recursion depth exceeded')\nf()");
+    assert_eq!(guest(run.error()).0, "RecursionError");
+    // A caught overflow is the program's business.
+    let run = run_py(
+        "def down():\n    down()\ntry:\n    down()\nexcept RecursionError:\n    result = 'recovered'\nresult",
+    );
+    assert_eq!(run.value(), &json!("recovered"));
+    // Recursion within the depth the stack limit allows (256 KiB: 512 levels) works.
+    let run = run_py("def depth(n):\n    return 0 if n == 0 else 1 + depth(n - 1)\ndepth(400)");
+    assert_eq!(run.value(), &json!(400));
+}
+
+#[test]
+fn faked_limits_stay_guest_errors() {
+    for (code, name) in [
+        (
+            "raise TimeoutError('Timeout: the execution ran longer than 1 s')",
+            "TimeoutError",
+        ),
+        (
+            "raise MemoryError('memory limit exceeded: 100 bytes > 10 bytes')",
+            "MemoryError",
+        ),
+        (
+            "raise KeyboardInterrupt('toolweave stopped the program: the execution was cancelled')",
+            "KeyboardInterrupt",
+        ),
+        ("raise RuntimeError('Timeout')", "RuntimeError"),
+    ] {
+        let run = run_py(code);
+        assert_eq!(guest(run.error()).0, name, "{code}");
+    }
+}
+
+#[test]
+fn memory_errors_in_process_are_guest_errors_until_the_allocator_is_armed() {
+    // In this test binary no limiting allocator is installed: Monty cannot measure its heap,
+    // so the limit is not enforced here (the worker process enforces it; see python_memory.rs),
+    // and the program just runs.
+    let run = run_py("x = [0] * 1000000\nlen(x)");
+    assert_eq!(run.value(), &json!(1000000));
+}
+
+#[test]
+fn errors_point_at_the_code_as_written() {
+    let run = run_py("import json\n\ndef parse(text):\n    return json.loads(text)\n\nparse('{')");
+    let EngineError::Guest {
+        name,
+        line,
+        column,
+        stack,
+        ..
+    } = run.error()
+    else {
+        panic!("{:?}", run.error());
+    };
+    assert_eq!(
+        (name.as_str(), *line, *column),
+        ("json.JSONDecodeError", Some(4), Some(12))
+    );
+    let stack = stack.as_deref().unwrap_or_default();
+    assert!(
+        stack.starts_with(
+            "Traceback (most recent call last):\n  File \"main.py\", line 6, in <module>\n    parse('{')\n  File \"main.py\", line 4, in parse\n    return json.loads(text)\n"
+        ),
+        "{stack}"
+    );
+
+    let run = run_py("data = {}\ncount = data['items']\ncount");
+    assert_eq!(guest(run.error()), ("KeyError", "items", Some(2)));
+
+    let run = run_py("raise ValueError");
+    assert_eq!(guest(run.error()), ("ValueError", "", Some(1)));
+
+    // A value that is not an exception cannot be raised: Python says so.
+    let run = run_py("raise 42");
+    assert_eq!(guest(run.error()).0, "TypeError");
+
+    // Long tracebacks keep both ends.
+    let run = run_py("def down(n):\n    return down(n + 1)\ndown(0)");
+    assert_eq!(run.error(), &EngineError::StackOverflow);
+    let run = run_py(
+        "def a(n):\n    if n == 0:\n        raise ValueError('deep')\n    return b(n - 1)\ndef b(n):\n    return a(n)\na(200)",
+    );
+    let EngineError::Guest { stack, line, .. } = run.error() else {
+        panic!("{:?}", run.error());
+    };
+    let stack = stack.as_deref().unwrap_or_default();
+    assert_eq!(*line, Some(3));
+    assert!(stack.contains("more entries ..."), "{stack}");
+    assert!(stack.lines().count() < 100, "{stack}");
+    assert!(stack.ends_with("ValueError: deep"), "{stack}");
+}
+
+#[test]
+fn syntax_errors_have_a_code_frame() {
+    let run = run_py("ok = 1\nbroken = 1 +\nmore = 2");
+    let EngineError::Syntax {
+        line,
+        column,
+        frame,
+        ..
+    } = run.error()
+    else {
+        panic!("{:?}", run.error());
+    };
+    assert_eq!(*line, 2, "{frame}");
+    assert_eq!(frame, "2 | broken = 1 +\n                ^");
+    assert_eq!(*column, 13);
+
+    let run = run_py("x = 1\nclass E(Exception):\n    pass");
+    let EngineError::Syntax { message, line, .. } = run.error() else {
+        panic!("{:?}", run.error());
+    };
+    assert_eq!(*line, 2);
+    assert!(
+        message.starts_with("class inheritance and metaclasses: not supported"),
+        "{message}"
+    );
+    let run = run_py("def g():\n    yield 1");
+    assert!(
+        matches!(run.error(), EngineError::Syntax { line: 2, message, .. } if message.starts_with("yield expressions")),
+        "{:?}",
+        run.error()
+    );
+}
+
+#[test]
+fn results_are_bounded_and_must_be_json() {
+    let run = run_py("'y' * (100 * 1024)");
+    assert!(matches!(
+        run.error(),
+        EngineError::ResultTooLarge { limit: 65536, .. }
+    ));
+    for (code, expected) in [
+        ("{1, 2}", "the result is a set"),
+        ("{'a': [1, {2}]}", "the result[\"a\"][1] is a set"),
+        ("float('inf')", "the float inf"),
+        ("b'bytes'", "bytes"),
+        ("a = []\na.append(a)\na", "contains itself"),
+        ("{(1, 2): 'tuple key'}", "a key of type tuple"),
+        ("len", "a function"),
+        (
+            "from datetime import date\ndate(2024, 1, 2)",
+            ".isoformat()",
+        ),
+        ("10 ** 30", "an int beyond 64 bits"),
+    ] {
+        let run = run_py(code);
+        let EngineError::Unserializable { message } = run.error() else {
+            panic!("{code}: {:?}", run.error());
+        };
+        assert!(message.contains(expected), "{code}: {message}");
+    }
+}
+
+#[test]
+fn the_tool_call_budget_is_enforced() {
+    let run = run_py("for i in range(100):\n    tools.t.add(a=i, b=1)");
+    assert_eq!(run.error(), &EngineError::ToolCallLimit { limit: 20 });
+    assert_eq!(run.calls.len(), 20);
+    let run = run_py("for i in range(100):\n    await tools.t.add(a=i, b=1)");
+    assert_eq!(run.error(), &EngineError::ToolCallLimit { limit: 20 });
+    // Catching does not help: the budget ends the run.
+    let run = run_py(
+        "for i in range(100):\n    try:\n        await tools.t.add(a=i, b=1)\n    except BaseException:\n        pass",
+    );
+    assert_eq!(run.error(), &EngineError::ToolCallLimit { limit: 20 });
+}
+
+#[test]
+fn cancel_stops_a_busy_guest_at_once() {
+    for code in [
+        "while True:\n    pass",
+        "while True:\n    try:\n        while True:\n            pass\n    except BaseException:\n        pass",
+        "await tools.t.slow(ms=5000)",
+    ] {
+        let cancel = CancelFlag::new();
+        let flag = cancel.clone();
+        let stopper = thread::spawn(move || {
+            thread::sleep(Duration::from_millis(100));
+            flag.cancel();
+        });
+        let run = run_with(
+            code,
+            EngineLimits {
+                timeout: Duration::from_secs(10),
+                ..limits()
+            },
+            &cancel,
+        );
+        stopper.join().unwrap();
+        assert_eq!(run.error(), &EngineError::Cancelled, "{code}");
+        assert!(
+            run.elapsed < Duration::from_millis(1000),
+            "{code}: {:?}",
+            run.elapsed
+        );
+    }
+}
+
+#[test]
+fn the_hosts_cancel_message_wakes_a_waiting_guest() {
+    let (replies_tx, replies_rx) = mpsc::channel();
+    let started = Instant::now();
+    let outcome = thread::spawn(move || {
+        toolweave_sandbox::run(
+            ExecuteRequest {
+                code: "await tools.t.slow(ms=5000)".to_owned(),
+                language: Language::Python,
+                limits: EngineLimits {
+                    timeout: Duration::from_secs(10),
+                    ..limits()
+                },
+                manifest: Manifest {
+                    namespaces: vec![Namespace {
+                        name: "t".to_owned(),
+                        tools: Some(vec!["slow".into()]),
+                    }],
+                },
+            },
+            &mut |event| {
+                if matches!(event, EngineEvent::Call(_)) {
+                    let _ = replies_tx.send(HostReply::Cancel);
+                }
+            },
+            &replies_rx,
+            &CancelFlag::new(),
+        )
+    })
+    .join()
+    .unwrap();
+    assert_eq!(outcome.result, Err(EngineError::Cancelled));
+    assert!(started.elapsed() < Duration::from_millis(500));
+}
+
+#[test]
+fn nothing_outside_is_reachable() {
+    for code in [
+        "open('/etc/passwd').read()",
+        "import os\nos.getenv('HOME')",
+        "import os\nos.environ",
+        "from pathlib import Path\nPath('/etc/passwd').read_text()",
+        "from pathlib import Path\nPath('/tmp/x').write_text('x')",
+    ] {
+        let run = run_py(code);
+        let (name, message, _) = guest(run.error());
+        assert_eq!(name, "PermissionError", "{code}");
+        assert!(
+            message.contains("the only way out of the sandbox is a tool call"),
+            "{code}: {message}"
+        );
+    }
+    for code in [
+        "import requests",
+        "import subprocess",
+        "from socket import socket",
+    ] {
+        let run = run_py(code);
+        let (name, message, _) = guest(run.error());
+        assert_eq!(name, "ModuleNotFoundError", "{code}");
+        assert!(
+            message.contains("the only way out of the sandbox is a tool call"),
+            "{code}: {message}"
+        );
+    }
+    // The clock is not a way out: it reads like JavaScript's Date.
+    let run = run_py(
+        "from datetime import datetime, date, timezone\n\
+         [datetime.now().year >= 2024, date.today().year >= 2024, datetime.now(timezone.utc).tzinfo is not None]",
+    );
+    assert_eq!(run.value(), &json!([true, true, true]));
+}
+
+#[test]
+fn asyncio_needs_no_import_and_an_import_does_no_harm() {
+    assert_eq!(
+        run_py("await asyncio.gather(tools.t.add(a=1, b=1))").value(),
+        &json!([2.0])
+    );
+    assert_eq!(
+        run_py("import asyncio\nawait asyncio.gather(tools.t.add(a=1, b=1))").value(),
+        &json!([2.0])
+    );
+}
+
+/// Runs `code` on `pool` and waits for the outcome (tool calls are answered with their args).
+fn run_on_pool(pool: &toolweave_sandbox::EnginePool, code: &str, language: Language) -> Outcome {
+    let (replies_tx, replies_rx) = mpsc::channel();
+    let (done_tx, done_rx) = mpsc::channel();
+    pool.submit(toolweave_sandbox::Job {
+        request: ExecuteRequest {
+            code: code.to_owned(),
+            language,
+            limits: limits(),
+            manifest: Manifest {
+                namespaces: vec![Namespace {
+                    name: "t".to_owned(),
+                    tools: Some(vec!["echo".into()]),
+                }],
+            },
+        },
+        emit: Box::new(move |event| {
+            if let EngineEvent::Call(call) = event {
+                let HostRequest::Tool { args, .. } = call.request else {
+                    return;
+                };
+                let _ = replies_tx.send(HostReply::Result {
+                    id: call.id,
+                    outcome: Ok(args),
+                });
+            }
+        }),
+        replies: replies_rx,
+        cancel: CancelFlag::new(),
+        finished: Box::new(move |outcome| {
+            let _ = done_tx.send(outcome);
+        }),
+    });
+    done_rx
+        .recv_timeout(Duration::from_secs(10))
+        .unwrap_or_else(|error| panic!("no outcome for {code:?}: {error}"))
+}
+
+#[test]
+fn the_pool_runs_python_beside_javascript() {
+    let pool = toolweave_sandbox::EnginePool::new(1, limits().stack_bytes);
+    for _ in 0..3 {
+        let python = run_on_pool(&pool, "await tools.t.echo(x=1)", Language::Python);
+        assert_eq!(python.result, Ok(json!({ "x": 1 })));
+        let javascript = run_on_pool(&pool, "await tools.t.echo({ y: 2 })", Language::JavaScript);
+        assert_eq!(javascript.result, Ok(json!({ "y": 2 })));
+    }
+    let overflow = run_on_pool(
+        &pool,
+        "def down():\n    return down() + 1\ndown()",
+        Language::Python,
+    );
+    assert_eq!(overflow.result, Err(EngineError::StackOverflow));
+    // Nothing carries over from one Python program to the next.
+    let first = run_on_pool(&pool, "leak = 'secret'\n1", Language::Python);
+    assert_eq!(first.result, Ok(json!(1)));
+    let next = run_on_pool(
+        &pool,
+        "'leak' in globals() if False else 2",
+        Language::Python,
+    );
+    assert_eq!(next.result, Ok(json!(2)));
+    let next = run_on_pool(&pool, "leak", Language::Python);
+    assert!(matches!(next.result, Err(EngineError::Guest { name, .. }) if name == "NameError"));
+}
+
+/// Not a check: how long a trivial execution and one with a tool call take inside the engine
+/// (`cargo test -p toolweave-sandbox --release --test python -- timing --nocapture`).
+#[test]
+fn timing() {
+    for (label, code) in [
+        ("trivial (1 + 1)", "1 + 1"),
+        ("one tool call", "await tools.t.add(a=2, b=5)"),
+        (
+            "ten gathered tool calls",
+            "len(await asyncio.gather(*[tools.t.add(a=i, b=1) for i in range(10)]))",
+        ),
+    ] {
+        let mut samples: Vec<Duration> = (0..200)
+            .map(|_| {
+                let run = run_here(code, limits(), &CancelFlag::new());
+                assert!(
+                    run.outcome.result.is_ok(),
+                    "{label}: {:?}",
+                    run.outcome.result
+                );
+                run.outcome.stats.duration
+            })
+            .collect();
+        samples.sort();
+        println!(
+            "python {label}: median {:?}, p90 {:?}, min {:?}",
+            samples[samples.len() / 2],
+            samples[samples.len() * 9 / 10],
+            samples[0]
+        );
+    }
+}

@@ -1,0 +1,4 @@
+# expect-error: SyntaxError
+# expect-message: line 4
+ok = 1
+broken = 1 +

@@ -1,0 +1,38 @@
+# Comprehensions (list, dict, set, generator expressions), f-strings, the walrus operator, lambdas,
+# closures and keyword-only parameters.
+# expect: {"squares":[0,1,4],"index":{"a":0,"b":1},"mods":[0,1,2],"total":6,"text":"'x' 3.14 n=3","walrus":10,"counter":2,"sorted":[3,2,1],"kw":[1,2,3]}
+name = "x"
+n = 3
+pi = 3.14159
+
+
+def make_counter():
+    count = 0
+
+    def increment():
+        nonlocal count
+        count += 1
+        return count
+
+    return increment
+
+
+def keywords(a, /, b, *, c):
+    return [a, b, c]
+
+
+counter = make_counter()
+counter()
+if (limit := 10) > 5:
+    walrus = limit
+{
+    "squares": [i * i for i in range(3)],
+    "index": {key: position for position, key in enumerate("ab")},
+    "mods": sorted({value % 3 for value in range(10)}),
+    "total": sum(value for value in range(4)),
+    "text": f"{name!r} {pi:.2f} {n=}",
+    "walrus": walrus,
+    "counter": counter(),
+    "sorted": sorted([1, 3, 2], key=lambda value: -value),
+    "kw": keywords(1, 2, c=3),
+}

@@ -1,0 +1,4 @@
+# expect-error: Timeout
+# expect-message: --timeout-ms
+while True:
+    pass
