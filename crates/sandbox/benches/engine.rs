@@ -66,6 +66,17 @@ fn main() {
             "const r = await Promise.all([...Array(10).keys()].map((i) => tools.fixture.add({ a: i, b: 1 }))); return r.length",
             Language::JavaScript,
         ),
+        ("trivial Python (1 + 1)", "1 + 1", Language::Python),
+        (
+            "one tool call, Python",
+            "await tools.fixture.add(a=2, b=5)",
+            Language::Python,
+        ),
+        (
+            "ten gathered tool calls, Python",
+            "len(await asyncio.gather(*[tools.fixture.add(a=i, b=1) for i in range(10)]))",
+            Language::Python,
+        ),
     ];
     // Through the pool: runtimes prepared ahead, as the gateway runs programs. A pause before
     // each submission lets the thread finish preparing, as time between a model's calls does.

@@ -173,6 +173,11 @@ fn values_follow_the_contract() {
     assert_eq!(run_py("1 + 1").value(), &json!(2));
     assert_eq!(run_py("x = 1").value(), &Value::Null);
     assert_eq!(run_py("None").value(), &Value::Null);
+    // A top-level `return` ends the program with its value, as in JavaScript.
+    assert_eq!(
+        run_py("x = 2\nif x > 1:\n    return 'big'\n'small'").value(),
+        &json!("big")
+    );
     assert_eq!(
         run_py("a = [1, 2]\n[x * 2 for x in a]").value(),
         &json!([2, 4])
@@ -387,6 +392,10 @@ fn arguments_that_are_not_json_raise_in_the_guest() {
             "limit must be a positive int, not 0",
         ),
         ("describe_tools([1])", "names must be strs"),
+        (
+            "x = []\nfor i in range(5000):\n    x = [x]\ntools.t.echo(x=x)",
+            "nested too deeply",
+        ),
     ] {
         let run = run_py(&format!(
             "try:\n    {}\nexcept (TypeError, ValueError) as error:\n    message = str(error)\nmessage",
@@ -420,6 +429,10 @@ fn missing_names_say_what_exists() {
             .value(),
         &json!([true, false, "none"])
     );
+    // A tool function returns an awaitable: using it without `await` fails where it is used.
+    let run = run_py("total = tools.t.add(a=1, b=2) + 1");
+    let (name, message, line) = guest(run.error());
+    assert_eq!((name, line), ("TypeError", Some(1)), "{message}");
     let run = run_py("undefined_function(1)");
     assert_eq!(guest(run.error()).0, "NameError");
     assert!(run.calls.is_empty());
@@ -580,6 +593,19 @@ fn errors_point_at_the_code_as_written() {
     let run = run_py("raise 42");
     assert_eq!(guest(run.error()).0, "TypeError");
 
+    // Identical frames are counted, as CPython does.
+    let run = run_py(
+        "def down(n):\n    if n == 0:\n        raise ValueError('bottom')\n    return down(n - 1)\ndown(50)",
+    );
+    let EngineError::Guest { stack, .. } = run.error() else {
+        panic!("{:?}", run.error());
+    };
+    let stack = stack.as_deref().unwrap_or_default();
+    assert!(
+        stack.contains("  [Previous line repeated 47 more times]\n"),
+        "{stack}"
+    );
+
     // Long tracebacks keep both ends.
     let run = run_py("def down(n):\n    return down(n + 1)\ndown(0)");
     assert_eq!(run.error(), &EngineError::StackOverflow);
@@ -644,11 +670,16 @@ fn results_are_bounded_and_must_be_json() {
         ("a = []\na.append(a)\na", "contains itself"),
         ("{(1, 2): 'tuple key'}", "a key of type tuple"),
         ("len", "a function"),
+        ("ValueError('x')", "an exception object"),
         (
             "from datetime import date\ndate(2024, 1, 2)",
             ".isoformat()",
         ),
         ("10 ** 30", "an int beyond 64 bits"),
+        (
+            "x = []\nfor i in range(5000):\n    x = [x]\nx",
+            "nested too deeply",
+        ),
     ] {
         let run = run_py(code);
         let EngineError::Unserializable { message } = run.error() else {
@@ -885,4 +916,95 @@ fn timing() {
             samples[0]
         );
     }
+}
+
+/// What Monty 0.0.23 does not run, each failing with a clear error (docs/python.md lists these
+/// with what to use instead).
+#[test]
+fn unsupported_python_fails_clearly() {
+    for (code, kind, expected) in [
+        (
+            "class A:\n    pass\nclass B(A):\n    pass",
+            "Syntax",
+            "class inheritance",
+        ),
+        ("def g():\n    yield 1", "Syntax", "yield expressions"),
+        (
+            "match 1:\n    case 1:\n        pass",
+            "Syntax",
+            "match statements",
+        ),
+        ("x = [1]\ndel x[0]", "Syntax", "'del' statement"),
+        (
+            "class A:\n    @property\n    def x(self):\n        return 1",
+            "Syntax",
+            "method decorators",
+        ),
+        (
+            "'%s=%d' % ('x', 1)",
+            "TypeError",
+            "unsupported operand type(s) for %",
+        ),
+        (
+            "class Box:\n    def __len__(self):\n        return 1\nlen(Box())",
+            "TypeError",
+            "has no len()",
+        ),
+        (
+            "import itertools\nitertools.groupby('aab')",
+            "AttributeError",
+            "groupby",
+        ),
+        ("from dataclasses import asdict", "ImportError", "asdict"),
+        (
+            "from collections import OrderedDict",
+            "ImportError",
+            "OrderedDict",
+        ),
+        ("from typing import TypedDict", "ImportError", "TypedDict"),
+        (
+            "sorted(['b', 'A'], key=str.lower)",
+            "AttributeError",
+            "lower",
+        ),
+        (
+            "try:\n    raise ValueError('a')\nexcept ValueError as e:\n    e.__cause__",
+            "AttributeError",
+            "__cause__",
+        ),
+        ("import time", "ModuleNotFoundError", "time"),
+        ("import random", "ModuleNotFoundError", "random"),
+        ("import string", "ModuleNotFoundError", "string"),
+        ("asyncio.create_task", "AttributeError", "create_task"),
+        ("asyncio.Future", "AttributeError", "Future"),
+        ("asyncio.wait_for", "AttributeError", "wait_for"),
+    ] {
+        let run = run_py(code);
+        match run.error() {
+            EngineError::Syntax { message, .. } => {
+                assert_eq!(kind, "Syntax", "{code}: {message}");
+                assert!(message.contains(expected), "{code}: {message}");
+            }
+            EngineError::Guest { name, message, .. } => {
+                assert_eq!(kind, name, "{code}: {message}");
+                assert!(message.contains(expected), "{code}: {message}");
+            }
+            other => panic!("{code}: {other:?}"),
+        }
+    }
+    // What to use instead works.
+    let run = run_py(
+        "from dataclasses import dataclass\n\
+         @dataclass\n\
+         class Item:\n\
+         \x20   name: str\n\
+         item = Item('pen')\n\
+         x = [1, 2]\n\
+         x.pop(0)\n\
+         [f'{1:03d}', '{}={}'.format('x', 1), {'name': item.name}, x, sorted(['b', 'A'], key=lambda s: s.lower())]",
+    );
+    assert_eq!(
+        run.value(),
+        &json!(["001", "x=1", { "name": "pen" }, [2], ["A", "b"]])
+    );
 }

@@ -7,7 +7,8 @@
 //! raises `KeyboardInterrupt` (a `BaseException`, so `except Exception` does not swallow it and
 //! the VM unwinds its own frames); a guest that catches even that and keeps running is stopped at
 //! the next poll by a Rust unwind ([`StopUnwind`]) that the engine catches around every call into
-//! Monty. Either way the engine, not the guest, decides why the run ended.
+//! Monty (this needs `panic = "unwind"`, which the workspace's profiles set). Either way the
+//! engine, not the guest, decides why the run ended.
 
 use std::borrow::Cow;
 use std::time::Instant;
@@ -107,12 +108,14 @@ impl<'a> Monitor<'a> {
         }
     }
 
-    /// Lets the guest run on, or makes it stop: an exception the first time, an unwind after.
-    fn enforce(&mut self) -> Result<(), MontyException> {
+    /// Lets the guest run on, or makes it stop: an exception the first time; at a dispatch
+    /// checkpoint (`at_checkpoint`) after that, an unwind. Monty is between two instructions
+    /// there, with nothing half done, which is why no other place unwinds.
+    fn enforce(&mut self, at_checkpoint: bool) -> Result<(), MontyException> {
         let Some(reason) = self.stop else {
             return Ok(());
         };
-        if self.told {
+        if self.told && at_checkpoint {
             std::panic::resume_unwind(Box::new(StopUnwind));
         }
         self.told = true;
@@ -130,11 +133,11 @@ impl<'a> Monitor<'a> {
     }
 
     fn write(&mut self, text: &str) -> Result<(), MontyException> {
-        self.enforce()?;
+        self.enforce(false)?;
         let total = self.log_bytes.saturating_add(text.len());
         if total > self.max_log_bytes {
             self.stop(Stop::LogLimit);
-            return self.enforce();
+            return self.enforce(false);
         }
         self.log_bytes = total;
         let mut rest = text;
@@ -163,6 +166,6 @@ impl PrintWriterCallback for Monitor<'_> {
 
     fn poll_flush(&mut self) -> Result<(), MontyException> {
         self.observe();
-        self.enforce()
+        self.enforce(true)
     }
 }
