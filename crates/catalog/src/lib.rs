@@ -10,7 +10,7 @@
 //! - [`Catalog::search`]: BM25F over names, titles, parameters and descriptions.
 //! - [`Catalog::signature`], [`Catalog::declaration`], [`Catalog::declarations`]: TypeScript, from
 //!   a walk of each tool's JSON Schemas ([`schema`]) into a small type representation that
-//!   [`Catalog::python_stub`] renders as Python too.
+//!   [`Catalog::python_signature`] and [`Catalog::python_stub`] render as Python too.
 
 mod declarations;
 mod docs;
@@ -233,6 +233,15 @@ impl Catalog {
     /// [`Catalog::declaration`].
     pub fn python_stub(&self, entry: &Entry) -> String {
         python::tool_stub(entry)
+    }
+
+    /// One-line Python signature, starting with the call:
+    /// `tools.fixture.add(*, a: float, b: float = ...) -> Any`. The tool's object types are
+    /// written in place as dict displays (`{"city": str, "days": NotRequired[int]}`); deep or
+    /// long parts are abbreviated with `...` (`{...}`, `Literal["a", "b", ...]`), so its length
+    /// stays bounded like [`Catalog::signature`]'s.
+    pub fn python_signature(&self, entry: &Entry) -> String {
+        python::signature(entry)
     }
 
     /// Python stubs of every tool: shared `TypedDict`s, then one class of `async def`s per server.

@@ -18,10 +18,26 @@ use crate::schema::{Definition, ExtraProperties, ObjectType, Property, ToolTypes
 const INLINE_WIDTH: usize = 80;
 /// An object past the signature's depth limit.
 const ABBREVIATED_OBJECT: &str = "{ … }";
-/// The arguments part of a signature is abbreviated until it fits this.
-const SIGNATURE_ARGUMENTS_WIDTH: usize = 200;
-/// The result part of a signature is abbreviated until it fits this.
-const SIGNATURE_RESULT_WIDTH: usize = 100;
+/// The arguments part of a signature (TypeScript or Python) is abbreviated until it fits this.
+pub(crate) const SIGNATURE_ARGUMENTS_WIDTH: usize = 200;
+/// The result part of a signature (TypeScript or Python) is abbreviated until it fits this.
+pub(crate) const SIGNATURE_RESULT_WIDTH: usize = 100;
+/// The renderings a signature's arguments try in turn, each more abbreviated than the one
+/// before, until one fits: `(max_depth, max_properties, max_union)`.
+pub(crate) const ARGUMENT_ABBREVIATIONS: [(usize, usize, usize); 7] = [
+    (3, usize::MAX, 8),
+    (2, usize::MAX, 6),
+    (1, usize::MAX, 4),
+    (1, 12, 4),
+    (1, 6, 3),
+    (1, 3, 3),
+    (0, 0, 2),
+];
+/// The renderings a signature's result tries in turn: `(max_depth, max_properties)`, unions of
+/// at most [`RESULT_MAX_UNION`] members.
+const RESULT_ABBREVIATIONS: [(usize, usize); 4] = [(2, usize::MAX), (1, 8), (1, 4), (0, 0)];
+/// How many members of a union a signature's result shows.
+pub(crate) const RESULT_MAX_UNION: usize = 4;
 
 /// How to render types.
 #[derive(Debug, Clone, Copy)]
@@ -316,15 +332,7 @@ impl<'a> Renderer<'a> {
 /// `tools.server.tool(args: ...): Promise<...>` on one line, abbreviated to a bounded length.
 pub(crate) fn signature(types: &ToolTypes, call: &str) -> String {
     let mut arguments = String::new();
-    for (max_depth, max_properties, max_union) in [
-        (3, usize::MAX, 8),
-        (2, usize::MAX, 6),
-        (1, usize::MAX, 4),
-        (1, 12, 4),
-        (1, 6, 3),
-        (1, 3, 3),
-        (0, 0, 2),
-    ] {
+    for (max_depth, max_properties, max_union) in ARGUMENT_ABBREVIATIONS {
         let renderer = Renderer {
             types,
             renamed: None,
@@ -340,14 +348,14 @@ pub(crate) fn signature(types: &ToolTypes, call: &str) -> String {
         }
     }
     let mut result = "unknown".to_owned();
-    for (max_depth, max_properties) in [(2, usize::MAX), (1, 8), (1, 4), (0, 0)] {
+    for (max_depth, max_properties) in RESULT_ABBREVIATIONS {
         let renderer = Renderer {
             types,
             renamed: None,
             layout: Layout::Signature {
                 max_depth,
                 max_properties,
-                max_union: 4,
+                max_union: RESULT_MAX_UNION,
             },
         };
         result = renderer.result(0);

@@ -3,7 +3,8 @@
 //!
 //! [`lower`] turns a tool's types into Python types, naming object types as it goes (Python has
 //! no anonymous object types); [`write`](mod@write) renders them. This module puts stubs together and
-//! writes a type used by several tools only once.
+//! writes a type used by several tools only once, and makes one-line signatures, where the named
+//! object types are written in place again.
 
 mod lower;
 mod write;
@@ -14,9 +15,18 @@ use std::fmt::Write as _;
 use crate::Entry;
 use crate::docs::description_lines;
 use crate::schema::Definition;
+use crate::typescript::{
+    ARGUMENT_ABBREVIATIONS, RESULT_MAX_UNION, SIGNATURE_ARGUMENTS_WIDTH, SIGNATURE_RESULT_WIDTH,
+};
 
 use self::lower::{Lowered, NamedType};
-use self::write::{Writer, docstring, python_string};
+use self::write::{Layout, Writer, docstring, python_string};
+
+/// The renderings a signature's result tries in turn, `(max_depth, max_properties)`: the
+/// TypeScript steps with two more before `{...}`, since `"key": NotRequired[T]` takes more room
+/// than `key?: T` and a few keys say more than none.
+const RESULT_ABBREVIATIONS: [(usize, usize); 6] =
+    [(2, usize::MAX), (1, 8), (1, 4), (1, 2), (1, 1), (0, 0)];
 
 /// The header of the whole stub file.
 const HEADER: &str = r#""""Upstream MCP tools as toolweave's Python guest code sees them.
@@ -33,7 +43,7 @@ pub(crate) fn tool_stub(entry: &Entry) -> String {
     let lowered = Lowered::new(&types, &entry.guest_tool);
     let mut scope = Scope::default();
     let renamed = scope.add(&lowered.named, &types.definitions);
-    let writer = Writer { renamed: &renamed };
+    let writer = Writer::stub(&renamed);
     let mut text = scope.text;
     if !text.is_empty() {
         text.push('\n');
@@ -46,6 +56,44 @@ pub(crate) fn tool_stub(entry: &Entry) -> String {
     text.push_str("    @staticmethod\n");
     text.push_str(&writer.function(&lowered, &entry.guest_tool, &tool_doc(entry), 1));
     text
+}
+
+/// `tools.server.tool(*, a: float, b: str = ...) -> {"x": int}` on one line: the tool's own
+/// object types written in place, abbreviated step by step until each part fits the TypeScript
+/// signature's widths (the arguments take its steps, the result [`RESULT_ABBREVIATIONS`]).
+pub(crate) fn signature(entry: &Entry) -> String {
+    let types = entry.types();
+    let lowered = Lowered::new(&types, &entry.guest_tool);
+    let renamed = HashMap::new();
+    let writer = |max_depth, max_properties, max_union| Writer {
+        renamed: &renamed,
+        layout: Layout::Line {
+            named: &lowered.named,
+            definitions: &types.definitions,
+            max_depth,
+            max_properties,
+            max_union,
+        },
+    };
+    let mut parameters = String::new();
+    for (max_depth, max_properties, max_union) in ARGUMENT_ABBREVIATIONS {
+        let writer = writer(max_depth, max_properties, max_union);
+        parameters = format!("({})", writer.parameters(&lowered.parameters));
+        if parameters.chars().count() <= SIGNATURE_ARGUMENTS_WIDTH {
+            break;
+        }
+    }
+    let mut result = String::new();
+    for (max_depth, max_properties) in RESULT_ABBREVIATIONS {
+        result = writer(max_depth, max_properties, RESULT_MAX_UNION).result(&lowered);
+        if result.chars().count() <= SIGNATURE_RESULT_WIDTH {
+            break;
+        }
+    }
+    format!(
+        "tools.{}.{}{parameters} -> {result}",
+        entry.guest_server, entry.guest_tool
+    )
 }
 
 /// Stubs of every tool: shared named types first, then one class per server.
@@ -70,7 +118,7 @@ pub(crate) fn all(namespaces: &[(String, String)], entries: &[Entry]) -> String 
             let types = entry.types();
             let lowered = Lowered::new(&types, &entry.guest_tool);
             let renamed = scope.add(&lowered.named, &types.definitions);
-            let writer = Writer { renamed: &renamed };
+            let writer = Writer::stub(&renamed);
             classes.push_str("\n    @staticmethod\n");
             classes.push_str(&writer.function(&lowered, &entry.guest_tool, &tool_doc(entry), 1));
         }
@@ -134,7 +182,7 @@ impl Scope {
             |name: &str| definitions.iter().any(|definition| definition.name == name);
         for item in named.iter().filter(|item| !is_definition(item.name())) {
             renamed.insert(item.name().to_owned(), OWN_NAME.to_owned());
-            let key = Writer { renamed: &renamed }.named(item);
+            let key = Writer::stub(&renamed).named(item);
             if let Some(existing) = self.generated.get(&key) {
                 renamed.insert(item.name().to_owned(), existing.clone());
                 skipped.insert(item.name());
@@ -145,7 +193,7 @@ impl Scope {
             self.generated.insert(key, name.clone());
             renamed.insert(item.name().to_owned(), name);
         }
-        let writer = Writer { renamed: &renamed };
+        let writer = Writer::stub(&renamed);
         for item in named {
             if !skipped.contains(item.name()) {
                 if !self.text.is_empty() {

@@ -1,4 +1,5 @@
-//! Python text from lowered types.
+//! Python text from lowered types: the stubs' definitions and functions, and one-line
+//! signatures.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -6,13 +7,49 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use super::lower::{Field, Lowered, NamedType, Parameters, PythonType, is_python_identifier};
+use crate::schema::Definition;
+
+/// An inline dict past the depth limit, or the rest of what was left out: `...` is valid Python
+/// in these places and reads as "more".
+const ABBREVIATED: &str = "...";
+
+/// How to render types.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Layout<'a> {
+    /// Stub text: named types by their names, nothing left out.
+    Stub,
+    /// One line: generated `TypedDict`s written in place as dict displays
+    /// (`{"city": str, "days": NotRequired[int]}`, the fields of the functional `TypedDict`
+    /// form), definitions by their names, shortened with `...` past these limits.
+    Line {
+        /// The tool's named types.
+        named: &'a [NamedType],
+        /// The tool's definitions, which keep their names (they may be recursive).
+        definitions: &'a [Definition],
+        /// Dicts nested deeper than this are `{...}`; the arguments are depth 0.
+        max_depth: usize,
+        /// Keys (and keyword parameters) shown per dict, required ones first.
+        max_properties: usize,
+        /// Members shown per union, and values per `Literal`.
+        max_union: usize,
+    },
+}
 
 /// Renders lowered types; `renamed` maps a tool's local names to the names in this output.
 pub(super) struct Writer<'a> {
     pub(super) renamed: &'a HashMap<String, String>,
+    pub(super) layout: Layout<'a>,
 }
 
-impl Writer<'_> {
+impl<'a> Writer<'a> {
+    /// A writer of stub text.
+    pub(super) fn stub(renamed: &'a HashMap<String, String>) -> Self {
+        Self {
+            renamed,
+            layout: Layout::Stub,
+        }
+    }
+
     /// How `name` is spelled in this output.
     pub(super) fn name(&self, name: &str) -> String {
         self.renamed
@@ -21,7 +58,22 @@ impl Writer<'_> {
             .unwrap_or_else(|| name.to_owned())
     }
 
-    fn render(&self, value: &PythonType) -> String {
+    /// `(max_depth, max_properties, max_union)`: unlimited for stubs.
+    fn limits(&self) -> (usize, usize, usize) {
+        match self.layout {
+            Layout::Stub => (usize::MAX, usize::MAX, usize::MAX),
+            Layout::Line {
+                max_depth,
+                max_properties,
+                max_union,
+                ..
+            } => (max_depth, max_properties, max_union),
+        }
+    }
+
+    /// `value` as Python; `depth` counts the dicts around it (the arguments are depth 0).
+    fn render(&self, value: &PythonType, depth: usize) -> String {
+        let (_, _, max_union) = self.limits();
         match value {
             PythonType::Any => "Any".to_owned(),
             PythonType::Never => "Never".to_owned(),
@@ -30,19 +82,22 @@ impl Writer<'_> {
             PythonType::Float => "float".to_owned(),
             PythonType::Int => "int".to_owned(),
             PythonType::Str => "str".to_owned(),
-            PythonType::Literal(values) => format!(
-                "Literal[{}]",
-                values
+            PythonType::Literal(values) => {
+                let mut parts: Vec<String> = shown(values, max_union)
                     .iter()
                     .map(python_literal)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            PythonType::List(item) => format!("list[{}]", self.render(item)),
+                    .collect();
+                if parts.len() < values.len() {
+                    parts.push(ABBREVIATED.to_owned());
+                }
+                format!("Literal[{}]", parts.join(", "))
+            }
+            PythonType::List(item) => format!("list[{}]", self.render(item, depth)),
             PythonType::Tuple(items, rest) => {
-                let mut parts: Vec<String> = items.iter().map(|item| self.render(item)).collect();
+                let mut parts: Vec<String> =
+                    items.iter().map(|item| self.render(item, depth)).collect();
                 if let Some(rest) = rest {
-                    parts.push(format!("*tuple[{}, ...]", self.render(rest)));
+                    parts.push(format!("*tuple[{}, ...]", self.render(rest, depth)));
                 }
                 if parts.is_empty() {
                     "tuple[()]".to_owned()
@@ -50,18 +105,100 @@ impl Writer<'_> {
                     format!("tuple[{}]", parts.join(", "))
                 }
             }
-            PythonType::Dict(value) => format!("dict[str, {}]", self.render(value)),
-            PythonType::Union(members) => members
-                .iter()
-                .map(|member| self.render(member))
-                .collect::<Vec<_>>()
-                .join(" | "),
-            PythonType::Named(name) => self.name(name),
+            PythonType::Dict(value) => format!("dict[str, {}]", self.render(value, depth)),
+            PythonType::Union(members) => {
+                let mut parts: Vec<String> = shown(members, max_union)
+                    .iter()
+                    .map(|member| self.render(member, depth))
+                    .collect();
+                if parts.len() < members.len() {
+                    parts.push(ABBREVIATED.to_owned());
+                }
+                parts.join(" | ")
+            }
+            PythonType::Named(name) => match self.layout {
+                Layout::Line {
+                    named, definitions, ..
+                } if !definitions
+                    .iter()
+                    .any(|definition| definition.name == *name) =>
+                {
+                    match named.iter().find(|item| item.name() == name) {
+                        Some(NamedType::TypedDict { fields, .. }) => self.dict(fields, depth),
+                        _ => self.name(name),
+                    }
+                }
+                _ => self.name(name),
+            },
         }
     }
 
-    fn field_type(&self, field: &Field) -> String {
-        let value = self.render(&field.value);
+    /// A generated `TypedDict` in place: `{"key": T, "other": NotRequired[T]}`, `{...}` past the
+    /// depth limit.
+    fn dict(&self, fields: &[Field], depth: usize) -> String {
+        let (max_depth, max_properties, _) = self.limits();
+        if depth >= max_depth {
+            return format!("{{{ABBREVIATED}}}");
+        }
+        let kept = kept_fields(fields, max_properties);
+        let mut parts: Vec<String> = kept
+            .iter()
+            .map(|field| {
+                format!(
+                    "{}: {}",
+                    python_string(&field.key),
+                    self.field_type(field, depth + 1)
+                )
+            })
+            .collect();
+        if kept.len() < fields.len() {
+            parts.push(ABBREVIATED.to_owned());
+        }
+        format!("{{{}}}", parts.join(", "))
+    }
+
+    /// The function's parameters, without parentheses: `*, a: int, b: str = ...`.
+    pub(super) fn parameters(&self, parameters: &Parameters) -> String {
+        match parameters {
+            Parameters::Keywords(fields) if fields.is_empty() => String::new(),
+            Parameters::Keywords(fields) => {
+                let (max_depth, max_properties, _) = self.limits();
+                // The keywords are the arguments object's keys: past the depth limit, none shows.
+                let kept = if max_depth == 0 {
+                    Vec::new()
+                } else {
+                    kept_fields(fields, max_properties)
+                };
+                let mut parts: Vec<String> = kept
+                    .iter()
+                    .map(|field| {
+                        let value = self.render(&field.value, 1);
+                        if field.required {
+                            format!("{}: {value}", field.key)
+                        } else {
+                            format!("{}: {value} = ...", field.key)
+                        }
+                    })
+                    .collect();
+                if kept.len() < fields.len() {
+                    parts.push(ABBREVIATED.to_owned());
+                }
+                format!("*, {}", parts.join(", "))
+            }
+            Parameters::Unpacked(value) => {
+                format!("**arguments: Unpack[{}]", self.render(value, 0))
+            }
+            Parameters::Anything => "**arguments: Any".to_owned(),
+        }
+    }
+
+    /// The function's return type.
+    pub(super) fn result(&self, lowered: &Lowered) -> String {
+        self.render(&lowered.result, 0)
+    }
+
+    fn field_type(&self, field: &Field, depth: usize) -> String {
+        let value = self.render(&field.value, depth);
         if field.required {
             value
         } else {
@@ -77,7 +214,7 @@ impl Writer<'_> {
                 for line in doc {
                     let _ = writeln!(text, "# {line}");
                 }
-                let _ = writeln!(text, "{} = {}", self.name(name), self.render(value));
+                let _ = writeln!(text, "{} = {}", self.name(name), self.render(value, 0));
             }
             NamedType::TypedDict { name, doc, fields } => {
                 let name = self.name(name);
@@ -85,7 +222,7 @@ impl Writer<'_> {
                     let _ = writeln!(text, "class {name}(TypedDict):");
                     text.push_str(&docstring(doc, "    "));
                     for field in fields {
-                        let _ = writeln!(text, "    {}: {}", field.key, self.field_type(field));
+                        let _ = writeln!(text, "    {}: {}", field.key, self.field_type(field, 1));
                         text.push_str(&docstring(&field.doc, "    "));
                     }
                 } else {
@@ -96,7 +233,11 @@ impl Writer<'_> {
                     let entries: Vec<String> = fields
                         .iter()
                         .map(|field| {
-                            format!("{}: {}", python_string(&field.key), self.field_type(field))
+                            format!(
+                                "{}: {}",
+                                python_string(&field.key),
+                                self.field_type(field, 1)
+                            )
                         })
                         .collect();
                     let _ = writeln!(
@@ -120,25 +261,7 @@ impl Writer<'_> {
         indent: usize,
     ) -> String {
         let pad = "    ".repeat(indent);
-        let parameters = match &lowered.parameters {
-            Parameters::Keywords(fields) if fields.is_empty() => String::new(),
-            Parameters::Keywords(fields) => {
-                let parts: Vec<String> = fields
-                    .iter()
-                    .map(|field| {
-                        let value = self.render(&field.value);
-                        if field.required {
-                            format!("{}: {value}", field.key)
-                        } else {
-                            format!("{}: {value} = ...", field.key)
-                        }
-                    })
-                    .collect();
-                format!("*, {}", parts.join(", "))
-            }
-            Parameters::Unpacked(value) => format!("**arguments: Unpack[{}]", self.render(value)),
-            Parameters::Anything => "**arguments: Any".to_owned(),
-        };
+        let parameters = self.parameters(&lowered.parameters);
         let mut lines: Vec<String> = doc.to_vec();
         if let Parameters::Keywords(fields) = &lowered.parameters {
             let documented: Vec<&Field> = fields.iter().filter(|f| !f.doc.is_empty()).collect();
@@ -158,7 +281,7 @@ impl Writer<'_> {
         }
         let mut text = format!(
             "{pad}async def {name}({parameters}) -> {}:\n",
-            self.render(&lowered.result)
+            self.result(lowered)
         );
         let body = docstring(&lines, &format!("{pad}    "));
         if body.is_empty() {
@@ -214,4 +337,24 @@ fn python_literal(value: &Value) -> String {
         Value::Null => "None".to_owned(),
         other => other.to_string(),
     }
+}
+
+/// The first `max` of `items`, all of them when they are not more.
+fn shown<T>(items: &[T], max: usize) -> &[T] {
+    if items.len() > max {
+        &items[..max.saturating_sub(1)]
+    } else {
+        items
+    }
+}
+
+/// At most `max` fields, required ones first (they matter most to a caller), in their order.
+fn kept_fields(fields: &[Field], max: usize) -> Vec<&Field> {
+    let mut kept: Vec<usize> = (0..fields.len())
+        .filter(|&index| fields[index].required)
+        .chain((0..fields.len()).filter(|&index| !fields[index].required))
+        .take(max)
+        .collect();
+    kept.sort_unstable();
+    kept.iter().map(|&index| &fields[index]).collect()
 }

@@ -37,6 +37,18 @@ fn signatures() {
 }
 
 #[test]
+fn python_signatures() {
+    let mut lines = Vec::new();
+    for file in ["everything", "memory", "filesystem"] {
+        let catalog = catalog(file);
+        for entry in catalog.entries() {
+            lines.push(catalog.python_signature(entry));
+        }
+    }
+    insta::assert_snapshot!(lines.join("\n"));
+}
+
+#[test]
 fn one_declaration() {
     let catalog = catalog("memory");
     let entry = catalog.resolve("memory.create_entities").unwrap();
