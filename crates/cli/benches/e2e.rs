@@ -100,15 +100,27 @@ async fn main() {
         config.display().to_string(),
     ];
 
-    // Cold start: spawn -> initialize answered, three upstream servers configured.
+    let python = |code: &str| {
+        CallToolRequestParams::new("execute_code")
+            .with_arguments(arguments(json!({ "code": code, "language": "python" })))
+    };
+
+    // Cold start: spawn -> initialize answered, three upstream servers configured; then the
+    // first Python execution, sent as soon as initialize is answered.
     let mut init = Vec::new();
+    let mut first_python = Vec::new();
     for _ in 0..INIT_RUNS {
         let started = Instant::now();
         let client = ().serve(spawn(&toolweave, serve_args.clone())).await.expect("initialize");
         init.push(started.elapsed());
+        let started = Instant::now();
+        let result = client.call_tool(python("1 + 1")).await.expect("call");
+        first_python.push(started.elapsed());
+        assert_ne!(result.is_error, Some(true), "{result:?}");
         client.cancel().await.expect("close");
     }
     summary("spawn -> initialize (3 upstreams)", init);
+    summary("first Python execution after initialize", first_python);
 
     let transport = spawn(&toolweave, serve_args.clone());
     let process_id = transport.id().expect("process id");
@@ -153,13 +165,15 @@ async fn main() {
     ));
     let trivial = execute("return 1 + 1");
     let one_call = execute("return await tools.fixture.add({ a: 2, b: 5 })");
+    let python_trivial = python("1 + 1");
+    let python_one_call = python("await tools.fixture.add(a=2, b=5)");
     // Back to back, and with a pause before each request: a model takes seconds between calls,
     // which lets the engine prepare its next runtime off the request's path.
     for (pause, suffix) in [
         (None, "back to back"),
         (Some(Duration::from_millis(5)), "5 ms apart"),
     ] {
-        let mut samples: [Vec<Duration>; 4] = Default::default();
+        let mut samples: [Vec<Duration>; 6] = Default::default();
         for _ in 0..RUNS {
             // Interleaved, so drift in the machine's load affects every series alike.
             for (series, (peer, request)) in [
@@ -167,6 +181,8 @@ async fn main() {
                 (&client, &typescript),
                 (&client, &one_call),
                 (&direct, &add),
+                (&client, &python_trivial),
+                (&client, &python_one_call),
             ]
             .into_iter()
             .enumerate()
@@ -185,6 +201,8 @@ async fn main() {
             typescript_samples,
             one_call_samples,
             direct_samples,
+            python_samples,
+            python_call_samples,
         ] = samples;
         summary(
             &format!("execute_code trivial JS, {suffix}"),
@@ -201,6 +219,14 @@ async fn main() {
         summary(
             &format!("the same call made directly, {suffix}"),
             direct_samples,
+        );
+        summary(
+            &format!("execute_code trivial Python, {suffix}"),
+            python_samples,
+        );
+        summary(
+            &format!("execute_code Python one upstream call, {suffix}"),
+            python_call_samples,
         );
     }
     println!(

@@ -11,7 +11,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 use rmcp::ServiceExt;
 use toolweave_config::{Config, Limits};
-use toolweave_core::{ExecuteRequest, Gateway, Isolation, Language, WorkerCommand};
+use toolweave_core::{ExecuteRequest, Flavor, Gateway, Isolation, Language, WorkerCommand};
 use tracing_subscriber::EnvFilter;
 
 /// One MCP server that stands in for all of them: models call every upstream tool from
@@ -31,8 +31,9 @@ enum Command {
     Run(RunArgs),
     /// Search the tools of every configured server.
     Tools(ToolsArgs),
-    /// Print TypeScript declarations for every tool (a .d.ts for editors and models).
-    Types(CommonArgs),
+    /// Print TypeScript declarations for every tool (a .d.ts for editors and models), or Python
+    /// stubs with --python.
+    Types(TypesArgs),
 }
 
 #[derive(Debug, Args)]
@@ -138,8 +139,28 @@ struct ToolsArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+    /// Show Python signatures instead of TypeScript ones.
+    #[arg(long)]
+    python: bool,
     #[command(flatten)]
     common: CommonArgs,
+}
+
+#[derive(Debug, Args)]
+struct TypesArgs {
+    /// Print Python stubs (.pyi style) instead of TypeScript declarations.
+    #[arg(long)]
+    python: bool,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+fn flavor(python: bool) -> Flavor {
+    if python {
+        Flavor::Python
+    } else {
+        Flavor::TypeScript
+    }
 }
 
 /// Parses arguments, runs the command, maps failure to exit code 1 (2 for usage errors).
@@ -315,7 +336,9 @@ fn language_of(path: &Path) -> Result<Language> {
 
 async fn tools(args: ToolsArgs) -> Result<ExitCode> {
     let gateway = start(&args.common)?;
-    let results = gateway.search(&args.query, args.limit.max(1)).await;
+    let results = gateway
+        .search(&args.query, args.limit.max(1), flavor(args.python))
+        .await;
     report_unavailable(&gateway);
     let mut stdout = std::io::stdout().lock();
     if args.json {
@@ -332,9 +355,9 @@ async fn tools(args: ToolsArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-async fn types(args: CommonArgs) -> Result<ExitCode> {
-    let gateway = start(&args)?;
-    let declarations = gateway.declarations().await;
+async fn types(args: TypesArgs) -> Result<ExitCode> {
+    let gateway = start(&args.common)?;
+    let declarations = gateway.declarations(flavor(args.python)).await;
     report_unavailable(&gateway);
     std::io::stdout()
         .lock()

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use toolweave_sandbox::HostRequest;
 
 use crate::catalog_state::{CatalogState, Direction};
-use crate::gateway::{Gateway, describe_in, guest_name, search_in};
+use crate::gateway::{Flavor, Gateway, describe_in, guest_name, search_in};
 
 /// How many validation errors a message lists before it says "and N more".
 const MAX_LISTED_VIOLATIONS: usize = 8;
@@ -24,18 +24,22 @@ const MAX_ERROR_TEXT: usize = 2000;
 pub(crate) async fn answer(
     gateway: &Arc<Gateway>,
     request: HostRequest,
+    flavor: Flavor,
     cancel: CancellationToken,
 ) -> Result<Value, String> {
     match request {
-        HostRequest::Tool { name, args, raw } => call_tool(gateway, &name, args, raw, cancel).await,
+        HostRequest::Tool { name, args, raw } => {
+            call_tool(gateway, &name, args, raw, flavor, cancel).await
+        }
         HostRequest::Search { query, limit } => {
             let state = gateway.catalog(true).await;
             let limit = limit.map_or(10, |limit| limit.clamp(1, 100) as usize);
-            serde_json::to_value(search_in(&state, &query, limit)).map_err(|e| e.to_string())
+            serde_json::to_value(search_in(&state, &query, limit, flavor))
+                .map_err(|e| e.to_string())
         }
         HostRequest::Describe { names } => {
             let state = gateway.catalog(true).await;
-            let answer = describe_in(&state, &names);
+            let answer = describe_in(&state, &names, flavor);
             if answer.tools.is_empty() && !answer.unknown.is_empty() {
                 return Err(unknown_names_message(&answer.unknown));
             }
@@ -67,6 +71,7 @@ async fn call_tool(
     name: &str,
     args: Value,
     raw: bool,
+    flavor: Flavor,
     cancel: CancellationToken,
 ) -> Result<Value, String> {
     let state = gateway.catalog(false).await;
@@ -95,7 +100,7 @@ async fn call_tool(
         return Err(violation_message(
             &format!("invalid arguments for {display}"),
             &violations,
-            &state.catalog.signature(entry),
+            &flavor.signature(&state.catalog, entry),
         ));
     }
     let Value::Object(arguments) = arguments_value else {

@@ -8,7 +8,8 @@ const IDLE_ENGINES: usize = 2;
 /// Worker processes kept started ahead of demand.
 const IDLE_WORKERS: usize = 2;
 
-/// Where JavaScript and TypeScript run.
+/// Where JavaScript and TypeScript run. Python always runs in worker processes when the
+/// gateway can start them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Isolation {
     /// On engine threads of the gateway process: the fastest path, for trusted setups.
@@ -46,9 +47,10 @@ impl Engines {
     /// Runs `job` where its language belongs; the outcome arrives through the job.
     pub(crate) fn submit(&self, job: Job) {
         let in_worker = match job.request.language {
-            Language::JavaScript | Language::TypeScript | Language::Python => {
-                self.isolation == Isolation::Worker
-            }
+            Language::JavaScript | Language::TypeScript => self.isolation == Isolation::Worker,
+            // Python's memory limit is the worker's process-wide allocator: without a worker
+            // process it has none, so Python goes to one whenever there is one.
+            Language::Python => true,
         };
         match (&self.workers, in_worker) {
             (Some(workers), true) => workers.submit(job),

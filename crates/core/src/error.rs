@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use toolweave_sandbox::EngineError;
+use toolweave_sandbox::{EngineError, Language};
 
 /// An execution that ended without a value.
 #[derive(Debug, thiserror::Error)]
@@ -34,7 +34,7 @@ pub enum ExecutionError {
         limit: usize,
     },
     /// The guest threw and nothing caught it.
-    #[error("{}", guest_message(name, message, *line, *column))]
+    #[error("{}", guest_message(name, message, *line, *column, traceback.as_deref()))]
     Guest {
         /// The error's `name` (`TypeError`, `Error`, ...).
         name: String,
@@ -44,6 +44,9 @@ pub enum ExecutionError {
         line: Option<u32>,
         /// Column, when known.
         column: Option<u32>,
+        /// A Python traceback in the submitted code's lines (JavaScript stacks name positions in
+        /// the transformed code and are not shown).
+        traceback: Option<String>,
     },
     /// The execution ran past its deadline.
     #[error(
@@ -128,7 +131,7 @@ pub enum ExecutionError {
 
 impl ExecutionError {
     /// Maps an engine failure; limits come from the execution's configuration.
-    pub(crate) fn from_engine(error: EngineError, stack_limit: usize) -> Self {
+    pub(crate) fn from_engine(error: EngineError, stack_limit: usize, language: Language) -> Self {
         match error {
             EngineError::Syntax {
                 message,
@@ -147,12 +150,13 @@ impl ExecutionError {
                 name,
                 line,
                 column,
-                ..
+                stack,
             } => Self::Guest {
                 name,
                 message,
                 line,
                 column,
+                traceback: stack.filter(|_| language == Language::Python),
             },
             EngineError::Timeout { limit } => Self::Timeout { limit },
             EngineError::MemoryLimit { limit } => Self::MemoryLimit { limit },
@@ -187,7 +191,16 @@ impl ExecutionError {
     }
 }
 
-fn guest_message(name: &str, message: &str, line: Option<u32>, column: Option<u32>) -> String {
+fn guest_message(
+    name: &str,
+    message: &str,
+    line: Option<u32>,
+    column: Option<u32>,
+    traceback: Option<&str>,
+) -> String {
+    if let Some(traceback) = traceback.filter(|traceback| !traceback.is_empty()) {
+        return traceback.to_owned();
+    }
     let head = if name.is_empty() || message.starts_with(name) {
         message.to_owned()
     } else if message.is_empty() {

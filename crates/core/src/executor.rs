@@ -22,7 +22,7 @@ use toolweave_sandbox::{
 
 use crate::bridge;
 use crate::error::ExecutionError;
-use crate::gateway::Gateway;
+use crate::gateway::{Flavor, Gateway};
 
 /// How long abandoned calls get to tell their upstream servers they were cancelled.
 const CANCEL_GRACE: Duration = Duration::from_secs(2);
@@ -84,6 +84,8 @@ impl Gateway {
     ) -> ExecutionReport {
         let started = Instant::now();
         let limits = &self.limits;
+        let language = request.language;
+        let flavor = Flavor::of(language);
         let state = self.catalog(false).await;
         let namespaces = state
             .catalog
@@ -182,7 +184,7 @@ impl Gateway {
                         let gateway = self.clone();
                         let token = calls_cancel.child_token();
                         calls.push(Box::pin(async move {
-                            let answer = bridge::answer(&gateway, call.request, token).await;
+                            let answer = bridge::answer(&gateway, call.request, flavor, token).await;
                             (call.id, answer)
                         }));
                     }
@@ -208,7 +210,7 @@ impl Gateway {
             (Some(error), _) => Err(error),
             (None, Some(outcome)) => outcome
                 .result
-                .map_err(|error| ExecutionError::from_engine(error, limits.stack_bytes)),
+                .map_err(|error| ExecutionError::from_engine(error, limits.stack_bytes, language)),
             (None, None) => Err(ExecutionError::Timeout {
                 limit: limits.timeout,
             }),

@@ -4,8 +4,9 @@ use std::sync::{Arc, RwLock};
 
 use serde::Serialize;
 use serde_json::Value;
-use toolweave_catalog::Entry;
+use toolweave_catalog::{Catalog, Entry};
 use toolweave_config::{Config, Limits};
+use toolweave_sandbox::Language;
 use toolweave_sandbox::WorkerCommand;
 use toolweave_upstream::UpstreamManager;
 
@@ -24,6 +25,42 @@ pub struct Gateway {
     rebuild: tokio::sync::Mutex<()>,
 }
 
+/// The language tools are described in: TypeScript declarations or Python stubs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Flavor {
+    /// `.d.ts` declarations and signatures.
+    #[default]
+    TypeScript,
+    /// `.pyi`-style stubs and signatures.
+    Python,
+}
+
+impl Flavor {
+    /// The flavor code in `language` reads best.
+    pub fn of(language: Language) -> Self {
+        match language {
+            Language::JavaScript | Language::TypeScript => Self::TypeScript,
+            Language::Python => Self::Python,
+        }
+    }
+
+    /// The compact one-line signature of `entry`.
+    pub(crate) fn signature(self, catalog: &Catalog, entry: &Entry) -> String {
+        match self {
+            Self::TypeScript => catalog.signature(entry),
+            Self::Python => catalog.python_signature(entry),
+        }
+    }
+
+    /// The full declaration of `entry`.
+    pub(crate) fn declaration(self, catalog: &Catalog, entry: &Entry) -> String {
+        match self {
+            Self::TypeScript => catalog.declaration(entry),
+            Self::Python => catalog.python_stub(entry),
+        }
+    }
+}
+
 /// One search hit, as both the MCP tool and guest code see it.
 #[derive(Debug, Clone, Serialize)]
 pub struct SearchResult {
@@ -31,7 +68,7 @@ pub struct SearchResult {
     pub name: String,
     /// First line of the tool's description.
     pub description: String,
-    /// Compact TypeScript signature.
+    /// Compact signature, in TypeScript or Python (see [`Flavor`]).
     pub signature: String,
 }
 
@@ -45,7 +82,7 @@ pub struct Described {
     pub server: String,
     /// The tool's name as the upstream server lists it.
     pub tool: String,
-    /// TypeScript declaration with doc comments.
+    /// TypeScript declaration or Python stub, with doc comments (see [`Flavor`]).
     pub declaration: String,
     /// The tool's JSON Schema for its arguments.
     pub input_schema: Value,
@@ -185,25 +222,34 @@ impl Gateway {
     }
 
     /// Ranked search over every tool (waits for servers still starting, bounded).
-    pub async fn search(&self, query: &str, limit: usize) -> Vec<SearchResult> {
+    pub async fn search(&self, query: &str, limit: usize, flavor: Flavor) -> Vec<SearchResult> {
         let state = self.catalog(true).await;
-        search_in(&state, query, limit)
+        search_in(&state, query, limit, flavor)
     }
 
     /// Full declarations of the named tools. Names may be `server.tool`, `tools.server.tool`,
     /// `mcp__server__tool`, or a bare server name for all of its tools.
-    pub async fn describe(&self, names: &[String]) -> DescribeAnswer {
+    pub async fn describe(&self, names: &[String], flavor: Flavor) -> DescribeAnswer {
         let state = self.catalog(true).await;
-        describe_in(&state, names)
+        describe_in(&state, names, flavor)
     }
 
     /// TypeScript declarations of every tool, as one `.d.ts` (waits for servers, bounded).
-    pub async fn declarations(&self) -> String {
-        self.catalog(true).await.catalog.declarations()
+    pub async fn declarations(&self, flavor: Flavor) -> String {
+        let state = self.catalog(true).await;
+        match flavor {
+            Flavor::TypeScript => state.catalog.declarations(),
+            Flavor::Python => state.catalog.python_stubs(),
+        }
     }
 }
 
-pub(crate) fn search_in(state: &CatalogState, query: &str, limit: usize) -> Vec<SearchResult> {
+pub(crate) fn search_in(
+    state: &CatalogState,
+    query: &str,
+    limit: usize,
+    flavor: Flavor,
+) -> Vec<SearchResult> {
     let catalog = &state.catalog;
     catalog
         .search(query, limit)
@@ -212,12 +258,16 @@ pub(crate) fn search_in(state: &CatalogState, query: &str, limit: usize) -> Vec<
         .map(|entry| SearchResult {
             name: guest_name(entry),
             description: first_line(entry.description.as_deref().unwrap_or("")),
-            signature: catalog.signature(entry),
+            signature: flavor.signature(catalog, entry),
         })
         .collect()
 }
 
-pub(crate) fn describe_in(state: &CatalogState, names: &[String]) -> DescribeAnswer {
+pub(crate) fn describe_in(
+    state: &CatalogState,
+    names: &[String],
+    flavor: Flavor,
+) -> DescribeAnswer {
     let catalog = &state.catalog;
     let mut answer = DescribeAnswer {
         tools: Vec::new(),
@@ -247,7 +297,7 @@ pub(crate) fn describe_in(state: &CatalogState, names: &[String]) -> DescribeAns
                 name: guest_name(entry),
                 server: entry.server.clone(),
                 tool: entry.tool.clone(),
-                declaration: catalog.declaration(entry),
+                declaration: flavor.declaration(catalog, entry),
                 input_schema: entry.input_schema.clone(),
                 output_schema: entry.output_schema.clone(),
             });

@@ -15,7 +15,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
-use toolweave_core::{ExecuteRequest, Gateway, Language};
+use toolweave_core::{ExecuteRequest, Flavor, Gateway, Language};
 
 pub use tools::{DESCRIBE_TOOLS, EXECUTE_CODE, SEARCH_TOOLS, tool_definitions};
 
@@ -63,7 +63,8 @@ impl ToolweaveServer {
             },
             Some(_) => return Err(invalid("\"limit\" must be a positive integer")),
         };
-        let results = self.gateway.search(&query, limit).await;
+        let flavor = flavor(arguments)?;
+        let results = self.gateway.search(&query, limit, flavor).await;
         let text = toolweave_core::search_text(&query, &results);
         let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
         result.structured_content = Some(json!({ "results": results }));
@@ -86,7 +87,8 @@ impl ToolweaveServer {
                 ));
             }
         };
-        let answer = self.gateway.describe(&names).await;
+        let flavor = flavor(arguments)?;
+        let answer = self.gateway.describe(&names, flavor).await;
         let text = toolweave_core::describe_text(&answer);
         let failed = answer.tools.is_empty();
         let mut result = if failed {
@@ -163,6 +165,20 @@ pub fn parse_language(name: &str) -> Option<Language> {
         "javascript" | "js" => Some(Language::JavaScript),
         "python" | "py" => Some(Language::Python),
         _ => None,
+    }
+}
+
+/// The optional `"language"` of search_tools and describe_tools.
+fn flavor(arguments: &Map<String, Value>) -> Result<Flavor, ErrorData> {
+    match arguments.get("language") {
+        None | Some(Value::Null) => Ok(Flavor::TypeScript),
+        Some(Value::String(name)) => match parse_language(name) {
+            Some(language) => Ok(Flavor::of(language)),
+            None => Err(invalid(format!(
+                "unknown \"language\" {name:?}: use \"typescript\" or \"python\""
+            ))),
+        },
+        Some(_) => Err(invalid("\"language\" must be a string")),
     }
 }
 

@@ -22,17 +22,21 @@ pub fn tool_definitions(namespaces: &[String]) -> Vec<Tool> {
         namespaces.join(", ")
     };
     let execute = format!(
-        "Run TypeScript (or JavaScript) in a sandbox. Upstream tools are async functions: \
-         `await tools.<server>.<tool>({{...}})`. Servers: {servers}. The code is an async function \
-         body: top-level await works; the result is the `return` value, else the last expression. \
-         Use Promise.all for parallel calls; filter results in code and return only what is needed. \
-         Also available: `await searchTools(query)`, `await describeTools([names])`, console.log \
-         (captured). Python (language \"python\"; a subset: no class bases, generators or \
+        "Run code in a sandbox where every upstream tool is an async function. Servers: {servers}. \
+         TypeScript/JavaScript (default): `await tools.<server>.<tool>({{...}})`; the code is an \
+         async function body, its result is the `return` value or the last expression; \
+         Promise.all for parallel calls; also `searchTools(query)`, `describeTools([names])`, \
+         console.log. Python (language \"python\"; a subset: no class bases, generators or \
          third-party modules): `await tools.<server>.<tool>(a=1)`, `asyncio.gather` for parallel \
-         calls, the result is the last expression, print is captured; also \
-         `await call_tool(\"server.tool\", {{...}})`, `search_tools(query)`, \
-         `describe_tools([names])`. Look tools up with search_tools/describe_tools first."
+         calls, `call_tool(\"server.tool\", {{...}})`, `search_tools`, `describe_tools`, print. \
+         Filter results in code and return only what is needed. Find tools with search_tools and \
+         read their types with describe_tools first."
     );
+    let flavor = json!({
+        "type": "string",
+        "enum": ["typescript", "python"],
+        "description": "Language of signatures (default typescript)"
+    });
     vec![
         tool(
             SEARCH_TOOLS,
@@ -42,7 +46,8 @@ pub fn tool_definitions(namespaces: &[String]) -> Vec<Tool> {
                 "type": "object",
                 "properties": {
                     "query": {"type": "string", "description": "What you want to do"},
-                    "limit": {"type": "integer", "minimum": 1, "description": "Max results (default 8)"}
+                    "limit": {"type": "integer", "minimum": 1, "description": "Max results (default 8)"},
+                    "language": flavor
                 },
                 "required": ["query"]
             }),
@@ -50,12 +55,13 @@ pub fn tool_definitions(namespaces: &[String]) -> Vec<Tool> {
         ),
         tool(
             DESCRIBE_TOOLS,
-            "TypeScript declarations (with docs) of tools, by call name (e.g. \"github.create_issue\") \
-             or server name.",
+            "TypeScript declarations or Python stubs (with docs) of tools, by call name \
+             (e.g. \"github.create_issue\") or server name.",
             json!({
                 "type": "object",
                 "properties": {
-                    "names": {"type": "array", "items": {"type": "string"}}
+                    "names": {"type": "array", "items": {"type": "string"}},
+                    "language": flavor
                 },
                 "required": ["names"]
             }),

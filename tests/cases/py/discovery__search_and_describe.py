@@ -1,9 +1,10 @@
-# Discovery works from inside code too.
-# expect: {"found":true,"declared":true}
+# Discovery works from inside code too, with Python signatures and stubs.
+# expect: {"found":true,"signature":"tools.fixture.add(*, a: float, b: float) -> Any","stub":true}
 hits = await search_tools("add two numbers")
 described = await describe_tools(["fixture.add"])
 {
     # Three servers here offer the same adder; any of them is the right first hit.
     "found": hits[0]["name"].endswith(".add") or hits[0]["name"].endswith(".get_sum"),
-    "declared": "add(" in str(described),
+    "signature": [hit for hit in hits if hit["name"] == "fixture.add"][0]["signature"],
+    "stub": "async def add(*, a: float, b: float)" in described["tools"][0]["declaration"],
 }

@@ -1,5 +1,5 @@
 # Only exceptions can be raised; anything else is a TypeError at the raise.
 # expect-error: GuestError
 # expect-message: TypeError
-# expect-message: at line 5
+# expect-message: File "main.py", line 5, in <module>
 raise 42

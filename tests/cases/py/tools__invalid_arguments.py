@@ -1,5 +1,5 @@
 # Arguments are validated against the tool's inputSchema before the call, with the same message as
-# from JavaScript: each violation with its path, and the signature.
+# from JavaScript: each violation with its path, and the signature (in Python).
 # expect: {"type":"RuntimeError","path":true,"missing":true,"signature":true}
 try:
     await tools.fixture.add(a="two")
@@ -10,6 +10,6 @@ except RuntimeError as error:
         "type": type(error).__name__,
         "path": "/a" in message,
         "missing": '"b" is a required property' in message,
-        "signature": "tools.fixture.add(" in message,
+        "signature": "tools.fixture.add(*, a: float, b: float) -> Any" in message,
     }
 result

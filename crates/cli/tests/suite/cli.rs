@@ -84,6 +84,30 @@ fn tools_and_types_list_the_catalog() {
         "{declarations}"
     );
     assert!(declarations.contains("get_sum("), "{declarations}");
+
+    let output = toolweave_cmd(&["types", "--python", "--config", config.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let stubs = text(&output.stdout);
+    assert!(stubs.contains("\nclass fixture:\n"), "{stubs}");
+    assert!(
+        stubs.contains("async def get_sum(*, a: float, b: float) -> Any:"),
+        "{stubs}"
+    );
+
+    let output = toolweave_cmd(&[
+        "tools",
+        "add numbers",
+        "--python",
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let first = text(&output.stdout)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(first.ends_with("(*, a: float, b: float) -> Any"), "{first}");
 }
 
 #[test]

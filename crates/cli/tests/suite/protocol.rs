@@ -73,6 +73,46 @@ async fn search_ranks_the_adder_first_and_describe_declares_it() {
         .await
         .unwrap();
     assert_eq!(nothing.is_error, Some(true));
+
+    // The same in Python: keyword-argument signatures and stubs.
+    let found = server
+        .call(
+            "search_tools",
+            json!({ "query": "add two numbers", "limit": 1, "language": "python" }),
+        )
+        .await
+        .unwrap();
+    let first = &found.structured_content.unwrap()["results"][0];
+    assert!(
+        first["signature"]
+            .as_str()
+            .unwrap()
+            .ends_with("(*, a: float, b: float) -> Any"),
+        "{first}"
+    );
+    let described = server
+        .call(
+            "describe_tools",
+            json!({ "names": ["fixture.add"], "language": "python" }),
+        )
+        .await
+        .unwrap();
+    let text = described.content[0].as_text().unwrap().text.clone();
+    assert!(
+        text.contains("async def add(*, a: float, b: float) -> Any:"),
+        "{text}"
+    );
+    let error = server
+        .call(
+            "describe_tools",
+            json!({ "names": ["fixture.add"], "language": "cobol" }),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("unknown \"language\""),
+        "{error}"
+    );
     server.stop().await.unwrap();
 }
 
