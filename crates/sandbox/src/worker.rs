@@ -265,24 +265,32 @@ fn drive(worker: Worker, job: Job) {
         }
     }
     let _ = done_tx.send(());
+    if let Some(outcome) = outcome {
+        // Answer first: the forwarder notices `done` at its next look, and the worker exits on
+        // its own after its last message.
+        finished(outcome);
+        if let Ok(forwarder) = forwarder {
+            let _ = forwarder.join();
+        }
+        let _ = wait(&child);
+        return;
+    }
     let killed = forwarder
         .ok()
         .and_then(|forwarder| forwarder.join().ok())
         .flatten();
     let status = wait(&child);
-    let outcome = match (outcome, killed) {
-        (Some(outcome), _) => outcome,
-        (None, Some(Killed::Deadline)) => failed(EngineError::Timeout {
+    finished(match killed {
+        Some(Killed::Deadline) => failed(EngineError::Timeout {
             limit: limits.timeout,
         }),
-        (None, Some(Killed::Cancelled | Killed::HostGone)) => failed(EngineError::Cancelled),
-        (None, None) => failed(ended_early(
+        Some(Killed::Cancelled | Killed::HostGone) => failed(EngineError::Cancelled),
+        None => failed(ended_early(
             status,
             limits.memory_bytes,
             "it ended before reporting an outcome",
         )),
-    };
-    finished(outcome);
+    });
 }
 
 /// Why the host killed a worker.
