@@ -15,11 +15,19 @@ pub(crate) const WORKER_ARGUMENT: &str = "__toolweave-worker";
 static ALLOCATOR: monty_alloc::LimitedAllocator = monty_alloc::LimitedAllocator;
 
 fn main() -> ExitCode {
-    if std::env::args_os()
-        .nth(1)
+    let mut arguments = std::env::args_os().skip(1);
+    if arguments
+        .next()
         .is_some_and(|argument| argument == WORKER_ARGUMENT)
     {
-        return toolweave_core::worker_main();
+        let kind = arguments
+            .next()
+            .and_then(|kind| toolweave_core::WorkerKind::from_argument(&kind.to_string_lossy()));
+        let Some(kind) = kind else {
+            eprintln!("toolweave: {WORKER_ARGUMENT} needs a kind: javascript or python");
+            return ExitCode::from(2);
+        };
+        return toolweave_core::worker_main(kind);
     }
     cli::main()
 }

@@ -1,11 +1,18 @@
-//! Where guest code runs: engine threads of this process, or worker processes.
+//! Where guest code runs: engine threads of this process, or worker processes; and the session
+//! the executor drives either way.
 
-use toolweave_sandbox::{EnginePool, Job, Language, WorkerCommand, WorkerPool};
+use tokio::sync::mpsc;
+use toolweave_sandbox::{
+    EngineError, EnginePool, ExecuteRequest, Execution, FromWorker, HostReply, Job, Language,
+    Outcome, WorkerCommand, WorkerKind,
+};
+
+use crate::workers::{WorkerPool, WorkerSession};
 
 /// Engine threads kept ready between executions. Two cover a client that runs one program at a
 /// time plus one more arriving meanwhile; more start on demand.
 const IDLE_ENGINES: usize = 2;
-/// Worker processes kept started ahead of demand.
+/// Worker processes of each kind kept started ahead of demand.
 const IDLE_WORKERS: usize = 2;
 
 /// Where JavaScript and TypeScript run. Python always runs in worker processes when the
@@ -23,18 +30,28 @@ pub enum Isolation {
 #[derive(Debug)]
 pub struct Engines {
     threads: EnginePool,
-    workers: Option<WorkerPool>,
+    /// JavaScript workers, with worker isolation.
+    javascript_workers: Option<WorkerPool>,
+    /// Python workers, whenever the gateway can start workers.
+    python_workers: Option<WorkerPool>,
     isolation: Isolation,
 }
 
 impl Engines {
     /// Engines for guests with stack limits up to `stack_bytes`. Without a worker command
-    /// everything runs in process, Python without a memory limit.
+    /// everything runs in process, Python without a memory limit. Must be called within the
+    /// tokio runtime (workers start in the background at once).
     pub fn new(isolation: Isolation, worker: Option<WorkerCommand>, stack_bytes: usize) -> Self {
-        let workers = worker.map(|command| WorkerPool::new(command, IDLE_WORKERS));
+        let javascript_workers = worker
+            .clone()
+            .filter(|_| isolation == Isolation::Worker)
+            .map(|command| WorkerPool::new(command, WorkerKind::JavaScript, IDLE_WORKERS));
+        let python_workers =
+            worker.map(|command| WorkerPool::new(command, WorkerKind::Python, IDLE_WORKERS));
         Self {
             threads: EnginePool::new(IDLE_ENGINES, stack_bytes),
-            workers,
+            javascript_workers,
+            python_workers,
             isolation,
         }
     }
@@ -44,17 +61,94 @@ impl Engines {
         self.isolation
     }
 
-    /// Runs `job` where its language belongs; the outcome arrives through the job.
-    pub(crate) fn submit(&self, job: Job) {
-        let in_worker = match job.request.language {
-            Language::JavaScript | Language::TypeScript => self.isolation == Isolation::Worker,
+    /// Starts `request` where its language belongs.
+    pub(crate) async fn start(&self, request: ExecuteRequest) -> Session {
+        let workers = match request.language {
+            Language::JavaScript | Language::TypeScript => &self.javascript_workers,
             // Python's memory limit is the worker's process-wide allocator: without a worker
             // process it has none, so Python goes to one whenever there is one.
-            Language::Python => true,
+            Language::Python => &self.python_workers,
         };
-        match (&self.workers, in_worker) {
-            (Some(workers), true) => workers.submit(job),
-            _ => self.threads.submit(job),
+        if let Some(workers) = workers {
+            return match workers.start(&request).await {
+                Ok(session) => Session::Worker(Box::new(session)),
+                Err(message) => Session::Failed(Some(EngineError::Internal { message })),
+            };
+        }
+        let (events_tx, events) = mpsc::unbounded_channel();
+        let sink = events_tx.clone();
+        let execution = self.threads.submit(Job {
+            request,
+            // The receiver is gone only when the host gave up on this execution.
+            emit: Box::new(move |event| {
+                let _ = sink.send(FromWorker::Event(event));
+            }),
+            finished: Box::new(move |outcome| {
+                let _ = events_tx.send(FromWorker::Finished(outcome));
+            }),
+        });
+        Session::Thread { events, execution }
+    }
+}
+
+/// A running execution as the executor drives it: where its events come from and where its
+/// replies go.
+#[derive(Debug)]
+pub(crate) enum Session {
+    /// On an engine thread of this process.
+    Thread {
+        /// Events and the outcome, sent by the engine thread.
+        events: mpsc::UnboundedReceiver<FromWorker>,
+        /// Replies and cancel.
+        execution: Execution,
+    },
+    /// In a worker process, whose pipes this task reads and writes.
+    Worker(Box<WorkerSession>),
+    /// It could not start; the error is taken once.
+    Failed(Option<EngineError>),
+}
+
+impl Session {
+    /// The next event or the outcome; `None` once the engine is gone without one. Cancel safe.
+    pub(crate) async fn next(&mut self) -> Option<FromWorker> {
+        match self {
+            Self::Thread { events, .. } => events.recv().await,
+            Self::Worker(session) => session.next().await,
+            Self::Failed(error) => error.take().map(|error| {
+                FromWorker::Finished(Outcome {
+                    result: Err(error),
+                    stats: Default::default(),
+                })
+            }),
+        }
+    }
+
+    /// Delivers one reply to the guest.
+    pub(crate) async fn reply(&mut self, reply: HostReply) {
+        match self {
+            Self::Thread { execution, .. } => execution.reply(reply),
+            Self::Worker(session) => session.reply(reply).await,
+            Self::Failed(_) => {}
+        }
+    }
+
+    /// Stops the guest: within milliseconds on a thread; a worker that does not stop on its own
+    /// is killed shortly after.
+    pub(crate) async fn cancel(&mut self) {
+        match self {
+            Self::Thread { execution, .. } => execution.cancel(),
+            Self::Worker(session) => session.cancel().await,
+            Self::Failed(_) => {}
+        }
+    }
+
+    /// Why the engine ended without an outcome.
+    pub(crate) async fn ended_early(&mut self) -> EngineError {
+        match self {
+            Self::Worker(session) => session.ended_early().await,
+            Self::Thread { .. } | Self::Failed(_) => EngineError::Internal {
+                message: "the engine ended without an outcome".to_owned(),
+            },
         }
     }
 }

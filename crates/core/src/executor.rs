@@ -1,6 +1,6 @@
-//! One execution: the engine runs on a thread of its own; this side answers its messages.
+//! One execution: the engine runs on a thread or in a worker process; this side answers it.
 //!
-//! The engine thread sends events (started, host calls, log lines) and finally its outcome. Each
+//! The engine sends events (started, host calls, log lines) and finally its outcome. Each
 //! host call becomes a future polled here, so calls made together (`Promise.all`) run concurrently
 //! upstream. This side also enforces what only the host may decide: the tool-call budget, the
 //! client's cancellation, and a deadline backstop for an engine that stops answering.
@@ -13,11 +13,10 @@ use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
 use serde::Serialize;
 use serde_json::Value;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use toolweave_sandbox::{
-    CancelFlag, EngineEvent, EngineLimits, HostReply, HostRequest, Job, Language, LogStream,
-    Manifest, Namespace, Outcome,
+    EngineEvent, EngineLimits, FromWorker, HostReply, HostRequest, Language, LogStream, Manifest,
+    Namespace, Outcome,
 };
 
 use crate::bridge;
@@ -70,11 +69,6 @@ pub struct ExecutionReport {
     pub stats: ExecutionStats,
 }
 
-enum FromEngine {
-    Event(EngineEvent),
-    Finished(Outcome),
-}
-
 impl Gateway {
     /// Runs one guest program to completion, a limit, or `cancel`.
     pub async fn execute(
@@ -118,22 +112,7 @@ impl Gateway {
             manifest: Manifest { namespaces },
         };
 
-        let (events_tx, mut events) = mpsc::unbounded_channel();
-        let (replies_tx, replies_rx) = std::sync::mpsc::channel();
-        let flag = CancelFlag::new();
-        let sink = events_tx.clone();
-        self.engines.submit(Job {
-            request: engine_request,
-            // The receiver is gone only when the host gave up on this execution.
-            emit: Box::new(move |event| {
-                let _ = sink.send(FromEngine::Event(event));
-            }),
-            replies: replies_rx,
-            cancel: flag.clone(),
-            finished: Box::new(move |outcome| {
-                let _ = events_tx.send(FromEngine::Finished(outcome));
-            }),
-        });
+        let mut session = self.engines.start(engine_request).await;
 
         let calls_cancel = CancellationToken::new();
         // Calls in flight, polled by this task: no task spawn or thread hop per call.
@@ -150,24 +129,24 @@ impl Gateway {
             tokio::select! {
                 biased;
                 () = cancel.cancelled(), if host_error.is_none() => {
-                    flag.cancel();
-                    let _ = replies_tx.send(HostReply::Cancel);
+                    session.cancel().await;
                     host_error = Some(ExecutionError::Cancelled);
                 }
                 () = &mut backstop => {
-                    // The engine did not stop at its own deadline: give up on it. Its thread
-                    // sees the cancel flag at its next interrupt check and exits.
-                    flag.cancel();
+                    // The engine did not stop at its own deadline: give up on it. An engine
+                    // thread sees the cancel at its next interrupt check; a worker process that
+                    // does not stop is killed.
+                    session.cancel().await;
                     break None;
                 }
-                message = events.recv() => match message {
-                    Some(FromEngine::Finished(outcome)) => break Some(outcome),
-                    Some(FromEngine::Event(EngineEvent::Started)) => {}
-                    Some(FromEngine::Event(EngineEvent::Log { stream, text })) => {
+                message = session.next() => match message {
+                    Some(FromWorker::Finished(outcome)) => break Some(outcome),
+                    Some(FromWorker::Event(EngineEvent::Started)) => {}
+                    Some(FromWorker::Event(EngineEvent::Log { stream, text })) => {
                         log_bytes += text.len();
                         logs.push(LogLine { stream: stream_name(stream), text });
                     }
-                    Some(FromEngine::Event(EngineEvent::Call(call))) => {
+                    Some(FromWorker::Event(EngineEvent::Call(call))) => {
                         if matches!(call.request, HostRequest::Tool { .. }) {
                             if tool_calls >= limits.max_tool_calls {
                                 if host_error.is_none() {
@@ -175,8 +154,7 @@ impl Gateway {
                                         limit: limits.max_tool_calls,
                                     });
                                 }
-                                flag.cancel();
-                                let _ = replies_tx.send(HostReply::Cancel);
+                                session.cancel().await;
                                 continue;
                             }
                             tool_calls += 1;
@@ -188,11 +166,14 @@ impl Gateway {
                             (call.id, answer)
                         }));
                     }
-                    None => break None,
+                    None => {
+                        let error = session.ended_early().await;
+                        break Some(Outcome { result: Err(error), stats: Default::default() });
+                    }
                 },
                 Some((id, outcome)) = calls.next(), if !calls.is_empty() => {
                     // The engine may have finished already; then nobody waits for this.
-                    let _ = replies_tx.send(HostReply::Result { id, outcome });
+                    session.reply(HostReply::Result { id, outcome }).await;
                 }
             }
         };

@@ -12,6 +12,7 @@ mod error;
 mod executor;
 mod gateway;
 mod render;
+mod workers;
 
 pub use engines::{Engines, Isolation};
 pub use error::ExecutionError;
@@ -19,4 +20,4 @@ pub use executor::{ExecuteRequest, ExecutionReport, ExecutionStats, LogLine};
 pub use gateway::{DescribeAnswer, Described, Flavor, Gateway, SearchResult};
 pub use render::{describe_text, execution_text, search_text};
 pub use tokio_util::sync::CancellationToken;
-pub use toolweave_sandbox::{Language, LogStream, WorkerCommand, worker_main};
+pub use toolweave_sandbox::{Language, LogStream, WorkerCommand, WorkerKind, worker_main};

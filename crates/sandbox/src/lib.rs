@@ -18,8 +18,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-pub use pool::{EnginePool, Job};
-pub use worker::{MEMORY_EXIT_CODE, WorkerCommand, WorkerPool, worker_main};
+pub use pool::{EnginePool, Execution, Job};
+pub use worker::{FromWorker, MEMORY_EXIT_CODE, ToWorker, WorkerCommand, WorkerKind, worker_main};
 
 /// The largest program accepted, in bytes. Parsing recurses once per level of nesting, so the
 /// size bounds how deep a hostile program can make the parser go.

@@ -22,18 +22,58 @@ use crate::{
     THREAD_STACK_HEADROOM,
 };
 
-/// One execution handed to the pool.
+/// One execution handed to a pool.
 pub struct Job {
     /// What to run.
     pub request: ExecuteRequest,
-    /// Receives the engine's events, in order, on the engine thread.
+    /// Receives the engine's events, in order, on a thread of the pool.
     pub emit: Box<dyn FnMut(EngineEvent) + Send>,
-    /// The host's answers to this execution's calls.
-    pub replies: Receiver<HostReply>,
-    /// Stops the execution from any thread.
-    pub cancel: CancelFlag,
-    /// Receives the outcome, once, on the engine thread.
+    /// Receives the outcome, once, on a thread of the pool.
     pub finished: Box<dyn FnOnce(Outcome) + Send>,
+}
+
+/// The host's hold on a running execution: it answers the guest's calls and can stop it.
+pub struct Execution {
+    reply: Box<dyn Fn(HostReply) + Send + Sync>,
+    cancel: Box<dyn Fn() + Send + Sync>,
+}
+
+impl std::fmt::Debug for Execution {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("Execution").finish_non_exhaustive()
+    }
+}
+
+impl Execution {
+    /// A hold built from how to deliver replies and how to stop.
+    pub(crate) fn new(
+        reply: impl Fn(HostReply) + Send + Sync + 'static,
+        cancel: impl Fn() + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            reply: Box::new(reply),
+            cancel: Box::new(cancel),
+        }
+    }
+
+    /// Delivers one answer to the guest. Answers arrive in the order they are given; an
+    /// execution that has ended ignores them.
+    pub fn reply(&self, reply: HostReply) {
+        (self.reply)(reply);
+    }
+
+    /// Stops the execution: the guest is interrupted within milliseconds; a worker process that
+    /// does not stop on its own is killed shortly after.
+    pub fn cancel(&self) {
+        (self.cancel)();
+    }
+}
+
+/// What an engine thread gets: the job, and the host's side of its replies and cancel flag.
+struct Task {
+    job: Job,
+    replies: Receiver<HostReply>,
+    cancel: CancelFlag,
 }
 
 impl std::fmt::Debug for Job {
@@ -54,7 +94,7 @@ pub struct EnginePool {
 #[derive(Debug)]
 struct Inner {
     /// Threads waiting for work, each with a prepared runtime.
-    idle: Mutex<Vec<Sender<Job>>>,
+    idle: Mutex<Vec<Sender<Task>>>,
     /// How many threads stay waiting between executions.
     idle_target: usize,
     /// Stack of each engine thread.
@@ -82,8 +122,29 @@ impl EnginePool {
 
     /// Starts `job` on an idle thread, or on a new one when none is idle. The outcome always
     /// arrives through the job's `finished`, also when no thread could be started.
-    pub fn submit(&self, job: Job) {
-        let mut job = job;
+    pub fn submit(&self, job: Job) -> Execution {
+        let (replies_tx, replies) = mpsc::channel();
+        let cancel = CancelFlag::new();
+        let execution = {
+            let cancel = cancel.clone();
+            let cancel_tx = replies_tx.clone();
+            Execution::new(
+                move |reply| {
+                    // The engine is gone only when the execution ended.
+                    let _ = replies_tx.send(reply);
+                },
+                move || {
+                    cancel.cancel();
+                    // Wakes an engine that waits for replies; the flag reaches a busy one.
+                    let _ = cancel_tx.send(HostReply::Cancel);
+                },
+            )
+        };
+        let mut task = Task {
+            job,
+            replies,
+            cancel,
+        };
         loop {
             let idle = self
                 .inner
@@ -92,19 +153,20 @@ impl EnginePool {
                 .unwrap_or_else(PoisonError::into_inner)
                 .pop();
             let Some(worker) = idle else { break };
-            match worker.send(job) {
-                Ok(()) => return,
+            match worker.send(task) {
+                Ok(()) => return execution,
                 // That thread is gone (it panicked outside an execution); try the next.
-                Err(mpsc::SendError(returned)) => job = returned,
+                Err(mpsc::SendError(returned)) => task = returned,
             }
         }
-        // With a job, `spawn` reports a failure through the job itself.
-        let _ = self.spawn(Some(job));
+        // With a task, `spawn` reports a failure through the job itself.
+        let _ = self.spawn(Some(task));
+        execution
     }
 
     /// Starts an engine thread, running `first` at once when given. When the thread cannot be
     /// started, `first` is finished with the error.
-    fn spawn(&self, first: Option<Job>) -> std::io::Result<()> {
+    fn spawn(&self, first: Option<Task>) -> std::io::Result<()> {
         let (sender, jobs) = mpsc::channel();
         let inner = self.inner.clone();
         // The thread takes the job from this slot; if the thread cannot start, the job is still
@@ -119,9 +181,9 @@ impl EnginePool {
                 serve(&inner, first, &jobs, &sender);
             });
         if let Err(error) = &spawned {
-            let job = slot.lock().unwrap_or_else(PoisonError::into_inner).take();
-            if let Some(job) = job {
-                (job.finished)(failed(
+            let task = slot.lock().unwrap_or_else(PoisonError::into_inner).take();
+            if let Some(task) = task {
+                (task.job.finished)(failed(
                     EngineError::Internal {
                         message: format!("cannot start an engine thread: {error}"),
                     },
@@ -134,7 +196,7 @@ impl EnginePool {
 }
 
 /// An engine thread: prepare, (register as idle and) wait, run, repeat.
-fn serve(inner: &Inner, first: Option<Job>, jobs: &Receiver<Job>, me: &Sender<Job>) {
+fn serve(inner: &Inner, first: Option<Task>, tasks: &Receiver<Task>, me: &Sender<Task>) {
     let stack_top = stack_address();
     let mut next = first;
     let mut unused = None;
@@ -143,8 +205,8 @@ fn serve(inner: &Inner, first: Option<Job>, jobs: &Receiver<Job>, me: &Sender<Jo
             Some(prepared) => Ok(prepared),
             None => Prepared::new(stack_top),
         };
-        let job = match next.take() {
-            Some(job) => job,
+        let task = match next.take() {
+            Some(task) => task,
             None => {
                 {
                     let mut idle = inner.idle.lock().unwrap_or_else(PoisonError::into_inner);
@@ -153,27 +215,29 @@ fn serve(inner: &Inner, first: Option<Job>, jobs: &Receiver<Job>, me: &Sender<Jo
                     }
                     idle.push(me.clone());
                 }
-                match jobs.recv() {
-                    Ok(job) => job,
+                match tasks.recv() {
+                    Ok(task) => task,
                     // The pool is gone.
                     Err(_) => return,
                 }
             }
         };
-        unused = run_job(prepared, job);
+        unused = run_task(prepared, task);
     }
 }
 
 /// Runs one job on `prepared` (JavaScript) and hands its outcome back before anything is torn
 /// down. Returns the prepared runtime when the job did not need it (Python), for the next job.
-fn run_job(prepared: Result<Prepared, EngineError>, job: Job) -> Option<Prepared> {
-    let Job {
-        request,
-        mut emit,
+fn run_task(prepared: Result<Prepared, EngineError>, task: Task) -> Option<Prepared> {
+    let Task {
+        job: Job {
+            request,
+            mut emit,
+            finished,
+        },
         replies,
         cancel,
-        finished,
-    } = job;
+    } = task;
     let started = Instant::now();
     let mut unused = None;
     let ran = catch_unwind(AssertUnwindSafe(|| match request.language {

@@ -1,43 +1,34 @@
-//! Engines in worker processes: the same messages, over pipes.
+//! The worker process's side: engines in a process of their own, the same messages over pipes.
 //!
-//! A worker is the `toolweave` binary started again with a worker argument; it runs exactly one
-//! execution and exits, so nothing outlives a program. Workers are started ahead of demand: a
-//! waiting worker has already prepared its JavaScript runtime. The host side keeps the job's
-//! interface unchanged ([`Job`]): events arrive through `emit`, the outcome through `finished`.
+//! A worker is the `toolweave` binary started again with a worker argument and a
+//! [`WorkerKind`]; it runs exactly one execution and exits, so nothing outlives a program. A
+//! JavaScript worker prepares its runtime while it waits for the job. The host side (starting
+//! workers ahead of demand, driving one, killing one that overstays) is the gateway's.
 //!
 //! Why a process: Python's memory limit is enforced by a process-wide allocator that ends the
 //! process when the guest goes past its hard ceiling, and an interpreter failure of any kind
-//! (abort, stack overflow, memory-safety bug) takes only the worker down. The host owns every
-//! deadline: a worker that does not finish in time is killed.
+//! (abort, stack overflow, memory-safety bug) takes only the worker down.
 //!
 //! Wire format: one JSON object per line, [`ToWorker`] on the worker's stdin and [`FromWorker`]
 //! on its stdout. Nothing else is written to the worker's stdout.
 
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader, BufWriter, Write};
-use std::os::unix::process::ExitStatusExt;
+use std::io::{BufRead, BufWriter, Write};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, ChildStdout, Command, ExitCode, ExitStatus, Stdio};
-use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::process::ExitCode;
+use std::sync::mpsc;
+use std::sync::{Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
 
 use crate::alloc::stack_address;
 use crate::javascript::Prepared;
 use crate::{
-    CancelFlag, EngineError, EngineEvent, ExecuteRequest, HostReply, Job, Language, Outcome, Stats,
+    CancelFlag, EngineError, EngineEvent, ExecuteRequest, HostReply, Language, Outcome, Stats,
 };
 
 /// Exit status of a worker whose guest went past its memory ceiling (the allocator's own code).
 pub const MEMORY_EXIT_CODE: i32 = 65;
-/// How long a worker may run past its deadline before the host kills it.
-const DEADLINE_GRACE: Duration = Duration::from_millis(1000);
-/// How long a cancelled worker gets to stop on its own before the host kills it.
-const CANCEL_GRACE: Duration = Duration::from_millis(250);
-/// How often the host looks at the clock while waiting for replies to forward.
-const WATCH_INTERVAL: Duration = Duration::from_millis(50);
 
 /// Host → worker.
 #[derive(Debug, Serialize, Deserialize)]
@@ -62,353 +53,109 @@ pub enum FromWorker {
 pub struct WorkerCommand {
     /// The program.
     pub program: PathBuf,
-    /// Its arguments.
+    /// Its arguments (the pool adds the worker kind after them).
     pub args: Vec<OsString>,
     /// Variables the worker gets; its environment is otherwise empty.
     pub env: Vec<(OsString, OsString)>,
 }
 
-/// Worker processes started ahead of demand. Cheap to clone.
-#[derive(Debug, Clone)]
-pub struct WorkerPool {
-    inner: Arc<PoolInner>,
-}
-
-#[derive(Debug)]
-struct PoolInner {
-    command: WorkerCommand,
-    idle: Mutex<Vec<Worker>>,
-    idle_target: usize,
-}
-
-/// A started worker waiting for its job.
-#[derive(Debug)]
-struct Worker {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: ChildStdout,
-}
-
-impl WorkerPool {
-    /// A pool that keeps `idle_target` workers started; the first start in the background now.
-    pub fn new(command: WorkerCommand, idle_target: usize) -> Self {
-        let pool = Self {
-            inner: Arc::new(PoolInner {
-                command,
-                idle: Mutex::new(Vec::new()),
-                idle_target,
-            }),
-        };
-        pool.replenish();
-        pool
-    }
-
-    /// Runs `job` in a worker. The outcome always arrives through the job's `finished`.
-    pub fn submit(&self, job: Job) {
-        let idle = self
-            .inner
-            .idle
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop();
-        let pool = self.clone();
-        let spawned = std::thread::Builder::new()
-            .name("toolweave-worker-host".to_owned())
-            .spawn(move || {
-                let worker = match idle {
-                    Some(worker) => Ok(worker),
-                    None => pool.inner.start_worker(),
-                };
-                pool.replenish();
-                match worker {
-                    Ok(worker) => drive(worker, job),
-                    Err(error) => (job.finished)(failed(EngineError::Internal {
-                        message: format!("cannot start a worker process: {error}"),
-                    })),
-                }
-            });
-        if let Err(error) = spawned {
-            tracing::error!(%error, "cannot start a thread for a worker process");
-        }
-    }
-
-    /// Starts workers in the background until `idle_target` are waiting.
-    fn replenish(&self) {
-        let missing = {
-            let idle = self
-                .inner
-                .idle
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            self.inner.idle_target.saturating_sub(idle.len())
-        };
-        if missing == 0 {
-            return;
-        }
-        let inner = self.inner.clone();
-        let spawned = std::thread::Builder::new()
-            .name("toolweave-worker-start".to_owned())
-            .spawn(move || {
-                for _ in 0..missing {
-                    match inner.start_worker() {
-                        Ok(worker) => {
-                            let mut idle =
-                                inner.idle.lock().unwrap_or_else(PoisonError::into_inner);
-                            if idle.len() < inner.idle_target {
-                                idle.push(worker);
-                            } else {
-                                drop(idle);
-                                stop(worker.child);
-                            }
-                        }
-                        Err(error) => {
-                            tracing::warn!(%error, "cannot start a worker process ahead of time");
-                            return;
-                        }
-                    }
-                }
-            });
-        if let Err(error) = spawned {
-            tracing::warn!(%error, "cannot start a thread to start worker processes");
-        }
-    }
-}
-
-impl PoolInner {
-    fn start_worker(&self) -> std::io::Result<Worker> {
-        let mut command = Command::new(&self.command.program);
-        command
-            .args(&self.command.args)
-            .env_clear()
-            .envs(self.command.env.iter().map(|(key, value)| (key, value)))
-            .current_dir("/")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
-        let mut child = command.spawn()?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            stop(child);
-            return Err(std::io::Error::other("the worker's pipes were not set up"));
-        };
-        Ok(Worker {
-            child,
-            stdin,
-            stdout,
-        })
-    }
-}
-
-impl Drop for PoolInner {
-    fn drop(&mut self) {
-        let idle = std::mem::take(self.idle.get_mut().unwrap_or_else(PoisonError::into_inner));
-        for worker in idle {
-            stop(worker.child);
-        }
-    }
-}
-
-/// Runs one job in `worker` on this thread: forwards replies, relays events, enforces the
-/// deadline, and reports how the worker ended.
-fn drive(worker: Worker, job: Job) {
-    let Worker {
-        child,
-        stdin,
-        stdout,
-    } = worker;
-    let Job {
-        request,
-        mut emit,
-        replies,
-        cancel,
-        finished,
-    } = job;
-    let limits = request.limits;
-    let deadline = Instant::now() + limits.timeout + DEADLINE_GRACE;
-    let child = Arc::new(Mutex::new(child));
-    let mut stdin = BufWriter::new(stdin);
-    if let Err(error) = send(&mut stdin, &ToWorker::Start(request)) {
-        let status = wait(&child);
-        let what = format!("it did not take the job: {error}");
-        finished(failed(ended_early(status, limits.memory_bytes, &what)));
-        return;
-    }
-
-    // Forward replies until the worker is done; kill it when it overstays.
-    let (done_tx, done_rx) = mpsc::channel::<()>();
-    let watched = child.clone();
-    let forwarder = std::thread::Builder::new()
-        .name("toolweave-worker-replies".to_owned())
-        .spawn(move || forward(stdin, &replies, &done_rx, &watched, &cancel, deadline));
-    if let Err(error) = &forwarder {
-        tracing::error!(%error, "cannot start a thread to forward replies to a worker");
-    }
-
-    let mut outcome = None;
-    let mut lines = BufReader::new(stdout);
+/// Reads the host's replies from stdin until it closes; a cancel also sets the flag, so a busy
+/// guest sees it at its next check.
+fn read_replies(cancel: &CancelFlag, replies: &mpsc::Sender<HostReply>) {
+    let mut input = std::io::stdin().lock();
     let mut line = String::new();
     loop {
         line.clear();
-        match lines.read_line(&mut line) {
-            Ok(0) | Err(_) => break,
+        match input.read_line(&mut line) {
+            Ok(0) | Err(_) => {
+                // The host is gone: nothing will answer, stop.
+                cancel.cancel();
+                let _ = replies.send(HostReply::Cancel);
+                return;
+            }
             Ok(_) => {}
         }
-        match serde_json::from_str::<FromWorker>(&line) {
-            Ok(FromWorker::Event(event)) => emit(event),
-            Ok(FromWorker::Finished(result)) => {
-                outcome = Some(result);
-                break;
-            }
-            Err(error) => {
-                tracing::error!(%error, "a worker wrote something that is not a message");
-                break;
-            }
-        }
-    }
-    let _ = done_tx.send(());
-    if let Some(outcome) = outcome {
-        // Answer first: the forwarder notices `done` at its next look, and the worker exits on
-        // its own after its last message.
-        finished(outcome);
-        if let Ok(forwarder) = forwarder {
-            let _ = forwarder.join();
-        }
-        let _ = wait(&child);
-        return;
-    }
-    let killed = forwarder
-        .ok()
-        .and_then(|forwarder| forwarder.join().ok())
-        .flatten();
-    let status = wait(&child);
-    finished(match killed {
-        Some(Killed::Deadline) => failed(EngineError::Timeout {
-            limit: limits.timeout,
-        }),
-        Some(Killed::Cancelled | Killed::HostGone) => failed(EngineError::Cancelled),
-        None => failed(ended_early(
-            status,
-            limits.memory_bytes,
-            "it ended before reporting an outcome",
-        )),
-    });
-}
-
-/// Why the host killed a worker.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Killed {
-    /// It ran past its deadline (and the grace after it).
-    Deadline,
-    /// It was cancelled and did not stop on its own.
-    Cancelled,
-    /// The execution's host side went away.
-    HostGone,
-}
-
-/// Sends replies to the worker; kills it once it is past its deadline or ignores a cancel.
-fn forward(
-    mut stdin: BufWriter<ChildStdin>,
-    replies: &mpsc::Receiver<HostReply>,
-    done: &mpsc::Receiver<()>,
-    child: &Mutex<Child>,
-    cancel: &CancelFlag,
-    deadline: Instant,
-) -> Option<Killed> {
-    let mut cancelled_at: Option<Instant> = None;
-    loop {
-        if done.try_recv().is_ok() {
-            return None;
-        }
-        match replies.recv_timeout(WATCH_INTERVAL) {
-            Ok(reply) => {
+        match serde_json::from_str(&line) {
+            Ok(ToWorker::Reply(reply)) => {
                 if matches!(reply, HostReply::Cancel) {
-                    cancelled_at.get_or_insert_with(Instant::now);
+                    cancel.cancel();
                 }
-                if send(&mut stdin, &ToWorker::Reply(reply)).is_err() {
-                    // The worker is gone; the reader sees it too.
-                    return None;
+                if replies.send(reply).is_err() {
+                    return;
                 }
             }
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => {
-                // The host is gone: the worker must not outlive it.
-                kill(child);
-                return Some(Killed::HostGone);
+            Ok(ToWorker::Start(_)) | Err(_) => {
+                eprintln!("toolweave worker: a message from the host was not a reply");
             }
         }
-        if cancel.is_cancelled() && cancelled_at.is_none() {
-            cancelled_at = Some(Instant::now());
-            let _ = send(&mut stdin, &ToWorker::Reply(HostReply::Cancel));
-        }
-        let now = Instant::now();
-        if now >= deadline {
-            kill(child);
-            return Some(Killed::Deadline);
-        }
-        if cancelled_at.is_some_and(|at| now >= at + CANCEL_GRACE) {
-            kill(child);
-            return Some(Killed::Cancelled);
-        }
     }
 }
 
-fn send(stdin: &mut BufWriter<ChildStdin>, message: &ToWorker) -> std::io::Result<()> {
-    serde_json::to_writer(&mut *stdin, message)?;
-    stdin.write_all(b"\n")?;
-    stdin.flush()
-}
-
-fn kill(child: &Mutex<Child>) {
-    let mut child = child.lock().unwrap_or_else(PoisonError::into_inner);
-    let _ = child.kill();
-}
-
-fn wait(child: &Mutex<Child>) -> Option<ExitStatus> {
-    child
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .wait()
-        .ok()
-}
-
-fn stop(mut child: Child) {
-    let _ = child.kill();
-    let _ = child.wait();
-}
-
-/// Why a worker ended without an outcome, from its exit status.
-fn ended_early(status: Option<ExitStatus>, memory_limit: usize, what: &str) -> EngineError {
-    match status {
-        Some(status) if status.code() == Some(MEMORY_EXIT_CODE) => EngineError::MemoryLimit {
-            limit: memory_limit,
+/// Runs the engine's own code once on a small program with a tool call, answered here, so the
+/// job finds it warm. What it allocates is gone before the memory limit is armed.
+fn warm_up(kind: WorkerKind) {
+    let (language, code) = match kind {
+        WorkerKind::JavaScript => {
+            // The runtime is prepared separately and must stay fresh: only the TypeScript
+            // front end is exercised here.
+            let _ = crate::transpile::transpile(WARM_UP_TYPESCRIPT, Language::TypeScript);
+            return;
+        }
+        WorkerKind::Python => (Language::Python, WARM_UP_PYTHON),
+    };
+    let request = ExecuteRequest {
+        code: code.to_owned(),
+        language,
+        limits: crate::EngineLimits {
+            timeout: std::time::Duration::from_secs(1),
+            memory_bytes: 16 * 1024 * 1024,
+            stack_bytes: 256 * 1024,
+            max_log_bytes: 4096,
+            max_result_bytes: 4096,
+            max_tool_calls: 4,
         },
-        Some(status) => match status.signal() {
-            Some(signal) => EngineError::Internal {
-                message: format!(
-                    "the worker process running the code was ended by signal {signal} ({}); {what}",
-                    signal_name(signal)
-                ),
-            },
-            None => EngineError::Internal {
-                message: format!(
-                    "the worker process running the code exited with {status}; {what}"
-                ),
-            },
+        manifest: crate::Manifest {
+            namespaces: vec![crate::Namespace {
+                name: "warm".to_owned(),
+                tools: Some(vec!["up".to_owned()]),
+            }],
         },
-        None => EngineError::Internal {
-            message: format!("the worker process running the code was lost; {what}"),
-        },
+    };
+    // The job and the messages cross the pipes as JSON: warm that code too.
+    if let Ok(text) = serde_json::to_string(&ToWorker::Start(request.clone())) {
+        let _ = serde_json::from_str::<ToWorker>(&text);
     }
+    let (replies_tx, replies_rx) = mpsc::channel();
+    let _ = crate::run(
+        request,
+        &mut |event| {
+            let _ = serde_json::to_writer(std::io::sink(), &FromWorker::Event(event.clone()));
+            if let EngineEvent::Call(call) = event {
+                let _ = replies_tx.send(HostReply::Result {
+                    id: call.id,
+                    outcome: Ok(serde_json::json!({ "values": [1, 2, 3] })),
+                });
+            }
+        },
+        &replies_rx,
+        &CancelFlag::new(),
+    );
 }
 
-fn signal_name(signal: i32) -> &'static str {
-    match signal {
-        6 => "SIGABRT",
-        9 => "SIGKILL",
-        11 => "SIGSEGV",
-        31 => "SIGSYS",
-        _ => "a signal",
-    }
-}
+/// What a Python worker runs before its job.
+const WARM_UP_PYTHON: &str = "result = await tools.warm.up(n=1)
+total = sum(value * 2 for value in result['values'])
+print(f'{total}')
+{'total': total, 'items': [str(item) for item in range(3)]}
+";
+
+/// What a JavaScript worker transpiles before its job.
+const WARM_UP_TYPESCRIPT: &str = "interface Item { n: number }
+const items: Item[] = [{ n: 1 }, { n: 2 }];
+const total = items.reduce((sum, item) => sum + item.n, 0);
+console.log(`${total}`);
+({ total })
+";
 
 /// Arms the process-wide allocator. Python's interpreter checks the soft limit itself (a typed
 /// `MemoryError`) and the allocator ends the process past the hard ceiling above it; a JavaScript
@@ -436,19 +183,77 @@ fn failed(error: EngineError) -> Outcome {
     }
 }
 
+/// What a worker is started for: it prepares for one language while it waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkerKind {
+    /// JavaScript and TypeScript: the worker prepares a QuickJS runtime while it waits.
+    JavaScript,
+    /// Python: nothing to prepare, Monty starts in microseconds.
+    Python,
+}
+
+impl WorkerKind {
+    /// The argument that names this kind on a worker's command line.
+    pub fn argument(self) -> &'static str {
+        match self {
+            Self::JavaScript => "javascript",
+            Self::Python => "python",
+        }
+    }
+
+    /// The kind named by a worker's command-line argument.
+    pub fn from_argument(argument: &str) -> Option<Self> {
+        match argument {
+            "javascript" => Some(Self::JavaScript),
+            "python" => Some(Self::Python),
+            _ => None,
+        }
+    }
+
+    /// Whether this kind of worker runs `language`.
+    pub fn runs(self, language: Language) -> bool {
+        match language {
+            Language::JavaScript | Language::TypeScript => self == Self::JavaScript,
+            Language::Python => self == Self::Python,
+        }
+    }
+}
+
 /// The worker's side: prepare, take one job from stdin, run it, report, exit.
 ///
 /// The binary must use `monty_alloc::LimitedAllocator` as its global allocator: before the guest
 /// runs, the worker arms it with the job's memory limit, so that going past it ends this process
 /// (exit status [`MEMORY_EXIT_CODE`]) rather than the machine's memory.
-pub fn worker_main() -> ExitCode {
+pub fn worker_main(kind: WorkerKind) -> ExitCode {
+    // Everything that does not depend on the job happens before it arrives: the thread that will
+    // read replies, a first run of the engine's own code (a fresh process otherwise pays for
+    // faulting in the interpreter's code and data on the job's time), the JavaScript runtime.
+    let cancel = CancelFlag::new();
+    let (replies_tx, replies_rx) = mpsc::channel();
+    let (go, gone) = mpsc::channel::<()>();
+    {
+        let cancel = cancel.clone();
+        // Reads replies once this thread has read the job; it ends with the process.
+        let _ = std::thread::Builder::new()
+            .name("toolweave-worker-input".to_owned())
+            .spawn(move || {
+                if gone.recv().is_err() {
+                    return;
+                }
+                read_replies(&cancel, &replies_tx);
+            });
+    }
+    warm_up(kind);
     let stack_top = stack_address();
-    let prepared = Prepared::new(stack_top);
-    let stdin = std::io::stdin();
-    let mut input = stdin.lock();
+    let prepared = match kind {
+        WorkerKind::JavaScript => Some(Prepared::new(stack_top)),
+        WorkerKind::Python => None,
+    };
+    // The job, read on this thread: no hand-off between reading it and running it.
     let mut line = String::new();
-    let request = match input.read_line(&mut line) {
-        Ok(0) | Err(_) => return ExitCode::SUCCESS, // the pool was dropped before using us
+    let request = match std::io::stdin().lock().read_line(&mut line) {
+        // The pool was dropped before it needed this worker.
+        Ok(0) | Err(_) => return ExitCode::SUCCESS,
         Ok(_) => match serde_json::from_str::<ToWorker>(&line) {
             Ok(ToWorker::Start(request)) => request,
             Ok(ToWorker::Reply(_)) | Err(_) => {
@@ -457,40 +262,7 @@ pub fn worker_main() -> ExitCode {
             }
         },
     };
-    drop(input);
-
-    let cancel = CancelFlag::new();
-    let (replies_tx, replies_rx) = mpsc::channel();
-    {
-        let cancel = cancel.clone();
-        // Replies arrive while the engine runs; this thread ends with the process.
-        let _ = std::thread::Builder::new()
-            .name("toolweave-worker-input".to_owned())
-            .spawn(move || {
-                let mut input = std::io::stdin().lock();
-                let mut line = String::new();
-                loop {
-                    line.clear();
-                    match input.read_line(&mut line) {
-                        Ok(0) | Err(_) => {
-                            // The host is gone: nothing will answer, stop.
-                            cancel.cancel();
-                            let _ = replies_tx.send(HostReply::Cancel);
-                            return;
-                        }
-                        Ok(_) => {}
-                    }
-                    if let Ok(ToWorker::Reply(reply)) = serde_json::from_str(&line) {
-                        if matches!(reply, HostReply::Cancel) {
-                            cancel.cancel();
-                        }
-                        if replies_tx.send(reply).is_err() {
-                            return;
-                        }
-                    }
-                }
-            });
-    }
+    let _ = go.send(());
 
     let stdout = std::io::stdout();
     let output = Mutex::new(BufWriter::new(stdout.lock()));
@@ -506,27 +278,31 @@ pub fn worker_main() -> ExitCode {
         }
     };
     arm_memory(&request);
-    let outcome = match request.language {
-        Language::JavaScript | Language::TypeScript => match prepared {
-            Ok(prepared) => {
-                let (outcome, spent) = prepared.run(
-                    request,
-                    &mut |event| write(&FromWorker::Event(event)),
-                    &replies_rx,
-                    &cancel,
-                );
-                // Exiting frees everything; skip tearing the runtime down.
-                std::mem::forget(spent);
-                outcome
-            }
-            Err(error) => failed(error),
-        },
-        Language::Python => crate::run(
+    let outcome = match (request.language, prepared) {
+        (Language::JavaScript | Language::TypeScript, Some(Ok(prepared))) => {
+            let (outcome, spent) = prepared.run(
+                request,
+                &mut |event| write(&FromWorker::Event(event)),
+                &replies_rx,
+                &cancel,
+            );
+            // Exiting frees everything; skip tearing the runtime down.
+            std::mem::forget(spent);
+            outcome
+        }
+        (Language::JavaScript | Language::TypeScript, Some(Err(error))) => failed(error),
+        (Language::Python, None) => crate::run(
             request,
             &mut |event| write(&FromWorker::Event(event)),
             &replies_rx,
             &cancel,
         ),
+        (language, _) => failed(EngineError::Internal {
+            message: format!(
+                "a {} worker was given a {language:?} program",
+                kind.argument()
+            ),
+        }),
     };
     write(&FromWorker::Finished(outcome));
     ExitCode::SUCCESS

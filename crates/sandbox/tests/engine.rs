@@ -1,6 +1,8 @@
 //! The engine on its own, with a small host of canned tools answering its messages: results,
 //! concurrency, console capture, and every limit, each observed by the engine itself.
 
+mod common;
+
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -505,40 +507,21 @@ fn nothing_outside_is_reachable() {
 
 /// Runs `code` on `pool` and waits for the outcome (tool calls are answered with their args).
 fn run_on_pool(pool: &toolweave_sandbox::EnginePool, code: &str) -> Outcome {
-    let (replies_tx, replies_rx) = mpsc::channel();
-    let (done_tx, done_rx) = mpsc::channel();
-    pool.submit(toolweave_sandbox::Job {
-        request: ExecuteRequest {
-            code: code.to_owned(),
-            language: Language::JavaScript,
-            limits: limits(),
-            manifest: Manifest {
-                namespaces: vec![Namespace {
-                    name: "t".to_owned(),
-                    tools: Some(vec!["echo".into()]),
-                }],
-            },
+    let request = ExecuteRequest {
+        code: code.to_owned(),
+        language: Language::JavaScript,
+        limits: limits(),
+        manifest: Manifest {
+            namespaces: vec![Namespace {
+                name: "t".to_owned(),
+                tools: Some(vec!["echo".into()]),
+            }],
         },
-        emit: Box::new(move |event| {
-            if let EngineEvent::Call(call) = event {
-                let HostRequest::Tool { args, .. } = call.request else {
-                    return;
-                };
-                let _ = replies_tx.send(HostReply::Result {
-                    id: call.id,
-                    outcome: Ok(args),
-                });
-            }
-        }),
-        replies: replies_rx,
-        cancel: CancelFlag::new(),
-        finished: Box::new(move |outcome| {
-            let _ = done_tx.send(outcome);
-        }),
-    });
-    done_rx
-        .recv_timeout(Duration::from_secs(10))
-        .unwrap_or_else(|error| panic!("no outcome for {code:?}: {error}"))
+    };
+    common::run_on_pool(pool, request, |request| match request {
+        HostRequest::Tool { args, .. } => Ok(args.clone()),
+        _ => Err("only tool calls here".to_owned()),
+    })
 }
 
 #[test]

@@ -1,0 +1,277 @@
+//! The host side of worker processes: started ahead of demand, driven by the execution's task.
+//!
+//! A worker is the `toolweave` binary started again as a worker (`toolweave_sandbox::worker_main`)
+//! for one kind of program; it runs exactly one execution and exits. This side keeps a few
+//! started per kind, hands one its job, and then reads and writes the worker's pipes directly in
+//! the execution's task: an event written by the worker wakes the protocol thread once, with no
+//! relay thread in between. The host owns the deadline: a worker that does not stop when asked
+//! is killed.
+
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use toolweave_sandbox::{
+    EngineError, ExecuteRequest, FromWorker, HostReply, MEMORY_EXIT_CODE, ToWorker, WorkerCommand,
+    WorkerKind,
+};
+
+/// How long a cancelled worker gets to stop on its own before it is killed.
+const CANCEL_GRACE: Duration = Duration::from_millis(250);
+/// How long the host waits for the exit status of a worker that ended without an outcome.
+const EXIT_WAIT: Duration = Duration::from_secs(2);
+
+/// Worker processes of one kind, started ahead of demand. Cheap to clone.
+#[derive(Debug, Clone)]
+pub(crate) struct WorkerPool {
+    inner: Arc<PoolInner>,
+}
+
+#[derive(Debug)]
+struct PoolInner {
+    command: WorkerCommand,
+    kind: WorkerKind,
+    idle: Mutex<Vec<Worker>>,
+    idle_target: usize,
+}
+
+/// A started worker: the process and its pipes.
+#[derive(Debug)]
+struct Worker {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: ChildStdout,
+}
+
+impl WorkerPool {
+    /// A pool of `kind` workers keeping `idle_target` started; the first start in the background.
+    /// Must be called within the tokio runtime.
+    pub(crate) fn new(command: WorkerCommand, kind: WorkerKind, idle_target: usize) -> Self {
+        let pool = Self {
+            inner: Arc::new(PoolInner {
+                command,
+                kind,
+                idle: Mutex::new(Vec::new()),
+                idle_target,
+            }),
+        };
+        pool.replenish();
+        pool
+    }
+
+    /// Starts `request` in a worker (a waiting one, or one started now).
+    pub(crate) async fn start(&self, request: &ExecuteRequest) -> Result<WorkerSession, String> {
+        let idle = self
+            .inner
+            .idle
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        let worker = match idle {
+            Some(worker) => worker,
+            None => self
+                .inner
+                .start_worker()
+                .map_err(|error| format!("cannot start a worker process: {error}"))?,
+        };
+        let mut session = WorkerSession {
+            lines: BufReader::new(worker.stdout).lines(),
+            stdin: worker.stdin,
+            child: worker.child,
+            memory_limit: request.limits.memory_bytes,
+            kill_at: None,
+            killed: false,
+            pool: Some(self.clone()),
+        };
+        session
+            .send(&ToWorker::Start(request.clone()))
+            .await
+            .map_err(|error| format!("the worker process did not take the job: {error}"))?;
+        Ok(session)
+    }
+
+    /// Starts workers in the background until `idle_target` are waiting.
+    fn replenish(&self) {
+        let missing = {
+            let idle = self
+                .inner
+                .idle
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            self.inner.idle_target.saturating_sub(idle.len())
+        };
+        if missing == 0 {
+            return;
+        }
+        let inner = self.inner.clone();
+        // Starting a process blocks until it has executed the binary: off the protocol thread.
+        tokio::task::spawn_blocking(move || {
+            for _ in 0..missing {
+                match inner.start_worker() {
+                    Ok(worker) => {
+                        let mut idle = inner.idle.lock().unwrap_or_else(PoisonError::into_inner);
+                        if idle.len() < inner.idle_target {
+                            idle.push(worker);
+                        }
+                        // Otherwise the worker is dropped, which kills it (kill_on_drop).
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, "cannot start a worker process ahead of time");
+                        return;
+                    }
+                }
+            }
+        });
+    }
+}
+
+impl PoolInner {
+    fn start_worker(&self) -> std::io::Result<Worker> {
+        let mut command = Command::new(&self.command.program);
+        command
+            .args(&self.command.args)
+            .arg(self.kind.argument())
+            .env_clear()
+            .envs(self.command.env.iter().map(|(key, value)| (key, value)))
+            .current_dir("/")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true);
+        let mut child = command.spawn()?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(std::io::Error::other("the worker's pipes were not set up"));
+        };
+        Ok(Worker {
+            child,
+            stdin,
+            stdout,
+        })
+    }
+}
+
+/// One execution in a worker process, driven by the execution's task.
+#[derive(Debug)]
+pub(crate) struct WorkerSession {
+    lines: Lines<BufReader<ChildStdout>>,
+    stdin: ChildStdin,
+    child: Child,
+    memory_limit: usize,
+    /// When a cancelled worker that has not stopped is killed.
+    kill_at: Option<tokio::time::Instant>,
+    killed: bool,
+    /// Told when this worker is done, to start its replacement then (not while it runs:
+    /// starting a process costs a core for a millisecond or two).
+    pool: Option<WorkerPool>,
+}
+
+impl WorkerSession {
+    /// The worker's next message; `None` once it ended without an outcome. Cancel safe.
+    pub(crate) async fn next(&mut self) -> Option<FromWorker> {
+        loop {
+            let line = match self.kill_at {
+                Some(kill_at) if !self.killed => tokio::select! {
+                    line = self.lines.next_line() => line,
+                    () = tokio::time::sleep_until(kill_at) => {
+                        self.killed = true;
+                        let _ = self.child.start_kill();
+                        continue;
+                    }
+                },
+                _ => self.lines.next_line().await,
+            };
+            match line {
+                Ok(Some(line)) => match serde_json::from_str(&line) {
+                    Ok(message) => return Some(message),
+                    Err(error) => {
+                        tracing::error!(%error, "a worker wrote something that is not a message");
+                        self.kill();
+                        return None;
+                    }
+                },
+                Ok(None) | Err(_) => return None,
+            }
+        }
+    }
+
+    /// Delivers one reply to the guest; a worker that is gone is reported by [`Self::next`].
+    pub(crate) async fn reply(&mut self, reply: HostReply) {
+        let _ = self.send(&ToWorker::Reply(reply)).await;
+    }
+
+    /// Asks the worker to stop, and arms its kill should it not stop on its own.
+    pub(crate) async fn cancel(&mut self) {
+        if self.kill_at.is_none() {
+            self.kill_at = Some(tokio::time::Instant::now() + CANCEL_GRACE);
+        }
+        let _ = self.send(&ToWorker::Reply(HostReply::Cancel)).await;
+    }
+
+    /// Kills the worker now.
+    pub(crate) fn kill(&mut self) {
+        self.killed = true;
+        let _ = self.child.start_kill();
+    }
+
+    /// Why the worker ended without an outcome, from its exit status.
+    pub(crate) async fn ended_early(&mut self) -> EngineError {
+        let status = tokio::time::timeout(EXIT_WAIT, self.child.wait()).await;
+        if self.killed {
+            return EngineError::Cancelled;
+        }
+        let status = match status {
+            Ok(Ok(status)) => status,
+            _ => {
+                return EngineError::Internal {
+                    message: "the worker process running the code stopped answering".to_owned(),
+                };
+            }
+        };
+        if status.code() == Some(MEMORY_EXIT_CODE) {
+            return EngineError::MemoryLimit {
+                limit: self.memory_limit,
+            };
+        }
+        use std::os::unix::process::ExitStatusExt;
+        let message = match status.signal() {
+            Some(signal) => format!(
+                "the worker process running the code was ended by signal {signal} ({}) before it reported an outcome",
+                signal_name(signal)
+            ),
+            None => format!(
+                "the worker process running the code exited with {status} before it reported an outcome"
+            ),
+        };
+        EngineError::Internal { message }
+    }
+
+    async fn send(&mut self, message: &ToWorker) -> std::io::Result<()> {
+        let mut line = serde_json::to_vec(message)?;
+        line.push(b'\n');
+        self.stdin.write_all(&line).await?;
+        self.stdin.flush().await
+    }
+}
+
+impl Drop for WorkerSession {
+    fn drop(&mut self) {
+        // A worker that reported its outcome exits on its own; any other is not needed any more.
+        // Its process is reaped by tokio in the background.
+        let _ = self.child.start_kill();
+        if let Some(pool) = self.pool.take() {
+            pool.replenish();
+        }
+    }
+}
+
+fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        6 => "SIGABRT",
+        9 => "SIGKILL",
+        11 => "SIGSEGV",
+        31 => "SIGSYS",
+        _ => "a signal",
+    }
+}
