@@ -45,8 +45,9 @@ struct CommonArgs {
     #[command(flatten)]
     limits: LimitArgs,
 
-    /// Where JavaScript and TypeScript run (Python always runs in worker processes).
-    #[arg(long, value_enum, value_name = "MODE", default_value_t = IsolationArg::InProcess)]
+    /// Where JavaScript and TypeScript run: a confined worker process per execution, or engine
+    /// threads of this process (faster, for trusted code only). Python always runs in workers.
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = IsolationArg::Worker)]
     isolation: IsolationArg,
 }
 

@@ -11,6 +11,17 @@ pub(crate) const WORKER_ARGUMENT: &str = "__toolweave-worker";
 /// Counts live bytes for the whole process. Unarmed it only counts; a worker arms it with its
 /// guest's memory limit, and past that the worker ends with a status the gateway reports as the
 /// memory limit.
+/// The worker entry that confines itself, tries what an escaped guest would try, and prints what
+/// happened as JSON: the confinement tests run it.
+const CONFINEMENT_CHECK: &str = "confinement-check";
+
+#[allow(clippy::print_stdout)]
+fn confinement_check() -> ExitCode {
+    // Stdout is this entry's only output; the filter allows writing it.
+    println!("{}", toolweave_core::confine::self_check());
+    ExitCode::SUCCESS
+}
+
 #[global_allocator]
 static ALLOCATOR: monty_alloc::LimitedAllocator = monty_alloc::LimitedAllocator;
 
@@ -20,14 +31,19 @@ fn main() -> ExitCode {
         .next()
         .is_some_and(|argument| argument == WORKER_ARGUMENT)
     {
-        let kind = arguments
-            .next()
-            .and_then(|kind| toolweave_core::WorkerKind::from_argument(&kind.to_string_lossy()));
-        let Some(kind) = kind else {
-            eprintln!("toolweave: {WORKER_ARGUMENT} needs a kind: javascript or python");
-            return ExitCode::from(2);
+        let arguments: Vec<String> = arguments
+            .map(|argument| argument.to_string_lossy().into_owned())
+            .collect();
+        if arguments.first().map(String::as_str) == Some(CONFINEMENT_CHECK) {
+            return confinement_check();
+        }
+        return match toolweave_core::WorkerSpec::parse(&arguments) {
+            Ok(spec) => toolweave_core::worker_main(spec),
+            Err(error) => {
+                eprintln!("toolweave: {WORKER_ARGUMENT}: {error}");
+                ExitCode::from(2)
+            }
         };
-        return toolweave_core::worker_main(kind);
     }
     cli::main()
 }

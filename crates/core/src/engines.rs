@@ -1,13 +1,17 @@
 //! Where guest code runs: engine threads of this process, or worker processes; and the session
 //! the executor drives either way.
 
+use std::path::PathBuf;
+
 use tokio::sync::mpsc;
+use toolweave_sandbox::confine::{self, Ceilings};
 use toolweave_sandbox::{
     EngineError, EnginePool, ExecuteRequest, Execution, FromWorker, HostReply, Job, Language,
-    Outcome, WorkerCommand, WorkerKind,
+    Outcome, WorkerCommand, WorkerKind, WorkerSpec,
 };
 
 use crate::workers::{WorkerPool, WorkerSession};
+use toolweave_config::Limits;
 
 /// Engine threads kept ready between executions. Two cover a client that runs one program at a
 /// time plus one more arriving meanwhile; more start on demand.
@@ -20,9 +24,9 @@ const IDLE_WORKERS: usize = 2;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Isolation {
     /// On engine threads of the gateway process: the fastest path, for trusted setups.
-    #[default]
     InProcess,
-    /// In a worker process per execution.
+    /// In a confined worker process per execution.
+    #[default]
     Worker,
 }
 
@@ -35,24 +39,58 @@ pub struct Engines {
     /// Python workers, whenever the gateway can start workers.
     python_workers: Option<WorkerPool>,
     isolation: Isolation,
+    /// The empty directory workers start in; removed with the gateway.
+    _directory: Option<tempfile::TempDir>,
 }
 
 impl Engines {
-    /// Engines for guests with stack limits up to `stack_bytes`. Without a worker command
-    /// everything runs in process, Python without a memory limit. Must be called within the
-    /// tokio runtime (workers start in the background at once).
-    pub fn new(isolation: Isolation, worker: Option<WorkerCommand>, stack_bytes: usize) -> Self {
+    /// Engines for guests under `limits`. Without a worker command everything runs in process,
+    /// Python without a memory limit. Must be called within the tokio runtime (workers start in
+    /// the background at once).
+    pub fn new(isolation: Isolation, worker: Option<WorkerCommand>, limits: &Limits) -> Self {
+        let directory = worker.as_ref().and_then(|_| {
+            tempfile::Builder::new()
+                .prefix("toolweave-workers-")
+                .tempdir()
+                .map_err(|error| {
+                    tracing::warn!(%error, "cannot create the empty directory workers start in; they start in /")
+                })
+                .ok()
+        });
+        let cwd = directory.as_ref().map_or_else(
+            || PathBuf::from("/"),
+            |directory| directory.path().to_owned(),
+        );
+        if worker.is_some() {
+            for warning in confine::probe().warnings() {
+                tracing::warn!("SANDBOX WEAKER THAN USUAL: {warning} (see `toolweave doctor`)");
+            }
+        }
+        let ceilings = Ceilings::for_limits(limits.memory_bytes, limits.timeout);
+        let pool = |command: WorkerCommand, kind| {
+            WorkerPool::new(
+                command,
+                WorkerSpec { kind, ceilings },
+                cwd.clone(),
+                IDLE_WORKERS,
+            )
+        };
         let javascript_workers = worker
             .clone()
             .filter(|_| isolation == Isolation::Worker)
-            .map(|command| WorkerPool::new(command, WorkerKind::JavaScript, IDLE_WORKERS));
-        let python_workers =
-            worker.map(|command| WorkerPool::new(command, WorkerKind::Python, IDLE_WORKERS));
+            .map(|command| pool(command, WorkerKind::JavaScript));
+        let python_workers = worker.map(|command| pool(command, WorkerKind::Python));
+        let isolation = if javascript_workers.is_some() {
+            Isolation::Worker
+        } else {
+            Isolation::InProcess
+        };
         Self {
-            threads: EnginePool::new(IDLE_ENGINES, stack_bytes),
+            threads: EnginePool::new(IDLE_ENGINES, limits.stack_bytes),
             javascript_workers,
             python_workers,
             isolation,
+            _directory: directory,
         }
     }
 

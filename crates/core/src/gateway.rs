@@ -117,7 +117,7 @@ impl Gateway {
                 call_timeout: limits.tool_call_timeout,
             },
         );
-        let engines = Engines::new(isolation, worker, limits.stack_bytes);
+        let engines = Engines::new(isolation, worker, &limits);
         Self::with_upstream(upstream, limits, engines)
     }
 

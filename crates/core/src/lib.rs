@@ -20,4 +20,7 @@ pub use executor::{ExecuteRequest, ExecutionReport, ExecutionStats, LogLine};
 pub use gateway::{DescribeAnswer, Described, Flavor, Gateway, SearchResult};
 pub use render::{describe_text, execution_text, search_text};
 pub use tokio_util::sync::CancellationToken;
-pub use toolweave_sandbox::{Language, LogStream, WorkerCommand, WorkerKind, worker_main};
+pub use toolweave_sandbox::confine;
+pub use toolweave_sandbox::{
+    Language, LogStream, WorkerCommand, WorkerKind, WorkerSpec, worker_main,
+};

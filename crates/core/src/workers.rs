@@ -7,15 +7,16 @@
 //! relay thread in between. The host owns the deadline: a worker that does not stop when asked
 //! is killed.
 
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use toolweave_sandbox::{
     EngineError, ExecuteRequest, FromWorker, HostReply, MEMORY_EXIT_CODE, ToWorker, WorkerCommand,
-    WorkerKind,
+    WorkerSpec,
 };
 
 /// How long a cancelled worker gets to stop on its own before it is killed.
@@ -32,7 +33,9 @@ pub(crate) struct WorkerPool {
 #[derive(Debug)]
 struct PoolInner {
     command: WorkerCommand,
-    kind: WorkerKind,
+    spec: WorkerSpec,
+    /// An empty directory the workers start in.
+    directory: PathBuf,
     idle: Mutex<Vec<Worker>>,
     idle_target: usize,
 }
@@ -43,16 +46,71 @@ struct Worker {
     child: Child,
     stdin: ChildStdin,
     stdout: ChildStdout,
+    stderr: StderrTail,
+}
+
+/// What a worker writes to stderr goes to the gateway's log; the last of it is kept for the error
+/// of a worker that dies. (A worker may not write to files, so it cannot share the gateway's
+/// stderr, which may be one.)
+#[derive(Debug)]
+struct StderrTail {
+    tail: Arc<Mutex<String>>,
+    reader: tokio::task::JoinHandle<()>,
+}
+
+/// How much of a worker's stderr is kept for its error.
+const STDERR_TAIL_BYTES: usize = 2048;
+
+impl StderrTail {
+    fn follow(stderr: ChildStderr, pid: Option<u32>) -> Self {
+        let tail = Arc::new(Mutex::new(String::new()));
+        let kept = tail.clone();
+        let reader = tokio::spawn(async move {
+            let mut lines = BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                tracing::warn!(worker = pid, "{line}");
+                let mut tail = kept.lock().unwrap_or_else(PoisonError::into_inner);
+                if !tail.is_empty() {
+                    tail.push('\n');
+                }
+                tail.push_str(&line);
+                if tail.len() > STDERR_TAIL_BYTES {
+                    let mut cut = tail.len() - STDERR_TAIL_BYTES;
+                    while !tail.is_char_boundary(cut) {
+                        cut += 1;
+                    }
+                    tail.drain(..cut);
+                }
+            }
+        });
+        Self { tail, reader }
+    }
+
+    /// The last lines, once the worker's stderr is closed (or shortly after it ended).
+    async fn last_words(&mut self) -> String {
+        let _ = tokio::time::timeout(Duration::from_millis(200), &mut self.reader).await;
+        self.tail
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .trim()
+            .to_owned()
+    }
 }
 
 impl WorkerPool {
     /// A pool of `kind` workers keeping `idle_target` started; the first start in the background.
     /// Must be called within the tokio runtime.
-    pub(crate) fn new(command: WorkerCommand, kind: WorkerKind, idle_target: usize) -> Self {
+    pub(crate) fn new(
+        command: WorkerCommand,
+        spec: WorkerSpec,
+        directory: PathBuf,
+        idle_target: usize,
+    ) -> Self {
         let pool = Self {
             inner: Arc::new(PoolInner {
                 command,
-                kind,
+                spec,
+                directory,
                 idle: Mutex::new(Vec::new()),
                 idle_target,
             }),
@@ -80,6 +138,7 @@ impl WorkerPool {
             lines: BufReader::new(worker.stdout).lines(),
             stdin: worker.stdin,
             child: worker.child,
+            stderr: worker.stderr,
             memory_limit: request.limits.memory_bytes,
             kill_at: None,
             killed: false,
@@ -132,22 +191,26 @@ impl PoolInner {
         let mut command = Command::new(&self.command.program);
         command
             .args(&self.command.args)
-            .arg(self.kind.argument())
+            .args(self.spec.arguments())
             .env_clear()
             .envs(self.command.env.iter().map(|(key, value)| (key, value)))
-            .current_dir("/")
+            .current_dir(&self.directory)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::piped())
             .kill_on_drop(true);
         let mut child = command.spawn()?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
             return Err(std::io::Error::other("the worker's pipes were not set up"));
         };
+        let stderr = StderrTail::follow(stderr, child.id());
         Ok(Worker {
             child,
             stdin,
             stdout,
+            stderr,
         })
     }
 }
@@ -158,6 +221,7 @@ pub(crate) struct WorkerSession {
     lines: Lines<BufReader<ChildStdout>>,
     stdin: ChildStdin,
     child: Child,
+    stderr: StderrTail,
     memory_limit: usize,
     /// When a cancelled worker that has not stopped is killed.
     kill_at: Option<tokio::time::Instant>,
@@ -235,7 +299,7 @@ impl WorkerSession {
             };
         }
         use std::os::unix::process::ExitStatusExt;
-        let message = match status.signal() {
+        let mut message = match status.signal() {
             Some(signal) => format!(
                 "the worker process running the code was ended by signal {signal} ({}) before it reported an outcome",
                 signal_name(signal)
@@ -244,6 +308,10 @@ impl WorkerSession {
                 "the worker process running the code exited with {status} before it reported an outcome"
             ),
         };
+        let last_words = self.stderr.last_words().await;
+        if !last_words.is_empty() {
+            message.push_str(&format!("; it wrote: {last_words}"));
+        }
         EngineError::Internal { message }
     }
 

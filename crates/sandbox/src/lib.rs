@@ -8,6 +8,7 @@
 //! observations: a deadline, a heap limit, a stack limit, output bounds and a cancel flag.
 
 mod alloc;
+pub mod confine;
 mod javascript;
 mod pool;
 mod python;
@@ -19,7 +20,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 pub use pool::{EnginePool, Execution, Job};
-pub use worker::{FromWorker, MEMORY_EXIT_CODE, ToWorker, WorkerCommand, WorkerKind, worker_main};
+pub use worker::{
+    FromWorker, MEMORY_EXIT_CODE, ToWorker, WorkerCommand, WorkerKind, WorkerSpec, worker_main,
+};
 
 /// The largest program accepted, in bytes. Parsing recurses once per level of nesting, so the
 /// size bounds how deep a hostile program can make the parser go.

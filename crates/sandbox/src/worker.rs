@@ -22,6 +22,7 @@ use std::sync::{Mutex, PoisonError};
 use serde::{Deserialize, Serialize};
 
 use crate::alloc::stack_address;
+use crate::confine::{self, Ceilings};
 use crate::javascript::Prepared;
 use crate::{
     CancelFlag, EngineError, EngineEvent, ExecuteRequest, HostReply, Language, Outcome, Stats,
@@ -183,6 +184,49 @@ fn failed(error: EngineError) -> Outcome {
     }
 }
 
+/// What a worker is started as: its kind and the ceilings it confines itself to. Written on its
+/// command line by the host, after the worker argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WorkerSpec {
+    /// What it runs.
+    pub kind: WorkerKind,
+    /// Its rlimits.
+    pub ceilings: Ceilings,
+}
+
+impl WorkerSpec {
+    /// The command-line arguments naming this spec.
+    pub fn arguments(&self) -> [String; 3] {
+        [
+            self.kind.argument().to_owned(),
+            self.ceilings.address_space.to_string(),
+            self.ceilings.cpu_seconds.to_string(),
+        ]
+    }
+
+    /// The spec named by a worker's command-line arguments.
+    pub fn parse(arguments: &[String]) -> Result<Self, String> {
+        let [kind, address_space, cpu_seconds] = arguments else {
+            return Err(format!(
+                "expected <kind> <address-space-bytes> <cpu-seconds>, got {arguments:?}"
+            ));
+        };
+        let kind = WorkerKind::from_argument(kind)
+            .ok_or_else(|| format!("unknown worker kind {kind:?}: javascript or python"))?;
+        let number = |text: &String| {
+            text.parse::<u64>()
+                .map_err(|error| format!("bad ceiling {text:?}: {error}"))
+        };
+        Ok(Self {
+            kind,
+            ceilings: Ceilings {
+                address_space: number(address_space)?,
+                cpu_seconds: number(cpu_seconds)?,
+            },
+        })
+    }
+}
+
 /// What a worker is started for: it prepares for one language while it waits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WorkerKind {
@@ -224,7 +268,11 @@ impl WorkerKind {
 /// The binary must use `monty_alloc::LimitedAllocator` as its global allocator: before the guest
 /// runs, the worker arms it with the job's memory limit, so that going past it ends this process
 /// (exit status [`MEMORY_EXIT_CODE`]) rather than the machine's memory.
-pub fn worker_main(kind: WorkerKind) -> ExitCode {
+pub fn worker_main(spec: WorkerSpec) -> ExitCode {
+    let kind = spec.kind;
+    // Confined first, while this is the only thread, before anything else happens; a worker
+    // that cannot be confined reads its job only to refuse it.
+    let confined = confine::confine(&spec.ceilings);
     // Everything that does not depend on the job happens before it arrives: the thread that will
     // read replies, a first run of the engine's own code (a fresh process otherwise pays for
     // faulting in the interpreter's code and data on the job's time), the JavaScript runtime.
@@ -277,6 +325,12 @@ pub fn worker_main(kind: WorkerKind) -> ExitCode {
             std::process::exit(1);
         }
     };
+    if let Err(error) = confined {
+        write(&FromWorker::Finished(failed(EngineError::Internal {
+            message: format!("{error}; the program was not run"),
+        })));
+        return ExitCode::FAILURE;
+    }
     arm_memory(&request);
     let outcome = match (request.language, prepared) {
         (Language::JavaScript | Language::TypeScript, Some(Ok(prepared))) => {

@@ -8,7 +8,7 @@ use rmcp::service::PeerRequestOptions;
 use serde_json::{Value, json};
 use toolweave_testkit::harness::{Toolweave, fixture_config};
 
-use super::toolweave;
+use super::{cpu_ticks, toolweave, worker_processes};
 
 /// Sends `execute_code` as a request the test can cancel.
 async fn start_execution(
@@ -50,24 +50,14 @@ async fn wait_for_counts(server: &Toolweave, check: impl Fn(&Value) -> bool, wha
     }
 }
 
-/// CPU time (user + system, in clock ticks) of the process's engine threads.
-fn engine_cpu_ticks(process_id: u32) -> u64 {
-    let tasks = std::fs::read_dir(format!("/proc/{process_id}/task")).unwrap();
-    tasks
-        .filter_map(Result::ok)
-        .filter(|task| {
-            std::fs::read_to_string(task.path().join("comm"))
-                .is_ok_and(|name| name.starts_with("toolweave-engin"))
-        })
-        .filter_map(|task| std::fs::read_to_string(task.path().join("stat")).ok())
-        .map(|stat| {
-            // Fields after the parenthesised name: state is the 3rd field, utime the 14th,
-            // stime the 15th.
-            let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-            let fields: Vec<&str> = after_name.split_whitespace().collect();
-            fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
-        })
-        .sum()
+/// CPU time of everything that runs guest code for a gateway: its engine threads and its
+/// worker processes.
+fn guest_cpu_ticks(gateway: u32) -> u64 {
+    let workers: u64 = worker_processes(gateway)
+        .into_iter()
+        .map(|worker| cpu_ticks(worker, ""))
+        .sum();
+    cpu_ticks(gateway, "toolweave-engin") + workers
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -104,31 +94,45 @@ async fn cancelling_an_execution_abandons_its_upstream_calls() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn cancelling_a_busy_guest_stops_it() {
+async fn cancelling_a_busy_guest_stops_it_in_a_worker() {
+    cancelling_a_busy_guest_stops_it("worker").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_busy_guest_stops_it_in_process() {
+    cancelling_a_busy_guest_stops_it("in-process").await;
+}
+
+async fn cancelling_a_busy_guest_stops_it(isolation: &str) {
     let (_dir, config) = fixture_config(&["fixture"]).unwrap();
-    let server = Toolweave::start(toolweave(), &config, &["--timeout-ms", "60000"])
-        .await
-        .unwrap();
+    let server = Toolweave::start(
+        toolweave(),
+        &config,
+        &["--timeout-ms", "60000", "--isolation", isolation],
+    )
+    .await
+    .unwrap();
     let process_id = server.process_id().unwrap();
     let handle = start_execution(&server, "while (true) {}").await;
     // Give the guest time to be spinning, then cancel it.
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let spinning_from = engine_cpu_ticks(process_id);
+    let spinning_from = guest_cpu_ticks(process_id);
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(
-        engine_cpu_ticks(process_id) > spinning_from,
+        guest_cpu_ticks(process_id) > spinning_from,
         "the guest should be using CPU before the cancel"
     );
     handle.cancel(None).await.unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
-    // Stopped: the engine threads use (next to) no CPU any more, though the 60 s deadline is
-    // far away. A spinning guest would add about 50 ticks in half a second.
-    let stopped_from = engine_cpu_ticks(process_id);
+    // Stopped: the engine threads and workers use (next to) no CPU any more, though the 60 s
+    // deadline is far away. A spinning guest would add about 50 ticks in half a second. (A
+    // worker that ended takes its ticks with it: the difference saturates at 0.)
+    let stopped_from = guest_cpu_ticks(process_id);
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let used = engine_cpu_ticks(process_id) - stopped_from;
+    let used = guest_cpu_ticks(process_id).saturating_sub(stopped_from);
     assert!(
         used <= 5,
-        "engine threads used {used} ticks after the cancel"
+        "the guest's engine used {used} ticks after the cancel ({isolation})"
     );
     let after = server.execute("return 40 + 2", "javascript").await.unwrap();
     assert_eq!(after.value().unwrap(), &json!(42));

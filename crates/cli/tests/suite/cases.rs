@@ -87,9 +87,21 @@ fn case_files() -> Vec<PathBuf> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn guest_cases() {
+async fn guest_cases_in_workers() {
+    guest_cases("worker").await;
+}
+
+/// The same cases with JavaScript and TypeScript on the gateway's own engine threads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn guest_cases_in_process() {
+    guest_cases("in-process").await;
+}
+
+async fn guest_cases(isolation: &str) {
     let (_dir, config) = fixture_config(&["alpha", "beta", "fixture"]).unwrap();
-    let server = Toolweave::start(toolweave(), &config, CASE_LIMITS)
+    let mut arguments = CASE_LIMITS.to_vec();
+    arguments.extend(["--isolation", isolation]);
+    let server = Toolweave::start(toolweave(), &config, &arguments)
         .await
         .unwrap();
     let files = case_files();
@@ -187,7 +199,7 @@ async fn guest_cases() {
     server.stop().await.unwrap();
     assert!(
         failures.is_empty(),
-        "{} of {} cases failed:\n{}",
+        "{} of {} cases failed ({isolation}):\n{}",
         failures.len(),
         files.len(),
         failures.join("\n")

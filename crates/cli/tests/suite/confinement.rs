@@ -1,0 +1,283 @@
+//! Worker isolation, tried from outside and from inside: what a confined worker can no longer do,
+//! what the kernel reports about a worker while it runs a guest, and what happens to a worker
+//! that crashes or stops answering.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use toolweave_testkit::harness::{Toolweave, fixture_config};
+
+use super::{cpu_ticks, toolweave, worker_processes};
+
+/// Whether this machine can confine workers at all; tests that need it say why they skip.
+fn confinement_supported() -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let supported = cfg!(target_os = "linux") && status.contains("Seccomp:");
+    if !supported {
+        eprintln!("SKIPPED: this kernel has no seccomp, so workers cannot be confined here");
+    }
+    supported
+}
+
+/// One field of `/proc/<pid>/status`.
+fn status_field(pid: u32, field: &str) -> Option<String> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status.lines().find_map(|line| {
+        line.strip_prefix(field)
+            .and_then(|rest| rest.strip_prefix(':'))
+            .map(|value| value.trim().to_owned())
+    })
+}
+
+/// The worker running a guest that spins: the one whose CPU time grows.
+async fn spinning_worker(gateway: u32) -> u32 {
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        let before: Vec<(u32, u64)> = worker_processes(gateway)
+            .into_iter()
+            .map(|pid| (pid, cpu_ticks(pid, "")))
+            .collect();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        if let Some((pid, _)) = before
+            .into_iter()
+            .find(|(pid, ticks)| cpu_ticks(*pid, "") > *ticks + 5)
+        {
+            return pid;
+        }
+        assert!(Instant::now() < until, "no worker is running the guest");
+    }
+}
+
+#[test]
+fn a_confined_worker_cannot_open_connect_exec_fork_or_trace() {
+    if !confinement_supported() {
+        return;
+    }
+    let output = std::process::Command::new(toolweave())
+        .args(["__toolweave-worker", "confinement-check"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(
+        report.get("error").is_none(),
+        "confinement failed: {report}"
+    );
+    let eperm = json!("denied: Operation not permitted");
+    // The seccomp filter: every one of these fails with EPERM, nothing happens.
+    for attempt in [
+        "open",
+        "socket",
+        "exec",
+        "execve",
+        "fork",
+        "ptrace",
+        "kill_parent",
+        "mmap_exec",
+        "raise_limit",
+    ] {
+        assert_eq!(report[attempt], eperm, "{attempt}: {report}");
+    }
+    // Threads are how the worker reads replies while the guest runs.
+    assert_eq!(report["thread"], json!("allowed"), "{report}");
+    // Landlock, checked before the filter hides it, where the kernel has it.
+    if report["landlock"] == json!("Unavailable") {
+        eprintln!("SKIPPED the Landlock half: this kernel has no Landlock ({report})");
+    } else {
+        let eacces = json!("denied: Permission denied");
+        assert_eq!(report["landlock_open"], eacces, "{report}");
+        assert_eq!(report["landlock_create"], eacces, "{report}");
+        if report["landlock"] == json!("Full") {
+            assert_eq!(report["landlock_connect"], eacces, "{report}");
+        }
+    }
+    assert!(
+        !std::path::Path::new("/tmp/toolweave-confinement-check").exists(),
+        "the confined worker created a file"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_running_a_guest_is_confined_by_the_kernel() {
+    if !confinement_supported() {
+        return;
+    }
+    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    let server = Toolweave::start(toolweave(), &config, &["--timeout-ms", "20000"])
+        .await
+        .unwrap();
+    let gateway = server.process_id().unwrap();
+    for (language, code, done) in [
+        (
+            "javascript",
+            "const start = Date.now(); while (Date.now() < start + 2000) {} return 'done'",
+            "done",
+        ),
+        (
+            "python",
+            "n = 0\nwhile True:\n    n += 1\n    if n > 3000000:\n        break\n'done'",
+            "done",
+        ),
+    ] {
+        let inspect = async {
+            let worker = spinning_worker(gateway).await;
+            assert_ne!(worker, gateway);
+            let fields: Vec<(&str, Option<String>)> = ["Seccomp", "NoNewPrivs"]
+                .into_iter()
+                .map(|field| (field, status_field(worker, field)))
+                .collect();
+            let descriptors: Vec<String> = std::fs::read_dir(format!("/proc/{worker}/fd"))
+                .unwrap()
+                .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            let environment = std::fs::read(format!("/proc/{worker}/environ")).unwrap();
+            let directory = std::fs::read_link(format!("/proc/{worker}/cwd")).unwrap();
+            let limits = std::fs::read_to_string(format!("/proc/{worker}/limits")).unwrap();
+            (fields, descriptors, environment, directory, limits)
+        };
+        let (execution, (fields, mut descriptors, environment, directory, limits)) =
+            tokio::join!(server.execute(code, language), inspect);
+        assert_eq!(execution.unwrap().value().unwrap(), &json!(done));
+        assert_eq!(
+            fields,
+            [
+                ("Seccomp", Some("2".to_owned())),
+                ("NoNewPrivs", Some("1".to_owned()))
+            ],
+            "{language}"
+        );
+        descriptors.sort();
+        assert_eq!(descriptors, ["0", "1", "2"], "{language}: open descriptors");
+        // Nothing but the log filter the harness sets.
+        assert_eq!(
+            String::from_utf8_lossy(&environment),
+            "TOOLWEAVE_LOG=warn\0",
+            "{language}"
+        );
+        assert!(
+            directory
+                .file_name()
+                .is_some_and(|name| name.to_string_lossy().starts_with("toolweave-workers-")),
+            "{language}: works in {}",
+            directory.display()
+        );
+        assert_eq!(std::fs::read_dir(&directory).unwrap().count(), 0);
+        for (limit, soft) in [
+            ("Max file size", "0"),
+            ("Max open files", "3"),
+            ("Max core file size", "0"),
+        ] {
+            let line = limits.lines().find(|line| line.starts_with(limit)).unwrap();
+            assert_eq!(
+                line.split_whitespace().nth(limit.split(' ').count()),
+                Some(soft),
+                "{language}: {line}"
+            );
+        }
+        for limit in ["Max address space", "Max cpu time"] {
+            let line = limits.lines().find(|line| line.starts_with(limit)).unwrap();
+            assert!(!line.contains("unlimited"), "{language}: {line}");
+        }
+    }
+    server.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_that_crashes_is_reported_and_replaced() {
+    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    let server = Toolweave::start(toolweave(), &config, &["--timeout-ms", "20000"])
+        .await
+        .unwrap();
+    let gateway = server.process_id().unwrap();
+    for (signal, name, language, code) in [
+        // An interpreter's abort, and the kernel's OOM killer (SIGKILL).
+        ("ABRT", "SIGABRT", "javascript", "while (true) {}"),
+        (
+            "KILL",
+            "SIGKILL",
+            "typescript",
+            "let n: number = 0; while (true) { n++ }",
+        ),
+        ("ABRT", "SIGABRT", "python", "while True:\n    pass"),
+    ] {
+        let crash = async {
+            let worker = spinning_worker(gateway).await;
+            let status = std::process::Command::new("kill")
+                .arg(format!("-{signal}"))
+                .arg(worker.to_string())
+                .status()
+                .unwrap();
+            assert!(status.success());
+        };
+        let (execution, ()) = tokio::join!(server.execute(code, language), crash);
+        let execution = execution.unwrap();
+        assert!(execution.is_error, "{language}: {}", execution.text);
+        assert_eq!(
+            execution.error_kind(),
+            Some("Internal"),
+            "{}",
+            execution.text
+        );
+        assert!(
+            execution.text.contains(name),
+            "{language}: the error should name {name}: {}",
+            execution.text
+        );
+        let after = server
+            .execute(
+                if language == "python" {
+                    "'replaced'"
+                } else {
+                    "return 'replaced'"
+                },
+                language,
+            )
+            .await
+            .unwrap();
+        assert_eq!(after.value().unwrap(), &json!("replaced"), "{language}");
+    }
+    server.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_that_stops_answering_is_killed_at_the_deadline() {
+    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    let server = Toolweave::start(toolweave(), &config, &["--timeout-ms", "1000"])
+        .await
+        .unwrap();
+    let gateway = server.process_id().unwrap();
+    let stopped = async {
+        let worker = spinning_worker(gateway).await;
+        // A stopped process cannot see its own deadline: only the host can end it.
+        let status = std::process::Command::new("kill")
+            .args(["-STOP", &worker.to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        worker
+    };
+    let started = Instant::now();
+    let (execution, worker) =
+        tokio::join!(server.execute("while (true) {}", "javascript"), stopped);
+    let execution = execution.unwrap();
+    assert_eq!(
+        execution.error_kind(),
+        Some("Timeout"),
+        "{}",
+        execution.text
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "answered after {:?}",
+        started.elapsed()
+    );
+    // Killed, not left stopped: gone, or a zombie about to be reaped.
+    let until = Instant::now() + Duration::from_secs(5);
+    while status_field(worker, "State").is_some_and(|state| !state.starts_with('Z')) {
+        assert!(Instant::now() < until, "the stopped worker was not killed");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let after = server.execute("return 1", "javascript").await.unwrap();
+    assert_eq!(after.value().unwrap(), &json!(1));
+    server.stop().await.unwrap();
+}

@@ -1,0 +1,582 @@
+//! Operating-system confinement of a worker process, applied before it reads any guest code.
+//!
+//! In order: file descriptors other than the worker's three pipes are closed; rlimits cap
+//! address space, CPU time, file size, open files and core dumps; no-new-privileges is set;
+//! Landlock (where the kernel has it) removes all filesystem access, TCP bind and connect,
+//! abstract Unix sockets and signals to processes outside the worker; and a seccomp filter allows
+//! only the system calls the interpreters need, each denied call failing with `EPERM`:
+//!
+//! - reading stdin (fd 0) and writing stdout and stderr (fds 1 and 2), nothing else that takes a
+//!   file descriptor: no `open`, `socket`, `connect`, `ioctl`, `fstat`;
+//! - memory (`mmap`, `mprotect` never with `PROT_EXEC`; `munmap`, `mremap`, `madvise`, `brk`);
+//! - threads (`clone` only with `CLONE_THREAD`; `clone3` reports `ENOSYS`, so the C library
+//!   falls back to `clone`), futexes, clocks, sleeping, `getrandom`;
+//! - signals to its own process only (`tgkill` with its own pid; `abort` must work);
+//! - nothing that creates a process, executes a program, traces one, or changes the filter.
+//!
+//! This file and the host's worker start-up (`toolweave-core`'s `workers.rs`) are the operating
+//! system's half of the sandbox; `docs/security.md` describes both halves.
+
+use std::fmt;
+
+/// Limits a worker puts on itself, derived from the gateway's execution limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ceilings {
+    /// `RLIMIT_AS`: virtual address space, in bytes.
+    pub address_space: u64,
+    /// `RLIMIT_CPU`: CPU seconds; the kernel sends `SIGXCPU` at this and kills one second later.
+    pub cpu_seconds: u64,
+}
+
+impl Ceilings {
+    /// Ceilings generous enough for a guest within `memory_bytes` and `timeout`, tight enough to
+    /// stop a worker whose interpreter no longer honours its own limits.
+    pub fn for_limits(memory_bytes: usize, timeout: std::time::Duration) -> Self {
+        const BASE_ADDRESS_SPACE: u64 = 1 << 30;
+        Self {
+            address_space: BASE_ADDRESS_SPACE
+                .saturating_add((memory_bytes as u64).saturating_mul(4)),
+            cpu_seconds: timeout.as_secs().saturating_add(3),
+        }
+    }
+}
+
+/// How completely Landlock confines a worker on this kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LandlockState {
+    /// Every restriction asked for is enforced.
+    Full,
+    /// The kernel's Landlock is older than this build: filesystem access is removed, some newer
+    /// restrictions (network, scopes) are not.
+    Partial,
+    /// The kernel has no Landlock (too old, or not enabled at boot): the seccomp filter alone
+    /// keeps the worker from opening files.
+    Unavailable,
+}
+
+/// What confinement this machine offers, read without confining anything.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Support {
+    /// The kernel's Landlock ABI version, if it has Landlock.
+    pub landlock_abi: Option<u32>,
+    /// Whether seccomp filters can be installed.
+    pub seccomp: bool,
+    /// Why confinement is unavailable altogether (another operating system or architecture).
+    pub unsupported: Option<&'static str>,
+}
+
+impl Support {
+    /// Lines a person can act on; empty when everything is in place.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        if let Some(why) = self.unsupported {
+            warnings.push(format!(
+                "worker processes are not confined by the operating system: {why}; guest code is \
+                 held only by the interpreters' own sandbox"
+            ));
+            return warnings;
+        }
+        if !self.seccomp {
+            warnings.push(
+                "this kernel cannot install seccomp filters: worker processes cannot be confined, \
+                 so executions in worker isolation will fail; use a kernel with \
+                 CONFIG_SECCOMP_FILTER, or --isolation in-process for trusted code"
+                    .to_owned(),
+            );
+        }
+        match self.landlock_abi {
+            None => warnings.push(
+                "this kernel has no Landlock (Linux 5.13+ with landlock in the lsm= boot list): \
+                 worker processes keep only the seccomp filter between guest code and the \
+                 filesystem"
+                    .to_owned(),
+            ),
+            Some(abi) if abi < 4 => warnings.push(format!(
+                "this kernel's Landlock is ABI {abi}: files are confined, but the network is held \
+                 only by the seccomp filter (Linux 6.7+ confines TCP as well)"
+            )),
+            Some(_) => {}
+        }
+        warnings
+    }
+}
+
+/// A confinement step that failed: the worker must not run guest code.
+#[derive(Debug)]
+pub struct ConfineError {
+    step: &'static str,
+    detail: String,
+}
+
+impl fmt::Display for ConfineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "cannot confine the worker ({}): {}",
+            self.step, self.detail
+        )
+    }
+}
+
+impl std::error::Error for ConfineError {}
+
+fn failed(step: &'static str, detail: impl fmt::Display) -> ConfineError {
+    ConfineError {
+        step,
+        detail: detail.to_string(),
+    }
+}
+
+#[cfg(all(
+    target_os = "linux",
+    any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "riscv64"
+    )
+))]
+pub use linux::{confine, probe, self_check};
+
+#[cfg(not(all(
+    target_os = "linux",
+    any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "riscv64"
+    )
+)))]
+pub use other::{confine, probe, self_check};
+
+#[cfg(not(all(
+    target_os = "linux",
+    any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "riscv64"
+    )
+)))]
+mod other {
+    use super::{Ceilings, ConfineError, LandlockState, Support};
+
+    const WHY: &str = "seccomp and Landlock exist only on Linux (x86_64, aarch64, riscv64)";
+
+    /// What this machine offers: nothing.
+    pub fn probe() -> Support {
+        Support {
+            landlock_abi: None,
+            seccomp: false,
+            unsupported: Some(WHY),
+        }
+    }
+
+    /// Nothing to apply here; the start-up warning says so.
+    pub fn confine(_ceilings: &Ceilings) -> Result<LandlockState, ConfineError> {
+        Ok(LandlockState::Unavailable)
+    }
+
+    /// Nothing to check.
+    pub fn self_check() -> serde_json::Value {
+        serde_json::json!({ "unsupported": WHY })
+    }
+}
+
+#[cfg(all(
+    target_os = "linux",
+    any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "riscv64"
+    )
+))]
+mod linux {
+    use std::collections::BTreeMap;
+
+    use landlock::{
+        ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr,
+        RulesetStatus, Scope,
+    };
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    use seccompiler::{
+        BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+        SeccompRule, TargetArch,
+    };
+
+    use super::{Ceilings, ConfineError, LandlockState, Support, failed};
+
+    /// The newest Landlock ABI this build asks for; older kernels get what they have.
+    const LANDLOCK_ABI: ABI = ABI::V6;
+
+    /// What this machine offers.
+    pub fn probe() -> Support {
+        Support {
+            landlock_abi: landlock_abi(),
+            // The kernel shows a `Seccomp:` line only when it has seccomp; filters (not only
+            // strict mode) are what workers need, and every kernel with seccomp since 3.5 has
+            // them.
+            seccomp: seccomp_mode().is_some(),
+            unsupported: None,
+        }
+    }
+
+    #[allow(unsafe_code)]
+    fn landlock_abi() -> Option<u32> {
+        const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
+        // SAFETY: landlock_create_ruleset(NULL, 0, VERSION) reads no memory and creates nothing;
+        // it answers the ABI version, or fails where the kernel has no Landlock.
+        let version = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                std::ptr::null::<libc::c_void>(),
+                0usize,
+                LANDLOCK_CREATE_RULESET_VERSION,
+            )
+        };
+        u32::try_from(version).ok().filter(|version| *version > 0)
+    }
+
+    fn seccomp_mode() -> Option<u32> {
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix("Seccomp:"))
+            .and_then(|mode| mode.trim().parse().ok())
+    }
+
+    /// Confines the calling process for good. Call it while the process has one thread: the
+    /// Landlock domain binds the calling thread and the threads it starts afterwards.
+    pub fn confine(ceilings: &Ceilings) -> Result<LandlockState, ConfineError> {
+        close_inherited_descriptors()?;
+        // Landlock first: creating its ruleset takes a descriptor, which the rlimits forbid.
+        let landlock = restrict_filesystem_and_network()?;
+        limit_resources(ceilings)?;
+        install_seccomp_filter()?;
+        Ok(landlock)
+    }
+
+    /// Closes every descriptor but stdin, stdout and stderr.
+    fn close_inherited_descriptors() -> Result<(), ConfineError> {
+        // Descriptors are listed first and closed afterwards: the listing holds one open.
+        let entries = std::fs::read_dir("/proc/self/fd")
+            .map_err(|error| failed("listing open file descriptors", error))?;
+        let descriptors: Vec<i32> = entries
+            .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
+            .filter(|fd| *fd > 2)
+            .collect();
+        for fd in descriptors {
+            // The listing's own descriptor is already closed by now: EBADF is expected for it.
+            match close(fd) {
+                Ok(()) | Err(nix::errno::Errno::EBADF) => {}
+                Err(error) => return Err(failed("closing inherited file descriptors", error)),
+            }
+        }
+        Ok(())
+    }
+
+    #[allow(unsafe_code)]
+    fn close(fd: i32) -> Result<(), nix::errno::Errno> {
+        // SAFETY: `fd` came from this process's descriptor table and no Rust object owns a
+        // descriptor above 2 here: the worker has opened nothing but its listing, already gone.
+        let result = unsafe { libc::close(fd) };
+        nix::errno::Errno::result(result).map(drop)
+    }
+
+    fn limit_resources(ceilings: &Ceilings) -> Result<(), ConfineError> {
+        let limits = [
+            (
+                Resource::RLIMIT_AS,
+                ceilings.address_space,
+                ceilings.address_space,
+            ),
+            (
+                Resource::RLIMIT_CPU,
+                ceilings.cpu_seconds,
+                ceilings.cpu_seconds.saturating_add(1),
+            ),
+            // Nothing may be written to a file; the worker's pipes are not files.
+            (Resource::RLIMIT_FSIZE, 0, 0),
+            // No new descriptors beyond the three it has (the seccomp filter denies opens too).
+            (Resource::RLIMIT_NOFILE, 3, 3),
+            // A crash leaves no core file with guest data in it.
+            (Resource::RLIMIT_CORE, 0, 0),
+        ];
+        for (resource, soft, hard) in limits {
+            // A limit can only be lowered: keep any stricter one the process was given.
+            let (_, current_hard) =
+                getrlimit(resource).map_err(|error| failed("reading rlimits", error))?;
+            let hard = hard.min(current_hard);
+            setrlimit(resource, soft.min(hard), hard)
+                .map_err(|error| failed("setting rlimits", format!("{resource:?}: {error}")))?;
+        }
+        Ok(())
+    }
+
+    fn restrict_filesystem_and_network() -> Result<LandlockState, ConfineError> {
+        let status = Ruleset::default()
+            .set_compatibility(CompatLevel::BestEffort)
+            .handle_access(AccessFs::from_all(LANDLOCK_ABI))
+            .and_then(|ruleset| ruleset.handle_access(AccessNet::from_all(LANDLOCK_ABI)))
+            .and_then(|ruleset| ruleset.scope(Scope::from_all(LANDLOCK_ABI)))
+            .and_then(|ruleset| ruleset.create())
+            // No rules: nothing beneath any path is allowed, no port may be bound or connected.
+            .and_then(|ruleset| ruleset.restrict_self())
+            .map_err(|error| failed("Landlock", error))?;
+        if !status.no_new_privs {
+            return Err(failed("no-new-privileges", "prctl did not take effect"));
+        }
+        Ok(match status.ruleset {
+            RulesetStatus::FullyEnforced => LandlockState::Full,
+            RulesetStatus::PartiallyEnforced => LandlockState::Partial,
+            RulesetStatus::NotEnforced => LandlockState::Unavailable,
+        })
+    }
+
+    fn install_seccomp_filter() -> Result<(), ConfineError> {
+        let program = seccomp_program(std::process::id())
+            .map_err(|error| failed("building the seccomp filter", error))?;
+        // Installing sets no-new-privileges first (again), as the kernel requires.
+        for filter in &program {
+            seccompiler::apply_filter(filter)
+                .map_err(|error| failed("installing the seccomp filter", error))?;
+        }
+        Ok(())
+    }
+
+    fn target_arch() -> Result<TargetArch, String> {
+        TargetArch::try_from(std::env::consts::ARCH).map_err(|error| format!("{error:?}"))
+    }
+
+    fn condition(
+        argument: u8,
+        operation: SeccompCmpOp,
+        value: u64,
+    ) -> Result<SeccompCondition, String> {
+        SeccompCondition::new(argument, SeccompCmpArgLen::Dword, operation, value)
+            .map_err(|error| error.to_string())
+    }
+
+    fn rule(conditions: Vec<SeccompCondition>) -> Result<SeccompRule, String> {
+        SeccompRule::new(conditions).map_err(|error| error.to_string())
+    }
+
+    /// The two filters, in installation order: `clone3` → `ENOSYS`, then the allowlist (which
+    /// lets `clone3` through to the first filter's answer). Installing a filter calls `prctl`,
+    /// which the allowlist denies, so it comes last.
+    fn seccomp_program(pid: u32) -> Result<Vec<BpfProgram>, String> {
+        let arch = target_arch()?;
+        let always = [
+            libc::SYS_close,
+            libc::SYS_munmap,
+            libc::SYS_mremap,
+            libc::SYS_madvise,
+            libc::SYS_brk,
+            libc::SYS_futex,
+            libc::SYS_sched_yield,
+            libc::SYS_sched_getaffinity,
+            libc::SYS_nanosleep,
+            libc::SYS_clock_nanosleep,
+            libc::SYS_clock_gettime,
+            libc::SYS_clock_getres,
+            libc::SYS_gettimeofday,
+            libc::SYS_getrandom,
+            libc::SYS_rt_sigreturn,
+            libc::SYS_rt_sigprocmask,
+            libc::SYS_rt_sigaction,
+            libc::SYS_sigaltstack,
+            libc::SYS_set_robust_list,
+            libc::SYS_rseq,
+            libc::SYS_gettid,
+            libc::SYS_getpid,
+            libc::SYS_exit,
+            libc::SYS_exit_group,
+            libc::SYS_restart_syscall,
+            libc::SYS_clone3,
+        ];
+        let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
+            always.into_iter().map(|call| (call, Vec::new())).collect();
+        let no_exec = || condition(2, SeccompCmpOp::MaskedEq(libc::PROT_EXEC as u64), 0);
+        rules.insert(libc::SYS_mmap, vec![rule(vec![no_exec()?])?]);
+        rules.insert(libc::SYS_mprotect, vec![rule(vec![no_exec()?])?]);
+        rules.insert(
+            libc::SYS_read,
+            vec![rule(vec![condition(0, SeccompCmpOp::Eq, 0)?])?],
+        );
+        for call in [libc::SYS_write, libc::SYS_writev] {
+            rules.insert(
+                call,
+                vec![
+                    rule(vec![condition(0, SeccompCmpOp::Eq, 1)?])?,
+                    rule(vec![condition(0, SeccompCmpOp::Eq, 2)?])?,
+                ],
+            );
+        }
+        let thread = libc::CLONE_THREAD as u64;
+        rules.insert(
+            libc::SYS_clone,
+            vec![rule(vec![condition(
+                0,
+                SeccompCmpOp::MaskedEq(thread),
+                thread,
+            )?])?],
+        );
+        rules.insert(
+            libc::SYS_tgkill,
+            vec![rule(vec![condition(0, SeccompCmpOp::Eq, u64::from(pid))?])?],
+        );
+        // Thread names (the C library and std name threads this way).
+        rules.insert(
+            libc::SYS_prctl,
+            vec![rule(vec![condition(
+                0,
+                SeccompCmpOp::Eq,
+                libc::PR_SET_NAME as u64,
+            )?])?],
+        );
+        let allowlist = SeccompFilter::new(
+            rules,
+            SeccompAction::Errno(libc::EPERM as u32),
+            SeccompAction::Allow,
+            arch,
+        )
+        .map_err(|error| error.to_string())?;
+        let no_clone3 = SeccompFilter::new(
+            BTreeMap::from([(libc::SYS_clone3, Vec::new())]),
+            SeccompAction::Allow,
+            SeccompAction::Errno(libc::ENOSYS as u32),
+            arch,
+        )
+        .map_err(|error| error.to_string())?;
+        let mut programs = Vec::new();
+        for filter in [no_clone3, allowlist] {
+            programs.push(BpfProgram::try_from(filter).map_err(|error| error.to_string())?);
+        }
+        Ok(programs)
+    }
+
+    /// Confines this process, then tries what a guest that escaped its interpreter would try,
+    /// and reports each outcome (`"denied: <errno>"` or `"allowed"`). For the confinement tests;
+    /// run as `toolweave __toolweave-worker confinement-check`.
+    pub fn self_check() -> serde_json::Value {
+        use serde_json::json;
+        let ceilings = Ceilings {
+            address_space: 2 << 30,
+            cpu_seconds: 10,
+        };
+        let outcome = |result: Result<(), nix::errno::Errno>| match result {
+            Ok(()) => "allowed".to_owned(),
+            Err(errno) => format!("denied: {}", errno.desc()),
+        };
+        let io = |result: std::io::Result<()>| {
+            outcome(result.map_err(|error| {
+                nix::errno::Errno::from_raw(error.raw_os_error().unwrap_or(libc::EIO))
+            }))
+        };
+        let mut report = serde_json::Map::new();
+        // Landlock alone first: what it denies is seen before the seccomp filter hides it.
+        let landlock =
+            match close_inherited_descriptors().and_then(|()| restrict_filesystem_and_network()) {
+                Ok(state) => state,
+                Err(error) => return json!({ "error": error.to_string() }),
+            };
+        report.insert("landlock".into(), json!(format!("{landlock:?}")));
+        report.insert(
+            "landlock_open".into(),
+            json!(io(std::fs::File::open("/etc/hostname").map(drop))),
+        );
+        report.insert(
+            "landlock_create".into(),
+            json!(io(std::fs::write("/tmp/toolweave-confinement-check", b"x"))),
+        );
+        report.insert(
+            "landlock_connect".into(),
+            json!(io(std::net::TcpStream::connect("127.0.0.1:9").map(drop))),
+        );
+        if let Err(error) = limit_resources(&ceilings).and_then(|()| install_seccomp_filter()) {
+            return json!({ "error": error.to_string() });
+        }
+        report.insert(
+            "open".into(),
+            json!(io(std::fs::File::open("/etc/hostname").map(drop))),
+        );
+        report.insert(
+            "socket".into(),
+            json!(io(std::net::UdpSocket::bind("127.0.0.1:0").map(drop))),
+        );
+        report.insert(
+            "exec".into(),
+            json!(io(std::process::Command::new("/bin/true")
+                .status()
+                .map(drop))),
+        );
+        report.insert("fork".into(), json!(outcome(fork())));
+        report.insert("execve".into(), json!(outcome(execve())));
+        report.insert(
+            "ptrace".into(),
+            json!(outcome(
+                nix::sys::ptrace::attach(nix::unistd::getppid()).map(drop)
+            )),
+        );
+        report.insert(
+            "kill_parent".into(),
+            json!(outcome(nix::sys::signal::kill(
+                nix::unistd::getppid(),
+                None
+            ))),
+        );
+        report.insert("mmap_exec".into(), json!(outcome(mmap_exec())));
+        report.insert(
+            "raise_limit".into(),
+            json!(outcome(setrlimit(Resource::RLIMIT_NOFILE, 1024, 1024))),
+        );
+        report.insert(
+            "thread".into(),
+            json!(match std::thread::Builder::new()
+                .name("check".to_owned())
+                .spawn(|| 6 * 7)
+                .map(|handle| handle.join())
+            {
+                Ok(Ok(42)) => "allowed".to_owned(),
+                Ok(_) => "failed".to_owned(),
+                Err(error) => format!("denied: {error}"),
+            }),
+        );
+        serde_json::Value::Object(report)
+    }
+
+    #[allow(unsafe_code)]
+    fn fork() -> Result<(), nix::errno::Errno> {
+        // SAFETY: raw fork without the C library's handlers; a child, should one be created,
+        // exits at once without touching anything.
+        let result = unsafe { libc::syscall(libc::SYS_clone, libc::SIGCHLD, 0, 0, 0, 0) };
+        if result == 0 {
+            // SAFETY: the child leaves immediately.
+            unsafe { libc::_exit(0) };
+        }
+        nix::errno::Errno::result(result).map(drop)
+    }
+
+    fn execve() -> Result<(), nix::errno::Errno> {
+        let program = c"/bin/true";
+        nix::unistd::execv(program, &[program]).map(drop)
+    }
+
+    #[allow(unsafe_code)]
+    fn mmap_exec() -> Result<(), nix::errno::Errno> {
+        // SAFETY: an anonymous private mapping of one page, unmapped again if it was made.
+        let address = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                4096,
+                libc::PROT_READ | libc::PROT_EXEC,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if address == libc::MAP_FAILED {
+            return Err(nix::errno::Errno::last());
+        }
+        // SAFETY: the mapping made just above.
+        unsafe { libc::munmap(address, 4096) };
+        Ok(())
+    }
+}
