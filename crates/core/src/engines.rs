@@ -66,14 +66,15 @@ impl Engines {
                 tracing::warn!("SANDBOX WEAKER THAN USUAL: {warning} (see `toolweave doctor`)");
             }
         }
-        let ceilings = Ceilings::for_limits(limits.memory_bytes, limits.timeout);
+        let ceilings =
+            Ceilings::for_limits(limits.memory_bytes, limits.stack_bytes, limits.timeout);
         let pool = |command: WorkerCommand, kind| {
-            WorkerPool::new(
-                command,
-                WorkerSpec { kind, ceilings },
-                cwd.clone(),
-                IDLE_WORKERS,
-            )
+            let spec = WorkerSpec {
+                kind,
+                ceilings,
+                stack_bytes: limits.stack_bytes,
+            };
+            WorkerPool::new(command, spec, cwd.clone(), IDLE_WORKERS)
         };
         let javascript_workers = worker
             .clone()

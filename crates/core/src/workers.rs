@@ -142,6 +142,7 @@ impl WorkerPool {
             memory_limit: request.limits.memory_bytes,
             kill_at: None,
             killed: false,
+            garbled: None,
             pool: Some(self.clone()),
         };
         session
@@ -226,6 +227,8 @@ pub(crate) struct WorkerSession {
     /// When a cancelled worker that has not stopped is killed.
     kill_at: Option<tokio::time::Instant>,
     killed: bool,
+    /// Why a message from the worker could not be read, if one could not.
+    garbled: Option<String>,
     /// Told when this worker is done, to start its replacement then (not while it runs:
     /// starting a process costs a core for a millisecond or two).
     pool: Option<WorkerPool>,
@@ -251,6 +254,7 @@ impl WorkerSession {
                     Ok(message) => return Some(message),
                     Err(error) => {
                         tracing::error!(%error, "a worker wrote something that is not a message");
+                        self.garbled = Some(error.to_string());
                         self.kill();
                         return None;
                     }
@@ -282,6 +286,14 @@ impl WorkerSession {
     /// Why the worker ended without an outcome, from its exit status.
     pub(crate) async fn ended_early(&mut self) -> EngineError {
         let status = tokio::time::timeout(EXIT_WAIT, self.child.wait()).await;
+        if let Some(error) = &self.garbled {
+            return EngineError::Internal {
+                message: format!(
+                    "the worker process running the code sent a message the gateway could not \
+                     read ({error}); it was stopped"
+                ),
+            };
+        }
         if self.killed {
             return EngineError::Cancelled;
         }

@@ -29,13 +29,20 @@ pub struct Ceilings {
 }
 
 impl Ceilings {
-    /// Ceilings generous enough for a guest within `memory_bytes` and `timeout`, tight enough to
-    /// stop a worker whose interpreter no longer honours its own limits.
-    pub fn for_limits(memory_bytes: usize, timeout: std::time::Duration) -> Self {
+    /// Ceilings generous enough for a guest within `memory_bytes`, `stack_bytes` and `timeout`,
+    /// tight enough to stop a worker whose interpreter no longer honours its own limits.
+    pub fn for_limits(
+        memory_bytes: usize,
+        stack_bytes: usize,
+        timeout: std::time::Duration,
+    ) -> Self {
+        // The program, its threads and allocator arenas take some 160 MiB of address space.
         const BASE_ADDRESS_SPACE: u64 = 1 << 30;
+        let stack = stack_bytes.saturating_add(crate::THREAD_STACK_HEADROOM) as u64;
         Self {
             address_space: BASE_ADDRESS_SPACE
-                .saturating_add((memory_bytes as u64).saturating_mul(4)),
+                .saturating_add((memory_bytes as u64).saturating_mul(4))
+                .saturating_add(stack),
             cpu_seconds: timeout.as_secs().saturating_add(3),
         }
     }

@@ -39,7 +39,7 @@ use monty_types::{
 use serde_json::Value;
 
 use self::api::{Call, GuestApi};
-use self::errors::{PRELUDE, SCRIPT_NAME, guest_error, raised_by_guest, syntax_error};
+use self::errors::{PRELUDE, Raiser, SCRIPT_NAME, guest_error, raiser, syntax_error};
 use self::monitor::{Monitor, Stop, StopUnwind};
 use self::values::{ValuePath, from_json, to_json};
 use crate::{
@@ -348,7 +348,8 @@ impl Engine<'_> {
             // Monty's time limit fires only past the deadline (it was armed with the time left),
             // and the deadline check above has already caught that.
             ExcType::MemoryError
-                if message.starts_with(MEMORY_MESSAGE_PREFIX) && !raised_by_guest(&exception) =>
+                if message.starts_with(MEMORY_MESSAGE_PREFIX)
+                    && raiser(&exception) != Raiser::Guest =>
             {
                 EngineError::MemoryLimit {
                     limit: self.limits.memory_bytes,
@@ -356,8 +357,14 @@ impl Engine<'_> {
             }
             ExcType::RecursionError
                 if message == RECURSION_MESSAGE
-                    && (!raised_by_guest(&exception)
-                        || exception.traceback().len() >= self.recursion_depth) =>
+                    && match raiser(&exception) {
+                        Raiser::Interpreter => true,
+                        // A guest raising its own RecursionError is its own error, however deep.
+                        Raiser::Guest => false,
+                        // Passing one on from an `except` at the limit's depth: the
+                        // interpreter's.
+                        Raiser::Reraise => exception.traceback().len() >= self.recursion_depth,
+                    } =>
             {
                 EngineError::StackOverflow
             }

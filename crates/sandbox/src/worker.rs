@@ -21,8 +21,9 @@ use std::sync::{Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
 
+use crate::THREAD_STACK_HEADROOM;
 use crate::alloc::stack_address;
-use crate::confine::{self, Ceilings};
+use crate::confine::{self, Ceilings, ConfineError};
 use crate::javascript::Prepared;
 use crate::{
     CancelFlag, EngineError, EngineEvent, ExecuteRequest, HostReply, Language, Outcome, Stats,
@@ -192,23 +193,27 @@ pub struct WorkerSpec {
     pub kind: WorkerKind,
     /// Its rlimits.
     pub ceilings: Ceilings,
+    /// The guest stack limit its engine thread is sized for.
+    pub stack_bytes: usize,
 }
 
 impl WorkerSpec {
     /// The command-line arguments naming this spec.
-    pub fn arguments(&self) -> [String; 3] {
+    pub fn arguments(&self) -> [String; 4] {
         [
             self.kind.argument().to_owned(),
             self.ceilings.address_space.to_string(),
             self.ceilings.cpu_seconds.to_string(),
+            self.stack_bytes.to_string(),
         ]
     }
 
     /// The spec named by a worker's command-line arguments.
     pub fn parse(arguments: &[String]) -> Result<Self, String> {
-        let [kind, address_space, cpu_seconds] = arguments else {
+        let [kind, address_space, cpu_seconds, stack_bytes] = arguments else {
             return Err(format!(
-                "expected <kind> <address-space-bytes> <cpu-seconds>, got {arguments:?}"
+                "expected <kind> <address-space-bytes> <cpu-seconds> <stack-bytes>, got \
+                 {arguments:?}"
             ));
         };
         let kind = WorkerKind::from_argument(kind)
@@ -223,6 +228,8 @@ impl WorkerSpec {
                 address_space: number(address_space)?,
                 cpu_seconds: number(cpu_seconds)?,
             },
+            stack_bytes: usize::try_from(number(stack_bytes)?)
+                .map_err(|error| format!("bad stack size: {error}"))?,
         })
     }
 }
@@ -269,10 +276,32 @@ impl WorkerKind {
 /// runs, the worker arms it with the job's memory limit, so that going past it ends this process
 /// (exit status [`MEMORY_EXIT_CODE`]) rather than the machine's memory.
 pub fn worker_main(spec: WorkerSpec) -> ExitCode {
-    let kind = spec.kind;
     // Confined first, while this is the only thread, before anything else happens; a worker
     // that cannot be confined reads its job only to refuse it.
     let confined = confine::confine(&spec.ceilings);
+    // The engine runs on a thread with the stack an in-process engine thread gets: the main
+    // thread's is fixed when the program starts, and deep programs need more.
+    let engine = std::thread::Builder::new()
+        .name("toolweave-worker-engine".to_owned())
+        .stack_size(spec.stack_bytes.saturating_add(THREAD_STACK_HEADROOM))
+        .spawn(move || run_one_job(spec.kind, confined));
+    match engine.map(std::thread::JoinHandle::join) {
+        Ok(Ok(code)) => code,
+        Ok(Err(_)) => {
+            eprintln!("toolweave worker: the engine thread panicked");
+            ExitCode::FAILURE
+        }
+        Err(error) => {
+            eprintln!("toolweave worker: cannot start the engine thread: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run_one_job(
+    kind: WorkerKind,
+    confined: Result<confine::LandlockState, ConfineError>,
+) -> ExitCode {
     // Everything that does not depend on the job happens before it arrives: the thread that will
     // read replies, a first run of the engine's own code (a fresh process otherwise pays for
     // faulting in the interpreter's code and data on the job's time), the JavaScript runtime.

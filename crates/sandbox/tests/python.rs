@@ -396,7 +396,7 @@ fn arguments_that_are_not_json_raise_in_the_guest() {
         ("describe_tools([1])", "names must be strs"),
         (
             "x = []\nfor i in range(5000):\n    x = [x]\ntools.t.echo(x=x)",
-            "nested too deeply",
+            "nested more than 100 levels deep",
         ),
     ] {
         let run = run_py(&format!(
@@ -680,7 +680,7 @@ fn results_are_bounded_and_must_be_json() {
         ("10 ** 30", "an int beyond 64 bits"),
         (
             "x = []\nfor i in range(5000):\n    x = [x]\nx",
-            "nested too deeply",
+            "nested more than 100 levels deep",
         ),
     ] {
         let run = run_py(code);

@@ -33,14 +33,34 @@ fn user_line(line: u32) -> Option<u32> {
     line.checked_sub(PRELUDE_LINES).filter(|line| *line >= 1)
 }
 
-/// Whether the innermost frame is a `raise` statement: what the guest raised itself, as
-/// opposed to an error the interpreter raised in the middle of an expression.
-pub(super) fn raised_by_guest(exception: &MontyException) -> bool {
-    // Monty hides the caret exactly for `raise` statements (and attribute errors).
-    exception
-        .traceback()
-        .last()
-        .is_some_and(|frame| frame.hide_caret)
+/// How the innermost frame of an exception raised it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Raiser {
+    /// The interpreter, in the middle of an expression.
+    Interpreter,
+    /// A `raise` of a new exception in the guest's code.
+    Guest,
+    /// A bare `raise` in the guest's code, passing on the exception being handled (which may be
+    /// the interpreter's).
+    Reraise,
+}
+
+/// Who raised `exception`, from its innermost frame.
+pub(super) fn raiser(exception: &MontyException) -> Raiser {
+    let Some(frame) = exception.traceback().last() else {
+        return Raiser::Interpreter;
+    };
+    // Monty hides the caret for `raise` statements and for attribute errors; the source line
+    // tells them apart.
+    if !frame.hide_caret {
+        return Raiser::Interpreter;
+    }
+    let line = frame.preview_line.as_deref().unwrap_or_default().trim();
+    match line.strip_prefix("raise") {
+        Some(rest) if rest.trim().is_empty() => Raiser::Reraise,
+        Some(rest) if rest.starts_with(|c: char| c.is_whitespace() || c == '(') => Raiser::Guest,
+        _ => Raiser::Interpreter,
+    }
 }
 
 /// An uncaught exception as a guest error, positioned in the guest's code.

@@ -34,8 +34,17 @@ impl ValuePath {
     }
 
     fn describe(&self) -> String {
+        /// Segments shown at each end of a long path.
+        const SHOWN: usize = 6;
         let mut text = self.root.clone();
-        for segment in &self.segments {
+        let count = self.segments.len();
+        for (at, segment) in self.segments.iter().enumerate() {
+            if count > 2 * SHOWN && at >= SHOWN && at < count - SHOWN {
+                if at == SHOWN {
+                    let _ = write!(text, "[… {} levels …]", count - 2 * SHOWN);
+                }
+                continue;
+            }
             match segment {
                 Segment::Key(key) => {
                     let _ = write!(text, "[{}]", serde_json::json!(key));
@@ -48,6 +57,11 @@ impl ValuePath {
         text
     }
 }
+
+/// How deeply lists and dicts may nest in a value crossing the boundary, either way. Deeper
+/// values are refused with a message, here and in JavaScript, before any parser or converter on
+/// either side has to recurse that far.
+pub(super) const MAX_DEPTH: usize = 100;
 
 /// A Python value as JSON, or a message naming what cannot be sent and where.
 pub(super) fn to_json(value: &MontyObject, path: &mut ValuePath) -> Result<Value, String> {
@@ -86,6 +100,18 @@ pub(super) fn to_json(value: &MontyObject, path: &mut ValuePath) -> Result<Value
             ),
         },
         MontyObject::String(text) => Ok(Value::String(text.clone())),
+        MontyObject::List(_)
+        | MontyObject::Tuple(_)
+        | MontyObject::NamedTuple { .. }
+        | MontyObject::Dict(_)
+            if path.segments.len() >= MAX_DEPTH =>
+        {
+            refuse(
+                &format!("nested more than {MAX_DEPTH} levels deep"),
+                "flatten the data",
+                path,
+            )
+        }
         MontyObject::List(items) | MontyObject::Tuple(items) => array(items, path),
         MontyObject::NamedTuple { values, .. } => array(values, path),
         MontyObject::Dict(pairs) => {
@@ -147,11 +173,18 @@ pub(super) fn to_json(value: &MontyObject, path: &mut ValuePath) -> Result<Value
         MontyObject::Repr(repr) if repr == "<deeply nested>" => {
             refuse("nested too deeply", "flatten the data", path)
         }
+        MontyObject::Repr(repr) if repr.starts_with("<function") || repr.starts_with("<bound") => {
+            refuse(
+                &format!("a function ({repr})"),
+                "call it and send its value instead",
+                path,
+            )
+        }
+        MontyObject::Repr(repr) => refuse(repr, "", path),
         MontyObject::Ellipsis
         | MontyObject::NotImplemented
         | MontyObject::Type(_)
-        | MontyObject::FileHandle(_)
-        | MontyObject::Repr(_) => refuse(&format!("a {}", type_name(value)), "", path),
+        | MontyObject::FileHandle(_) => refuse(&format!("a {}", type_name(value)), "", path),
     }
 }
 
