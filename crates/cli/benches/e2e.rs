@@ -3,7 +3,9 @@
 //! `cargo bench -p toolweave --bench e2e` (release profile). Prints medians, p90 and min over
 //! repeated runs for: spawn → initialize answered (three upstream servers configured), tools/list
 //! size in tokens (cl100k), a trivial execution, an execution making one upstream call, and the
-//! same upstream call made directly to the fixture server.
+//! same upstream call made directly to the fixture server; JavaScript in worker isolation (the
+//! default) and in process; throughput with 8 requests in flight; memory of the gateway and of
+//! a waiting worker.
 //!
 //! `TOOLWEAVE_BENCH_BINARY=/path/to/toolweave` measures another build of the binary (A/B).
 
@@ -23,6 +25,8 @@ use serde_json::{Map, Value, json};
 
 const RUNS: usize = 300;
 const INIT_RUNS: usize = 30;
+const CONCURRENCY: usize = 8;
+const THROUGHPUT_RUNS: usize = 2000;
 
 fn binary(name: &str) -> PathBuf {
     // Benches run from target/<profile>/deps; the binaries sit one level up.
@@ -125,6 +129,9 @@ async fn main() {
     let transport = spawn(&toolweave, serve_args.clone());
     let process_id = transport.id().expect("process id");
     let client = ().serve(transport).await.expect("initialize");
+    let mut in_process_args = serve_args.clone();
+    in_process_args.extend(["--isolation".to_owned(), "in-process".to_owned()]);
+    let in_process = ().serve(spawn(&toolweave, in_process_args)).await.expect("initialize");
     let tools = client.list_all_tools().await.expect("tools/list");
     let text = serde_json::to_string(&json!({ "tools": tools })).expect("json");
     let tokens = tiktoken_rs::cl100k_base_singleton()
@@ -141,12 +148,14 @@ async fn main() {
             .with_arguments(arguments(json!({ "code": code, "language": "javascript" })))
     };
     // Warm up: upstreams started, code paths touched.
-    for _ in 0..20 {
-        let result = client
-            .call_tool(execute("return await tools.fixture.add({ a: 2, b: 5 })"))
-            .await
-            .expect("warm-up");
-        assert_ne!(result.is_error, Some(true), "{result:?}");
+    for peer in [&client, &in_process] {
+        for _ in 0..20 {
+            let result = peer
+                .call_tool(execute("return await tools.fixture.add({ a: 2, b: 5 })"))
+                .await
+                .expect("warm-up");
+            assert_ne!(result.is_error, Some(true), "{result:?}");
+        }
     }
 
     // The same upstream call made directly to a fixture server of its own, for comparison.
@@ -173,7 +182,7 @@ async fn main() {
         (None, "back to back"),
         (Some(Duration::from_millis(5)), "5 ms apart"),
     ] {
-        let mut samples: [Vec<Duration>; 6] = Default::default();
+        let mut samples: [Vec<Duration>; 8] = Default::default();
         for _ in 0..RUNS {
             // Interleaved, so drift in the machine's load affects every series alike.
             for (series, (peer, request)) in [
@@ -181,6 +190,8 @@ async fn main() {
                 (&client, &typescript),
                 (&client, &one_call),
                 (&direct, &add),
+                (&in_process, &trivial),
+                (&in_process, &one_call),
                 (&client, &python_trivial),
                 (&client, &python_one_call),
             ]
@@ -201,6 +212,8 @@ async fn main() {
             typescript_samples,
             one_call_samples,
             direct_samples,
+            in_process_samples,
+            in_process_call_samples,
             python_samples,
             python_call_samples,
         ] = samples;
@@ -221,6 +234,14 @@ async fn main() {
             direct_samples,
         );
         summary(
+            &format!("in process: trivial JS, {suffix}"),
+            in_process_samples,
+        );
+        summary(
+            &format!("in process: one upstream call, {suffix}"),
+            in_process_call_samples,
+        );
+        summary(
             &format!("execute_code trivial Python, {suffix}"),
             python_samples,
         );
@@ -229,11 +250,47 @@ async fn main() {
             python_call_samples,
         );
     }
+    // Throughput: 8 requests in flight at all times over one session.
+    for (label, peer) in [("worker isolation", &client), ("in process", &in_process)] {
+        for (what, request) in [("trivial JS", &trivial), ("one upstream call", &one_call)] {
+            let started = Instant::now();
+            let mut lanes = Vec::new();
+            for _ in 0..CONCURRENCY {
+                let peer = peer.peer().clone();
+                let request = request.clone();
+                lanes.push(tokio::spawn(async move {
+                    for _ in 0..THROUGHPUT_RUNS / CONCURRENCY {
+                        let result = peer.call_tool(request.clone()).await.expect("call");
+                        assert_ne!(result.is_error, Some(true), "{result:?}");
+                    }
+                }));
+            }
+            for lane in lanes {
+                lane.await.expect("lane");
+            }
+            let rate = THROUGHPUT_RUNS as f64 / started.elapsed().as_secs_f64();
+            println!(
+                "{:<48} {rate:>8.0} executions/s ({THROUGHPUT_RUNS} executions)",
+                format!("{what}, {CONCURRENCY} in flight, {label}")
+            );
+        }
+    }
+
     println!(
         "{:<48} {} KiB (VmRSS of toolweave serve after the runs above)",
         "resident memory",
         resident_kib(process_id)
     );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    for (pid, kind) in workers(process_id) {
+        println!(
+            "{:<48} {} KiB VmRSS, {} KiB Pss",
+            format!("a waiting {kind} worker"),
+            resident_kib(pid),
+            proportional_kib(pid)
+        );
+    }
+    in_process.cancel().await.expect("close");
     client.cancel().await.expect("close");
     direct.cancel().await.expect("close");
 }
@@ -246,4 +303,45 @@ fn resident_kib(process_id: u32) -> u64 {
         .find_map(|line| line.strip_prefix("VmRSS:"))
         .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(0)
+}
+
+/// Pss (proportional set size: shared pages divided among their sharers) of a process, in KiB.
+fn proportional_kib(process_id: u32) -> u64 {
+    let rollup =
+        std::fs::read_to_string(format!("/proc/{process_id}/smaps_rollup")).unwrap_or_default();
+    rollup
+        .lines()
+        .find_map(|line| line.strip_prefix("Pss:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// The worker processes of a gateway, one of each kind, with their kind.
+fn workers(gateway: u32) -> Vec<(u32, String)> {
+    let mut found: Vec<(u32, String)> = Vec::new();
+    for entry in std::fs::read_dir("/proc")
+        .expect("/proc")
+        .filter_map(Result::ok)
+    {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+        if after_name.split_whitespace().nth(1) != Some(gateway.to_string().as_str()) {
+            continue;
+        }
+        let command_line = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let arguments: Vec<String> = command_line
+            .split(|byte| *byte == 0)
+            .map(|argument| String::from_utf8_lossy(argument).into_owned())
+            .collect();
+        if arguments.get(1).map(String::as_str) == Some("__toolweave-worker")
+            && let Some(kind) = arguments.get(2)
+            && !found.iter().any(|(_, known)| known == kind)
+        {
+            found.push((pid, kind.clone()));
+        }
+    }
+    found
 }

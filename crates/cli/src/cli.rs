@@ -34,6 +34,15 @@ enum Command {
     /// Print TypeScript declarations for every tool (a .d.ts for editors and models), or Python
     /// stubs with --python.
     Types(TypesArgs),
+    /// Check this machine's sandbox and, with --config, every upstream server; print what to fix.
+    Doctor(DoctorArgs),
+}
+
+#[derive(Debug, Args)]
+struct DoctorArgs {
+    /// An MCP config file whose servers to check.
+    #[arg(long, short = 'c', value_name = "FILE", env = "TOOLWEAVE_CONFIG")]
+    config: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -213,6 +222,7 @@ async fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Run(args) => run(args).await,
         Command::Tools(args) => tools(args).await,
         Command::Types(args) => types(args).await,
+        Command::Doctor(args) => doctor(args).await,
     }
 }
 
@@ -365,6 +375,146 @@ async fn types(args: TypesArgs) -> Result<ExitCode> {
         .write_all(declarations.as_bytes())?;
     gateway.upstream().shutdown().await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Checks the sandbox and the configured servers; exits non-zero when something needs fixing.
+async fn doctor(args: DoctorArgs) -> Result<ExitCode> {
+    let mut problems = 0usize;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "sandbox")?;
+    let support = toolweave_core::confine::probe();
+    let landlock = match support.landlock_abi {
+        Some(abi) => format!("ABI {abi}"),
+        None => "not available".to_owned(),
+    };
+    writeln!(
+        out,
+        "  seccomp filters: {}",
+        if support.seccomp {
+            "available"
+        } else {
+            "not available"
+        }
+    )?;
+    writeln!(out, "  Landlock: {landlock}")?;
+    let check = worker_command().map(|command| {
+        std::process::Command::new(&command.program)
+            .args(&command.args)
+            .arg(crate::CONFINEMENT_CHECK)
+            .env_clear()
+            .output()
+    });
+    match check {
+        Some(Ok(output)) if output.status.success() => {
+            let report: serde_json::Value =
+                serde_json::from_slice(&output.stdout).unwrap_or_default();
+            let attempts = [
+                "open",
+                "socket",
+                "exec",
+                "execve",
+                "fork",
+                "ptrace",
+                "kill_parent",
+                "mmap_exec",
+            ];
+            let allowed: Vec<&str> = attempts
+                .into_iter()
+                .filter(|attempt| {
+                    !report[*attempt]
+                        .as_str()
+                        .is_some_and(|o| o.starts_with("denied"))
+                })
+                .collect();
+            if let Some(error) = report.get("error") {
+                problems += 1;
+                writeln!(out, "  worker confinement: FAILED: {error}")?;
+            } else if allowed.is_empty() {
+                writeln!(
+                    out,
+                    "  worker confinement: working (files, sockets, exec, fork, ptrace denied; \
+                     Landlock {})",
+                    report["landlock"].as_str().unwrap_or("unknown")
+                )?;
+            } else {
+                problems += 1;
+                writeln!(
+                    out,
+                    "  worker confinement: INCOMPLETE, a confined worker could still: {}",
+                    allowed.join(", ")
+                )?;
+            }
+        }
+        Some(Ok(output)) => {
+            problems += 1;
+            writeln!(
+                out,
+                "  worker confinement: the check worker failed ({}): {}",
+                output.status,
+                String::from_utf8_lossy(&output.stderr).trim()
+            )?;
+        }
+        Some(Err(error)) => {
+            problems += 1;
+            writeln!(out, "  worker confinement: cannot start a worker: {error}")?;
+        }
+        None => {
+            problems += 1;
+            writeln!(
+                out,
+                "  worker confinement: cannot find this program to start workers"
+            )?;
+        }
+    }
+    for warning in support.warnings() {
+        problems += 1;
+        writeln!(out, "  to fix: {warning}")?;
+    }
+
+    if let Some(path) = &args.config {
+        writeln!(out, "config {}", path.display())?;
+        let config = match load_config(path) {
+            Ok(config) => config,
+            Err(error) => {
+                writeln!(out, "  FAILED: {error:#}")?;
+                return Ok(ExitCode::FAILURE);
+            }
+        };
+        let limits = Limits::default();
+        let started = std::time::Instant::now();
+        let upstream = toolweave_upstream::UpstreamManager::start(
+            &config,
+            toolweave_upstream::Options {
+                startup_timeout: limits.startup_timeout,
+                call_timeout: limits.tool_call_timeout,
+            },
+        );
+        for (name, tools) in upstream.all_tools().await {
+            match tools {
+                Ok(tools) => writeln!(
+                    out,
+                    "  {name}: ready, {} tools ({} ms)",
+                    tools.len(),
+                    started.elapsed().as_millis()
+                )?,
+                Err(error) => {
+                    problems += 1;
+                    writeln!(out, "  {name}: FAILED: {error}")?;
+                }
+            }
+        }
+        for disabled in &config.disabled {
+            writeln!(out, "  {disabled}: disabled in the config")?;
+        }
+        upstream.shutdown().await;
+    }
+    if problems == 0 {
+        writeln!(out, "everything checked is in order")?;
+        Ok(ExitCode::SUCCESS)
+    } else {
+        writeln!(out, "{problems} problem(s) found")?;
+        Ok(ExitCode::FAILURE)
+    }
 }
 
 /// Servers whose tools are missing from an answer are named on stderr, never dropped silently.

@@ -13,7 +13,7 @@ pub(crate) const WORKER_ARGUMENT: &str = "__toolweave-worker";
 /// memory limit.
 /// The worker entry that confines itself, tries what an escaped guest would try, and prints what
 /// happened as JSON: the confinement tests run it.
-const CONFINEMENT_CHECK: &str = "confinement-check";
+pub(crate) const CONFINEMENT_CHECK: &str = "confinement-check";
 
 #[allow(clippy::print_stdout)]
 fn confinement_check() -> ExitCode {

@@ -135,3 +135,34 @@ fn help_is_stable() {
     let output = toolweave_cmd(&["serve", "--help"]);
     insta::assert_snapshot!("serve_help", text(&output.stdout));
 }
+
+#[test]
+fn doctor_checks_the_sandbox_and_every_server() {
+    let (dir, config) = fixture_config(&["alpha", "beta"]).unwrap();
+    let output = toolweave_cmd(&["doctor", "--config", config.to_str().unwrap()]);
+    let stdout = text(&output.stdout);
+    for server in ["alpha", "beta"] {
+        assert!(stdout.contains(&format!("  {server}: ready, ")), "{stdout}");
+    }
+    let seccomp = std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .contains("Seccomp:");
+    if seccomp {
+        assert!(stdout.contains("worker confinement: working"), "{stdout}");
+    } else {
+        eprintln!("SKIPPED the confinement line: this kernel has no seccomp");
+    }
+
+    // A server that cannot start is named, with the cause, and the exit status says so.
+    let broken = dir.path().join("broken.json");
+    std::fs::write(
+        &broken,
+        r#"{"mcpServers": {"gone": {"command": "/nonexistent/server"}}}"#,
+    )
+    .unwrap();
+    let output = toolweave_cmd(&["doctor", "--config", broken.to_str().unwrap()]);
+    let stdout = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("  gone: FAILED: "), "{stdout}");
+    assert!(stdout.contains("/nonexistent/server"), "{stdout}");
+}
