@@ -105,6 +105,17 @@ async fn guest_cases(isolation: &str) {
         .await
         .unwrap();
     let files = case_files();
+    let hostile = files
+        .iter()
+        .filter(|path| {
+            path.file_name()
+                .is_some_and(|name| name.to_string_lossy().starts_with("hostile__"))
+        })
+        .count();
+    assert!(
+        hostile >= 60,
+        "expected the hostile-code suite (hostile__*), found {hostile} files"
+    );
     assert!(
         files.len() >= 30,
         "expected the case files, found {}",

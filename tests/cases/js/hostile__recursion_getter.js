@@ -1,0 +1,5 @@
+// A getter that reads itself.
+// expect-error: StackOverflow
+// expect-message: --stack-kb
+const loop = { get self() { return this.self; } };
+loop.self;

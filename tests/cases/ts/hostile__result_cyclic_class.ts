@@ -1,0 +1,7 @@
+// A class graph with a back reference is refused as unserializable.
+// expect-error: Unserializable
+// expect-message: circular
+class TreeNode { children: TreeNode[] = []; constructor(public parent?: TreeNode) { parent?.children.push(this); } }
+const root = new TreeNode();
+new TreeNode(root);
+root;
