@@ -13,12 +13,11 @@ use tokio_util::sync::CancellationToken;
 use toolweave_sandbox::HostRequest;
 
 use crate::catalog_state::{CatalogState, Direction};
+use crate::error::{MAX_ERROR_TEXT, cut};
 use crate::gateway::{Flavor, Gateway, describe_in, guest_name, search_in};
 
 /// How many validation errors a message lists before it says "and N more".
 const MAX_LISTED_VIOLATIONS: usize = 8;
-/// How much of an upstream error text reaches the guest.
-const MAX_ERROR_TEXT: usize = 2000;
 
 /// Answers one request of guest code. `Ok` is the value the guest's promise resolves to.
 pub(crate) async fn answer(
@@ -249,15 +248,7 @@ fn error_text(result: &CallToolResult) -> String {
             .as_ref()
             .map_or_else(|| "(no message)".to_owned(), Value::to_string);
     }
-    if text.len() > MAX_ERROR_TEXT {
-        let mut cut = MAX_ERROR_TEXT;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        text.truncate(cut);
-        text.push_str("… (cut)");
-    }
-    text
+    cut(text, MAX_ERROR_TEXT)
 }
 
 fn describe_violation(path: &str, message: &str) -> String {

@@ -2,11 +2,47 @@
 //!
 //! This is the one place that turns engine and host failures into the text the model reads. Limit
 //! errors name the limit and the flag that raises it; guest errors carry the position in the code
-//! the model wrote.
+//! the model wrote. Text that comes from outside toolweave (what the guest threw, an upstream's
+//! error) is bounded here, whatever the language: a program cannot pass the result and log limits
+//! by putting megabytes into an exception.
 
 use std::time::Duration;
 
 use toolweave_sandbox::{EngineError, Language};
+
+/// How much of one error text from outside toolweave reaches the model: an upstream's error, a
+/// guest error's name or message, one line of a guest traceback. The rest is cut, and "… (cut)"
+/// says so.
+pub(crate) const MAX_ERROR_TEXT: usize = 2000;
+/// How much of a whole guest traceback reaches the model (the engine already keeps only the
+/// outermost and innermost frames of a long one).
+const MAX_TRACEBACK_TEXT: usize = 16 * 1024;
+
+/// `text`, cut to at most `max` bytes on a character boundary, with "… (cut)" after the cut.
+pub(crate) fn cut(mut text: String, max: usize) -> String {
+    if text.len() > max {
+        let mut end = max;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push_str("… (cut)");
+    }
+    text
+}
+
+/// A guest traceback with each line cut to [`MAX_ERROR_TEXT`] (the last line carries the
+/// exception's message), and the whole to [`MAX_TRACEBACK_TEXT`].
+fn cut_traceback(traceback: String) -> String {
+    if traceback.len() <= MAX_ERROR_TEXT {
+        return traceback;
+    }
+    let lines: Vec<String> = traceback
+        .split('\n')
+        .map(|line| cut(line.to_owned(), MAX_ERROR_TEXT))
+        .collect();
+    cut(lines.join("\n"), MAX_TRACEBACK_TEXT)
+}
 
 /// An execution that ended without a value.
 #[derive(Debug, thiserror::Error)]
@@ -152,18 +188,22 @@ impl ExecutionError {
                 column,
                 stack,
             } => Self::Guest {
-                name,
-                message,
+                name: cut(name, MAX_ERROR_TEXT),
+                message: cut(message, MAX_ERROR_TEXT),
                 line,
                 column,
-                traceback: stack.filter(|_| language == Language::Python),
+                traceback: stack
+                    .filter(|_| language == Language::Python)
+                    .map(cut_traceback),
             },
             EngineError::Timeout { limit } => Self::Timeout { limit },
             EngineError::MemoryLimit { limit } => Self::MemoryLimit { limit },
             EngineError::StackOverflow => Self::StackOverflow { limit: stack_limit },
             EngineError::LogLimit { limit } => Self::LogLimit { limit },
             EngineError::ResultTooLarge { size, limit } => Self::ResultTooLarge { size, limit },
-            EngineError::Unserializable { message } => Self::Unserializable { message },
+            EngineError::Unserializable { message } => Self::Unserializable {
+                message: cut(message, MAX_ERROR_TEXT),
+            },
             EngineError::NeverSettles => Self::NeverSettles,
             EngineError::ToolCallLimit { limit } => Self::ToolCallLimit { limit },
             EngineError::Cancelled => Self::Cancelled,
@@ -221,5 +261,60 @@ fn human_duration(duration: Duration) -> String {
         format!("{} s", millis / 1000)
     } else {
         format!("{millis} ms")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guest_text_is_bounded() {
+        assert_eq!(cut("short".to_owned(), 10), "short");
+        assert_eq!(cut("ééé".to_owned(), 3), "é… (cut)");
+        let error = ExecutionError::from_engine(
+            EngineError::Guest {
+                message: "x".repeat(1 << 20),
+                name: "Error".to_owned(),
+                line: Some(1),
+                column: Some(1),
+                stack: None,
+            },
+            0,
+            Language::JavaScript,
+        );
+        let text = error.to_string();
+        assert!(text.len() < MAX_ERROR_TEXT + 100, "{}", text.len());
+        assert!(text.starts_with("Error: xxx"), "{text}");
+        assert!(text.contains("… (cut)\n    at line 1, column 1"), "{text}");
+    }
+
+    #[test]
+    fn tracebacks_keep_every_line_each_bounded() {
+        let traceback = format!(
+            "Traceback (most recent call last):\n  File \"main.py\", line 1\nValueError: {}",
+            "x".repeat(1 << 20)
+        );
+        let error = ExecutionError::from_engine(
+            EngineError::Guest {
+                message: "x".repeat(1 << 20),
+                name: "ValueError".to_owned(),
+                line: Some(1),
+                column: None,
+                stack: Some(traceback),
+            },
+            0,
+            Language::Python,
+        );
+        let text = error.to_string();
+        assert!(
+            text.starts_with("Traceback (most recent call last):\n  File"),
+            "{text}"
+        );
+        assert!(text.contains("\nValueError: xxx"), "{text}");
+        assert!(text.ends_with("… (cut)"), "{text}");
+        assert!(text.len() < 2 * MAX_ERROR_TEXT, "{}", text.len());
+        let many_lines = "line\n".repeat(10_000);
+        assert!(cut_traceback(many_lines).len() <= MAX_TRACEBACK_TEXT + "… (cut)".len());
     }
 }

@@ -2,12 +2,22 @@
 //! certain when the guest ran out of memory (a guest can throw an "out of memory" error of its
 //! own; it cannot set this flag).
 //!
-//! It also notes how deep the native stack was at each allocation. QuickJS builds the stack
-//! trace of the `RangeError` it throws on a stack overflow at the bottom of the allowed stack,
-//! and the prelude fixes traces at 64 frames, more than QuickJS's small-block arena serves, so
-//! that allocation reaches this allocator. An uncaught stack-overflow error counts as one only
-//! when an allocation really happened that deep: a guest that throws the same message from a
-//! shallow stack gets a plain guest error.
+//! It also keeps the blocks it handed out at the bottom of the allowed native stack, while they
+//! live. QuickJS builds the stack trace of the `RangeError` it throws on a stack overflow right
+//! there, and the prelude fixes traces at 64 frames, more text than QuickJS's small-block arena
+//! serves, so that string is one of these blocks; an error keeps the trace QuickJS recorded for
+//! it whatever the guest does to its `stack` property. A thrown stack-overflow error counts as
+//! one only when its recorded trace is such a block: a guest that throws the same message from a
+//! shallow stack gets a plain guest error, also after a real overflow it caught, whose error
+//! (and trace) is its own and no other.
+//!
+//! The check errs one way only. An overflow whose trace is short — a few frames, as in
+//! synchronous recursion through async functions, recursion inside a built-in such as
+//! `JSON.parse` of deeply nested text, or recursion through native frames on a small stack — gets
+//! a trace the arena serves, which this allocator never sees: it is reported as the guest's
+//! `RangeError: Maximum call stack size exceeded`, with its position. A deepest-allocation mark
+//! would catch those too, but a guest that recursed deep once (even caught) could then claim any
+//! later error was an overflow.
 //!
 //! Finally, it is how a stop reaches native code. QuickJS asks its interrupt handler only every
 //! ten thousand branches or calls, and one built-in call (`new Array(1e6).fill(1)`) can take
@@ -23,6 +33,7 @@
 )]
 
 use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
@@ -33,6 +44,12 @@ use crate::CancelFlag;
 /// Allocations between two looks at the clock: often enough to stop within a fraction of a
 /// millisecond, rare enough to cost nothing measurable.
 const CLOCK_EVERY: u32 = 64;
+/// Live blocks from the bottom of the stack kept at most. A guest that allocates this many and
+/// keeps them only makes its own later overflow a plain guest error.
+const MAX_DEEP_BLOCKS: usize = 1024;
+/// How far above the stack limit an allocation still counts as made at it: QuickJS measures the
+/// stack from a slightly different top than [`stack_address`] on the engine thread.
+const MAX_DEPTH_MARGIN: usize = 64 * 1024;
 
 /// One runtime's heap budget and what it observed. Lives on the engine thread only.
 #[derive(Debug)]
@@ -48,8 +65,11 @@ pub(crate) struct Budget {
     refused: Cell<bool>,
     /// Set once the execution is over for any reason: nothing more is allocated.
     halted: Cell<bool>,
-    /// The deepest native stack (bytes below `stack_top`) seen at an allocation.
-    deepest: Cell<usize>,
+    /// The native stack depth (bytes below `stack_top`) from which an allocation is made at the
+    /// stack limit; `usize::MAX` until [`Budget::arm`].
+    deep_from: Cell<usize>,
+    /// Blocks made at the stack limit and not freed yet: start address → usable size.
+    deep_blocks: RefCell<BTreeMap<usize, usize>>,
     until_clock: Cell<u32>,
 }
 
@@ -66,19 +86,29 @@ impl Budget {
             peak: Cell::new(0),
             refused: Cell::new(false),
             halted: Cell::new(false),
-            deepest: Cell::new(0),
+            deep_from: Cell::new(usize::MAX),
+            deep_blocks: RefCell::new(BTreeMap::new()),
             until_clock: Cell::new(CLOCK_EVERY),
         })
     }
 
     /// Starts an execution: from now on at most `limit` bytes in all (what the runtime holds
-    /// already included), until `deadline` or `cancel`.
-    pub(crate) fn arm(&self, limit: usize, deadline: Instant, cancel: CancelFlag) {
+    /// already included), until `deadline` or `cancel`, on a native stack of `stack_limit`
+    /// bytes.
+    pub(crate) fn arm(
+        &self,
+        limit: usize,
+        deadline: Instant,
+        cancel: CancelFlag,
+        stack_limit: usize,
+    ) {
         self.limit.set(limit);
         self.deadline.set(deadline);
         *self.cancel.borrow_mut() = cancel;
         self.peak.set(self.used.get());
-        self.deepest.set(0);
+        let margin = (stack_limit / 8).min(MAX_DEPTH_MARGIN);
+        self.deep_from.set(stack_limit.saturating_sub(margin));
+        self.deep_blocks.borrow_mut().clear();
     }
 
     /// When the execution must end.
@@ -106,17 +136,33 @@ impl Budget {
         self.peak.get()
     }
 
-    /// Whether an allocation happened close enough to a stack limit of `limit` bytes that the
-    /// interpreter must have hit it.
-    pub(crate) fn reached_depth(&self, limit: usize) -> bool {
-        let margin = (limit / 8).min(64 * 1024);
-        self.deepest.get() >= limit.saturating_sub(margin)
+    /// Whether `address` lies in a live block made at the stack limit: so close to it that the
+    /// interpreter must have hit it there.
+    pub(crate) fn made_at_stack_limit(&self, address: usize) -> bool {
+        self.deep_blocks
+            .borrow()
+            .range(..=address)
+            .next_back()
+            .is_some_and(|(&start, &size)| address < start.saturating_add(size))
     }
 
-    fn note_depth(&self) {
+    /// Keeps `block` when it is being made at the stack limit.
+    fn note_block(&self, block: *mut u8, size: usize) {
         let depth = self.stack_top.saturating_sub(stack_address());
-        if depth > self.deepest.get() {
-            self.deepest.set(depth);
+        if depth < self.deep_from.get() {
+            return;
+        }
+        let mut blocks = self.deep_blocks.borrow_mut();
+        if blocks.len() < MAX_DEEP_BLOCKS {
+            blocks.insert(block as usize, size);
+        }
+    }
+
+    /// Forgets `block`, which is being freed or moved.
+    fn forget_block(&self, block: *mut u8) {
+        let mut blocks = self.deep_blocks.borrow_mut();
+        if !blocks.is_empty() {
+            blocks.remove(&(block as usize));
         }
     }
 
@@ -175,21 +221,20 @@ impl LimitedAllocator {
 // counts the sizes RustAllocator reports for the blocks it hands out.
 unsafe impl Allocator for LimitedAllocator {
     fn alloc(&mut self, size: usize) -> *mut u8 {
-        self.budget.note_depth();
         if !self.budget.admit(size) {
             return std::ptr::null_mut();
         }
         let ptr = RustAllocator.alloc(size);
         if !ptr.is_null() {
             // SAFETY: ptr was just returned by RustAllocator and is live.
-            self.budget
-                .record(unsafe { RustAllocator::usable_size(ptr) }, 0);
+            let usable = unsafe { RustAllocator::usable_size(ptr) };
+            self.budget.record(usable, 0);
+            self.budget.note_block(ptr, usable);
         }
         ptr
     }
 
     fn calloc(&mut self, count: usize, size: usize) -> *mut u8 {
-        self.budget.note_depth();
         let Some(total) = count.checked_mul(size) else {
             return std::ptr::null_mut();
         };
@@ -199,8 +244,9 @@ unsafe impl Allocator for LimitedAllocator {
         let ptr = RustAllocator.calloc(count, size);
         if !ptr.is_null() {
             // SAFETY: ptr was just returned by RustAllocator and is live.
-            self.budget
-                .record(unsafe { RustAllocator::usable_size(ptr) }, 0);
+            let usable = unsafe { RustAllocator::usable_size(ptr) };
+            self.budget.record(usable, 0);
+            self.budget.note_block(ptr, usable);
         }
         ptr
     }
@@ -208,6 +254,7 @@ unsafe impl Allocator for LimitedAllocator {
     unsafe fn dealloc(&mut self, ptr: *mut u8) {
         // SAFETY: QuickJS only frees blocks this allocator handed out.
         let size = unsafe { RustAllocator::usable_size(ptr) };
+        self.budget.forget_block(ptr);
         // SAFETY: as above.
         unsafe { RustAllocator.dealloc(ptr) };
         self.budget.record(0, size);
@@ -223,8 +270,10 @@ unsafe impl Allocator for LimitedAllocator {
         let moved = unsafe { RustAllocator.realloc(ptr, new_size) };
         if !moved.is_null() {
             // SAFETY: moved was just returned by RustAllocator and is live.
-            self.budget
-                .record(unsafe { RustAllocator::usable_size(moved) }, old);
+            let usable = unsafe { RustAllocator::usable_size(moved) };
+            self.budget.record(usable, old);
+            self.budget.forget_block(ptr);
+            self.budget.note_block(moved, usable);
         }
         moved
     }

@@ -7,9 +7,15 @@
 //! the engine, never taken from what the guest throws: the interrupt handler stops a busy guest at
 //! its deadline, the allocator refuses memory past the heap limit, and the native functions count
 //! console bytes and calls.
+//!
+//! Nothing the guest throws decides an error's kind. A syntax error is one the compiler found
+//! before any guest code ran (see `transpile.rs`); a stack overflow is one whose error QuickJS
+//! made at the bottom of the allowed stack, as the allocator saw (see `alloc.rs`). Thrown errors
+//! are read through the prelude's `explain`, which calls nothing the guest can replace.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::rc::Rc;
 use std::sync::OnceLock;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
@@ -21,11 +27,10 @@ use rquickjs::{
     CatchResultExt, CaughtError, Context, Ctx, Function, Module, Object, Persistent, Promise,
     Runtime, WriteOptions,
 };
-use serde::Deserialize;
 use serde_json::Value;
 
 use crate::alloc::{Budget, LimitedAllocator, stack_address};
-use crate::transpile::{SCRIPT_NAME, Transpiled, transpile};
+use crate::transpile::{SCRIPT_NAME, Transpiled, compile_error, transpile};
 use crate::{
     CancelFlag, EngineError, EngineEvent, EngineLimits, ExecuteRequest, HostCall, HostReply,
     HostRequest, LogStream, Outcome, Stats,
@@ -152,34 +157,26 @@ impl Timers {
     }
 }
 
-/// A host request as the prelude sends it.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ToolPayload {
-    name: String,
-    args: Value,
-    raw: bool,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SearchPayload {
-    query: String,
-    limit: Option<f64>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DescribePayload {
-    names: Vec<String>,
-}
-
-/// What the prelude's `explain` reports about a thrown value.
-#[derive(Deserialize, Default)]
+/// What the host makes of a thrown value (see the prelude's `explain`).
 struct Explained {
     name: String,
     message: String,
+    /// The stack as the guest presents it (its own `stack` property when it set one).
     stack: String,
+    /// Whether this is the error QuickJS raised when the stack ran out: made where the allocator
+    /// saw the bottom of the allowed stack, with QuickJS's name and message.
+    overflow: bool,
+}
+
+impl Explained {
+    fn unreadable(message: &str) -> Self {
+        Self {
+            name: String::new(),
+            message: message.to_owned(),
+            stack: String::new(),
+            overflow: false,
+        }
+    }
 }
 
 /// Runs one JavaScript or TypeScript program to its outcome on the calling thread.
@@ -268,22 +265,37 @@ impl Prepared {
             limits.memory_bytes,
             started + limits.timeout,
             cancel.clone(),
+            limits.stack_bytes,
         );
         runtime.set_max_stack_size(limits.stack_bytes);
+        // `transpile` turns a panic of the compiler into an error itself, before QuickJS sees the
+        // program.
         let result = match transpile(&request.code, request.language) {
             Ok(transpiled) => {
-                shared.events.borrow_mut().push(EngineEvent::Started);
-                context.with(|ctx| {
-                    drive(
-                        ctx,
-                        host,
-                        &request,
-                        &transpiled,
-                        &shared,
-                        emit,
-                        replies,
-                        cancel,
-                    )
+                // A panic while the program runs or its result is converted (a bug of toolweave's
+                // or of a library it uses; a panic in a native function reaches here once QuickJS
+                // has returned) ends this execution with an error. Unwind safety: after a panic
+                // the runtime is only dropped, with every value of it dropped before, inside
+                // `with`, as the unwinding leaves `drive`.
+                catch_unwind(AssertUnwindSafe(|| {
+                    context.with(|ctx| {
+                        drive(
+                            ctx,
+                            host,
+                            &request,
+                            &transpiled,
+                            &shared,
+                            emit,
+                            replies,
+                            cancel,
+                        )
+                    })
+                }))
+                .unwrap_or_else(|panic| {
+                    Err(internal_message(format!(
+                        "the JavaScript engine panicked: {}",
+                        crate::panic_message(panic.as_ref())
+                    )))
                 })
             }
             Err(error) => {
@@ -334,14 +346,25 @@ fn drive<'js>(
     let to_json: Function<'js> = host.get("toJson").map_err(internal)?;
     let explain: Function<'js> = host.get("explain").map_err(internal)?;
 
+    // Evaluating the script compiles the program and makes the async function that runs it;
+    // no guest code runs, so what fails here is the compiler's finding.
     let mut options = EvalOptions::default();
     options.global = true;
     options.strict = true;
     options.filename = Some(SCRIPT_NAME.to_owned());
-    let evaluated = ctx
-        .eval_with_options::<Promise<'js>, _>(transpiled.script.as_bytes(), options)
+    let compiled = ctx
+        .eval_with_options::<Function<'js>, _>(transpiled.script.as_bytes(), options)
         .catch(&ctx);
-    let promise = match evaluated {
+    let program = match compiled {
+        Ok(program) => program,
+        Err(caught) => {
+            return Err(compile_failure(
+                &ctx, shared, request, transpiled, &explain, caught,
+            ));
+        }
+    };
+    shared.events.borrow_mut().push(EngineEvent::Started);
+    let promise = match program.call::<_, Promise<'js>>(()).catch(&ctx) {
         Ok(promise) => promise,
         Err(caught) => {
             flush(shared, emit);
@@ -501,10 +524,33 @@ fn install_prelude<'js>(
     factory: Function<'js>,
     shared: &Rc<Shared>,
 ) -> Result<Object<'js>, EngineError> {
-    let send = {
+    let call_tool = {
         let shared = shared.clone();
-        Function::new(ctx.clone(), move |kind: String, payload: String| -> f64 {
-            send(&shared, &kind, &payload)
+        Function::new(
+            ctx.clone(),
+            move |name: String, args: String, raw: bool| -> f64 {
+                let request = serde_json::from_str(&args)
+                    .map(|args| HostRequest::Tool { name, args, raw })
+                    .map_err(|error| format!("invalid arguments to a tool call: {error}"));
+                send(&shared, request)
+            },
+        )
+        .map_err(internal)?
+    };
+    let search = {
+        let shared = shared.clone();
+        Function::new(
+            ctx.clone(),
+            move |query: String, limit: Option<f64>| -> f64 {
+                send(&shared, search_request(query, limit))
+            },
+        )
+        .map_err(internal)?
+    };
+    let describe = {
+        let shared = shared.clone();
+        Function::new(ctx.clone(), move |names: Vec<String>| -> f64 {
+            send(&shared, Ok(HostRequest::Describe { names }))
         })
         .map_err(internal)?
     };
@@ -533,16 +579,17 @@ fn install_prelude<'js>(
         .map_err(internal)?
     };
     factory
-        .call((send, log, start_timer, stop_timer))
+        .call((call_tool, search, describe, log, start_timer, stop_timer))
         .catch(ctx)
         .map_err(|error| internal_message(format!("the prelude did not start: {error}")))
 }
 
-/// `send(kind, json)`: queues a host request and returns its id; the prelude keeps the promise.
-fn send(shared: &Shared, kind: &str, payload: &str) -> f64 {
+/// Queues a host request and returns its id; the prelude keeps the promise. A request the engine
+/// refuses itself is answered with its error like any host reply.
+fn send(shared: &Shared, request: Result<HostRequest, String>) -> f64 {
     let id = shared.next_id.get();
     shared.next_id.set(id + 1);
-    let request = match parse_request(kind, payload) {
+    let request = match request {
         Ok(request) => request,
         Err(message) => {
             // Answered here, without the host; the loop delivers it like any host reply.
@@ -577,46 +624,18 @@ fn send(shared: &Shared, kind: &str, payload: &str) -> f64 {
     id as f64
 }
 
-fn parse_request(kind: &str, payload: &str) -> Result<HostRequest, String> {
-    let api = match kind {
-        "search" => "searchTools(query, limit?)",
-        "describe" => "describeTools(names)",
-        _ => "a tool call",
+/// `searchTools(query, limit?)`, with the limit checked.
+fn search_request(query: String, limit: Option<f64>) -> Result<HostRequest, String> {
+    let limit = match limit {
+        None => None,
+        Some(limit) if limit.is_finite() && limit >= 1.0 => Some(limit.min(1000.0) as u32),
+        Some(limit) => {
+            return Err(format!(
+                "searchTools: limit must be a positive number, got {limit}"
+            ));
+        }
     };
-    let bad = |error: serde_json::Error| format!("invalid arguments to {api}: {error}");
-    match kind {
-        "tool" => {
-            let payload: ToolPayload = serde_json::from_str(payload).map_err(bad)?;
-            Ok(HostRequest::Tool {
-                name: payload.name,
-                args: payload.args,
-                raw: payload.raw,
-            })
-        }
-        "search" => {
-            let payload: SearchPayload = serde_json::from_str(payload).map_err(bad)?;
-            let limit = match payload.limit {
-                None => None,
-                Some(limit) if limit.is_finite() && limit >= 1.0 => Some(limit.min(1000.0) as u32),
-                Some(limit) => {
-                    return Err(format!(
-                        "searchTools: limit must be a positive number, got {limit}"
-                    ));
-                }
-            };
-            Ok(HostRequest::Search {
-                query: payload.query,
-                limit,
-            })
-        }
-        "describe" => {
-            let payload: DescribePayload = serde_json::from_str(payload).map_err(bad)?;
-            Ok(HostRequest::Describe {
-                names: payload.names,
-            })
-        }
-        other => Err(format!("unknown request kind {other:?}")),
-    }
+    Ok(HostRequest::Search { query, limit })
 }
 
 /// `log(stream, text)`: queues a console line while the output stays within its bound.
@@ -746,7 +765,14 @@ fn convert_result<'js>(
             if let Some(error) = limit_error(shared) {
                 return Err(error);
             }
-            let explained = explain_caught(ctx, explain, caught);
+            let explained = explain_caught(ctx, shared, explain, caught);
+            // Explaining runs the guest's getters: a limit met meanwhile is what ended it.
+            if let Some(error) = limit_error(shared) {
+                return Err(error);
+            }
+            if explained.overflow {
+                return Err(EngineError::StackOverflow);
+            }
             let position = position_of(&explained.stack, transpiled);
             let message = if explained.name.is_empty() {
                 explained.message
@@ -774,6 +800,49 @@ fn convert_result<'js>(
     })
 }
 
+/// Maps a failure to compile the script. No guest code has run in this runtime yet, so what was
+/// thrown is QuickJS's own finding (or the engine's stop).
+fn compile_failure<'js>(
+    ctx: &Ctx<'js>,
+    shared: &Shared,
+    request: &ExecuteRequest,
+    transpiled: &Transpiled,
+    explain: &Function<'js>,
+    caught: CaughtError<'js>,
+) -> EngineError {
+    if let Some(error) = limit_error(shared) {
+        return error;
+    }
+    let explained = explain_caught(ctx, shared, explain, caught);
+    if let Some(error) = limit_error(shared) {
+        return error;
+    }
+    match explained.name.as_str() {
+        "SyntaxError" => compile_error(
+            &request.code,
+            transpiled,
+            position_in_script(&explained.stack),
+            &explained.message,
+        ),
+        "RangeError" if explained.message == STACK_OVERFLOW_MESSAGE => {
+            // The compiler recursed once per level of nesting, past the stack limit.
+            compile_error(
+                &request.code,
+                transpiled,
+                None,
+                &format!(
+                    "the program nests too deeply to compile within the {} KiB stack",
+                    shared.limits().stack_bytes / 1024
+                ),
+            )
+        }
+        _ => internal_message(format!(
+            "QuickJS could not compile the program: {}: {}",
+            explained.name, explained.message
+        )),
+    }
+}
+
 /// Maps an uncaught throw (or the engine's own stop) to the error the host reports.
 fn failure<'js>(
     ctx: &Ctx<'js>,
@@ -785,26 +854,14 @@ fn failure<'js>(
     if let Some(error) = limit_error(shared) {
         return error;
     }
-    if Instant::now() >= shared.deadline() {
-        return EngineError::Timeout {
-            limit: shared.limits().timeout,
-        };
+    let explained = explain_caught(ctx, shared, explain, caught);
+    // Explaining runs the guest's getters: a limit met meanwhile (a getter that never returns
+    // meets the deadline) is what ended the execution.
+    if let Some(error) = limit_error(shared) {
+        return error;
     }
-    let explained = explain_caught(ctx, explain, caught);
-    if explained.name == "RangeError"
-        && explained.message == STACK_OVERFLOW_MESSAGE
-        && shared.budget.reached_depth(shared.limits().stack_bytes)
-    {
+    if explained.overflow {
         return EngineError::StackOverflow;
-    }
-    if explained.name == "SyntaxError" && explained.stack.is_empty() {
-        // QuickJS rejected what the parser accepted (rare): report it as a syntax error.
-        return EngineError::Syntax {
-            message: explained.message,
-            line: 1,
-            column: 1,
-            frame: String::new(),
-        };
     }
     let position = position_of(&explained.stack, transpiled);
     EngineError::Guest {
@@ -816,8 +873,11 @@ fn failure<'js>(
     }
 }
 
+/// Reads a thrown value through the prelude's `explain`. Only `overflow` is the host's own
+/// finding; the rest is what the guest's values say.
 fn explain_caught<'js>(
     ctx: &Ctx<'js>,
+    shared: &Shared,
     explain: &Function<'js>,
     caught: CaughtError<'js>,
 ) -> Explained {
@@ -829,23 +889,61 @@ fn explain_caught<'js>(
                 name: "InternalError".to_owned(),
                 message: error.to_string(),
                 stack: String::new(),
+                overflow: false,
             };
         }
     };
-    match explain.call::<_, String>((value,)).catch(ctx) {
-        Ok(text) => serde_json::from_str(&text).unwrap_or_default(),
-        Err(_) => Explained {
-            name: String::new(),
-            message: "Uncaught exception (it could not be described)".to_owned(),
-            stack: String::new(),
-        },
+    let Ok(explained) = explain.call::<_, Object<'js>>((value,)).catch(ctx) else {
+        return Explained::unreadable("Uncaught exception (it could not be described)");
+    };
+    // `explained` is an object the prelude made without a prototype and that only the host sees:
+    // these reads run no guest code.
+    let text = |key: &str| explained.get::<_, String>(key).unwrap_or_default();
+    let (name, message, stack) = (text("name"), text("message"), text("stack"));
+    let recorded = explained
+        .get::<_, rquickjs::Value<'js>>("recorded")
+        .ok()
+        .and_then(|recorded| string_address(&recorded));
+    let overflow = name == "RangeError"
+        && message == STACK_OVERFLOW_MESSAGE
+        && recorded.is_some_and(|address| shared.budget.made_at_stack_limit(address));
+    Explained {
+        name,
+        message,
+        stack,
+        overflow,
     }
+}
+
+/// The address of the string `value` holds, if it is a string: what the allocator knows it by.
+#[expect(
+    unsafe_code,
+    reason = "reads the pointer inside a JSValue; it is compared, never followed"
+)]
+fn string_address(value: &rquickjs::Value<'_>) -> Option<usize> {
+    if !value.is_string() {
+        return None;
+    }
+    // SAFETY: `value` is a live string value, whose JSValue holds a pointer to its JSString; the
+    // pointer is only turned into a number to compare with addresses the allocator handed out.
+    let pointer = unsafe { rquickjs::qjs::JS_VALUE_GET_PTR(value.as_raw()) };
+    Some(pointer as usize)
 }
 
 /// The first position in the guest's own code named by a stack, mapped to the code as written.
 fn position_of(stack: &str, transpiled: &Transpiled) -> Option<(u32, u32)> {
+    script_positions(stack).find_map(|(line, column)| transpiled.original_position(line, column))
+}
+
+/// The first position in the script named by a stack, as it is in the script.
+fn position_in_script(stack: &str) -> Option<(u32, u32)> {
+    script_positions(stack).next()
+}
+
+/// Every `guest.js:line:column` a stack names, in order.
+fn script_positions(stack: &str) -> impl Iterator<Item = (u32, u32)> + '_ {
     let marker = format!("{SCRIPT_NAME}:");
-    stack.lines().find_map(|frame| {
+    stack.lines().filter_map(move |frame| {
         let start = frame.find(&marker)? + marker.len();
         let rest = &frame[start..];
         let end = rest
@@ -854,7 +952,7 @@ fn position_of(stack: &str, transpiled: &Transpiled) -> Option<(u32, u32)> {
         let mut numbers = rest[..end].split(':');
         let line: u32 = numbers.next()?.parse().ok()?;
         let column: u32 = numbers.next().and_then(|c| c.parse().ok()).unwrap_or(1);
-        transpiled.original_position(line, column)
+        Some((line, column))
     })
 }
 

@@ -262,11 +262,7 @@ fn run_task(prepared: Result<Prepared, EngineError>, task: Task) -> Option<Prepa
             drop(spent);
         }
         Err(panic) => {
-            let message = panic
-                .downcast_ref::<&str>()
-                .map(|text| (*text).to_owned())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".to_owned());
+            let message = crate::panic_message(panic.as_ref());
             finished(failed(
                 EngineError::Internal {
                     message: format!("the engine panicked: {message}"),

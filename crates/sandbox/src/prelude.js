@@ -1,35 +1,62 @@
 // The guest's view of the host, set up before guest code runs. Everything the bridge relies on
 // is captured here first, so guest code that tampers with built-ins afterwards cannot reach the
-// pending-call table or forge answers: that table lives only in this closure.
+// pending-call table, forge answers, redirect calls or change how the host reads a thrown error:
+// that table lives only in this closure, and nothing below calls a method looked up at run time
+// on an object the guest can reach (no `array.push`, no `Promise.reject`, no `instanceof`). The
+// only guest code the prelude runs is the guest's own: its callbacks, getters, `toString` and
+// `toJSON` on values it handed over.
 //
 // It is a module (strict by definition) so that it is compiled once per process and loaded as
 // bytecode into each runtime.
-export default function prelude(send, log, startTimer, stopTimer) {
+export default function prelude(callTool, search, describeNames, log, startTimer, stopTimer) {
   const PromiseCtor = Promise;
   const ErrorCtor = Error;
+  const SetCtor = Set;
   const parse = JSON.parse;
   const stringify = JSON.stringify;
   const freeze = Object.freeze;
   const defineProperty = Object.defineProperty;
   const isArray = Array.isArray;
+  const isError = Error.isError;
   const StringCtor = String;
   const ProxyCtor = Proxy;
   const create = Object.create;
   const ownKeys = Reflect.ownKeys;
   const apply = Reflect.apply;
+  const setHas = Set.prototype.has;
+  const setAdd = Set.prototype.add;
+  // The stack QuickJS recorded when an error was made: an own `stack` property (which a guest
+  // can define) shadows it but cannot replace it.
+  const recordedStack = Reflect.getOwnPropertyDescriptor(Error.prototype, "stack").get;
+
+  // Property descriptors have no prototype: one inheriting a guest's `Object.prototype.get` would
+  // be refused.
+  function append(list, item) {
+    // Defined, not assigned: an assignment or `push` could reach a setter on Array.prototype.
+    defineProperty(list, list.length, { __proto__: null, value: item, writable: true, enumerable: true, configurable: true });
+  }
+
+  function rejected(message) {
+    return new PromiseCtor(function (_resolve, reject) {
+      reject(new ErrorCtor(message));
+    });
+  }
 
   // Stack traces keep up to 64 frames and cannot be reconfigured. Beyond better positions in
   // guest errors, this is how a stack overflow is told from a guest's imitation of one: the
   // engine's own overflow error gets a long trace built at the bottom of the stack, where the
-  // host's allocator sees it (see alloc.rs).
+  // host's allocator sees it, and that trace stays the error's own (see `recordedStack` and
+  // alloc.rs).
   Error.stackTraceLimit = 64;
   defineProperty(Error, "stackTraceLimit", {
+    __proto__: null,
     get: function () { return 64; },
     set: function () {},
     enumerable: false,
     configurable: false,
   });
   defineProperty(Error, "prepareStackTrace", {
+    __proto__: null,
     get: function () { return undefined; },
     set: function () {},
     enumerable: false,
@@ -39,16 +66,26 @@ export default function prelude(send, log, startTimer, stopTimer) {
   const pending = create(null);
   const timers = create(null);
 
-  function request(kind, payload) {
+  // `send()` hands the request to the engine and returns its id; the answer settles the promise.
+  function request(send) {
+    return new PromiseCtor(function (resolve, reject) {
+      const id = send();
+      pending[id] = { resolve: resolve, reject: reject };
+    });
+  }
+
+  // A tool call. The name travels apart from the arguments, so nothing the arguments' JSON goes
+  // through (a guest `toJSON`) can change which tool is called.
+  function requestTool(name, args, raw) {
     let text;
     try {
-      text = stringify(payload);
+      text = stringify(args === undefined ? null : args);
     } catch (error) {
-      return PromiseCtor.reject(new ErrorCtor("the arguments cannot be sent as JSON: " + describe(error)));
+      return rejected("the arguments cannot be sent as JSON: " + describe(error));
     }
-    return new PromiseCtor(function (resolve, reject) {
-      const id = send(kind, text === undefined ? "null" : text);
-      pending[id] = { resolve: resolve, reject: reject };
+    const json = text === undefined ? "null" : text;
+    return request(function () {
+      return callTool(name, json, raw);
     });
   }
 
@@ -71,12 +108,13 @@ export default function prelude(send, log, startTimer, stopTimer) {
 
   function tool(name) {
     const call = function (args) {
-      return request("tool", { name: name, args: args === undefined ? null : args, raw: false });
+      return requestTool(name, args, false);
     };
-    call.raw = function (args) {
-      return request("tool", { name: name, args: args === undefined ? null : args, raw: true });
+    const raw = function (args) {
+      return requestTool(name, args, true);
     };
-    defineProperty(call, "name", { value: name });
+    defineProperty(call, "raw", { __proto__: null, value: freeze(raw), writable: false, enumerable: true, configurable: false });
+    defineProperty(call, "name", { __proto__: null, value: name });
     return freeze(call);
   }
 
@@ -118,7 +156,7 @@ export default function prelude(send, log, startTimer, stopTimer) {
         tools[namespace.name] = freeze(server);
       }
     }
-    defineProperty(globalThis, "tools", { value: freeze(tools), writable: false, enumerable: false, configurable: false });
+    defineProperty(globalThis, "tools", { __proto__: null, value: freeze(tools), writable: false, enumerable: false, configurable: false });
   }
 
   // Formats a value the way a developer expects in a log line; never throws.
@@ -128,20 +166,20 @@ export default function prelude(send, log, startTimer, stopTimer) {
       if (value === undefined) return "undefined";
       if (typeof value === "function") return "[Function " + (value.name || "anonymous") + "]";
       if (typeof value === "symbol" || typeof value === "bigint") return StringCtor(value);
-      if (value instanceof ErrorCtor) {
+      if (isError(value)) {
         const stack = value.stack;
         const head = value.name + ": " + value.message;
         return typeof stack === "string" && stack.length > 0 ? head + "\n" + stack : head;
       }
       if (typeof value !== "object" || value === null) return StringCtor(value);
-      const seen = [];
+      const seen = new SetCtor();
       const text = stringify(value, function (_key, item) {
         if (typeof item === "bigint") return StringCtor(item) + "n";
         if (typeof item === "function") return "[Function " + (item.name || "anonymous") + "]";
         if (item === undefined) return undefined;
         if (typeof item === "object" && item !== null) {
-          if (seen.indexOf(item) !== -1) return "[Circular]";
-          seen.push(item);
+          if (apply(setHas, seen, [item])) return "[Circular]";
+          apply(setAdd, seen, [item]);
         }
         return item;
       });
@@ -178,7 +216,7 @@ export default function prelude(send, log, startTimer, stopTimer) {
   function setTimeout(callback, delay) {
     if (typeof callback !== "function") throw new ErrorCtor("setTimeout needs a function");
     const args = [];
-    for (let i = 2; i < arguments.length; i++) args.push(arguments[i]);
+    for (let i = 2; i < arguments.length; i++) append(args, arguments[i]);
     const id = startTimer(+delay || 0);
     timers[id] = { callback: callback, args: args };
     return id;
@@ -192,18 +230,27 @@ export default function prelude(send, log, startTimer, stopTimer) {
 
   function callMCPTool(name, args, options) {
     const raw = options !== undefined && options !== null && options.raw === true;
-    return request("tool", { name: StringCtor(name), args: args === undefined ? null : args, raw: raw });
+    return requestTool(StringCtor(name), args, raw);
   }
 
   function searchTools(query, limit) {
-    return request("search", { query: query === undefined ? "" : StringCtor(query), limit: limit === undefined ? null : limit });
+    const text = query === undefined ? "" : StringCtor(query);
+    if (limit !== undefined && limit !== null && typeof limit !== "number") {
+      return rejected("searchTools: limit must be a positive number, got " + describe(limit));
+    }
+    const most = limit === undefined ? null : limit;
+    return request(function () {
+      return search(text, most);
+    });
   }
 
   function describeTools(names) {
     const list = isArray(names) ? names : [names];
     const strings = [];
-    for (let i = 0; i < list.length; i++) strings.push(StringCtor(list[i]));
-    return request("describe", { names: strings });
+    for (let i = 0; i < list.length; i++) append(strings, StringCtor(list[i]));
+    return request(function () {
+      return describeNames(strings);
+    });
   }
 
   const globals = {
@@ -216,7 +263,7 @@ export default function prelude(send, log, startTimer, stopTimer) {
   };
   const names = ownKeys(globals);
   for (let i = 0; i < names.length; i++) {
-    defineProperty(globalThis, names[i], { value: globals[names[i]], writable: false, enumerable: false, configurable: false });
+    defineProperty(globalThis, names[i], { __proto__: null, value: globals[names[i]], writable: false, enumerable: false, configurable: false });
   }
 
   // The result as JSON text, or a thrown error that names why it cannot be.
@@ -225,16 +272,22 @@ export default function prelude(send, log, startTimer, stopTimer) {
     return text === undefined ? "null" : text;
   }
 
-  // The error as {name, message, stack}; reads properties without trusting them.
+  // What the host reports about a thrown value: an object only the host sees, with `name`,
+  // `message` and `stack` as text and `recorded`, the stack QuickJS recorded when the error was
+  // made (undefined for anything but an error). Reads the guest's getters; never throws, except
+  // when the engine stops the guest (which no catch sees).
   function explain(error) {
     let name = "";
     let message = "";
     let stack = "";
+    let recorded = undefined;
     try {
-      if (error instanceof ErrorCtor) {
+      if (isError(error)) {
+        recorded = apply(recordedStack, error, []);
         name = StringCtor(error.name);
         message = StringCtor(error.message);
-        stack = typeof error.stack === "string" ? error.stack : "";
+        const own = error.stack;
+        stack = typeof own === "string" ? own : "";
       } else if (typeof error === "object" && error !== null && typeof error.message === "string") {
         message = error.message;
         name = typeof error.name === "string" ? error.name : "";
@@ -244,7 +297,12 @@ export default function prelude(send, log, startTimer, stopTimer) {
     } catch (_) {
       message = "Uncaught exception (its properties could not be read)";
     }
-    return stringify({ name: name, message: message, stack: stack });
+    const explained = create(null);
+    explained.name = name;
+    explained.message = message;
+    explained.stack = stack;
+    explained.recorded = recorded;
+    return explained;
   }
 
   return freeze({ install: install, settle: settle, fire: fire, toJson: toJson, explain: explain });

@@ -2,13 +2,21 @@
 //!
 //! The program is parsed as a module that may `return` at top level (so top-level `await`
 //! works), TypeScript types are stripped, and the last top-level expression statement becomes a
-//! `return`, so its value is the result. The body is then wrapped in an async function.
+//! `return`, so its value is the result. The body is then wrapped in an async function
+//! expression: evaluating the script compiles the program and runs none of it, so whatever goes
+//! wrong then is the compiler's finding, not something the guest threw.
+//!
+//! oxc is a large compiler of its own, and a bug in it may panic. [`transpile`] turns such a panic
+//! into an [`EngineError::Internal`] before anything else sees it: no QuickJS runtime is running
+//! while oxc works, and none is ever unwound through.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 
 use oxc::allocator::{Allocator, TakeIn};
-use oxc::ast::ast::{Expression, Statement};
+use oxc::ast::ast::{Decorator, Expression, Program, Statement};
 use oxc::ast::builder::AstBuilder;
+use oxc::ast_visit::Visit;
 use oxc::codegen::{Codegen, CodegenOptions, CommentOptions};
 use oxc::parser::{ParseOptions, Parser};
 use oxc::semantic::SemanticBuilder;
@@ -21,11 +29,13 @@ use crate::{EngineError, Language};
 pub(crate) const SCRIPT_NAME: &str = "guest.js";
 /// Lines the wrapper adds before the body.
 const WRAPPER_LINES: u32 = 1;
+/// How much of a decorator's source a syntax error quotes.
+const MAX_QUOTED_CHARS: usize = 60;
 
 /// A program ready to evaluate.
 #[derive(Debug)]
 pub(crate) struct Transpiled {
-    /// The wrapped script; evaluating it yields the promise of the program's value.
+    /// The wrapped script; evaluating it yields an async function whose call runs the program.
     pub(crate) script: String,
     map: Option<oxc_sourcemap::SourceMap<'static>>,
 }
@@ -44,7 +54,7 @@ impl Transpiled {
     }
 }
 
-/// Parses, strips and wraps one program.
+/// Parses, strips and wraps one program. A panic inside oxc comes back as an internal error.
 pub(crate) fn transpile(code: &str, language: Language) -> Result<Transpiled, EngineError> {
     if code.len() > crate::MAX_CODE_BYTES {
         return Err(EngineError::CodeTooLarge {
@@ -52,6 +62,23 @@ pub(crate) fn transpile(code: &str, language: Language) -> Result<Transpiled, En
             limit: crate::MAX_CODE_BYTES,
         });
     }
+    // Unwind safety: everything the closure builds (the arena, the AST, the generated code) is
+    // dropped with it, and it only reads `code`; nothing half-updated outlives a panic.
+    catch_unwind(AssertUnwindSafe(|| transpile_unguarded(code, language))).unwrap_or_else(|panic| {
+        Err(EngineError::Internal {
+            message: format!(
+                "the {} compiler (oxc) failed on this program: it panicked with \"{}\"",
+                match language {
+                    Language::TypeScript => "TypeScript",
+                    Language::JavaScript | Language::Python => "JavaScript",
+                },
+                crate::panic_message(panic.as_ref())
+            ),
+        })
+    })
+}
+
+fn transpile_unguarded(code: &str, language: Language) -> Result<Transpiled, EngineError> {
     let allocator = Allocator::default();
     let (source_type, path) = match language {
         Language::TypeScript => (SourceType::ts().with_module(true), Path::new("guest.ts")),
@@ -106,8 +133,20 @@ pub(crate) fn transpile(code: &str, language: Language) -> Result<Transpiled, En
         return Err(syntax_error(code, statement.span().start, message));
     }
 
+    // oxc parses decorators (TypeScript's and the JavaScript proposal) and leaves them in place;
+    // QuickJS has none, and would reject them only once the program runs.
+    if let Some(span) = first_decorator(&program) {
+        return Err(syntax_error(
+            code,
+            span.start,
+            &decorator_message(code, span),
+        ));
+    }
+
     if language == Language::TypeScript {
+        // Enum lowering reads member values the semantic pass computes only when asked to.
         let scoping = SemanticBuilder::new()
+            .with_enum_eval(true)
             .build(&program)
             .semantic
             .into_scoping();
@@ -149,7 +188,7 @@ pub(crate) fn transpile(code: &str, language: Language) -> Result<Transpiled, En
             ..CodegenOptions::default()
         })
         .build(&program);
-    let script = format!("(async () => {{\n{}\n}})()", generated.code);
+    let script = format!("(async () => {{\n{}\n}})", generated.code);
     Ok(Transpiled {
         script,
         map: generated.map.map(oxc_sourcemap::SourceMap::into_owned),
@@ -204,6 +243,43 @@ fn return_completion_value<'a>(
     }
 }
 
+/// Where the first decorator in the program is, if it has one.
+fn first_decorator(program: &Program<'_>) -> Option<Span> {
+    #[derive(Default)]
+    struct FirstDecorator(Option<Span>);
+    impl<'a> Visit<'a> for FirstDecorator {
+        fn visit_decorator(&mut self, decorator: &Decorator<'a>) {
+            if self
+                .0
+                .is_none_or(|first| decorator.span.start < first.start)
+            {
+                self.0 = Some(decorator.span);
+            }
+        }
+    }
+    let mut finder = FirstDecorator::default();
+    finder.visit_program(program);
+    finder.0
+}
+
+/// Why a decorator is refused, quoting it (its first line, shortened).
+fn decorator_message(code: &str, span: Span) -> String {
+    let source = code
+        .get(span.start as usize..span.end as usize)
+        .unwrap_or("@")
+        .lines()
+        .next()
+        .unwrap_or("@");
+    let mut quoted: String = source.chars().take(MAX_QUOTED_CHARS).collect();
+    if quoted.len() < source.len() {
+        quoted.push('…');
+    }
+    format!(
+        "decorators ('@') are not supported in toolweave code: `{quoted}` cannot be applied; \
+         call the function on the class or method yourself instead"
+    )
+}
+
 /// A syntax error at a byte offset, with a one-line code frame.
 fn syntax_error(code: &str, offset: u32, message: &str) -> EngineError {
     let offset = (offset as usize).min(code.len());
@@ -225,6 +301,37 @@ fn syntax_error(code: &str, offset: u32, message: &str) -> EngineError {
     }
 }
 
+/// A syntax error QuickJS found in the script at a 1-based position, mapped to the code as
+/// written when the position maps (else at the program's start).
+pub(crate) fn compile_error(
+    code: &str,
+    transpiled: &Transpiled,
+    script_position: Option<(u32, u32)>,
+    message: &str,
+) -> EngineError {
+    let offset = script_position
+        .and_then(|(line, column)| transpiled.original_position(line, column))
+        .map_or(0, |(line, column)| offset_of(code, line, column));
+    syntax_error(code, offset, message)
+}
+
+/// The byte offset of a 1-based line and column (in characters), clamped to the code.
+fn offset_of(code: &str, line: u32, column: u32) -> u32 {
+    let mut start = 0;
+    for _ in 1..line {
+        match code[start..].find('\n') {
+            Some(newline) => start += newline + 1,
+            None => break,
+        }
+    }
+    let line_text = code[start..].split('\n').next().unwrap_or_default();
+    let in_line = line_text
+        .char_indices()
+        .nth(column.saturating_sub(1) as usize)
+        .map_or(line_text.len(), |(index, _)| index);
+    u32::try_from(start + in_line).unwrap_or(u32::MAX)
+}
+
 fn floor_char_boundary(text: &str, mut index: usize) -> usize {
     while index > 0 && !text.is_char_boundary(index) {
         index -= 1;
@@ -240,7 +347,7 @@ mod tests {
         let script = transpile(code, language).unwrap().script;
         script
             .strip_prefix("(async () => {\n")
-            .and_then(|s| s.strip_suffix("\n})()"))
+            .and_then(|s| s.strip_suffix("\n})"))
             .unwrap()
             .trim()
             .to_owned()
@@ -272,6 +379,107 @@ mod tests {
             Language::TypeScript,
         );
         assert_eq!(out, "const p = { x: 1 };\nreturn p.x;");
+    }
+
+    #[test]
+    fn enums_and_namespaces_are_lowered() {
+        let out = body(
+            "enum E { A, B = 'b' }\nconst enum F { X = 1 << 2 }\nnamespace N { export const n = F.X }\nE.A",
+            Language::TypeScript,
+        );
+        assert!(out.contains("E[E[\"A\"] = 0] = \"A\""), "{out}");
+        assert!(out.contains("E[\"B\"] = \"b\""), "{out}");
+        assert!(!out.contains("enum"), "{out}");
+        assert!(out.ends_with("return E.A;"), "{out}");
+    }
+
+    #[test]
+    fn decorators_are_refused_where_they_are() {
+        for (code, language, line, column) in [
+            (
+                "const a = 1;\n@sealed class A {}",
+                Language::TypeScript,
+                2,
+                1,
+            ),
+            (
+                "class A {\n  @log('x') m() {}\n}",
+                Language::JavaScript,
+                2,
+                3,
+            ),
+            (
+                "class A { constructor(@inject x) {} }",
+                Language::TypeScript,
+                1,
+                23,
+            ),
+        ] {
+            let Err(EngineError::Syntax {
+                line: at_line,
+                column: at_column,
+                message,
+                ..
+            }) = transpile(code, language)
+            else {
+                panic!("{code}");
+            };
+            assert_eq!((at_line, at_column), (line, column), "{code}: {message}");
+            assert!(message.contains("decorators ('@')"), "{message}");
+        }
+        let Err(EngineError::Syntax { message, .. }) = transpile(
+            &format!("@{}\nclass A {{}}", "x".repeat(200)),
+            Language::JavaScript,
+        ) else {
+            panic!();
+        };
+        assert!(
+            message.contains(&format!("`@{}…`", "x".repeat(59))),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn compiler_positions_map_to_the_code_as_written() {
+        let code = "interface A { x: number }\nconst a: A = { x: 1 };\nlet b = 1;\nlet b = 2;";
+        let transpiled = transpile(code, Language::TypeScript).unwrap();
+        let (line, text) = transpiled
+            .script
+            .lines()
+            .enumerate()
+            .filter(|(_, text)| text.contains("let b"))
+            .last()
+            .unwrap();
+        let column = text.find("b =").unwrap() as u32 + 1;
+        let EngineError::Syntax {
+            line,
+            column,
+            frame,
+            ..
+        } = compile_error(
+            code,
+            &transpiled,
+            Some((line as u32 + 1, column)),
+            "redefined",
+        )
+        else {
+            panic!();
+        };
+        assert_eq!((line, column), (4, 5));
+        assert!(frame.starts_with("4 | let b = 2;\n"), "{frame}");
+        // Without a position that maps, the error points at the start.
+        let error = compile_error(code, &transpiled, None, "too deep");
+        assert!(matches!(
+            error,
+            EngineError::Syntax {
+                line: 1,
+                column: 1,
+                ..
+            }
+        ));
+        assert_eq!(offset_of("ab\ncd", 2, 9), 5);
+        assert_eq!(offset_of("ab\ncd", 9, 1), 3);
+        assert_eq!(offset_of("é\nx", 1, 2), 2);
     }
 
     #[test]

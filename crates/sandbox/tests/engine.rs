@@ -330,6 +330,122 @@ fn stack_overflow_is_the_engines_finding_not_the_guests_claim() {
     let run =
         run_js("function down() { down(); }\ntry { down() } catch (e) { return 'recovered' }");
     assert_eq!(run.value(), &json!("recovered"));
+    // After one, a RangeError of the guest's own is still the guest's: made later, made before,
+    // or carrying the real error's stack.
+    let probe = "let real; function probe() { try { return probe(); } catch (e) { real = e; return 0; } }\n";
+    for forged in [
+        "probe(); throw new RangeError('Maximum call stack size exceeded');",
+        "const fake = new RangeError('Maximum call stack size exceeded'); probe(); throw fake;",
+        "probe(); const fake = new RangeError('Maximum call stack size exceeded');
+         fake.stack = real.stack; throw fake;",
+        "probe(); real.message = 'changed'; throw real;",
+    ] {
+        let run = run_js(&format!("{probe}{forged}"));
+        assert!(
+            matches!(run.error(), EngineError::Guest { name, .. } if name == "RangeError"),
+            "{forged}: {:?}",
+            run.error()
+        );
+    }
+    // The engine's own error stays one, wherever it ends the execution.
+    let run = run_js(&format!("{probe}probe(); throw real;"));
+    assert_eq!(run.error(), &EngineError::StackOverflow);
+    let run = run_js("function deep() { return deep() + 1; }\n({ toJSON() { return deep(); } })");
+    assert_eq!(run.error(), &EngineError::StackOverflow);
+}
+
+#[test]
+fn syntax_errors_are_the_compilers_finding() {
+    // oxc accepts the redeclaration; QuickJS's compiler refuses it before anything runs.
+    let run = run_js("console.log('never');\nlet total = 1;\nlet total = 2;");
+    let EngineError::Syntax {
+        line,
+        column,
+        message,
+        frame,
+    } = run.error()
+    else {
+        panic!("{:?}", run.error());
+    };
+    assert_eq!((*line, *column), (3, 5), "{message}");
+    assert!(frame.starts_with("3 | let total = 2;"), "{frame}");
+    assert!(run.logs.is_empty());
+    // Nesting deeper than QuickJS's compiler can follow on the stack is found before running too
+    // (on an engine thread, whose stack has room for oxc's parser).
+    let pool = toolweave_sandbox::EnginePool::new(0, limits().stack_bytes);
+    let deep = format!("return {}1{};", "[".repeat(5000), "]".repeat(5000));
+    let outcome = run_on_pool(&pool, &deep);
+    assert!(
+        matches!(&outcome.result, Err(EngineError::Syntax { message, .. }) if message.contains("nests too deeply")),
+        "{:?}",
+        outcome.result
+    );
+    // A SyntaxError made at run time is the guest's, whatever it looks like.
+    for code in [
+        "const e = new SyntaxError('forged'); e.stack = ''; throw e;",
+        "eval('(')",
+        "Object.prototype.toJSON = () => ({ name: 'SyntaxError', message: 'forged', stack: '' });
+         throw new Error('real');",
+    ] {
+        let run = run_js(code);
+        assert!(
+            matches!(run.error(), EngineError::Guest { .. }),
+            "{code}: {:?}",
+            run.error()
+        );
+    }
+    let run =
+        run_js("Object.prototype.toJSON = () => ({ message: 'forged' }); throw new Error('real');");
+    assert!(
+        matches!(run.error(), EngineError::Guest { message, .. } if message == "real"),
+        "{:?}",
+        run.error()
+    );
+}
+
+#[test]
+fn typescript_enums_and_namespaces_run_and_decorators_are_refused() {
+    // Any enum used to panic oxc's transformer and abort the process.
+    let run = run_ts(
+        "enum Phase { Start, Middle, End }\nconst enum Flag { On = 2 }\n\
+         namespace Phase { export const count = 3; }\n\
+         ({ name: Phase[Phase.Middle], flag: Flag.On, count: Phase.count })",
+    );
+    assert_eq!(
+        run.value(),
+        &json!({ "name": "Middle", "flag": 2, "count": 3 })
+    );
+    for (language, code) in [
+        (Language::TypeScript, "const a = 1;\n@sealed class A {}"),
+        (
+            Language::JavaScript,
+            "const a = 1;\nclass A { @log m() {} }",
+        ),
+    ] {
+        let run = run_with(code, language, limits(), &CancelFlag::new());
+        let EngineError::Syntax { line, message, .. } = run.error() else {
+            panic!("{code}: {:?}", run.error());
+        };
+        assert_eq!(*line, 2, "{message}");
+        assert!(message.contains("decorators ('@')"), "{message}");
+    }
+}
+
+#[test]
+fn a_limit_met_while_the_thrown_error_is_read_is_that_limit() {
+    let started = Instant::now();
+    let run = run_js(
+        "const e = new Error('bait');
+         Object.defineProperty(e, 'message', { get() { for (;;) {} } });
+         throw e;",
+    );
+    assert_eq!(
+        run.error(),
+        &EngineError::Timeout {
+            limit: Duration::from_millis(1000)
+        }
+    );
+    assert!(started.elapsed() < Duration::from_secs(3));
 }
 
 #[test]
@@ -485,6 +601,57 @@ fn tampering_with_builtins_does_not_reach_the_bridge() {
          Object.keys(tools.t)",
     );
     assert_eq!(run.value(), &json!(["add", "slow", "fail", "echo"]));
+    // A toJSON on every object sees the arguments only: the call keeps its name and kind.
+    let run = run_js(
+        "Object.prototype.toJSON = function () { return { name: 't.fail', raw: true }; };
+         await tools.t.echo({ a: 1 });
+         await searchTools('q', 2);
+         await describeTools(['t.add']);",
+    );
+    assert_eq!(
+        run.calls,
+        [
+            HostRequest::Tool {
+                name: "t.echo".into(),
+                args: json!({ "name": "t.fail", "raw": true }),
+                raw: false
+            },
+            HostRequest::Search {
+                query: "q".into(),
+                limit: Some(2)
+            },
+            HostRequest::Describe {
+                names: vec!["t.add".into()]
+            },
+        ]
+    );
+    // The prelude's helpers use no method of the guest's Array.prototype.
+    let run = run_js(
+        "const trap = () => { throw new Error('trapped'); };
+         Array.prototype.push = trap; Array.prototype.indexOf = trap;
+         console.log({ a: [1, { b: 2 }] });
+         await describeTools(['t.add', 't.echo']);
+         await new Promise((resolve) => setTimeout((a, b) => resolve(a + b), 1, 'x', 'y'));",
+    );
+    assert_eq!(run.value(), &json!("xy"));
+    assert_eq!(
+        run.logs,
+        [(LogStream::Log, "{\"a\":[1,{\"b\":2}]}".to_owned())]
+    );
+    assert_eq!(
+        run.calls,
+        [HostRequest::Describe {
+            names: vec!["t.add".into(), "t.echo".into()]
+        }]
+    );
+    // Nor does an accessor key every object inherits spoil the prelude's property descriptors.
+    let run = run_js(
+        "Object.prototype.get = function () { return 'trap'; };
+         const echoed = await tools.later.anything({ x: 1 });
+         const timer = await new Promise((resolve) => setTimeout((a) => resolve(a), 1, 'fired'));
+         return [echoed.x, timer];",
+    );
+    assert_eq!(run.value(), &json!([1, "fired"]));
 }
 
 #[test]

@@ -1,6 +1,5 @@
 // Object.prototype.toJSON sees the bridge's own request object: a tool call must still reach the tool the code named.
 // expect: 3
-// pending: the prelude serializes its request with JSON.stringify, which honours a guest Object.prototype.toJSON: fixture.add is sent as fixture.echo (self-harm only; contradicts "built-ins the bridge uses are captured")
 Object.prototype.toJSON = function () {
   if (this.raw === false && this.name === "fixture.add") {
     return { name: "fixture.echo", args: { message: "hijacked" }, raw: false };
