@@ -3,132 +3,19 @@
 
 mod common;
 
-use std::sync::mpsc;
+use common::{Run, limits};
+
 use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use toolweave_sandbox::{
-    CancelFlag, EngineError, EngineEvent, EngineLimits, ExecuteRequest, HostReply, HostRequest,
-    Language, LogStream, Manifest, Namespace, Outcome,
+    CancelFlag, EngineError, EngineLimits, ExecuteRequest, HostRequest, Language, LogStream,
+    Manifest, Namespace, Outcome,
 };
 
-fn limits() -> EngineLimits {
-    EngineLimits {
-        timeout: Duration::from_millis(1000),
-        memory_bytes: 16 * 1024 * 1024,
-        stack_bytes: 256 * 1024,
-        max_log_bytes: 4096,
-        max_result_bytes: 64 * 1024,
-        max_tool_calls: 20,
-    }
-}
-
-/// What one run produced.
-struct Run {
-    outcome: Outcome,
-    logs: Vec<(LogStream, String)>,
-    calls: Vec<HostRequest>,
-    /// The most calls that were outstanding at once.
-    most_outstanding: usize,
-}
-
-impl Run {
-    fn value(&self) -> &Value {
-        match &self.outcome.result {
-            Ok(value) => value,
-            Err(error) => panic!("expected a value, got {error:?}"),
-        }
-    }
-
-    fn error(&self) -> &EngineError {
-        match &self.outcome.result {
-            Ok(value) => panic!("expected an error, got {value}"),
-            Err(error) => error,
-        }
-    }
-}
-
-/// Runs `code` against a host whose tools are `t.add` (a + b), `t.slow` (answers after `ms`),
-/// `t.fail` (rejects) and `t.echo` (returns its arguments).
 fn run_with(code: &str, language: Language, limits: EngineLimits, cancel: &CancelFlag) -> Run {
-    let (replies_tx, replies_rx) = mpsc::channel();
-    let mut logs = Vec::new();
-    let mut calls = Vec::new();
-    let mut outstanding = 0usize;
-    let mut most_outstanding = 0usize;
-    let request = ExecuteRequest {
-        code: code.to_owned(),
-        language,
-        limits,
-        manifest: Manifest {
-            namespaces: vec![
-                Namespace {
-                    name: "t".to_owned(),
-                    tools: Some(vec![
-                        "add".into(),
-                        "slow".into(),
-                        "fail".into(),
-                        "echo".into(),
-                    ]),
-                },
-                Namespace {
-                    name: "later".to_owned(),
-                    tools: None,
-                },
-            ],
-        },
-    };
-    let outcome = toolweave_sandbox::run(
-        request,
-        &mut |event| match event {
-            EngineEvent::Started => {}
-            EngineEvent::Log { stream, text } => logs.push((stream, text)),
-            EngineEvent::Call(call) => {
-                calls.push(call.request.clone());
-                outstanding += 1;
-                most_outstanding = most_outstanding.max(outstanding);
-                let replies = replies_tx.clone();
-                let answer = move |outcome| {
-                    let _ = replies.send(HostReply::Result {
-                        id: call.id,
-                        outcome,
-                    });
-                };
-                match call.request {
-                    HostRequest::Tool { name, args, .. } => match name.as_str() {
-                        "t.add" => answer(Ok(json!(
-                            args["a"].as_f64().unwrap_or(0.0) + args["b"].as_f64().unwrap_or(0.0)
-                        ))),
-                        "t.slow" => {
-                            let ms = args["ms"].as_u64().unwrap_or(10);
-                            thread::spawn(move || {
-                                thread::sleep(Duration::from_millis(ms));
-                                answer(Ok(json!(ms)));
-                            });
-                        }
-                        "t.fail" => answer(Err("t.fail returned an error: broken".to_owned())),
-                        "t.echo" | "later.anything" | "mcp__t__echo" => answer(Ok(args)),
-                        other => answer(Err(format!("unknown tool \"{other}\""))),
-                    },
-                    HostRequest::Search { query, limit } => answer(Ok(
-                        json!([{ "name": "t.add", "query": query, "limit": limit }]),
-                    )),
-                    HostRequest::Describe { names } => answer(Ok(json!({ "names": names }))),
-                }
-            }
-        },
-        &replies_rx,
-        cancel,
-    );
-    // Each answered call was outstanding until answered; the test only needs the peak.
-    let _ = outstanding;
-    Run {
-        outcome,
-        logs,
-        calls,
-        most_outstanding,
-    }
+    common::run_code(code, language, limits, cancel)
 }
 
 fn run_js(code: &str) -> Run {

@@ -4,8 +4,8 @@
 
 mod common;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use common::{Run, limits};
+
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -13,145 +13,11 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use toolweave_sandbox::{
     CancelFlag, EngineError, EngineEvent, EngineLimits, ExecuteRequest, HostReply, HostRequest,
-    Language, LogStream, Manifest, Namespace, Outcome, THREAD_STACK_HEADROOM,
+    Language, LogStream, Manifest, Namespace, Outcome,
 };
 
-fn limits() -> EngineLimits {
-    EngineLimits {
-        timeout: Duration::from_millis(1000),
-        memory_bytes: 16 * 1024 * 1024,
-        stack_bytes: 256 * 1024,
-        max_log_bytes: 4096,
-        max_result_bytes: 64 * 1024,
-        max_tool_calls: 20,
-    }
-}
-
-/// What one run produced.
-struct Run {
-    outcome: Outcome,
-    logs: Vec<(LogStream, String)>,
-    calls: Vec<HostRequest>,
-    /// The most calls that were sent and not yet answered at one time.
-    most_outstanding: usize,
-    elapsed: Duration,
-}
-
-impl Run {
-    fn value(&self) -> &Value {
-        match &self.outcome.result {
-            Ok(value) => value,
-            Err(error) => panic!("expected a value, got {error:?}"),
-        }
-    }
-
-    fn error(&self) -> &EngineError {
-        match &self.outcome.result {
-            Ok(value) => panic!("expected an error, got {value}"),
-            Err(error) => error,
-        }
-    }
-
-    fn lines(&self) -> Vec<&str> {
-        self.logs.iter().map(|(_, text)| text.as_str()).collect()
-    }
-}
-
-/// Runs `code` on a thread with the stack an engine thread has, against a host whose tools are
-/// `t.add` (a + b), `t.slow` (answers after `ms`), `t.fail` (an error), `t.echo` (its
-/// arguments), and `later.*` (a server that is not ready: echoes).
 fn run_with(code: &str, limits: EngineLimits, cancel: &CancelFlag) -> Run {
-    let code = code.to_owned();
-    let cancel = cancel.clone();
-    thread::Builder::new()
-        .stack_size(limits.stack_bytes + THREAD_STACK_HEADROOM)
-        .spawn(move || run_here(&code, limits, &cancel))
-        .unwrap_or_else(|error| panic!("cannot start a thread: {error}"))
-        .join()
-        .unwrap_or_else(|_| panic!("the engine thread panicked"))
-}
-
-fn run_here(code: &str, limits: EngineLimits, cancel: &CancelFlag) -> Run {
-    let (replies_tx, replies_rx) = mpsc::channel();
-    let mut logs = Vec::new();
-    let mut calls = Vec::new();
-    let outstanding = Arc::new(AtomicUsize::new(0));
-    let mut most_outstanding = 0usize;
-    let request = ExecuteRequest {
-        code: code.to_owned(),
-        language: Language::Python,
-        limits,
-        manifest: Manifest {
-            namespaces: vec![
-                Namespace {
-                    name: "t".to_owned(),
-                    tools: Some(vec![
-                        "add".into(),
-                        "slow".into(),
-                        "fail".into(),
-                        "echo".into(),
-                    ]),
-                },
-                Namespace {
-                    name: "later".to_owned(),
-                    tools: None,
-                },
-            ],
-        },
-    };
-    let started = Instant::now();
-    let outcome = toolweave_sandbox::run(
-        request,
-        &mut |event| match event {
-            EngineEvent::Started => {}
-            EngineEvent::Log { stream, text } => logs.push((stream, text)),
-            EngineEvent::Call(call) => {
-                calls.push(call.request.clone());
-                let now = outstanding.fetch_add(1, Ordering::SeqCst) + 1;
-                most_outstanding = most_outstanding.max(now);
-                let replies = replies_tx.clone();
-                let outstanding = outstanding.clone();
-                let answer = move |outcome| {
-                    outstanding.fetch_sub(1, Ordering::SeqCst);
-                    let _ = replies.send(HostReply::Result {
-                        id: call.id,
-                        outcome,
-                    });
-                };
-                match call.request {
-                    HostRequest::Tool { name, args, .. } => match name.as_str() {
-                        "t.add" => answer(Ok(json!(
-                            args["a"].as_f64().unwrap_or(0.0) + args["b"].as_f64().unwrap_or(0.0)
-                        ))),
-                        "t.slow" => {
-                            let ms = args["ms"].as_u64().unwrap_or(10);
-                            thread::spawn(move || {
-                                thread::sleep(Duration::from_millis(ms));
-                                answer(Ok(json!(ms)));
-                            });
-                        }
-                        "t.fail" => answer(Err("t.fail returned an error: broken".to_owned())),
-                        "t.echo" | "mcp__t__echo" => answer(Ok(args)),
-                        other if other.starts_with("later.") => answer(Ok(args)),
-                        other => answer(Err(format!("unknown tool \"{other}\""))),
-                    },
-                    HostRequest::Search { query, limit } => answer(Ok(
-                        json!([{ "name": "t.add", "query": query, "limit": limit }]),
-                    )),
-                    HostRequest::Describe { names } => answer(Ok(json!({ "names": names }))),
-                }
-            }
-        },
-        &replies_rx,
-        cancel,
-    );
-    Run {
-        outcome,
-        logs,
-        calls,
-        most_outstanding,
-        elapsed: started.elapsed(),
-    }
+    common::run_code(code, Language::Python, limits, cancel)
 }
 
 fn run_py(code: &str) -> Run {
@@ -860,39 +726,6 @@ fn the_pool_runs_python_beside_javascript() {
     assert_eq!(first.result, Ok(json!(1)));
     let next = run_on_pool(&pool, "leak", Language::Python);
     assert!(matches!(next.result, Err(EngineError::Guest { name, .. }) if name == "NameError"));
-}
-
-/// Not a check: how long a trivial execution and one with a tool call take inside the engine
-/// (`cargo test -p toolweave-sandbox --release --test python -- timing --nocapture`).
-#[test]
-fn timing() {
-    for (label, code) in [
-        ("trivial (1 + 1)", "1 + 1"),
-        ("one tool call", "await tools.t.add(a=2, b=5)"),
-        (
-            "ten gathered tool calls",
-            "len(await asyncio.gather(*[tools.t.add(a=i, b=1) for i in range(10)]))",
-        ),
-    ] {
-        let mut samples: Vec<Duration> = (0..200)
-            .map(|_| {
-                let run = run_here(code, limits(), &CancelFlag::new());
-                assert!(
-                    run.outcome.result.is_ok(),
-                    "{label}: {:?}",
-                    run.outcome.result
-                );
-                run.outcome.stats.duration
-            })
-            .collect();
-        samples.sort();
-        println!(
-            "python {label}: median {:?}, p90 {:?}, min {:?}",
-            samples[samples.len() / 2],
-            samples[samples.len() * 9 / 10],
-            samples[0]
-        );
-    }
 }
 
 /// What Monty 0.0.23 does not run, each failing with a clear error (docs/python.md lists these

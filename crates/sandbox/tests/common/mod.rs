@@ -1,10 +1,19 @@
-//! What the engine tests share: a host that submits a job to a pool and answers its calls.
+//! What the engine tests share: a host of canned tools that runs one program and answers its
+//! calls, and a host that submits a job to a pool.
 
+// Each test file uses its own part of this module.
+#![allow(dead_code)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::thread;
+use std::time::{Duration, Instant};
 
+use serde_json::{Value, json};
 use toolweave_sandbox::{
-    EngineEvent, EnginePool, ExecuteRequest, HostReply, HostRequest, Job, Outcome,
+    CancelFlag, EngineError, EngineEvent, EngineLimits, EnginePool, ExecuteRequest, HostReply,
+    HostRequest, Job, Language, LogStream, Manifest, Namespace, Outcome, THREAD_STACK_HEADROOM,
 };
 
 enum Message {
@@ -39,5 +48,143 @@ pub fn run_on_pool(
             Ok(Message::Finished(outcome)) => return outcome,
             Err(error) => panic!("no outcome: {error}"),
         }
+    }
+}
+
+pub fn limits() -> EngineLimits {
+    EngineLimits {
+        timeout: Duration::from_millis(1000),
+        memory_bytes: 16 * 1024 * 1024,
+        stack_bytes: 256 * 1024,
+        max_log_bytes: 4096,
+        max_result_bytes: 64 * 1024,
+        max_tool_calls: 20,
+    }
+}
+
+/// What one run produced.
+pub struct Run {
+    pub outcome: Outcome,
+    pub logs: Vec<(LogStream, String)>,
+    pub calls: Vec<HostRequest>,
+    /// The most calls that were sent and not yet answered at one time.
+    pub most_outstanding: usize,
+    pub elapsed: Duration,
+}
+
+impl Run {
+    pub fn value(&self) -> &Value {
+        match &self.outcome.result {
+            Ok(value) => value,
+            Err(error) => panic!("expected a value, got {error:?}"),
+        }
+    }
+
+    pub fn error(&self) -> &EngineError {
+        match &self.outcome.result {
+            Ok(value) => panic!("expected an error, got {value}"),
+            Err(error) => error,
+        }
+    }
+
+    pub fn lines(&self) -> Vec<&str> {
+        self.logs.iter().map(|(_, text)| text.as_str()).collect()
+    }
+}
+
+/// Runs `code` on a thread with the stack an engine thread has, against a host whose tools are
+/// `t.add` (a + b), `t.slow` (answers after `ms`), `t.fail` (an error), `t.echo` (its
+/// arguments), and `later.*` (a server that is not ready: echoes).
+pub fn run_code(code: &str, language: Language, limits: EngineLimits, cancel: &CancelFlag) -> Run {
+    let code = code.to_owned();
+    let cancel = cancel.clone();
+    thread::Builder::new()
+        .stack_size(limits.stack_bytes + THREAD_STACK_HEADROOM)
+        .spawn(move || run_here(&code, language, limits, &cancel))
+        .unwrap_or_else(|error| panic!("cannot start a thread: {error}"))
+        .join()
+        .unwrap_or_else(|_| panic!("the engine thread panicked"))
+}
+
+fn run_here(code: &str, language: Language, limits: EngineLimits, cancel: &CancelFlag) -> Run {
+    let (replies_tx, replies_rx) = mpsc::channel();
+    let mut logs = Vec::new();
+    let mut calls = Vec::new();
+    let outstanding = Arc::new(AtomicUsize::new(0));
+    let mut most_outstanding = 0usize;
+    let request = ExecuteRequest {
+        code: code.to_owned(),
+        language,
+        limits,
+        manifest: Manifest {
+            namespaces: vec![
+                Namespace {
+                    name: "t".to_owned(),
+                    tools: Some(vec![
+                        "add".into(),
+                        "slow".into(),
+                        "fail".into(),
+                        "echo".into(),
+                    ]),
+                },
+                Namespace {
+                    name: "later".to_owned(),
+                    tools: None,
+                },
+            ],
+        },
+    };
+    let started = Instant::now();
+    let outcome = toolweave_sandbox::run(
+        request,
+        &mut |event| match event {
+            EngineEvent::Started => {}
+            EngineEvent::Log { stream, text } => logs.push((stream, text)),
+            EngineEvent::Call(call) => {
+                calls.push(call.request.clone());
+                let now = outstanding.fetch_add(1, Ordering::SeqCst) + 1;
+                most_outstanding = most_outstanding.max(now);
+                let replies = replies_tx.clone();
+                let outstanding = outstanding.clone();
+                let answer = move |outcome| {
+                    outstanding.fetch_sub(1, Ordering::SeqCst);
+                    let _ = replies.send(HostReply::Result {
+                        id: call.id,
+                        outcome,
+                    });
+                };
+                match call.request {
+                    HostRequest::Tool { name, args, .. } => match name.as_str() {
+                        "t.add" => answer(Ok(json!(
+                            args["a"].as_f64().unwrap_or(0.0) + args["b"].as_f64().unwrap_or(0.0)
+                        ))),
+                        "t.slow" => {
+                            let ms = args["ms"].as_u64().unwrap_or(10);
+                            thread::spawn(move || {
+                                thread::sleep(Duration::from_millis(ms));
+                                answer(Ok(json!(ms)));
+                            });
+                        }
+                        "t.fail" => answer(Err("t.fail returned an error: broken".to_owned())),
+                        "t.echo" | "mcp__t__echo" => answer(Ok(args)),
+                        other if other.starts_with("later.") => answer(Ok(args)),
+                        other => answer(Err(format!("unknown tool \"{other}\""))),
+                    },
+                    HostRequest::Search { query, limit } => answer(Ok(
+                        json!([{ "name": "t.add", "query": query, "limit": limit }]),
+                    )),
+                    HostRequest::Describe { names } => answer(Ok(json!({ "names": names }))),
+                }
+            }
+        },
+        &replies_rx,
+        cancel,
+    );
+    Run {
+        outcome,
+        logs,
+        calls,
+        most_outstanding,
+        elapsed: started.elapsed(),
     }
 }
