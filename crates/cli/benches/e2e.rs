@@ -22,6 +22,7 @@ use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::{Map, Value, json};
+use toolweave_testkit::harness::workers_with_kinds;
 
 const RUNS: usize = 300;
 const INIT_RUNS: usize = 30;
@@ -282,7 +283,12 @@ async fn main() {
         resident_kib(process_id)
     );
     tokio::time::sleep(Duration::from_millis(200)).await;
-    for (pid, kind) in workers(process_id) {
+    let mut kinds_seen = Vec::new();
+    for (pid, kind) in workers_with_kinds(process_id) {
+        if kinds_seen.contains(&kind) {
+            continue;
+        }
+        kinds_seen.push(kind.clone());
         println!(
             "{:<48} {} KiB VmRSS, {} KiB Pss",
             format!("a waiting {kind} worker"),
@@ -314,34 +320,4 @@ fn proportional_kib(process_id: u32) -> u64 {
         .find_map(|line| line.strip_prefix("Pss:"))
         .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(0)
-}
-
-/// The worker processes of a gateway, one of each kind, with their kind.
-fn workers(gateway: u32) -> Vec<(u32, String)> {
-    let mut found: Vec<(u32, String)> = Vec::new();
-    for entry in std::fs::read_dir("/proc")
-        .expect("/proc")
-        .filter_map(Result::ok)
-    {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-        if after_name.split_whitespace().nth(1) != Some(gateway.to_string().as_str()) {
-            continue;
-        }
-        let command_line = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let arguments: Vec<String> = command_line
-            .split(|byte| *byte == 0)
-            .map(|argument| String::from_utf8_lossy(argument).into_owned())
-            .collect();
-        if arguments.get(1).map(String::as_str) == Some("__toolweave-worker")
-            && let Some(kind) = arguments.get(2)
-            && !found.iter().any(|(_, known)| known == kind)
-        {
-            found.push((pid, kind.clone()));
-        }
-    }
-    found
 }

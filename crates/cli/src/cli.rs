@@ -408,22 +408,13 @@ async fn doctor(args: DoctorArgs) -> Result<ExitCode> {
         Some(Ok(output)) if output.status.success() => {
             let report: serde_json::Value =
                 serde_json::from_slice(&output.stdout).unwrap_or_default();
-            let attempts = [
-                "open",
-                "socket",
-                "exec",
-                "execve",
-                "fork",
-                "ptrace",
-                "kill_parent",
-                "mmap_exec",
-            ];
-            let allowed: Vec<&str> = attempts
-                .into_iter()
+            let allowed: Vec<&str> = toolweave_core::confine::ESCAPE_ATTEMPTS
+                .iter()
+                .copied()
                 .filter(|attempt| {
                     !report[*attempt]
                         .as_str()
-                        .is_some_and(|o| o.starts_with("denied"))
+                        .is_some_and(|outcome| outcome.starts_with("denied"))
                 })
                 .collect();
             if let Some(error) = report.get("error") {

@@ -355,3 +355,73 @@ fn signal_name(signal: i32) -> &'static str {
         _ => "a signal",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolweave_sandbox::confine::Ceilings;
+    use toolweave_sandbox::{EngineLimits, Language, Manifest, WorkerKind};
+
+    /// A pool whose "worker" is a shell script: the host side is what is under test.
+    fn pool(script: &str) -> WorkerPool {
+        let command = WorkerCommand {
+            program: "/bin/sh".into(),
+            args: vec!["-c".into(), script.into(), "sh".into()],
+            env: Vec::new(),
+        };
+        let spec = WorkerSpec {
+            kind: WorkerKind::JavaScript,
+            ceilings: Ceilings {
+                address_space: 1 << 30,
+                cpu_seconds: 10,
+            },
+            stack_bytes: 256 * 1024,
+        };
+        WorkerPool::new(command, spec, std::env::temp_dir(), 0)
+    }
+
+    fn request() -> ExecuteRequest {
+        ExecuteRequest {
+            code: "return 1".to_owned(),
+            language: Language::JavaScript,
+            limits: EngineLimits {
+                timeout: Duration::from_secs(5),
+                memory_bytes: 16 << 20,
+                stack_bytes: 256 * 1024,
+                max_log_bytes: 1024,
+                max_result_bytes: 1024,
+                max_tool_calls: 1,
+            },
+            manifest: Manifest {
+                namespaces: Vec::new(),
+            },
+        }
+    }
+
+    #[tokio::test]
+    async fn a_message_that_is_not_one_is_an_internal_error_not_a_cancel() {
+        let mut session = pool("read job; echo 'not a message'; sleep 5")
+            .start(&request())
+            .await
+            .unwrap();
+        assert!(session.next().await.is_none());
+        let EngineError::Internal { message } = session.ended_early().await else {
+            panic!("expected an internal error");
+        };
+        assert!(message.contains("could not read"), "{message}");
+    }
+
+    #[tokio::test]
+    async fn a_worker_that_dies_is_reported_with_its_status_and_last_words() {
+        let mut session = pool("read job; echo 'engine: out of luck' >&2; exit 3")
+            .start(&request())
+            .await
+            .unwrap();
+        assert!(session.next().await.is_none());
+        let EngineError::Internal { message } = session.ended_early().await else {
+            panic!("expected an internal error");
+        };
+        assert!(message.contains("exit status: 3"), "{message}");
+        assert!(message.contains("engine: out of luck"), "{message}");
+    }
+}

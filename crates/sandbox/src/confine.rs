@@ -134,15 +134,21 @@ fn failed(step: &'static str, detail: impl fmt::Display) -> ConfineError {
     }
 }
 
-#[cfg(all(
-    target_os = "linux",
-    any(
-        target_arch = "x86_64",
-        target_arch = "aarch64",
-        target_arch = "riscv64"
-    )
-))]
-pub use linux::{confine, probe, self_check};
+pub use imp::{confine, probe, self_check};
+
+/// What the confinement check tries after confining itself; each must be denied (see
+/// [`self_check`]).
+pub const ESCAPE_ATTEMPTS: &[&str] = &[
+    "open",
+    "socket",
+    "exec",
+    "execve",
+    "fork",
+    "ptrace",
+    "kill_parent",
+    "mmap_exec",
+    "raise_limit",
+];
 
 #[cfg(not(all(
     target_os = "linux",
@@ -152,17 +158,7 @@ pub use linux::{confine, probe, self_check};
         target_arch = "riscv64"
     )
 )))]
-pub use other::{confine, probe, self_check};
-
-#[cfg(not(all(
-    target_os = "linux",
-    any(
-        target_arch = "x86_64",
-        target_arch = "aarch64",
-        target_arch = "riscv64"
-    )
-)))]
-mod other {
+mod imp {
     use super::{Ceilings, ConfineError, LandlockState, Support};
 
     const WHY: &str = "seccomp and Landlock exist only on Linux (x86_64, aarch64, riscv64)";
@@ -195,7 +191,7 @@ mod other {
         target_arch = "riscv64"
     )
 ))]
-mod linux {
+mod imp {
     use std::collections::BTreeMap;
 
     use landlock::{

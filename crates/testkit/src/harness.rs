@@ -133,3 +133,68 @@ pub fn fixture_config(names: &[&str]) -> Result<(tempfile::TempDir, PathBuf)> {
     )?;
     Ok((dir, path))
 }
+
+/// The worker processes a gateway has started (running or waiting), by process id (Linux: read
+/// from `/proc`).
+pub fn worker_processes(gateway: u32) -> Vec<u32> {
+    workers_with_kinds(gateway)
+        .into_iter()
+        .map(|(pid, _)| pid)
+        .collect()
+}
+
+/// The worker processes a gateway has started, with the kind each runs (`javascript`, `python`).
+pub fn workers_with_kinds(gateway: u32) -> Vec<(u32, String)> {
+    let mut workers = Vec::new();
+    let Ok(processes) = std::fs::read_dir("/proc") else {
+        return workers;
+    };
+    for entry in processes.filter_map(Result::ok) {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        // A process may end while it is looked at: skip what cannot be read.
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+        let parent = after_name.split_whitespace().nth(1);
+        if parent != Some(gateway.to_string().as_str()) {
+            continue;
+        }
+        let command_line = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let arguments: Vec<String> = command_line
+            .split(|byte| *byte == 0)
+            .map(|argument| String::from_utf8_lossy(argument).into_owned())
+            .collect();
+        if arguments.get(1).map(String::as_str) == Some("__toolweave-worker") {
+            let kind = arguments.get(2).cloned().unwrap_or_default();
+            workers.push((pid, kind));
+        }
+    }
+    workers
+}
+
+/// CPU time (user + system, in clock ticks) of a process's threads whose name starts with
+/// `prefix` (all of them for an empty prefix); 0 for a process that is gone.
+pub fn cpu_ticks(process_id: u32, prefix: &str) -> u64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{process_id}/task")) else {
+        return 0;
+    };
+    tasks
+        .filter_map(Result::ok)
+        .filter(|task| {
+            std::fs::read_to_string(task.path().join("comm"))
+                .is_ok_and(|name| name.starts_with(prefix))
+        })
+        .filter_map(|task| std::fs::read_to_string(task.path().join("stat")).ok())
+        .map(|stat| {
+            // Fields after the parenthesised name: state is the 3rd field, utime the 14th,
+            // stime the 15th.
+            let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+            let fields: Vec<&str> = after_name.split_whitespace().collect();
+            let ticks = |at: usize| fields.get(at).and_then(|field| field.parse::<u64>().ok());
+            ticks(11).unwrap_or(0) + ticks(12).unwrap_or(0)
+        })
+        .sum()
+}
