@@ -40,20 +40,24 @@ pub(crate) async fn answer(
             let state = gateway.catalog(true).await;
             let answer = describe_in(&state, &names, flavor);
             if answer.tools.is_empty() && !answer.unknown.is_empty() {
-                return Err(unknown_names_message(&answer.unknown));
+                return Err(unknown_names_message(
+                    &answer.unknown,
+                    flavor.search_function(),
+                ));
             }
             serde_json::to_value(answer).map_err(|e| e.to_string())
         }
     }
 }
 
-/// "no tool named X (did you mean A, B?)" for each unknown name.
-pub(crate) fn unknown_names_message(unknown: &[(String, Vec<String>)]) -> String {
+/// "no tool named X (did you mean A, B?)" for each unknown name; `search` is what the reader
+/// calls to search (a guest function, or the `search_tools` MCP tool).
+pub(crate) fn unknown_names_message(unknown: &[(String, Vec<String>)], search: &str) -> String {
     unknown
         .iter()
         .map(|(name, suggestions)| {
             if suggestions.is_empty() {
-                format!("no tool named \"{name}\"; use searchTools(\"what you need\") to find one")
+                format!("no tool named \"{name}\"; use {search}(\"what you need\") to find one")
             } else {
                 format!(
                     "no tool named \"{name}\"; did you mean {}?",
@@ -76,7 +80,7 @@ async fn call_tool(
     let state = gateway.catalog(false).await;
     let (state, index) = match resolve(&state, name) {
         Some(index) => (state, index),
-        None => resolve_after_waiting(gateway, name).await?,
+        None => resolve_after_waiting(gateway, name, flavor).await?,
     };
     let Some(entry) = state.catalog.entries().get(index) else {
         return Err(format!("internal error: tool index {index} out of range"));
@@ -162,6 +166,7 @@ fn resolve(state: &CatalogState, name: &str) -> Option<usize> {
 async fn resolve_after_waiting(
     gateway: &Arc<Gateway>,
     name: &str,
+    flavor: Flavor,
 ) -> Result<(Arc<CatalogState>, usize), String> {
     let snapshot = gateway.snapshot();
     let server = server_of(&snapshot, name);
@@ -202,7 +207,10 @@ async fn resolve_after_waiting(
             .collect();
         message.push_str(&format!("; the servers are: {}", namespaces.join(", ")));
     }
-    message.push_str(". Use searchTools(\"...\") to find tools.");
+    message.push_str(&format!(
+        ". Use {}(\"...\") to find tools.",
+        flavor.search_function()
+    ));
     Err(message)
 }
 

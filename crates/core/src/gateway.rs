@@ -44,6 +44,14 @@ impl Flavor {
         }
     }
 
+    /// What guest code of this flavor calls to search the catalog.
+    pub(crate) fn search_function(self) -> &'static str {
+        match self {
+            Self::TypeScript => "searchTools",
+            Self::Python => "search_tools",
+        }
+    }
+
     /// The compact one-line signature of `entry`.
     pub(crate) fn signature(self, catalog: &Catalog, entry: &Entry) -> String {
         match self {

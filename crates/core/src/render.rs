@@ -36,7 +36,8 @@ pub fn describe_text(answer: &DescribeAnswer) -> String {
         if !text.is_empty() {
             text.push_str("\n\n");
         }
-        text.push_str(&unknown_names_message(&answer.unknown));
+        // The reader is the model, which searches with the `search_tools` MCP tool.
+        text.push_str(&unknown_names_message(&answer.unknown, "search_tools"));
     }
     text
 }

@@ -73,6 +73,9 @@ async fn search_ranks_the_adder_first_and_describe_declares_it() {
         .await
         .unwrap();
     assert_eq!(nothing.is_error, Some(true));
+    // The model searches with the MCP tool, so that is the name the hint gives.
+    let text = nothing.content[0].as_text().unwrap().text.clone();
+    assert!(text.contains("use search_tools(\""), "{text}");
 
     // The same in Python: keyword-argument signatures and stubs.
     let found = server
