@@ -810,13 +810,10 @@ fn compile_failure<'js>(
     explain: &Function<'js>,
     caught: CaughtError<'js>,
 ) -> EngineError {
-    if let Some(error) = limit_error(shared) {
-        return error;
-    }
-    let explained = explain_caught(ctx, shared, explain, caught);
-    if let Some(error) = limit_error(shared) {
-        return error;
-    }
+    let explained = match explain_unless_stopped(ctx, shared, explain, caught) {
+        Ok(explained) => explained,
+        Err(error) => return error,
+    };
     match explained.name.as_str() {
         "SyntaxError" => compile_error(
             &request.code,
@@ -851,15 +848,10 @@ fn failure<'js>(
     explain: &Function<'js>,
     caught: CaughtError<'js>,
 ) -> EngineError {
-    if let Some(error) = limit_error(shared) {
-        return error;
-    }
-    let explained = explain_caught(ctx, shared, explain, caught);
-    // Explaining runs the guest's getters: a limit met meanwhile (a getter that never returns
-    // meets the deadline) is what ended the execution.
-    if let Some(error) = limit_error(shared) {
-        return error;
-    }
+    let explained = match explain_unless_stopped(ctx, shared, explain, caught) {
+        Ok(explained) => explained,
+        Err(error) => return error,
+    };
     if explained.overflow {
         return EngineError::StackOverflow;
     }
@@ -875,6 +867,25 @@ fn failure<'js>(
 
 /// Reads a thrown value through the prelude's `explain`. Only `overflow` is the host's own
 /// finding; the rest is what the guest's values say.
+/// Describes what was thrown, unless a limit or a stop ended the run: before describing, or
+/// while describing, since that runs the guest's getters (a getter that never returns meets the
+/// deadline).
+fn explain_unless_stopped<'js>(
+    ctx: &Ctx<'js>,
+    shared: &Shared,
+    explain: &Function<'js>,
+    caught: CaughtError<'js>,
+) -> Result<Explained, EngineError> {
+    if let Some(error) = limit_error(shared) {
+        return Err(error);
+    }
+    let explained = explain_caught(ctx, shared, explain, caught);
+    match limit_error(shared) {
+        Some(error) => Err(error),
+        None => Ok(explained),
+    }
+}
+
 fn explain_caught<'js>(
     ctx: &Ctx<'js>,
     shared: &Shared,
