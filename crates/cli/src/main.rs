@@ -8,9 +8,6 @@ use std::process::ExitCode;
 /// The first argument that makes this binary a worker process (see `toolweave_sandbox::worker`).
 pub(crate) const WORKER_ARGUMENT: &str = "__toolweave-worker";
 
-/// Counts live bytes for the whole process. Unarmed it only counts; a worker arms it with its
-/// guest's memory limit, and past that the worker ends with a status the gateway reports as the
-/// memory limit.
 /// The worker entry that confines itself, tries what an escaped guest would try, and prints what
 /// happened as JSON: the confinement tests run it.
 pub(crate) const CONFINEMENT_CHECK: &str = "confinement-check";
@@ -22,6 +19,12 @@ fn confinement_check() -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// The worker entry that is a fork server for workers (see `toolweave_sandbox::zygote`).
+pub(crate) const FORK_SERVER: &str = "zygote";
+
+/// Counts live bytes for the whole process. Unarmed it only counts; a worker arms it with its
+/// guest's memory limit, and past that the worker ends with a status the gateway reports as the
+/// memory limit.
 #[global_allocator]
 static ALLOCATOR: monty_alloc::LimitedAllocator = monty_alloc::LimitedAllocator;
 
@@ -37,7 +40,15 @@ fn main() -> ExitCode {
         if arguments.first().map(String::as_str) == Some(CONFINEMENT_CHECK) {
             return confinement_check();
         }
-        return match toolweave_core::WorkerSpec::parse(&arguments) {
+        let fork_server = arguments.first().map(String::as_str) == Some(FORK_SERVER);
+        let spec = if fork_server {
+            &arguments[1..]
+        } else {
+            &arguments[..]
+        };
+        return match toolweave_core::WorkerSpec::parse(spec) {
+            #[cfg(target_os = "linux")]
+            Ok(spec) if fork_server => toolweave_core::zygote::zygote_main(spec),
             Ok(spec) => toolweave_core::worker_main(spec),
             Err(error) => {
                 eprintln!("toolweave: {WORKER_ARGUMENT}: {error}");

@@ -10,6 +10,8 @@ mod catalog_state;
 mod engines;
 mod error;
 mod executor;
+#[cfg(target_os = "linux")]
+mod forks;
 mod gateway;
 mod render;
 mod workers;
@@ -21,6 +23,8 @@ pub use gateway::{DescribeAnswer, Described, Flavor, Gateway, SearchResult};
 pub use render::{describe_text, execution_text, search_text};
 pub use tokio_util::sync::CancellationToken;
 pub use toolweave_sandbox::confine;
+#[cfg(target_os = "linux")]
+pub use toolweave_sandbox::zygote;
 pub use toolweave_sandbox::{
     Language, LogStream, WorkerCommand, WorkerKind, WorkerSpec, worker_main,
 };

@@ -14,6 +14,8 @@ mod pool;
 mod python;
 mod transpile;
 mod worker;
+#[cfg(target_os = "linux")]
+pub mod zygote;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

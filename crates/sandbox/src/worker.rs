@@ -93,15 +93,27 @@ fn read_replies(cancel: &CancelFlag, replies: &mpsc::Sender<HostReply>) {
     }
 }
 
+/// How much of the engine's own code a process runs before its first job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WarmUp {
+    /// A worker: the TypeScript front end, and for Python a whole small program (the
+    /// JavaScript runtime is prepared separately, and each page a worker touches costs it, so a
+    /// JavaScript worker runs no program first).
+    Worker,
+    /// A fork server: a whole small program in either language, once, for every worker it forks.
+    ForkServer,
+}
+
 /// Runs the engine's own code once on a small program with a tool call, answered here, so the
 /// job finds it warm. What it allocates is gone before the memory limit is armed.
-fn warm_up(kind: WorkerKind) {
+pub(crate) fn warm_up(kind: WorkerKind, how: WarmUp) {
     let (language, code) = match kind {
         WorkerKind::JavaScript => {
-            // The runtime is prepared separately and must stay fresh: only the TypeScript
-            // front end is exercised here.
             let _ = crate::transpile::transpile(WARM_UP_TYPESCRIPT, Language::TypeScript);
-            return;
+            if how == WarmUp::Worker {
+                return;
+            }
+            (Language::TypeScript, WARM_UP_TYPESCRIPT)
         }
         WorkerKind::Python => (Language::Python, WARM_UP_PYTHON),
     };
@@ -151,9 +163,9 @@ print(f'{total}')
 {'total': total, 'items': [str(item) for item in range(3)]}
 ";
 
-/// What a JavaScript worker transpiles before its job.
+/// What a JavaScript worker transpiles (and a fork server also runs) before its job.
 const WARM_UP_TYPESCRIPT: &str = "interface Item { n: number }
-const items: Item[] = [{ n: 1 }, { n: 2 }];
+const items: Item[] = (await tools.warm.up({ n: 1 })).values.map((n: number) => ({ n }));
 const total = items.reduce((sum, item) => sum + item.n, 0);
 console.log(`${total}`);
 ({ total })
@@ -276,6 +288,12 @@ impl WorkerKind {
 /// runs, the worker arms it with the job's memory limit, so that going past it ends this process
 /// (exit status [`MEMORY_EXIT_CODE`]) rather than the machine's memory.
 pub fn worker_main(spec: WorkerSpec) -> ExitCode {
+    ExitCode::from(run_worker(spec, WarmUp::Worker))
+}
+
+/// A worker's life after its process exists (started on its own, or forked by a fork server);
+/// the exit status it ends with.
+pub(crate) fn run_worker(spec: WorkerSpec, warm_up: WarmUp) -> u8 {
     // Confined first, while this is the only thread, before anything else happens; a worker
     // that cannot be confined reads its job only to refuse it.
     let confined = confine::confine(&spec.ceilings);
@@ -284,24 +302,25 @@ pub fn worker_main(spec: WorkerSpec) -> ExitCode {
     let engine = std::thread::Builder::new()
         .name("toolweave-worker-engine".to_owned())
         .stack_size(spec.stack_bytes.saturating_add(THREAD_STACK_HEADROOM))
-        .spawn(move || run_one_job(spec.kind, confined));
+        .spawn(move || run_one_job(spec.kind, warm_up, confined));
     match engine.map(std::thread::JoinHandle::join) {
         Ok(Ok(code)) => code,
         Ok(Err(_)) => {
             eprintln!("toolweave worker: the engine thread panicked");
-            ExitCode::FAILURE
+            1
         }
         Err(error) => {
             eprintln!("toolweave worker: cannot start the engine thread: {error}");
-            ExitCode::FAILURE
+            1
         }
     }
 }
 
 fn run_one_job(
     kind: WorkerKind,
+    how: WarmUp,
     confined: Result<confine::LandlockState, ConfineError>,
-) -> ExitCode {
+) -> u8 {
     // Everything that does not depend on the job happens before it arrives: the thread that will
     // read replies, a first run of the engine's own code (a fresh process otherwise pays for
     // faulting in the interpreter's code and data on the job's time), the JavaScript runtime.
@@ -320,7 +339,7 @@ fn run_one_job(
                 read_replies(&cancel, &replies_tx);
             });
     }
-    warm_up(kind);
+    warm_up(kind, how);
     let stack_top = stack_address();
     let prepared = match kind {
         WorkerKind::JavaScript => Some(Prepared::new(stack_top)),
@@ -330,12 +349,12 @@ fn run_one_job(
     let mut line = String::new();
     let request = match std::io::stdin().lock().read_line(&mut line) {
         // The pool was dropped before it needed this worker.
-        Ok(0) | Err(_) => return ExitCode::SUCCESS,
+        Ok(0) | Err(_) => return 0,
         Ok(_) => match serde_json::from_str::<ToWorker>(&line) {
             Ok(ToWorker::Start(request)) => request,
             Ok(ToWorker::Reply(_)) | Err(_) => {
                 eprintln!("toolweave worker: the first message was not a job");
-                return ExitCode::FAILURE;
+                return 1;
             }
         },
     };
@@ -358,7 +377,7 @@ fn run_one_job(
         write(&FromWorker::Finished(failed(EngineError::Internal {
             message: format!("{error}; the program was not run"),
         })));
-        return ExitCode::FAILURE;
+        return 1;
     }
     arm_memory(&request);
     let outcome = match (request.language, prepared) {
@@ -388,5 +407,5 @@ fn run_one_job(
         }),
     };
     write(&FromWorker::Finished(outcome));
-    ExitCode::SUCCESS
+    0
 }

@@ -143,11 +143,52 @@ pub fn worker_processes(gateway: u32) -> Vec<u32> {
         .collect()
 }
 
-/// The worker processes a gateway has started, with the kind each runs (`javascript`, `python`).
+/// The worker processes a gateway has started, with the kind each runs (`javascript`, `python`):
+/// its own children started as workers, and the workers its fork servers forked. The fork
+/// servers themselves are not workers (they run no guest code).
 pub fn workers_with_kinds(gateway: u32) -> Vec<(u32, String)> {
+    let processes = worker_binaries();
     let mut workers = Vec::new();
+    for (pid, parent, arguments) in &processes {
+        let argument = |index: usize| arguments.get(index).cloned().unwrap_or_default();
+        if *parent == gateway && argument(2) != "zygote" {
+            workers.push((*pid, argument(2)));
+        }
+        let forked_by = processes.iter().find(|(server, _, _)| server == parent);
+        if let Some((_, server_parent, server_arguments)) = forked_by
+            && *server_parent == gateway
+            && server_arguments.get(2).map(String::as_str) == Some("zygote")
+        {
+            let kind = server_arguments.get(3).cloned().unwrap_or_default();
+            workers.push((*pid, kind));
+        }
+    }
+    workers
+}
+
+/// The fork servers a gateway has started, with the kind of worker each forks.
+pub fn fork_servers(gateway: u32) -> Vec<(u32, String)> {
+    worker_binaries()
+        .into_iter()
+        .filter(|(_, parent, arguments)| {
+            *parent == gateway && arguments.get(2).map(String::as_str) == Some("zygote")
+        })
+        .map(|(pid, _, arguments)| (pid, arguments.get(3).cloned().unwrap_or_default()))
+        .collect()
+}
+
+/// The parent of a process, while it runs (Linux: read from `/proc`).
+pub fn parent_process(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_name = stat.rsplit_once(')')?.1;
+    after_name.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Every process running the worker entry of `toolweave`: pid, parent pid, command line.
+fn worker_binaries() -> Vec<(u32, u32, Vec<String>)> {
+    let mut found = Vec::new();
     let Ok(processes) = std::fs::read_dir("/proc") else {
-        return workers;
+        return found;
     };
     for entry in processes.filter_map(Result::ok) {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
@@ -158,21 +199,23 @@ pub fn workers_with_kinds(gateway: u32) -> Vec<(u32, String)> {
             continue;
         };
         let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-        let parent = after_name.split_whitespace().nth(1);
-        if parent != Some(gateway.to_string().as_str()) {
+        let Some(parent) = after_name
+            .split_whitespace()
+            .nth(1)
+            .and_then(|parent| parent.parse().ok())
+        else {
             continue;
-        }
+        };
         let command_line = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
         let arguments: Vec<String> = command_line
             .split(|byte| *byte == 0)
             .map(|argument| String::from_utf8_lossy(argument).into_owned())
             .collect();
         if arguments.get(1).map(String::as_str) == Some("__toolweave-worker") {
-            let kind = arguments.get(2).cloned().unwrap_or_default();
-            workers.push((pid, kind));
+            found.push((pid, parent, arguments));
         }
     }
-    workers
+    found
 }
 
 /// CPU time (user + system, in clock ticks) of a process's threads whose name starts with

@@ -5,7 +5,9 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use toolweave_testkit::harness::{Toolweave, fixture_config};
+use toolweave_testkit::harness::{
+    Toolweave, fixture_config, fork_servers, parent_process, workers_with_kinds,
+};
 
 use super::{cpu_ticks, toolweave, worker_processes};
 
@@ -279,5 +281,94 @@ async fn a_worker_that_stops_answering_is_killed_at_the_deadline() {
     }
     let after = server.execute("return 1", "javascript").await.unwrap();
     assert_eq!(after.value().unwrap(), &json!(1));
+    server.stop().await.unwrap();
+}
+
+/// Waits until the gateway has workers of both kinds waiting, and returns them.
+async fn waiting_workers(gateway: u32) -> Vec<(u32, String)> {
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        let workers = workers_with_kinds(gateway);
+        let kinds = |kind: &str| workers.iter().filter(|(_, k)| k == kind).count();
+        if kinds("javascript") >= 2 && kinds("python") >= 2 {
+            return workers;
+        }
+        assert!(
+            Instant::now() < until,
+            "the pools did not fill up: {workers:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_are_forked_by_a_fork_server_and_outlive_its_loss() {
+    if !confinement_supported() {
+        return;
+    }
+    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    let server = Toolweave::start(toolweave(), &config, &[]).await.unwrap();
+    let gateway = server.process_id().unwrap();
+    let waiting = waiting_workers(gateway).await;
+    let servers = fork_servers(gateway);
+    let mut kinds: Vec<&str> = servers.iter().map(|(_, kind)| kind.as_str()).collect();
+    kinds.sort_unstable();
+    assert_eq!(kinds, ["javascript", "python"], "one fork server per kind");
+    for (worker, kind) in &waiting {
+        let parent = parent_process(*worker).unwrap();
+        assert!(
+            servers.contains(&(parent, kind.clone())),
+            "worker {worker} ({kind}) should be forked by its kind's fork server, not by {parent}"
+        );
+        assert_eq!(status_field(*worker, "Seccomp").as_deref(), Some("2"));
+        assert_eq!(status_field(*worker, "NoNewPrivs").as_deref(), Some("1"));
+    }
+
+    // A fork server that is gone (killed, say) takes its waiting workers with it; the gateway
+    // notices, starts its workers itself from then on, and keeps answering.
+    for (pid, _) in &servers {
+        let status = std::process::Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    // Its workers die with it (a worker that was handed a job in the moment between would
+    // report being killed: that is the one execution such a loss costs).
+    let until = Instant::now() + Duration::from_secs(10);
+    let alive = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            stat.rsplit_once(')')
+                .is_some_and(|(_, rest)| !rest.starts_with(" Z"))
+        })
+    };
+    while waiting.iter().any(|(worker, _)| alive(*worker)) {
+        assert!(
+            Instant::now() < until,
+            "the forked workers outlived their fork server"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for round in 0..4 {
+        for (language, code) in [
+            ("javascript", format!("return {round} * 2")),
+            ("python", format!("{round} * 2")),
+        ] {
+            let execution = server.execute(&code, language).await.unwrap();
+            assert_eq!(
+                execution.value().unwrap(),
+                &json!(round * 2),
+                "{language}, round {round}: {}",
+                execution.text
+            );
+        }
+    }
+    for (worker, kind) in waiting_workers(gateway).await {
+        assert_eq!(
+            parent_process(worker),
+            Some(gateway),
+            "{kind} worker {worker} should be started by the gateway now"
+        );
+    }
     server.stop().await.unwrap();
 }

@@ -1,0 +1,205 @@
+//! The gateway's side of a worker fork server (`toolweave_sandbox::zygote`): start it, ask it
+//! for workers, learn how each ended.
+//!
+//! Requests go out in order and the fork server answers them in order, so the oldest waiting
+//! request takes each `Forked` answer. One reader task reads every report and hands it on.
+
+use std::collections::{HashMap, VecDeque};
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tokio::io::unix::AsyncFd;
+use tokio::process::{Child, Command};
+use tokio::sync::oneshot;
+use toolweave_sandbox::zygote::{self, Report};
+use toolweave_sandbox::{WorkerCommand, WorkerSpec};
+
+/// The argument that makes a worker a fork server (after the worker argument).
+const FORK_SERVER_ARGUMENT: &str = "zygote";
+
+/// A running fork server.
+#[derive(Debug)]
+pub(crate) struct ForkServer {
+    socket: Arc<AsyncFd<OwnedFd>>,
+    state: Arc<Mutex<State>>,
+    /// Requests are written one at a time, so that answers match them in order.
+    sending: tokio::sync::Mutex<()>,
+    /// The fork server's process: killed with this (its workers die with it).
+    _process: Child,
+    reader: tokio::task::JoinHandle<()>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// Requests sent and not answered yet, oldest first.
+    waiting: VecDeque<oneshot::Sender<io::Result<ForkedWorker>>>,
+    /// Workers running, by pid: told how they ended.
+    running: HashMap<u32, oneshot::Sender<ExitStatus>>,
+    /// Why the fork server is gone, once it is.
+    gone: Option<String>,
+}
+
+/// A worker the fork server forked.
+#[derive(Debug)]
+pub(crate) struct ForkedWorker {
+    pub(crate) pid: u32,
+    /// Names the worker for good; it is killed through this.
+    pub(crate) pidfd: OwnedFd,
+    /// How it ended, once it has; closed without a value if the fork server went first.
+    pub(crate) ended: oneshot::Receiver<ExitStatus>,
+}
+
+impl ForkServer {
+    /// Starts a fork server for `spec` workers, in `directory` with `command`'s environment.
+    /// Must be called within the tokio runtime.
+    pub(crate) fn start(
+        command: &WorkerCommand,
+        spec: &WorkerSpec,
+        directory: &Path,
+    ) -> io::Result<Self> {
+        let (ours, theirs) = zygote::socket_pair()?;
+        let mut process = Command::new(&command.program)
+            .args(&command.args)
+            .arg(FORK_SERVER_ARGUMENT)
+            .args(spec.arguments())
+            .env_clear()
+            .envs(command.env.iter().map(|(key, value)| (key, value)))
+            .current_dir(directory)
+            .stdin(Stdio::from(theirs))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()?;
+        if let Some(stderr) = process.stderr.take() {
+            let pid = process.id();
+            tokio::spawn(async move {
+                use tokio::io::AsyncBufReadExt;
+                let mut lines = tokio::io::BufReader::new(stderr).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    tracing::warn!(fork_server = pid, "{line}");
+                }
+            });
+        }
+        let socket = Arc::new(register(ours)?);
+        let state = Arc::new(Mutex::new(State::default()));
+        let reader = tokio::spawn(read_reports(socket.clone(), state.clone()));
+        Ok(Self {
+            socket,
+            state,
+            sending: tokio::sync::Mutex::new(()),
+            _process: process,
+            reader,
+        })
+    }
+
+    /// A worker on these stdin, stdout and stderr (the worker's ends of its pipes).
+    pub(crate) async fn fork(&self, stdio: [OwnedFd; 3]) -> io::Result<ForkedWorker> {
+        let (answer_tx, answer) = oneshot::channel();
+        {
+            let _sending = self.sending.lock().await;
+            self.lock()
+                .map(|mut state| state.waiting.push_back(answer_tx))?;
+            let sent = loop {
+                let mut ready = self.socket.writable().await?;
+                let borrowed = [stdio[0].as_fd(), stdio[1].as_fd(), stdio[2].as_fd()];
+                match ready.try_io(|socket| zygote::request_worker(socket.as_fd(), borrowed)) {
+                    Ok(sent) => break sent,
+                    Err(_would_block) => continue,
+                }
+            };
+            if let Err(error) = sent {
+                // Not sent: not answered either. (Answers are taken from the front, and this
+                // request, the newest, is at the back.)
+                let _ = self.lock().map(|mut state| state.waiting.pop_back());
+                return Err(error);
+            }
+        }
+        // The fork server holds its own copies now; ours close here.
+        drop(stdio);
+        answer.await.unwrap_or_else(|_| Err(gone_error(None)))
+    }
+
+    /// Whether the fork server has ended (it forks no more workers).
+    pub(crate) fn is_gone(&self) -> bool {
+        self.lock().is_err()
+    }
+
+    /// The state, unless the fork server is gone.
+    fn lock(&self) -> io::Result<std::sync::MutexGuard<'_, State>> {
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        match &state.gone {
+            Some(why) => Err(gone_error(Some(why))),
+            None => Ok(state),
+        }
+    }
+}
+
+impl Drop for ForkServer {
+    fn drop(&mut self) {
+        self.reader.abort();
+    }
+}
+
+fn gone_error(why: Option<&str>) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::BrokenPipe,
+        match why {
+            Some(why) => format!("the worker fork server is gone ({why})"),
+            None => "the worker fork server is gone".to_owned(),
+        },
+    )
+}
+
+/// Reads every report until the fork server is gone, then fails what still waits on it.
+async fn read_reports(socket: Arc<AsyncFd<OwnedFd>>, state: Arc<Mutex<State>>) {
+    let why = loop {
+        let mut ready = match socket.readable().await {
+            Ok(ready) => ready,
+            Err(error) => break error.to_string(),
+        };
+        let report = match ready.try_io(|socket| zygote::read_report(socket.as_fd())) {
+            Ok(Ok(Some(report))) => report,
+            Ok(Ok(None)) => break "it ended".to_owned(),
+            Ok(Err(error)) => break error.to_string(),
+            Err(_would_block) => continue,
+        };
+        let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
+        match report {
+            Report::Forked { pid, pidfd } => {
+                let (ended_tx, ended) = oneshot::channel();
+                state.running.insert(pid, ended_tx);
+                if let Some(waiting) = state.waiting.pop_front() {
+                    // A requester that gave up drops the worker, which kills it.
+                    let _ = waiting.send(Ok(ForkedWorker { pid, pidfd, ended }));
+                }
+            }
+            Report::Failed(error) => {
+                if let Some(waiting) = state.waiting.pop_front() {
+                    let _ = waiting.send(Err(error));
+                }
+            }
+            Report::Exited { pid, status } => {
+                if let Some(running) = state.running.remove(&pid) {
+                    let _ = running.send(status);
+                }
+            }
+        }
+    };
+    tracing::warn!("the worker fork server stopped: {why}");
+    let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
+    state.gone = Some(why);
+    // Dropping the senders tells every waiting request and running worker.
+    state.waiting.clear();
+    state.running.clear();
+}
+
+/// The gateway's end of the socket, registered with the runtime.
+#[allow(unsafe_code)]
+fn register(socket: OwnedFd) -> io::Result<AsyncFd<OwnedFd>> {
+    // SAFETY: the `AsyncFd` owns the descriptor: it stays open, and is the same, until the
+    // `AsyncFd` is dropped.
+    unsafe { AsyncFd::register(socket) }.map_err(io::Error::from)
+}
