@@ -17,7 +17,7 @@ use toolweave_config::Limits;
 /// time plus one more arriving meanwhile; more start on demand.
 const IDLE_ENGINES: usize = 2;
 /// Worker processes of each kind kept started ahead of demand.
-const IDLE_WORKERS: usize = 2;
+const IDLE_WORKERS: usize = 4;
 
 /// Where JavaScript and TypeScript run. Python always runs in worker processes when the
 /// gateway can start them.
@@ -76,11 +76,13 @@ impl Engines {
             };
             WorkerPool::new(command, spec, cwd.clone(), IDLE_WORKERS)
         };
-        let javascript_workers = worker
+        // Python's pool first: its first execution has the tighter budget.
+        let python_workers = worker
             .clone()
+            .map(|command| pool(command, WorkerKind::Python));
+        let javascript_workers = worker
             .filter(|_| isolation == Isolation::Worker)
             .map(|command| pool(command, WorkerKind::JavaScript));
-        let python_workers = worker.map(|command| pool(command, WorkerKind::Python));
         let isolation = if javascript_workers.is_some() {
             Isolation::Worker
         } else {

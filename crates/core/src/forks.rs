@@ -95,8 +95,13 @@ impl ForkServer {
         })
     }
 
-    /// A worker on these stdin, stdout and stderr (the worker's ends of its pipes).
-    pub(crate) async fn fork(&self, stdio: [OwnedFd; 3]) -> io::Result<ForkedWorker> {
+    /// A worker on these stdin, stdout and stderr (the worker's ends of its pipes); it warms up
+    /// before it reads its job if `warm_up`.
+    pub(crate) async fn fork(
+        &self,
+        stdio: [OwnedFd; 3],
+        warm_up: bool,
+    ) -> io::Result<ForkedWorker> {
         let (answer_tx, answer) = oneshot::channel();
         {
             let _sending = self.sending.lock().await;
@@ -105,7 +110,9 @@ impl ForkServer {
             let sent = loop {
                 let mut ready = self.socket.writable().await?;
                 let borrowed = [stdio[0].as_fd(), stdio[1].as_fd(), stdio[2].as_fd()];
-                match ready.try_io(|socket| zygote::request_worker(socket.as_fd(), borrowed)) {
+                match ready
+                    .try_io(|socket| zygote::request_worker(socket.as_fd(), borrowed, warm_up))
+                {
                     Ok(sent) => break sent,
                     Err(_would_block) => continue,
                 }

@@ -27,7 +27,9 @@ use crate::forks::{ForkServer, ForkedWorker};
 
 /// How long a cancelled worker gets to stop on its own before it is killed.
 const CANCEL_GRACE: Duration = Duration::from_millis(250);
-/// How long after an execution ends its replacement worker is started.
+/// How long after its start a gateway fills its worker pools (see [`When::AfterStartup`]).
+const STARTUP_DELAY: Duration = Duration::from_millis(50);
+/// How long after an execution ends its replacement worker is started (see [`When::Soon`]).
 const REPLACEMENT_DELAY: Duration = Duration::from_millis(2);
 /// How long the host waits for the exit status of a worker that ended without an outcome.
 const EXIT_WAIT: Duration = Duration::from_secs(2);
@@ -44,11 +46,33 @@ struct PoolInner {
     spec: WorkerSpec,
     /// An empty directory the workers start in.
     directory: PathBuf,
-    idle: Mutex<Vec<Worker>>,
+    idle: Mutex<Idle>,
     idle_target: usize,
     /// Where workers come from: a fork server when one runs, otherwise a new process each.
     #[cfg(target_os = "linux")]
-    forks: Mutex<Forks>,
+    forks: tokio::sync::Mutex<Forks>,
+}
+
+/// The workers waiting for a job, and how many more are being started to wait.
+#[derive(Debug, Default)]
+struct Idle {
+    workers: Vec<Worker>,
+    starting: usize,
+}
+
+/// When a pool starts the workers it is missing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum When {
+    /// At once: nothing is waiting.
+    Now,
+    /// Once the gateway has started: its first moments are busy (upstream servers starting,
+    /// the fork servers warming up, the first worker of each kind starting), and the first
+    /// execution needs one worker, not a full pool.
+    AfterStartup,
+    /// A moment later: the execution that freed a place is still being answered, and starting
+    /// a worker costs a core for a while (measured: answering executions 5 ms apart took
+    /// 1.3 ms with the replacement started at once, 0.7 ms with it started 2 ms later).
+    Soon,
 }
 
 /// The pool's fork server.
@@ -262,17 +286,18 @@ impl WorkerPool {
                 command,
                 spec,
                 directory,
-                idle: Mutex::new(Vec::new()),
+                idle: Mutex::new(Idle::default()),
                 idle_target,
                 #[cfg(target_os = "linux")]
-                forks: Mutex::new(if fork_server {
+                forks: tokio::sync::Mutex::new(if fork_server {
                     Forks::NotStarted
                 } else {
                     Forks::Unavailable
                 }),
             }),
         };
-        pool.replenish();
+        pool.replenish_to(1, When::Now);
+        pool.replenish(When::AfterStartup);
         pool
     }
 
@@ -282,18 +307,25 @@ impl WorkerPool {
     pub(crate) async fn start(&self, request: &ExecuteRequest) -> Result<WorkerSession, String> {
         let job = ToWorker::Start(request.clone());
         loop {
-            let idle = self
-                .inner
-                .idle
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .pop();
+            let (idle, emptied) = {
+                let mut idle = self
+                    .inner
+                    .idle
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                let worker = idle.workers.pop();
+                (worker, idle.workers.is_empty())
+            };
+            if emptied {
+                // The next execution should find one waiting.
+                self.replenish(When::Now);
+            }
             let fresh = idle.is_none();
             let worker = match idle {
                 Some(worker) => worker,
                 None => self
                     .inner
-                    .start_worker()
+                    .start_worker(Warm::No)
                     .await
                     .map_err(|error| format!("cannot start a worker process: {error}"))?,
             };
@@ -320,35 +352,43 @@ impl WorkerPool {
         }
     }
 
-    /// Starts workers in the background until `idle_target` are waiting.
-    fn replenish(&self) {
+    /// Starts workers in the background until `idle_target` are waiting (or being started).
+    fn replenish(&self, when: When) {
+        self.replenish_to(self.inner.idle_target, when);
+    }
+
+    /// Starts workers in the background until `target` are waiting (or being started).
+    fn replenish_to(&self, target: usize, when: When) {
         let missing = {
-            let idle = self
+            let mut idle = self
                 .inner
                 .idle
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
-            self.inner.idle_target.saturating_sub(idle.len())
+            let missing = target.saturating_sub(idle.workers.len() + idle.starting);
+            idle.starting += missing;
+            missing
         };
         if missing == 0 {
             return;
         }
         let inner = self.inner.clone();
         tokio::spawn(async move {
-            // Not at once: the execution that freed a place is still being answered, and
-            // starting a process costs a core for a while (measured: answering 5 ms-apart
-            // executions took 1.3 ms with the start at once, 0.7 ms with it a moment later).
-            tokio::time::sleep(REPLACEMENT_DELAY).await;
-            for _ in 0..missing {
-                match inner.start_worker().await {
+            match when {
+                When::Now => {}
+                When::AfterStartup => tokio::time::sleep(STARTUP_DELAY).await,
+                When::Soon => tokio::time::sleep(REPLACEMENT_DELAY).await,
+            }
+            for started in 0..missing {
+                let worker = inner.start_worker(Warm::Yes).await;
+                let mut idle = inner.idle.lock().unwrap_or_else(PoisonError::into_inner);
+                match worker {
                     Ok(worker) => {
-                        let mut idle = inner.idle.lock().unwrap_or_else(PoisonError::into_inner);
-                        if idle.len() < inner.idle_target {
-                            idle.push(worker);
-                        }
-                        // Otherwise the worker is dropped, which kills it.
+                        idle.starting -= 1;
+                        idle.workers.push(worker);
                     }
                     Err(error) => {
+                        idle.starting -= missing - started;
                         tracing::warn!(%error, "cannot start a worker process ahead of time");
                         return;
                     }
@@ -358,12 +398,21 @@ impl WorkerPool {
     }
 }
 
+/// Whether a new worker warms up before it reads its job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Warm {
+    /// Yes: it will wait for a job anyway.
+    Yes,
+    /// No: its job is waiting for it.
+    No,
+}
+
 impl PoolInner {
-    async fn start_worker(&self) -> io::Result<Worker> {
+    async fn start_worker(&self, warm: Warm) -> io::Result<Worker> {
         #[cfg(target_os = "linux")]
-        if let Some(server) = self.fork_server() {
+        if let Some(server) = self.fork_server().await {
             let pipes = Pipes::new()?;
-            match server.fork(pipes.worker).await {
+            match server.fork(pipes.worker, warm == Warm::Yes).await {
                 Ok(worker) => {
                     let process = Process::Forked(Forked {
                         worker,
@@ -371,7 +420,7 @@ impl PoolInner {
                     });
                     return Pipes::connect(pipes.stdin, pipes.stdout, pipes.stderr, process);
                 }
-                Err(error) => self.fork_server_failed(&server, &error),
+                Err(error) => self.fork_server_failed(&server, &error).await,
             }
         }
         let pipes = Pipes::new()?;
@@ -401,13 +450,23 @@ impl PoolInner {
 
     /// The fork server, started now if it has not been.
     #[cfg(target_os = "linux")]
-    fn fork_server(&self) -> Option<Arc<ForkServer>> {
-        let mut forks = self.forks.lock().unwrap_or_else(PoisonError::into_inner);
+    async fn fork_server(&self) -> Option<Arc<ForkServer>> {
+        let mut forks = self.forks.lock().await;
         match &*forks {
             Forks::Running(server) => Some(server.clone()),
             Forks::Unavailable => None,
             Forks::NotStarted => {
-                match ForkServer::start(&self.command, &self.spec, &self.directory) {
+                let (command, spec, directory) =
+                    (self.command.clone(), self.spec, self.directory.clone());
+                // Starting a process blocks until it has executed the binary: off the
+                // protocol threads, so that the pools of both kinds start side by side.
+                let started = tokio::task::spawn_blocking(move || {
+                    ForkServer::start(&command, &spec, &directory)
+                })
+                .await
+                .map_err(io::Error::other)
+                .and_then(|started| started);
+                match started {
                     Ok(server) => {
                         let server = Arc::new(server);
                         *forks = Forks::Running(server.clone());
@@ -429,8 +488,8 @@ impl PoolInner {
 
     /// After a failed fork: a fork server that is gone is not asked again.
     #[cfg(target_os = "linux")]
-    fn fork_server_failed(&self, server: &Arc<ForkServer>, error: &io::Error) {
-        let mut forks = self.forks.lock().unwrap_or_else(PoisonError::into_inner);
+    async fn fork_server_failed(&self, server: &Arc<ForkServer>, error: &io::Error) {
+        let mut forks = self.forks.lock().await;
         if server.is_gone() {
             if matches!(&*forks, Forks::Running(current) if Arc::ptr_eq(current, server)) {
                 tracing::warn!(
@@ -571,7 +630,7 @@ impl Drop for WorkerSession {
         // Its process is reaped in the background (by tokio, or by the fork server).
         self.process.start_kill();
         if let Some(pool) = self.pool.take() {
-            pool.replenish();
+            pool.replenish(When::Soon);
         }
     }
 }

@@ -102,11 +102,16 @@ pub(crate) enum WarmUp {
     Worker,
     /// A fork server: a whole small program in either language, once, for every worker it forks.
     ForkServer,
+    /// None: a forked worker whose job is already waiting.
+    None,
 }
 
 /// Runs the engine's own code once on a small program with a tool call, answered here, so the
 /// job finds it warm. What it allocates is gone before the memory limit is armed.
 pub(crate) fn warm_up(kind: WorkerKind, how: WarmUp) {
+    if how == WarmUp::None {
+        return;
+    }
     let (language, code) = match kind {
         WorkerKind::JavaScript => {
             let _ = crate::transpile::transpile(WARM_UP_TYPESCRIPT, Language::TypeScript);

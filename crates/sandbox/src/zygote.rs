@@ -12,7 +12,8 @@
 //! gateway starts it with the empty environment and working directory a worker gets.
 //!
 //! Wire: the fork server's stdin is a `SOCK_SEQPACKET` socket to the gateway. A request is one
-//! byte carrying three descriptors, the new worker's stdin, stdout and stderr. The fork server
+//! byte (`W`: warm up before reading the job; `N`: the job is waiting) carrying three
+//! descriptors, the new worker's stdin, stdout and stderr. The fork server
 //! answers requests in order, and reports each worker's end when it happens (it is the workers'
 //! parent, and reaps them):
 //! - `F` pid, with a pidfd of the worker attached: forked;
@@ -40,8 +41,10 @@ use nix::unistd::{ForkResult, Pid};
 
 use crate::worker::{WarmUp, WorkerSpec, run_worker, warm_up};
 
-/// The byte of a request for a worker.
-const REQUEST: u8 = b'W';
+/// The byte of a request for a worker that warms up before it reads its job.
+const REQUEST_WARM: u8 = b'W';
+/// The byte of a request for a worker whose job is waiting for it.
+const REQUEST_NOW: u8 = b'N';
 const FORKED: u8 = b'F';
 const FAILED: u8 = b'E';
 const EXITED: u8 = b'X';
@@ -85,14 +88,23 @@ pub fn socket_pair() -> io::Result<(OwnedFd, OwnedFd)> {
     Ok((gateway, server))
 }
 
-/// Asks the fork server behind `socket` for a worker on these stdin, stdout and stderr.
+/// Asks the fork server behind `socket` for a worker on these stdin, stdout and stderr, which
+/// warms up before it reads its job if `warm_up` (a job sent at once would wait for that).
 /// Fails with `WouldBlock` on a non-blocking socket that is full.
-pub fn request_worker(socket: BorrowedFd<'_>, stdio: [BorrowedFd<'_>; 3]) -> io::Result<()> {
+pub fn request_worker(
+    socket: BorrowedFd<'_>,
+    stdio: [BorrowedFd<'_>; 3],
+    warm_up: bool,
+) -> io::Result<()> {
     let descriptors = stdio.map(|fd| fd.as_raw_fd());
     let rights = [ControlMessage::ScmRights(&descriptors)];
     sendmsg::<()>(
         socket.as_raw_fd(),
-        &[IoSlice::new(&[REQUEST])],
+        &[IoSlice::new(&[if warm_up {
+            REQUEST_WARM
+        } else {
+            REQUEST_NOW
+        }])],
         &rights,
         MsgFlags::MSG_NOSIGNAL,
         None,
@@ -214,14 +226,27 @@ struct Forked {
 
 /// The fork server's side: warm up, then fork a worker per request until the gateway is gone.
 pub fn zygote_main(spec: WorkerSpec) -> ExitCode {
-    warm_up(spec.kind, WarmUp::ForkServer);
     let stdin = io::stdin();
     let socket = stdin.as_fd();
     let server = nix::unistd::getpid();
     let mut workers: Vec<Forked> = Vec::new();
+    let mut warmed = false;
     loop {
-        let (request, ended) = match wait_for_work(socket, &workers) {
-            Ok(ready) => ready,
+        // Warmed up once nothing has happened for a moment: the workers a gateway asks for
+        // as it starts are forked at once (they warm up themselves), and its first execution
+        // does not share the machine with this.
+        let wait = if warmed {
+            PollTimeout::NONE
+        } else {
+            PollTimeout::from(WARM_UP_WHEN_IDLE_MS)
+        };
+        let (request, ended) = match wait_for_work(socket, &workers, wait) {
+            Ok(None) => {
+                warm_up(spec.kind, WarmUp::ForkServer);
+                warmed = true;
+                continue;
+            }
+            Ok(Some(ready)) => ready,
             Err(error) => {
                 eprintln!("toolweave fork server: cannot wait for requests: {error}");
                 return ExitCode::FAILURE;
@@ -239,7 +264,7 @@ pub fn zygote_main(spec: WorkerSpec) -> ExitCode {
         let stdio = match receive(socket, &mut tag) {
             // The gateway is gone; its workers die with this process (their death signal).
             Ok((0, _)) => return ExitCode::SUCCESS,
-            Ok((_, descriptors)) if tag[0] == REQUEST => descriptors,
+            Ok((_, descriptors)) if matches!(tag[0], REQUEST_WARM | REQUEST_NOW) => descriptors,
             Ok(_) => {
                 eprintln!("toolweave fork server: a request was not one");
                 return ExitCode::FAILURE;
@@ -259,7 +284,7 @@ pub fn zygote_main(spec: WorkerSpec) -> ExitCode {
         // data structure consistent.
         match unsafe { nix::unistd::fork() } {
             Ok(ForkResult::Child) => {
-                let code = become_worker(spec, server, stdio);
+                let code = become_worker(spec, server, stdio, tag[0] == REQUEST_WARM);
                 // Exits without unwinding into the fork server's loop: its descriptors are
                 // already closed (the worker closes all but 0, 1 and 2).
                 std::process::exit(i32::from(code));
@@ -284,17 +309,25 @@ pub fn zygote_main(spec: WorkerSpec) -> ExitCode {
     }
 }
 
+/// How long a fork server waits without a request before it warms up.
+const WARM_UP_WHEN_IDLE_MS: u16 = 20;
+
 /// Waits until a request arrives or workers end: whether a request is ready, and which workers
-/// (by index) have ended.
-fn wait_for_work(socket: BorrowedFd<'_>, workers: &[Forked]) -> io::Result<(bool, Vec<usize>)> {
+/// (by index) have ended; `None` if `wait` passed without either.
+fn wait_for_work(
+    socket: BorrowedFd<'_>,
+    workers: &[Forked],
+    wait: PollTimeout,
+) -> io::Result<Option<(bool, Vec<usize>)>> {
     let mut watched = Vec::with_capacity(workers.len() + 1);
     watched.push(PollFd::new(socket, PollFlags::POLLIN));
     for worker in workers {
         watched.push(PollFd::new(worker.pidfd.as_fd(), PollFlags::POLLIN));
     }
-    match poll(&mut watched, PollTimeout::NONE) {
+    match poll(&mut watched, wait) {
+        Ok(0) => return Ok(None),
         Ok(_) => {}
-        Err(Errno::EINTR) => return Ok((false, Vec::new())),
+        Err(Errno::EINTR) => return Ok(Some((false, Vec::new()))),
         Err(error) => return Err(error.into()),
     }
     let ready = |fd: &PollFd<'_>| fd.revents().is_some_and(|events| !events.is_empty());
@@ -305,7 +338,7 @@ fn wait_for_work(socket: BorrowedFd<'_>, workers: &[Forked]) -> io::Result<(bool
         .filter(|(_, fd)| ready(fd))
         .map(|(index, _)| index)
         .collect();
-    Ok((request, ended))
+    Ok(Some((request, ended)))
 }
 
 /// Collects an ended worker's status and reports it.
@@ -326,7 +359,7 @@ fn reap(socket: BorrowedFd<'_>, worker: &Forked) {
 
 /// The child's side of a fork: the request's pipes become stdin, stdout and stderr; it dies with
 /// the fork server; then it is a worker like any other.
-fn become_worker(spec: WorkerSpec, server: Pid, stdio: [OwnedFd; 3]) -> u8 {
+fn become_worker(spec: WorkerSpec, server: Pid, stdio: [OwnedFd; 3], warm: bool) -> u8 {
     let [stdin, stdout, stderr] = stdio;
     let moved = nix::unistd::dup2_stdin(&stdin)
         .and_then(|()| nix::unistd::dup2_stdout(&stdout))
@@ -341,10 +374,11 @@ fn become_worker(spec: WorkerSpec, server: Pid, stdio: [OwnedFd; 3]) -> u8 {
     {
         return 1;
     }
-    // Warmed again: the fork server's pages are shared until written, and the first write to
-    // each costs a copy; better now than during the job (measured: a trivial Python execution
-    // answered in 0.49 ms with this, 0.66 ms without).
-    run_worker(spec, WarmUp::Worker)
+    // Warmed again while it waits: the fork server's pages are shared until written, and the
+    // first write to each costs a copy; better now than during the job (measured: a trivial
+    // Python execution answered in 0.49 ms with this, 0.66 ms without). Not when its job is
+    // already waiting.
+    run_worker(spec, if warm { WarmUp::Worker } else { WarmUp::None })
 }
 
 fn pidfd_open(pid: Pid) -> Result<OwnedFd, Errno> {
