@@ -19,6 +19,7 @@
 //! Errors ([`Error`]) are written for a model to read: the server, the cause (with the exit status
 //! and the last lines of stderr when there are some) and what to change.
 
+mod bounded;
 mod client;
 mod error;
 mod manager;

@@ -5,18 +5,21 @@
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use rmcp::RoleClient;
 use rmcp::ServiceExt;
 use rmcp::model::Tool;
 use rmcp::service::{ClientInitializeError, RunningService};
+use rmcp::transport::async_rw::AsyncRwTransport;
 use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use toolweave_config::Transport;
 
 use crate::Error;
+use crate::bounded::{BoundedLines, MAX_MESSAGE_BYTES};
 use crate::client::UpstreamClient;
 use crate::manager::{Ending, Shared};
 use crate::stderr::{StderrTail, read_lines};
@@ -143,9 +146,16 @@ async fn run_server(shared: &Arc<Shared>, index: usize, run: u32) -> Ending {
     tracing::debug!(server = %name, process_id = ?process.child.id(), "started the server's process");
 
     let client = UpstreamClient::new(name.clone(), server.tools_changed.clone());
+    let oversized = Arc::new(AtomicBool::new(false));
+    // The bound is enforced by the reader, which ends the connection (see `bounded`).
+    let transport = AsyncRwTransport::new_client(
+        BoundedLines::new(stdout, MAX_MESSAGE_BYTES, oversized.clone()),
+        stdin,
+    )
+    .with_max_line_length(usize::MAX);
     let handshake = async move {
         let service = client
-            .serve((stdout, stdin))
+            .serve(transport)
             .await
             .map_err(describe_initialize_error)?;
         let tools = service
@@ -265,9 +275,19 @@ async fn run_server(shared: &Arc<Shared>, index: usize, run: u32) -> Ending {
             }
         }
         Served::ConnectionClosed => {
-            let status = process.end(EXIT_GRACE).await.unwrap_or_else(|| {
-                "it closed its MCP connection (stdout) and was stopped".to_owned()
-            });
+            let status = process.end(EXIT_GRACE).await;
+            let status = if oversized.load(Ordering::Relaxed) {
+                format!(
+                    "it sent a message longer than {} MiB, which toolweave does not accept (a tool \
+                     result that large: ask the tool for less); its connection was closed and it \
+                     was stopped",
+                    MAX_MESSAGE_BYTES / (1024 * 1024)
+                )
+            } else {
+                status.unwrap_or_else(|| {
+                    "it closed its MCP connection (stdout) and was stopped".to_owned()
+                })
+            };
             Ending::Failed {
                 error: Error::Exited {
                     server: name,

@@ -139,3 +139,55 @@ async fn a_hung_call_times_out_and_others_continue() {
     assert!(value["reason"].as_str().unwrap().contains("300"), "{value}");
     server.stop().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_too_large_is_named_at_once_and_the_server_comes_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = fixture_binary();
+    let config = write_config(
+        dir.path(),
+        json!({
+            "fixture": { "command": fixture },
+            "other": { "command": fixture, "args": ["--name", "other"] },
+        }),
+    );
+    let server = Toolweave::start(toolweave(), &config, &[]).await.unwrap();
+    // 64 MiB of text, plus the JSON-RPC framing: one line longer than toolweave accepts.
+    let code = r#"
+        const [large, other] = await Promise.allSettled([
+          tools.fixture.large({ bytes: 64 * 1024 * 1024 }),
+          tools.other.add({ a: 1, b: 2 }),
+        ]);
+        return { reason: String(large.reason), other: other.value };
+    "#;
+    let started = Instant::now();
+    let result = server.execute(code, "javascript").await.unwrap();
+    let value = result.value().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the error should come when the answer does, not at a timeout"
+    );
+    let reason = value["reason"].as_str().unwrap();
+    assert!(reason.contains("longer than 64 MiB"), "{reason}");
+    assert!(reason.contains("ask the tool for less"), "{reason}");
+    assert_eq!(value["other"], 3, "the other server is unaffected");
+
+    // The server is started again on a later call.
+    let until = Instant::now() + Duration::from_secs(15);
+    loop {
+        let result = server
+            .execute(
+                "return await tools.fixture.add({ a: 2, b: 3 })",
+                "javascript",
+            )
+            .await
+            .unwrap();
+        if !result.is_error {
+            assert_eq!(result.value().unwrap(), &json!(5));
+            break;
+        }
+        assert!(Instant::now() < until, "not started again: {}", result.text);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    server.stop().await.unwrap();
+}
