@@ -238,6 +238,11 @@ fn arguments_that_are_not_json_raise_in_the_guest() {
             "class Point:\n    pass\ntools.t.echo(p=Point())",
             "an instance of the class Point",
         ),
+        (
+            "class Point:\n    pass\ntools.t.echo(p=Point())",
+            "build a dict from its fields, such as {'name': item.name} (dataclasses.asdict is not \
+             available)",
+        ),
         ("tools.t.echo(x=2**70)", "an int beyond 64 bits"),
         (
             "tools.t.echo([1, 2])",

@@ -162,7 +162,7 @@ pub(super) fn to_json(value: &MontyObject, path: &mut ValuePath) -> Result<Value
                 "an instance of the class {}",
                 instance.class_type.name.as_str()
             ),
-            "build a dict from its fields (dataclasses.asdict(...) for a dataclass)",
+            "build a dict from its fields, such as {'name': item.name} (dataclasses.asdict is not available)",
             path,
         ),
         MontyObject::Path(_) => refuse("a Path", "convert it with str(...)", path),
