@@ -118,6 +118,9 @@ impl Gateway {
         isolation: Isolation,
         worker: Option<WorkerCommand>,
     ) -> Arc<Self> {
+        // Engines first: their first workers are on the path of the first execution, and the
+        // upstream servers start in the background either way.
+        let engines = Engines::new(isolation, worker, &limits);
         let upstream = UpstreamManager::start(
             config,
             toolweave_upstream::Options {
@@ -125,7 +128,6 @@ impl Gateway {
                 call_timeout: limits.tool_call_timeout,
             },
         );
-        let engines = Engines::new(isolation, worker, &limits);
         Self::with_upstream(upstream, limits, engines)
     }
 
