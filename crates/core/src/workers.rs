@@ -687,29 +687,25 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn a_message_that_is_not_one_is_an_internal_error_not_a_cancel() {
-        let mut session = pool("read job; echo 'not a message'; sleep 5")
-            .start(&request())
-            .await
-            .unwrap();
+    /// How a session whose worker runs `script` ends, when it ends without an outcome.
+    async fn ended_early(script: &str) -> String {
+        let mut session = pool(script).start(&request()).await.unwrap();
         assert!(session.next().await.is_none());
         let EngineError::Internal { message } = session.ended_early().await else {
             panic!("expected an internal error");
         };
+        message
+    }
+
+    #[tokio::test]
+    async fn a_message_that_is_not_one_is_an_internal_error_not_a_cancel() {
+        let message = ended_early("read job; echo 'not a message'; sleep 5").await;
         assert!(message.contains("could not read"), "{message}");
     }
 
     #[tokio::test]
     async fn a_worker_that_dies_is_reported_with_its_status_and_last_words() {
-        let mut session = pool("read job; echo 'engine: out of luck' >&2; exit 3")
-            .start(&request())
-            .await
-            .unwrap();
-        assert!(session.next().await.is_none());
-        let EngineError::Internal { message } = session.ended_early().await else {
-            panic!("expected an internal error");
-        };
+        let message = ended_early("read job; echo 'engine: out of luck' >&2; exit 3").await;
         assert!(message.contains("exit status: 3"), "{message}");
         assert!(message.contains("engine: out of luck"), "{message}");
     }

@@ -194,7 +194,11 @@ fn receive(socket: BorrowedFd<'_>, bytes: &mut [u8]) -> io::Result<(usize, Vec<O
     let truncated = message.flags.contains(MsgFlags::MSG_CTRUNC);
     let length = message.bytes;
     if truncated {
-        return Err(malformed("more descriptors than a message carries"));
+        // Read by both sides: the error names no sender.
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "a message came with more descriptors than it may carry",
+        ));
     }
     Ok((length, descriptors))
 }

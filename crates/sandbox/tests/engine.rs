@@ -586,9 +586,20 @@ fn the_pool_runs_each_program_in_a_fresh_runtime() {
         "globalThis.leak = 'secret'; Object.prototype.polluted = 1; 1",
     );
     assert_eq!(first.result, Ok(json!(1)));
-    for _ in 0..3 {
-        let next = run_on_pool(&pool, "[typeof leak, ({}).polluted === undefined]");
-        assert_eq!(next.result, Ok(json!(["undefined", true])));
+    // Back to back (the thread prepares a runtime on the spot), then with pauses (it prepares
+    // one while it waits).
+    for pause in [0, 0, 0, 20, 20] {
+        thread::sleep(Duration::from_millis(pause));
+        let next = run_on_pool(
+            &pool,
+            "const fresh = [typeof leak, ({}).polluted === undefined]; globalThis.leak = 1; \
+             Object.prototype.polluted = 1; fresh",
+        );
+        assert_eq!(
+            next.result,
+            Ok(json!(["undefined", true])),
+            "pause {pause} ms"
+        );
     }
     let overflow = run_on_pool(&pool, "function down() { return down() + 1 }\ndown()");
     assert_eq!(overflow.result, Err(EngineError::StackOverflow));
