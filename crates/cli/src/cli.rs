@@ -25,7 +25,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Serve MCP on stdio: search_tools, describe_tools and execute_code over every configured server.
+    /// Serve MCP (stdio, or streamable HTTP with --http): search_tools, describe_tools and
+    /// execute_code over every configured server.
     Serve(ServeArgs),
     /// Run one program file (.ts, .js; `-` reads standard input) and print its result as JSON.
     Run(RunArgs),
@@ -125,6 +126,55 @@ impl LimitArgs {
 struct ServeArgs {
     #[command(flatten)]
     common: CommonArgs,
+    #[command(flatten)]
+    http: HttpArgs,
+}
+
+#[derive(Debug, Args)]
+struct HttpArgs {
+    /// Serve MCP over streamable HTTP at http://ADDRESS/mcp instead of stdio (e.g.
+    /// 127.0.0.1:8080). An address other than loopback needs --auth-token-env.
+    #[arg(long, value_name = "ADDRESS")]
+    http: Option<std::net::SocketAddr>,
+    /// Require `Authorization: Bearer <token>` on every HTTP request, with the token read from
+    /// this environment variable.
+    #[arg(long, value_name = "VAR", requires = "http")]
+    auth_token_env: Option<String>,
+    /// Accept this `Host` (name or name:port) besides localhost and the bound address; for a
+    /// gateway reached by a DNS name. Repeatable.
+    #[arg(long, value_name = "HOST", requires = "http")]
+    allowed_host: Vec<String>,
+    /// Accept requests from browser pages of this origin (e.g. https://app.example.com:443)
+    /// besides pages on this machine. Repeatable.
+    #[arg(long, value_name = "ORIGIN", requires = "http")]
+    allowed_origin: Vec<String>,
+}
+
+impl HttpArgs {
+    fn resolve(
+        &self,
+        address: std::net::SocketAddr,
+    ) -> Result<toolweave_server::http::HttpOptions> {
+        let token = match &self.auth_token_env {
+            None => None,
+            Some(variable) => {
+                let value = std::env::var(variable).map_err(|_| {
+                    anyhow::anyhow!(
+                        "--auth-token-env {variable}: the environment variable {variable} is not set (or not UTF-8); set it to the token clients must send"
+                    )
+                })?;
+                Some(toolweave_server::http::BearerToken::new(&value).with_context(|| {
+                    format!("--auth-token-env {variable}: the environment variable {variable} is empty; set it to the token clients must send")
+                })?)
+            }
+        };
+        Ok(toolweave_server::http::HttpOptions {
+            address,
+            token,
+            allowed_hosts: self.allowed_host.clone(),
+            allowed_origins: self.allowed_origin.clone(),
+        })
+    }
 }
 
 #[derive(Debug, Args)]
@@ -273,16 +323,70 @@ fn load_config(path: &Path) -> Result<Config> {
 }
 
 async fn serve(args: ServeArgs) -> Result<ExitCode> {
+    // Checked before anything starts, so a refused address starts no upstream server.
+    let listener = match args.http.http {
+        Some(address) => Some(toolweave_server::http::bind(args.http.resolve(address)?).await?),
+        None => None,
+    };
     let gateway = start(&args.common)?;
     let server = toolweave_server::ToolweaveServer::new(gateway.clone());
-    let service = server
-        .serve(rmcp::transport::io::stdio_pipes())
-        .await
-        .context("MCP session over stdio did not start")?;
-    let quit = service.waiting().await;
-    tracing::info!(?quit, "client disconnected");
+    let stop = tokio_util::sync::CancellationToken::new();
+    tokio::spawn(stop_on_signal(stop.clone()));
+    match listener {
+        Some(listener) => listener.serve(server, stop).await,
+        None => {
+            let service = server
+                .clone()
+                .serve(rmcp::transport::io::stdio_pipes())
+                .await
+                .context("MCP session over stdio did not start")?;
+            let session = service.cancellation_token();
+            let waiting = service.waiting();
+            tokio::pin!(waiting);
+            tokio::select! {
+                quit = &mut waiting => tracing::info!(?quit, "client disconnected"),
+                () = stop.cancelled() => {
+                    if !server.drain(toolweave_server::http::SHUTDOWN_GRACE).await {
+                        tracing::warn!("executions still running after the grace period are cancelled");
+                    }
+                    session.cancel();
+                    let _ = waiting.await;
+                }
+            }
+        }
+    }
     gateway.upstream().shutdown().await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Fires `stop` on SIGINT or SIGTERM.
+async fn stop_on_signal(stop: tokio_util::sync::CancellationToken) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut interrupt), Ok(mut terminate)) = (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) else {
+            tracing::warn!(
+                "cannot listen for SIGINT and SIGTERM; stop toolweave by closing its input"
+            );
+            return;
+        };
+        let name = tokio::select! {
+            _ = interrupt.recv() => "SIGINT",
+            _ = terminate.recv() => "SIGTERM",
+        };
+        tracing::info!(signal = name, "stopping");
+    }
+    #[cfg(not(unix))]
+    {
+        if tokio::signal::ctrl_c().await.is_err() {
+            return;
+        }
+        tracing::info!("stopping");
+    }
+    stop.cancel();
 }
 
 async fn run(args: RunArgs) -> Result<ExitCode> {

@@ -1,20 +1,28 @@
 //! The MCP face of toolweave: three tools, whatever the number of upstream tools.
 //!
 //! [`ToolweaveServer`] implements rmcp's `ServerHandler` once; the binary picks the transport.
-//! Failures of guest code, limits and unknown tools come back as `isError` results the model can
-//! read; only requests that are malformed as requests are JSON-RPC errors.
+//! Failures of guest code, limits, unknown tools and arguments a tool cannot use come back as
+//! `isError` results the model can read; only requests that are malformed as requests are
+//! JSON-RPC errors.
 
+// MCP logging (`logging/setLevel`, `notifications/message`) is deprecated by SEP-2577 for the
+// newest protocol version; clients speaking 2025-06-18 and 2025-11-25 use it, so it is served.
+#![allow(deprecated)]
+
+pub mod http;
 mod tools;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    ListToolsResult, LoggingLevel, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    SetLevelRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
+use tokio_util::task::TaskTracker;
 use toolweave_core::{ExecuteRequest, Flavor, Gateway, Language};
 
 pub use tools::{DESCRIBE_TOOLS, EXECUTE_CODE, SEARCH_TOOLS, tool_definitions};
@@ -28,6 +36,10 @@ const MAX_SEARCH_LIMIT: usize = 50;
 pub struct ToolweaveServer {
     gateway: Arc<Gateway>,
     tools: Arc<Vec<rmcp::model::Tool>>,
+    /// Executions under way, in every session: serving waits for them before it ends.
+    executions: TaskTracker,
+    /// The least severe log level this session's client asked for (`logging/setLevel`).
+    log_level: Arc<Mutex<LoggingLevel>>,
 }
 
 impl ToolweaveServer {
@@ -41,7 +53,34 @@ impl ToolweaveServer {
         Self {
             tools: Arc::new(tool_definitions(&namespaces)),
             gateway,
+            executions: TaskTracker::new(),
+            log_level: Arc::new(Mutex::new(LoggingLevel::Info)),
         }
+    }
+
+    /// A handle for one more client session: the same gateway and executions, with state of
+    /// its own (the log level it asks for).
+    pub fn for_session(&self) -> Self {
+        Self {
+            log_level: Arc::new(Mutex::new(LoggingLevel::Info)),
+            ..self.clone()
+        }
+    }
+
+    /// The log level this session's client asked for.
+    pub fn log_level(&self) -> LoggingLevel {
+        *self
+            .log_level
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Waits up to `grace` for the executions under way to finish; whether they all did.
+    pub async fn drain(&self, grace: std::time::Duration) -> bool {
+        self.executions.close();
+        tokio::time::timeout(grace, self.executions.wait())
+            .await
+            .is_ok()
     }
 
     /// The gateway behind this handler.
@@ -120,14 +159,14 @@ impl ToolweaveServer {
             Some(_) => return Err(invalid("\"language\" must be a string")),
         };
         let report = self
-            .gateway
-            .execute(
+            .executions
+            .track_future(self.gateway.execute(
                 ExecuteRequest {
                     code: code.clone(),
                     language,
                 },
                 context.ct.clone(),
-            )
+            ))
             .await;
         Ok(execution_result(&report))
     }
@@ -188,14 +227,19 @@ fn invalid(message: impl Into<std::borrow::Cow<'static, str>>) -> ErrorData {
 
 impl ServerHandler for ToolweaveServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(
-                Implementation::new("toolweave", env!("CARGO_PKG_VERSION")).with_title("toolweave"),
-            )
-            .with_instructions(
-                "Call upstream MCP tools from code: find them with search_tools, read their types \
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_logging()
+                .build(),
+        )
+        .with_server_info(
+            Implementation::new("toolweave", env!("CARGO_PKG_VERSION")).with_title("toolweave"),
+        )
+        .with_instructions(
+            "Call upstream MCP tools from code: find them with search_tools, read their types \
                  with describe_tools, then run TypeScript with execute_code.",
-            )
+        )
     }
 
     async fn list_tools(
@@ -217,18 +261,38 @@ impl ServerHandler for ToolweaveServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = request.arguments.unwrap_or_default();
         let result = match request.name.as_ref() {
-            SEARCH_TOOLS => self.search(&arguments).await?,
-            DESCRIBE_TOOLS => self.describe(&arguments).await?,
-            EXECUTE_CODE => self.execute(&arguments, &context).await?,
-            other => {
-                return Err(ErrorData::invalid_params(
-                    format!(
-                        "unknown tool {other:?}: toolweave has {SEARCH_TOOLS}, {DESCRIBE_TOOLS} and {EXECUTE_CODE}"
-                    ),
-                    None,
-                ));
-            }
+            SEARCH_TOOLS => self.search(&arguments).await,
+            DESCRIBE_TOOLS => self.describe(&arguments).await,
+            EXECUTE_CODE => self.execute(&arguments, &context).await,
+            other => Err(ErrorData::invalid_params(
+                format!(
+                    "unknown tool {other:?}: toolweave has {SEARCH_TOOLS}, {DESCRIBE_TOOLS} and {EXECUTE_CODE}"
+                ),
+                None,
+            )),
         };
+        // Arguments the tool cannot use, and tools that do not exist, are answered as failed
+        // calls the model reads and corrects, not as protocol errors its client may hide.
+        let result = result.unwrap_or_else(|error| {
+            let mut result =
+                CallToolResult::error(vec![ContentBlock::text(error.message.to_string())]);
+            result.structured_content = Some(json!({
+                "error": { "kind": "invalid_arguments", "message": error.message },
+            }));
+            result
+        });
         Ok(CallToolResponse::Complete(result))
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        *self
+            .log_level
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = request.level;
+        Ok(())
     }
 }

@@ -32,6 +32,11 @@ impl Toolweave {
         Ok(Self { client, process_id })
     }
 
+    /// A session with a client already connected (over any transport).
+    pub fn from_client(client: RunningService<RoleClient, ()>, process_id: Option<u32>) -> Self {
+        Self { client, process_id }
+    }
+
     /// The process id of `toolweave serve`.
     pub fn process_id(&self) -> Option<u32> {
         self.process_id

@@ -6,6 +6,7 @@
 
 pub mod fixture;
 pub mod harness;
+pub mod http;
 
 use std::path::{Path, PathBuf};
 

@@ -3,6 +3,7 @@ mod cases;
 mod cli;
 mod confinement;
 mod failures;
+mod http;
 mod npm;
 mod protocol;
 

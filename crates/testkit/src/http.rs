@@ -1,0 +1,140 @@
+//! Drives the real `toolweave serve --http` as a separate process, with MCP clients over
+//! streamable HTTP.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use rmcp::ServiceExt;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+use crate::harness::Toolweave;
+
+/// What the gateway logs once it listens; the address follows `address=`.
+const LISTENING: &str = "serving MCP over streamable HTTP";
+
+/// A running `toolweave serve --http 127.0.0.1:0`.
+pub struct HttpToolweave {
+    child: Child,
+    address: SocketAddr,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl HttpToolweave {
+    /// Spawns `binary serve --http 127.0.0.1:0 --config config <extra>` with `env` added, and
+    /// waits (up to 20 s) until it listens.
+    pub async fn start(
+        binary: &Path,
+        config: &Path,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Result<Self> {
+        let mut child = Command::new(binary)
+            .args(["serve", "--http", "127.0.0.1:0", "--config"])
+            .arg(config)
+            .args(extra)
+            .env("TOOLWEAVE_LOG", "info")
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .context("spawning toolweave serve --http")?;
+        let stderr = child.stderr.take().context("no stderr")?;
+        let text = Arc::new(Mutex::new(String::new()));
+        let (found, listening) = tokio::sync::oneshot::channel();
+        let collected = text.clone();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(stderr).lines();
+            let mut found = Some(found);
+            while let Ok(Some(line)) = lines.next_line().await {
+                if line.contains(LISTENING)
+                    && let Some(address) = line
+                        .split_whitespace()
+                        .find_map(|word| word.strip_prefix("address="))
+                        .and_then(|address| address.parse::<SocketAddr>().ok())
+                    && let Some(found) = found.take()
+                {
+                    let _ = found.send(address);
+                }
+                let mut text = collected.lock().unwrap_or_else(PoisonError::into_inner);
+                text.push_str(&line);
+                text.push('\n');
+            }
+        });
+        let address = match tokio::time::timeout(Duration::from_secs(20), listening).await {
+            Ok(Ok(address)) => address,
+            _ => {
+                let status = child.try_wait().ok().flatten();
+                bail!(
+                    "toolweave serve --http did not start listening (exit: {status:?}); stderr:\n{}",
+                    text.lock().unwrap_or_else(PoisonError::into_inner)
+                );
+            }
+        };
+        Ok(Self {
+            child,
+            address,
+            stderr: text,
+        })
+    }
+
+    /// Where it listens.
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// Its MCP endpoint.
+    pub fn url(&self) -> String {
+        format!("http://{}/mcp", self.address)
+    }
+
+    /// Its process id.
+    pub fn process_id(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    /// A new MCP session (a client of its own), sending `Authorization: Bearer token` if given.
+    pub async fn connect(&self, token: Option<&str>) -> Result<Toolweave> {
+        let mut config = StreamableHttpClientTransportConfig::with_uri(self.url());
+        if let Some(token) = token {
+            config = config.auth_header(token);
+        }
+        let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+        let client = ().serve(transport).await.context("initialize over HTTP")?;
+        Ok(Toolweave::from_client(client, self.process_id()))
+    }
+
+    /// What it logged so far.
+    pub fn stderr(&self) -> String {
+        self.stderr
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Sends SIGTERM and waits up to `limit` for it to exit.
+    pub async fn terminate(&mut self, limit: Duration) -> Result<ExitStatus> {
+        let Some(process_id) = self.child.id() else {
+            bail!("already exited");
+        };
+        let status = std::process::Command::new("kill")
+            .args(["-TERM", &process_id.to_string()])
+            .status()
+            .context("running kill")?;
+        if !status.success() {
+            bail!("kill -TERM {process_id} failed");
+        }
+        tokio::time::timeout(limit, self.child.wait())
+            .await
+            .with_context(|| format!("still running {} ms after SIGTERM", limit.as_millis()))?
+            .context("waiting for toolweave")
+    }
+}
