@@ -37,6 +37,22 @@ enum Command {
     Types(TypesArgs),
     /// Check this machine's sandbox and, with --config, every upstream server; print what to fix.
     Doctor(DoctorArgs),
+    /// Start every configured upstream server once and show its state, tool count, start-up
+    /// time and error.
+    Servers(ServersArgs),
+}
+
+#[derive(Debug, Args)]
+struct ServersArgs {
+    /// An MCP config file.
+    #[arg(long, short = 'c', value_name = "FILE", env = "TOOLWEAVE_CONFIG")]
+    config: PathBuf,
+    /// Time each server may take to start.
+    #[arg(long, value_name = "MS", default_value_t = Limits::default().startup_timeout.as_millis() as u64)]
+    startup_timeout_ms: u64,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -273,6 +289,7 @@ async fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Tools(args) => tools(args).await,
         Command::Types(args) => types(args).await,
         Command::Doctor(args) => doctor(args).await,
+        Command::Servers(args) => servers(args).await,
     }
 }
 
@@ -575,33 +592,18 @@ async fn doctor(args: DoctorArgs) -> Result<ExitCode> {
                 return Ok(ExitCode::FAILURE);
             }
         };
-        let limits = Limits::default();
-        let started = std::time::Instant::now();
-        let upstream = toolweave_upstream::UpstreamManager::start(
-            &config,
-            toolweave_upstream::Options {
-                startup_timeout: limits.startup_timeout,
-                call_timeout: limits.tool_call_timeout,
-            },
-        );
-        for (name, tools) in upstream.all_tools().await {
-            match tools {
-                Ok(tools) => writeln!(
-                    out,
-                    "  {name}: ready, {} tools ({} ms)",
-                    tools.len(),
-                    started.elapsed().as_millis()
-                )?,
-                Err(error) => {
+        for server in check_servers(&config, Limits::default().startup_timeout).await {
+            match &server.error {
+                None => writeln!(out, "  {}", server.line())?,
+                Some(_) => {
                     problems += 1;
-                    writeln!(out, "  {name}: FAILED: {error}")?;
+                    writeln!(out, "  {}", server.line())?;
                 }
             }
         }
         for disabled in &config.disabled {
             writeln!(out, "  {disabled}: disabled in the config")?;
         }
-        upstream.shutdown().await;
     }
     if problems == 0 {
         writeln!(out, "everything checked is in order")?;
@@ -610,6 +612,104 @@ async fn doctor(args: DoctorArgs) -> Result<ExitCode> {
         writeln!(out, "{problems} problem(s) found")?;
         Ok(ExitCode::FAILURE)
     }
+}
+
+/// One upstream server after an attempt to start it.
+#[derive(Debug, serde::Serialize)]
+struct ServerCheck {
+    name: String,
+    transport: &'static str,
+    /// `ready` or `failed`.
+    state: &'static str,
+    tools: Option<usize>,
+    /// From the start of the attempt to its tool list, or to its failure.
+    elapsed_ms: u128,
+    error: Option<String>,
+}
+
+impl ServerCheck {
+    fn line(&self) -> String {
+        match (&self.error, self.tools) {
+            (Some(error), _) => format!(
+                "{} ({}): FAILED after {} ms: {error}",
+                self.name, self.transport, self.elapsed_ms
+            ),
+            (None, tools) => format!(
+                "{} ({}): ready, {} tool{} ({} ms)",
+                self.name,
+                self.transport,
+                tools.unwrap_or(0),
+                if tools == Some(1) { "" } else { "s" },
+                self.elapsed_ms
+            ),
+        }
+    }
+}
+
+/// Starts every server of `config`, each timed on its own, and stops them again.
+async fn check_servers(config: &Config, startup_timeout: Duration) -> Vec<ServerCheck> {
+    let upstream = toolweave_upstream::UpstreamManager::start(
+        config,
+        toolweave_upstream::Options {
+            startup_timeout,
+            call_timeout: Limits::default().tool_call_timeout,
+        },
+    );
+    let started = std::time::Instant::now();
+    let checks = futures::future::join_all(config.servers.iter().map(|server| {
+        let upstream = &upstream;
+        async move {
+            let outcome = upstream.tools(&server.name).await;
+            let elapsed_ms = started.elapsed().as_millis();
+            let (state, tools, error) = match outcome {
+                Ok(tools) => ("ready", Some(tools.len()), None),
+                Err(error) => ("failed", None, Some(error.to_string())),
+            };
+            ServerCheck {
+                name: server.name.clone(),
+                transport: server.transport.kind(),
+                state,
+                tools,
+                elapsed_ms,
+                error,
+            }
+        }
+    }))
+    .await;
+    upstream.shutdown().await;
+    checks
+}
+
+async fn servers(args: ServersArgs) -> Result<ExitCode> {
+    if args.startup_timeout_ms == 0 {
+        bail!("--startup-timeout-ms must be greater than 0");
+    }
+    let config = load_config(&args.config)?;
+    let checks = check_servers(&config, Duration::from_millis(args.startup_timeout_ms)).await;
+    let failed = checks.iter().filter(|check| check.error.is_some()).count();
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let report = serde_json::json!({
+            "servers": checks,
+            "disabled": config.disabled,
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+    } else {
+        for check in &checks {
+            writeln!(out, "{}", check.line())?;
+        }
+        for disabled in &config.disabled {
+            writeln!(out, "{disabled}: disabled in the config")?;
+        }
+        if checks.is_empty() {
+            writeln!(out, "no servers configured in {}", args.config.display())?;
+        }
+    }
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 /// Servers whose tools are missing from an answer are named on stderr, never dropped silently.

@@ -31,6 +31,11 @@ pub const MCP_PATH: &str = "/mcp";
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 /// After the grace, how long open connections get to close before serving ends regardless.
 const CONNECTION_CLOSE_WAIT: Duration = Duration::from_secs(2);
+/// How long a session keeps an answer already sent, for a client that reconnects to read it
+/// again. rmcp's default is 60 s; at hundreds of executions a second that holds tens of
+/// thousands of answers in memory, while a client reconnects within seconds (it is told to retry
+/// after 3 s).
+const COMPLETED_ANSWER_KEPT: Duration = Duration::from_secs(10);
 /// Largest request body: a program and its arguments, with room to spare.
 const MAX_REQUEST_BYTES: usize = 8 * 1024 * 1024;
 
@@ -162,9 +167,11 @@ impl HttpListener {
             .with_max_request_body_bytes(MAX_REQUEST_BYTES)
             .with_cancellation_token(sessions.clone());
         let session_handler = handler.clone();
+        let mut sessions_manager = LocalSessionManager::default();
+        sessions_manager.session_config.completed_cache_ttl = COMPLETED_ANSWER_KEPT;
         let service = StreamableHttpService::new(
             move || Ok(session_handler.for_session()),
-            Arc::new(LocalSessionManager::default()),
+            Arc::new(sessions_manager),
             config,
         );
         let router = Router::new()
