@@ -15,6 +15,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use axum::serve::ListenerExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use sha2::{Digest, Sha256};
@@ -181,15 +182,26 @@ impl HttpListener {
                 Arc::new(self.options.token.clone()),
                 authorize,
             ));
-        tracing::info!(
-            address = %self.local_address,
-            path = MCP_PATH,
-            token = self.options.token.is_some(),
-            "serving MCP over streamable HTTP"
+        // Said whatever the log level: with port 0 this is how the caller learns the port.
+        eprintln!(
+            "toolweave: serving MCP at http://{}{MCP_PATH}{}",
+            self.local_address,
+            if self.options.token.is_some() {
+                " (bearer token required)"
+            } else {
+                ""
+            }
         );
 
         let stopping = stop.clone();
-        let server = axum::serve(self.listener, router)
+        // Answers are small and each waits on the one before: without TCP_NODELAY, Nagle's
+        // algorithm and delayed ACKs hold every answer back ~40 ms.
+        let listener = self.listener.tap_io(|stream| {
+            if let Err(error) = stream.set_nodelay(true) {
+                tracing::debug!(%error, "cannot set TCP_NODELAY");
+            }
+        });
+        let server = axum::serve(listener, router)
             .with_graceful_shutdown(async move { stopping.cancelled().await });
         let server = tokio::spawn(async move { server.await });
         stop.cancelled().await;

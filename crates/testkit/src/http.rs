@@ -16,8 +16,8 @@ use tokio::process::{Child, Command};
 
 use crate::harness::Toolweave;
 
-/// What the gateway logs once it listens; the address follows `address=`.
-const LISTENING: &str = "serving MCP over streamable HTTP";
+/// What the gateway says on stderr once it listens, before `http://ADDRESS/mcp`.
+const LISTENING: &str = "toolweave: serving MCP at http://";
 
 /// A running `toolweave serve --http 127.0.0.1:0`.
 pub struct HttpToolweave {
@@ -55,10 +55,10 @@ impl HttpToolweave {
             let mut lines = BufReader::new(stderr).lines();
             let mut found = Some(found);
             while let Ok(Some(line)) = lines.next_line().await {
-                if line.contains(LISTENING)
-                    && let Some(address) = line
-                        .split_whitespace()
-                        .find_map(|word| word.strip_prefix("address="))
+                if let Some(rest) = line.strip_prefix(LISTENING)
+                    && let Some(address) = rest
+                        .split('/')
+                        .next()
                         .and_then(|address| address.parse::<SocketAddr>().ok())
                     && let Some(found) = found.take()
                 {

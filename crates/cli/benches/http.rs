@@ -1,0 +1,125 @@
+//! Throughput of `toolweave serve --http` on loopback: executions per second with 1, 8 and 64
+//! clients, each its own MCP session sending one execution at a time, and the gateway's memory
+//! before and after.
+//!
+//! `cargo bench -p toolweave --bench http` (release profile). Each execution calls the fixture
+//! upstream once (`add`) and its answer is checked. `TOOLWEAVE_BENCH_BINARY` measures another
+//! build; `TOOLWEAVE_BENCH_ISOLATION=in-process` measures engine threads instead of workers.
+
+#![expect(
+    clippy::expect_used,
+    reason = "a benchmark aborts on the first failure"
+)]
+#![expect(clippy::print_stdout, reason = "a benchmark reports on stdout")]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use toolweave_testkit::harness::Toolweave;
+use toolweave_testkit::http::HttpToolweave;
+
+/// Executions per measured run, per concurrency.
+const EXECUTIONS: usize = 4000;
+/// Executions before measuring, per concurrency.
+const WARM_UP: usize = 400;
+
+fn binary(name: &str) -> PathBuf {
+    if name == "toolweave"
+        && let Some(path) = std::env::var_os("TOOLWEAVE_BENCH_BINARY")
+    {
+        return PathBuf::from(path);
+    }
+    // Benches run from target/<profile>/deps; the binaries sit one level up.
+    let exe = std::env::current_exe().expect("bench executable path");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target profile dir");
+    let path = dir.join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: run `cargo build --release` first",
+        path.display()
+    );
+    path
+}
+
+fn resident_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .expect("/proc status")
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS")
+}
+
+/// `executions` executions over `sessions`, all at once; how long they took.
+async fn run(sessions: &[Arc<Toolweave>], executions: usize) -> Duration {
+    let started = Instant::now();
+    let tasks = sessions.iter().enumerate().map(|(client, session)| {
+        let session = session.clone();
+        let rounds =
+            executions / sessions.len() + usize::from(client < executions % sessions.len());
+        tokio::spawn(async move {
+            for round in 0..rounds {
+                let (a, b) = (client * 100_000, round);
+                let result = session
+                    .execute(
+                        &format!("return await tools.fixture.add({{ a: {a}, b: {b} }})"),
+                        "javascript",
+                    )
+                    .await
+                    .expect("execution");
+                assert_eq!(result.value().expect("a value"), &json!(a + b));
+            }
+        })
+    });
+    for task in futures::future::join_all(tasks).await {
+        task.expect("client task");
+    }
+    started.elapsed()
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return; // `cargo test --benches` asks for a list; there are no unit benches here.
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        json!({ "mcpServers": { "fixture": { "command": binary("toolweave-fixture") } } })
+            .to_string(),
+    )
+    .expect("config");
+    let isolation =
+        std::env::var("TOOLWEAVE_BENCH_ISOLATION").unwrap_or_else(|_| "worker".to_owned());
+    println!("toolweave serve --http, isolation {isolation}, one upstream call per execution");
+    for clients in [1, 8, 64] {
+        let server = HttpToolweave::start(
+            &binary("toolweave"),
+            &config,
+            &["--isolation", &isolation],
+            &[("TOOLWEAVE_LOG", "warn")],
+        )
+        .await
+        .expect("start");
+        let gateway = server.process_id().expect("pid");
+        let mut sessions = Vec::new();
+        for _ in 0..clients {
+            sessions.push(Arc::new(server.connect(None).await.expect("session")));
+        }
+        run(&sessions, WARM_UP).await;
+        let before = resident_kib(gateway);
+        let elapsed = run(&sessions, EXECUTIONS).await;
+        let after = resident_kib(gateway);
+        println!(
+            "{clients:>3} clients: {:>7.0} executions/s ({EXECUTIONS} in {:.2} s)   gateway RSS {before} → {after} KiB",
+            EXECUTIONS as f64 / elapsed.as_secs_f64(),
+            elapsed.as_secs_f64()
+        );
+    }
+}
