@@ -24,6 +24,9 @@ mod client;
 mod error;
 mod manager;
 mod process;
+mod remote;
+mod run;
+mod sse;
 mod status;
 mod stderr;
 
