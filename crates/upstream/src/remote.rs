@@ -540,8 +540,8 @@ fn innermost(error: &(dyn std::error::Error + 'static)) -> String {
     current.to_string()
 }
 
-/// Whether a rustls error is in the chain (hyper-rustls wraps it in an `io::Error`, whose
-/// `source` skips it).
+/// Whether a rustls error is in the chain (hyper-rustls wraps it in `io::Error`s, whose `source`
+/// skips it).
 fn is_tls_failure(error: &(dyn std::error::Error + 'static)) -> bool {
     let mut current = Some(error);
     while let Some(error) = current {
@@ -549,7 +549,7 @@ fn is_tls_failure(error: &(dyn std::error::Error + 'static)) -> bool {
             return true;
         }
         if let Some(io) = error.downcast_ref::<std::io::Error>()
-            && io
+            && innermost_io(io)
                 .get_ref()
                 .is_some_and(|inner| inner.downcast_ref::<rustls::Error>().is_some())
         {
@@ -560,11 +560,22 @@ fn is_tls_failure(error: &(dyn std::error::Error + 'static)) -> bool {
     false
 }
 
+/// The `io::Error` inside `io::Error`s that wrap one another.
+fn innermost_io(mut io: &std::io::Error) -> &std::io::Error {
+    while let Some(inner) = io
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<std::io::Error>())
+    {
+        io = inner;
+    }
+    io
+}
+
 fn io_source<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a std::io::Error> {
     let mut current = Some(error);
     while let Some(error) = current {
         if let Some(io) = error.downcast_ref::<std::io::Error>() {
-            return Some(io);
+            return Some(innermost_io(io));
         }
         current = error.source();
     }

@@ -310,6 +310,7 @@ async fn failures_are_explained_and_secrets_never_shown() {
                 "http-404": entry("http", &http.url.replace("/mcp", "/nowhere")),
                 "sse-404": entry("sse", &sse.url.replace("/sse", "/nowhere")),
                 "refused": entry("http", &with_key(&format!("http://127.0.0.1:{closed_port}/mcp"))),
+                "tls": entry("http", &with_key(&http.url.replace("http://", "https://"))),
                 "good": entry("http", &with_key(&http.url)),
             }),
             &[
@@ -360,6 +361,12 @@ async fn failures_are_explained_and_secrets_never_shown() {
         message("refused").contains("could not be connected: the connection was refused"),
         "{}",
         message("refused")
+    );
+    // TLS to a plain-HTTP server.
+    assert!(
+        message("tls").contains("could not be connected: the TLS handshake failed ("),
+        "{}",
+        message("tls")
     );
 
     // A good server with a key in its URL, then killed: the disconnect names no secret either.
