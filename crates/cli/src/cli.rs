@@ -299,15 +299,6 @@ fn start(common: &CommonArgs) -> Result<Arc<Gateway>> {
     for disabled in &config.disabled {
         tracing::info!(server = %disabled, "server is disabled in the config; skipped");
     }
-    for server in &config.servers {
-        if server.transport.kind() != "stdio" {
-            tracing::warn!(
-                server = %server.name,
-                transport = server.transport.kind(),
-                "remote servers are not connected by this version; its tools will report that"
-            );
-        }
-    }
     let isolation = match common.isolation {
         IsolationArg::InProcess => Isolation::InProcess,
         IsolationArg::Worker => Isolation::Worker,

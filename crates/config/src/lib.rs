@@ -3,12 +3,20 @@
 //!
 //! Raw file contents are parsed into `raw` types that accept exactly the keys MCP clients write,
 //! then resolved once into [`Config`]. Every error names the file, the server and the key to change.
+//!
+//! `${VAR}` (and `${VAR:-default}`, and `env:VAR` as a whole value) in a server's `url`,
+//! `headers`, `env` and `args` are resolved from toolweave's environment when the file is loaded;
+//! an unset variable is an error naming the file, the server, the key and the variable. Resolved
+//! values keep their written form beside them ([`Expanded`]): messages and logs show that form,
+//! so a secret passed through a variable is never printed.
 
+mod expand;
 mod limits;
 mod servers;
 
+pub use expand::Expanded;
 pub use limits::Limits;
-pub use servers::{Config, ServerConfig, Transport, load_file, parse_str};
+pub use servers::{Config, ServerConfig, Transport, load_file, parse_str, parse_str_with_env};
 
 use std::path::PathBuf;
 

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::expand::{Expanded, MissingVariable, expand};
 use crate::{Error, Result};
 
 /// Every upstream server toolweave fronts, resolved from one or more files.
@@ -35,26 +36,26 @@ pub enum Transport {
     Stdio {
         /// Program to run (looked up on `PATH` when it has no slash).
         command: String,
-        /// Its arguments.
-        args: Vec<String>,
-        /// Variables added to the inherited environment.
-        env: BTreeMap<String, String>,
+        /// Its arguments, `${VAR}` references resolved.
+        args: Vec<Expanded>,
+        /// Variables added to the inherited environment, `${VAR}` references resolved.
+        env: BTreeMap<String, Expanded>,
         /// Working directory; relative paths are resolved against the config file's folder.
         cwd: Option<PathBuf>,
     },
     /// Streamable HTTP.
     Http {
-        /// The endpoint, e.g. `https://example.com/mcp`.
-        url: String,
-        /// Extra request headers.
-        headers: BTreeMap<String, String>,
+        /// The endpoint, e.g. `https://example.com/mcp`; show only its written form.
+        url: Expanded,
+        /// Extra request headers; their values are never shown.
+        headers: BTreeMap<String, Expanded>,
     },
     /// The legacy HTTP+SSE transport.
     Sse {
-        /// The SSE endpoint, e.g. `http://localhost:3001/sse`.
-        url: String,
-        /// Extra request headers.
-        headers: BTreeMap<String, String>,
+        /// The SSE endpoint, e.g. `http://localhost:3001/sse`; show only its written form.
+        url: Expanded,
+        /// Extra request headers; their values are never shown.
+        headers: BTreeMap<String, Expanded>,
     },
 }
 
@@ -87,7 +88,7 @@ struct RawServer {
 
 const SERVER_KEYS: &str = "type, command, args, env, cwd, url, headers, disabled";
 
-/// Reads and resolves one config file.
+/// Reads and resolves one config file; `${VAR}` references come from toolweave's environment.
 pub fn load_file(path: &Path) -> Result<Config> {
     let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
         path: path.to_path_buf(),
@@ -97,7 +98,17 @@ pub fn load_file(path: &Path) -> Result<Config> {
 }
 
 /// Parses the text of a config file; `path` is used in messages and to resolve a relative `cwd`.
+/// `${VAR}` references come from toolweave's environment.
 pub fn parse_str(text: &str, path: &Path) -> Result<Config> {
+    parse_str_with_env(text, path, &|name| std::env::var(name).ok())
+}
+
+/// [`parse_str`] with the variables for `${VAR}` references looked up by `lookup`.
+pub fn parse_str_with_env(
+    text: &str,
+    path: &Path,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<Config> {
     let syntax = |message: String| Error::Syntax {
         path: path.to_path_buf(),
         message,
@@ -159,7 +170,7 @@ pub fn parse_str(text: &str, path: &Path) -> Result<Config> {
             config.disabled.push(name.clone());
             continue;
         }
-        let transport = resolve(raw, base).map_err(server_error)?;
+        let transport = resolve(raw, base, lookup).map_err(server_error)?;
         config.servers.push(ServerConfig {
             name: name.clone(),
             transport,
@@ -170,9 +181,54 @@ pub fn parse_str(text: &str, path: &Path) -> Result<Config> {
     Ok(config)
 }
 
-fn resolve(raw: RawServer, base: &Path) -> std::result::Result<Transport, String> {
+/// One value with its references resolved; `key` names it in the message when a variable is unset.
+fn expand_key(
+    text: &str,
+    key: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> std::result::Result<Expanded, String> {
+    expand(text, lookup).map_err(|MissingVariable { name }| {
+        format!(
+            "{key} uses the variable {name}, which is not set in toolweave's environment; set {name} before starting toolweave, or write ${{{name}:-default}} to give a default"
+        )
+    })
+}
+
+/// Header names are HTTP tokens; values may not hold line breaks or other control characters.
+/// The message never shows the value (it may be a secret).
+fn check_header(name: &str, value: &Expanded) -> std::result::Result<(), String> {
+    let token = |character: char| {
+        character.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(character)
+    };
+    if name.is_empty() || !name.chars().all(token) {
+        return Err(format!(
+            "the header name {name:?} is not a valid HTTP header name; use letters, digits and - only"
+        ));
+    }
+    if value
+        .value()
+        .chars()
+        .any(|character| character.is_control() && character != '\t')
+    {
+        return Err(format!(
+            "the value of header {name:?} holds a line break or another control character{}; HTTP header values cannot",
+            if value.uses_variables() {
+                " (after its variables were resolved)"
+            } else {
+                ""
+            }
+        ));
+    }
+    Ok(())
+}
+
+fn resolve(
+    raw: RawServer,
+    base: &Path,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> std::result::Result<Transport, String> {
     let kind = raw.kind.as_deref().map(str::to_ascii_lowercase);
-    let remote = || -> std::result::Result<(String, BTreeMap<String, String>), String> {
+    let remote = || -> std::result::Result<(Expanded, BTreeMap<String, Expanded>), String> {
         for (key, present) in [
             ("command", raw.command.is_some()),
             ("args", raw.args.is_some()),
@@ -187,14 +243,22 @@ fn resolve(raw: RawServer, base: &Path) -> std::result::Result<Transport, String
         }
         let url = raw
             .url
-            .clone()
+            .as_deref()
             .ok_or_else(|| "missing \"url\" for a remote server".to_owned())?;
-        if !(url.starts_with("http://") || url.starts_with("https://")) {
+        let url = expand_key(url, "\"url\"", lookup)?;
+        if !(url.value().starts_with("http://") || url.value().starts_with("https://")) {
             return Err(format!(
-                "\"url\" must start with http:// or https://, got {url:?}"
+                "\"url\" must start with http:// or https://, got {:?}",
+                url.as_written()
             ));
         }
-        Ok((url, raw.headers.clone().unwrap_or_default()))
+        let mut headers = BTreeMap::new();
+        for (name, value) in raw.headers.iter().flatten() {
+            let value = expand_key(value, &format!("header {name:?}"), lookup)?;
+            check_header(name, &value)?;
+            headers.insert(name.clone(), value);
+        }
+        Ok((url, headers))
     };
     match kind.as_deref() {
         None if raw.command.is_none() && raw.url.is_some() => {
@@ -227,10 +291,26 @@ fn resolve(raw: RawServer, base: &Path) -> std::result::Result<Transport, String
                     cwd
                 }
             });
+            let args = raw
+                .args
+                .unwrap_or_default()
+                .iter()
+                .enumerate()
+                .map(|(index, arg)| expand_key(arg, &format!("\"args\"[{index}]"), lookup))
+                .collect::<std::result::Result<_, _>>()?;
+            let env = raw
+                .env
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(name, value)| {
+                    let value = expand_key(&value, &format!("\"env\".{name}"), lookup)?;
+                    Ok((name, value))
+                })
+                .collect::<std::result::Result<_, String>>()?;
             Ok(Transport::Stdio {
                 command,
-                args: raw.args.unwrap_or_default(),
-                env: raw.env.unwrap_or_default(),
+                args,
+                env,
                 cwd,
             })
         }
@@ -320,6 +400,111 @@ mod tests {
             error
                 .to_string()
                 .contains("\"url\" belongs to remote servers"),
+            "{error}"
+        );
+    }
+
+    fn parse_with(text: &str, variables: &[(&str, &str)]) -> Result<Config> {
+        let variables: BTreeMap<String, String> = variables
+            .iter()
+            .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+            .collect();
+        parse_str_with_env(text, Path::new("/etc/tw/mcp.json"), &|name| {
+            variables.get(name).cloned()
+        })
+    }
+
+    #[test]
+    fn variables_are_resolved_and_the_written_form_kept() {
+        let config = parse_with(
+            r#"{"mcpServers": {
+                "remote": {"type": "http", "url": "https://${HOST:-example.com}/mcp?key=${API_KEY}",
+                           "headers": {"Authorization": "Bearer ${TOKEN}", "X-Team": "env:TEAM"}},
+                "local": {"command": "server", "args": ["--token", "${TOKEN}", "${1}"],
+                          "env": {"KEY": "${API_KEY}", "PLAIN": "x"}}
+            }}"#,
+            &[("API_KEY", "k-123"), ("TOKEN", "t-456"), ("TEAM", "blue")],
+        )
+        .unwrap();
+        let Transport::Http { url, headers } = &config.servers[1].transport else {
+            panic!("{:?}", config.servers[1]);
+        };
+        assert_eq!(url.value(), "https://example.com/mcp?key=k-123");
+        assert_eq!(
+            url.as_written(),
+            "https://${HOST:-example.com}/mcp?key=${API_KEY}"
+        );
+        assert_eq!(headers["Authorization"].value(), "Bearer t-456");
+        assert_eq!(headers["X-Team"].value(), "blue");
+        let Transport::Stdio { args, env, .. } = &config.servers[0].transport else {
+            panic!("{:?}", config.servers[0]);
+        };
+        let args: Vec<&str> = args.iter().map(Expanded::value).collect();
+        assert_eq!(args, ["--token", "t-456", "${1}"]);
+        assert_eq!(env["KEY"].value(), "k-123");
+        assert_eq!(env["PLAIN"].value(), "x");
+        // What a person or a log sees of the config holds no resolved secret.
+        let shown = format!("{config:?}");
+        for secret in ["k-123", "t-456", "blue"] {
+            assert!(!shown.contains(secret), "{shown}");
+        }
+    }
+
+    #[test]
+    fn an_unset_variable_names_file_server_key_and_variable() {
+        let error = parse_with(
+            r#"{"mcpServers": {"gh": {"type": "http", "url": "https://x/mcp",
+                "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"}}}}"#,
+            &[],
+        )
+        .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "/etc/tw/mcp.json: server \"gh\": header \"Authorization\" uses the variable GITHUB_TOKEN, which is not set in toolweave's environment; set GITHUB_TOKEN before starting toolweave, or write ${GITHUB_TOKEN:-default} to give a default"
+        );
+        for (entry, key) in [
+            (
+                r#"{"type": "sse", "url": "http://x/sse?k=${K}"}"#,
+                "\"url\" uses the variable K",
+            ),
+            (
+                r#"{"command": "x", "args": ["a", "${K}"]}"#,
+                "\"args\"[1] uses the variable K",
+            ),
+            (
+                r#"{"command": "x", "env": {"A": "env:K"}}"#,
+                "\"env\".A uses the variable K",
+            ),
+        ] {
+            let text = format!(r#"{{"mcpServers": {{"s": {entry}}}}}"#);
+            let error = parse_with(&text, &[]).unwrap_err().to_string();
+            assert!(
+                error.starts_with("/etc/tw/mcp.json: server \"s\": "),
+                "{error}"
+            );
+            assert!(error.contains(key), "{error}");
+        }
+    }
+
+    #[test]
+    fn header_values_with_line_breaks_are_refused_without_showing_them() {
+        let error = parse_with(
+            r#"{"mcpServers": {"s": {"type": "http", "url": "http://x/mcp",
+                "headers": {"Authorization": "${TOKEN}"}}}}"#,
+            &[("TOKEN", "abc\r\nX-Injected: 1")],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.contains("header \"Authorization\" holds a line break"),
+            "{error}"
+        );
+        assert!(!error.contains("abc"), "{error}");
+        let error = parse(r#"{"mcpServers": {"s": {"type": "http", "url": "http://x/mcp", "headers": {"Bad Name": "v"}}}}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("\"Bad Name\" is not a valid HTTP header name"),
             "{error}"
         );
     }

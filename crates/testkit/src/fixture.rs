@@ -1,7 +1,10 @@
 //! The fixture MCP server: known tools with known answers, for tests of toolweave and its crates.
 //!
-//! It speaks MCP on stdio (the `toolweave-fixture` binary) and can be served over any other rmcp
-//! transport. The tool list is built by hand (`list_tools`/`call_tool`, no macros) so tools can be
+//! It speaks MCP on stdio (the `toolweave-fixture` binary), or with `--http ADDR` streamable HTTP
+//! at `/mcp`, or with `--sse ADDR` the legacy HTTP+SSE transport at `/sse` (messages posted to
+//! `/message`). Served over HTTP it writes `toolweave-fixture listening on URL` to stderr once it
+//! accepts connections (`ADDR` may have port 0), and with `--require-header "Name: value"` it
+//! answers requests without that header with HTTP 401. The tool list is built by hand (`list_tools`/`call_tool`, no macros) so tools can be
 //! added while it runs. Logs go to stderr only: stdout is the MCP channel.
 //!
 //! Tools: `add`, `get-sum`, `echo`, `whoami`, `env`, `slow`, `fail`, `structured`, `image`,
@@ -41,6 +44,19 @@ pub struct FixtureOptions {
     pub start_delay: Duration,
     /// `--page-size N`: answer `tools/list` in pages of N tools (default: one page).
     pub page_size: Option<usize>,
+    /// `--http ADDR` or `--sse ADDR`: serve over HTTP instead of stdio.
+    pub listen: Option<Listen>,
+    /// `--require-header "Name: value"`: HTTP requests without it are answered 401.
+    pub require_header: Option<(String, String)>,
+}
+
+/// Where and how the fixture serves over HTTP.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Listen {
+    /// Streamable HTTP at `http://ADDR/mcp`.
+    Http(String),
+    /// The legacy HTTP+SSE transport at `http://ADDR/sse`.
+    Sse(String),
 }
 
 impl Default for FixtureOptions {
@@ -50,6 +66,8 @@ impl Default for FixtureOptions {
             fail_start: false,
             start_delay: Duration::ZERO,
             page_size: None,
+            listen: None,
+            require_header: None,
         }
     }
 }
@@ -83,6 +101,16 @@ impl FixtureOptions {
                         })?;
                     options.page_size = Some(size);
                 }
+                "--http" => options.listen = Some(Listen::Http(value("--http")?)),
+                "--sse" => options.listen = Some(Listen::Sse(value("--sse")?)),
+                "--require-header" => {
+                    let text = value("--require-header")?;
+                    let (name, header_value) = text.split_once(':').ok_or_else(|| {
+                        format!("--require-header takes \"Name: value\", got {text:?}")
+                    })?;
+                    options.require_header =
+                        Some((name.trim().to_owned(), header_value.trim().to_owned()));
+                }
                 "--help" | "-h" => return Err(USAGE.to_owned()),
                 other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
             }
@@ -92,8 +120,7 @@ impl FixtureOptions {
 }
 
 /// What `--help` prints.
-pub const USAGE: &str =
-    "usage: toolweave-fixture [--name NAME] [--fail-start] [--start-delay-ms N] [--page-size N]";
+pub const USAGE: &str = "usage: toolweave-fixture [--name NAME] [--fail-start] [--start-delay-ms N] [--page-size N] [--http ADDR | --sse ADDR] [--require-header \"Name: value\"]";
 
 /// The server handler. Cheap to clone: clones share the tool list.
 #[derive(Debug, Clone)]
@@ -518,6 +545,10 @@ mod tests {
                 "--page-size",
                 "3",
                 "--fail-start",
+                "--sse",
+                "127.0.0.1:0",
+                "--require-header",
+                "Authorization: Bearer abc",
             ]
             .map(String::from),
         )
@@ -529,8 +560,11 @@ mod tests {
                 fail_start: true,
                 start_delay: Duration::from_millis(20),
                 page_size: Some(3),
+                listen: Some(Listen::Sse("127.0.0.1:0".into())),
+                require_header: Some(("Authorization".into(), "Bearer abc".into())),
             }
         );
+        assert!(FixtureOptions::parse(["--require-header".into(), "no colon".into()]).is_err());
         assert!(FixtureOptions::parse(["--bogus".to_owned()]).is_err());
         assert!(FixtureOptions::parse(["--name".to_owned()]).is_err());
     }

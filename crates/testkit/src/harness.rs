@@ -19,9 +19,21 @@ pub struct Toolweave {
 impl Toolweave {
     /// Spawns `binary serve --config config <extra>` and completes `initialize`.
     pub async fn start(binary: &Path, config: &Path, extra: &[&str]) -> Result<Self> {
+        Self::start_with_env(binary, config, extra, &[]).await
+    }
+
+    /// [`Toolweave::start`] with `env` added to the process's environment (for `${VAR}`s in the
+    /// config).
+    pub async fn start_with_env(
+        binary: &Path,
+        config: &Path,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Result<Self> {
         let command = tokio::process::Command::new(binary).configure(|command| {
             command.arg("serve").arg("--config").arg(config).args(extra);
             command.env("TOOLWEAVE_LOG", "warn");
+            command.envs(env.iter().copied());
         });
         let (transport, _stderr) = TokioChildProcess::builder(command)
             .stderr(Stdio::inherit())

@@ -5,6 +5,7 @@
 //! `cargo test` of this package (its own tests spawn it).
 
 pub mod fixture;
+pub mod fixture_http;
 pub mod harness;
 pub mod http;
 

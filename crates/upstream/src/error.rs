@@ -19,17 +19,32 @@ pub enum Error {
         configured: String,
     },
 
-    /// A remote (`http`/`sse`) entry: this version does not connect remote servers.
-    #[error(
-        "server \"{server}\" is configured as a remote ({transport}) server at {url}, and remote servers are not connected by this version of toolweave yet; run it as a stdio server (\"command\", \"args\") instead, or remove the entry from the config file"
-    )]
-    RemoteNotConnected {
+    /// A remote (`http`/`sse`) server could not be connected: refused, unknown host, TLS, an HTTP
+    /// status such as 401 or 404, or an answer that is not MCP.
+    #[error("server \"{server}\" ({transport}, {url}) could not be connected: {cause}")]
+    Unreachable {
         /// The server's name.
         server: String,
         /// `http` or `sse`.
         transport: &'static str,
-        /// The configured URL.
+        /// The configured URL as written, with its `${VAR}` references unresolved.
         url: String,
+        /// Why, and what to change (never a header value or a resolved secret).
+        cause: String,
+    },
+
+    /// A remote server's connection closed or broke after it was ready.
+    #[error(
+        "server \"{server}\" lost its connection{}: {cause}; toolweave connects again on a later call",
+        if *during_call { " during the call" } else { "" }
+    )]
+    Disconnected {
+        /// The server's name.
+        server: String,
+        /// What happened (connection refused, the event stream ended, ...).
+        cause: String,
+        /// Whether a call was waiting for an answer when it happened.
+        during_call: bool,
     },
 
     /// The program to run does not exist.

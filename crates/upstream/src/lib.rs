@@ -1,9 +1,11 @@
 //! Upstream MCP servers: one rmcp client each, started in the background, with timeouts.
 //!
-//! [`UpstreamManager::start`] spawns one task per configured stdio server and returns at once. The
-//! task owns the child process for its whole life: it spawns it (stdin/stdout are the MCP channel,
-//! stderr is read line by line into the log and a short tail), runs `initialize` and `tools/list`
-//! under the startup timeout, then watches for the process to exit, the connection to close, a
+//! [`UpstreamManager::start`] spawns one task per configured server and returns at once. The task
+//! owns the server's link for its whole life: a child process for a stdio server (stdin/stdout are
+//! the MCP channel, stderr is read line by line into the log and a short tail), or an HTTP
+//! connection for a remote one (streamable HTTP through rmcp's client, or the legacy HTTP+SSE
+//! transport through a small client of our own). It runs `initialize` and `tools/list` under the
+//! startup timeout, then watches for the process to exit, the connection to close, a
 //! `notifications/tools/list_changed`, or shutdown. Each server's state is an enum (starting,
 //! ready, down with the reason, stopped); every change bumps a version number that
 //! [`UpstreamManager::subscribe`] exposes, so the catalog above knows when to rebuild.
@@ -12,18 +14,23 @@
 //! does not hold up others to the same server. A call that times out or is cancelled is dropped,
 //! and rmcp then sends `notifications/cancelled` upstream. A server that exits after it was ready
 //! is started again on a later call, waiting longer between restarts each time it keeps crashing.
-//!
-//! Remote (`http`/`sse`) entries are not connected by this version; their state is a failure that
-//! says so, so a call to them explains itself instead of finding nothing.
+//! A remote server that goes away shows when a call finds its connection broken: that ends the
+//! run, and a later call connects again with the same backoff.
 //!
 //! Errors ([`Error`]) are written for a model to read: the server, the cause (with the exit status
-//! and the last lines of stderr when there are some) and what to change.
+//! and the last lines of stderr when there are some; connection refused, TLS, or the HTTP status
+//! for a remote server) and what to change. They never hold a secret: a remote server's URL is
+//! shown as written in the config (`${VAR}` unresolved), header values are never shown, and the
+//! HTTP client's errors are reduced to their cause before they reach rmcp or the log.
 
 mod bounded;
 mod client;
 mod error;
 mod manager;
 mod process;
+mod remote;
+mod run;
+mod sse;
 mod status;
 mod stderr;
 
@@ -36,7 +43,8 @@ pub use status::{ServerState, ServerStatus};
 /// Timeouts the manager applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Options {
-    /// How long a server may take from spawn to a listed set of tools (`--startup-timeout-ms`).
+    /// How long a server may take from spawn (or connect) to a listed set of tools
+    /// (`--startup-timeout-ms`).
     pub startup_timeout: Duration,
     /// Default time one tool call may take (`--tool-timeout-ms`).
     pub call_timeout: Duration,

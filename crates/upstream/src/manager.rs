@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use toolweave_config::{Config, ServerConfig, Transport};
 
+use crate::run::Breaker;
 use crate::status::{ServerState, ServerStatus};
 use crate::{Error, Options, Result};
 
@@ -71,6 +72,7 @@ enum State {
         peer: Peer<RoleClient>,
         tools: Arc<Vec<Tool>>,
         process_id: Option<u32>,
+        breaker: Breaker,
     },
     Down {
         error: Error,
@@ -96,6 +98,8 @@ struct Connection {
     peer: Peer<RoleClient>,
     tools: Arc<Vec<Tool>>,
     run: u32,
+    /// Ends the run when a call finds a remote server's connection broken.
+    breaker: Breaker,
 }
 
 impl UpstreamManager {
@@ -125,20 +129,7 @@ impl UpstreamManager {
             tasks: TaskTracker::new(),
         });
         for (index, server) in shared.servers.iter().enumerate() {
-            match &server.config.transport {
-                Transport::Stdio { .. } => shared.launch(index, &mut server.lock()),
-                Transport::Http { url, .. } | Transport::Sse { url, .. } => {
-                    server.lock().state = State::Down {
-                        error: Error::RemoteNotConnected {
-                            server: server.config.name.clone(),
-                            transport: server.config.transport.kind(),
-                            url: url.clone(),
-                        },
-                        at: Instant::now(),
-                        restartable: false,
-                    };
-                }
-            }
+            shared.launch(index, &mut server.lock());
         }
         Arc::new(Self { shared })
     }
@@ -267,7 +258,7 @@ impl UpstreamManager {
             }
             Ok(Ok(CallToolResponse::Task(_))) => Err(unsupported("a long-running task (task)")),
             Ok(Ok(_)) => Err(unsupported("a kind of answer it does not know")),
-            Ok(Err(error)) => Err(self.call_failure(index, tool, connection.run, error).await),
+            Ok(Err(error)) => Err(self.call_failure(index, tool, &connection, error).await),
         }
     }
 
@@ -329,9 +320,29 @@ impl UpstreamManager {
     }
 
     /// Turns a failed request into the error a caller reads. A lost connection is explained by
-    /// the server's exit, which its task records a moment later.
-    async fn call_failure(&self, index: usize, tool: &str, run: u32, error: ServiceError) -> Error {
+    /// the server's exit, which its task records a moment later. A remote server's broken
+    /// connection shows only here: the call ends the run, and a later call connects again.
+    async fn call_failure(
+        &self,
+        index: usize,
+        tool: &str,
+        connection: &Connection,
+        error: ServiceError,
+    ) -> Error {
         let server = self.shared.name(index);
+        let run = connection.run;
+        if self.shared.is_remote(index)
+            && let Some(failure) = crate::remote::describe_service_error(&error)
+        {
+            if !failure.connection {
+                return Error::CallFailed {
+                    server,
+                    tool: tool.to_owned(),
+                    message: failure.cause,
+                };
+            }
+            connection.breaker.trip(failure.cause);
+        }
         match error {
             ServiceError::McpError(data) => Error::Rejected {
                 server,
@@ -400,13 +411,21 @@ impl Shared {
         self.version.send_modify(|version| *version += 1);
     }
 
-    /// Starts a run of the server's process in the background. The caller holds the slot.
+    /// Whether the server is reached over HTTP.
+    fn is_remote(&self, index: usize) -> bool {
+        self.servers
+            .get(index)
+            .is_some_and(|server| !matches!(server.config.transport, Transport::Stdio { .. }))
+    }
+
+    /// Starts a run of the server (spawn, or connect) in the background. The caller holds the
+    /// slot.
     fn launch(self: &Arc<Self>, index: usize, slot: &mut Slot) {
         slot.state = State::Starting;
         slot.starts += 1;
         let run = slot.starts;
         self.tasks
-            .spawn(crate::process::supervise(self.clone(), index, run));
+            .spawn(crate::run::supervise(self.clone(), index, run));
     }
 
     /// The connection if ready, the reason if down (restarting the server instead when it is
@@ -417,11 +436,17 @@ impl Shared {
         let restart = match &slot.state {
             State::Starting => return None,
             State::Stopped => return Some(Err(self.stopped(index))),
-            State::Ready { peer, tools, .. } => {
+            State::Ready {
+                peer,
+                tools,
+                breaker,
+                ..
+            } => {
                 return Some(Ok(Connection {
                     peer: peer.clone(),
                     tools: tools.clone(),
                     run: slot.starts,
+                    breaker: breaker.clone(),
                 }));
             }
             State::Down {
@@ -488,6 +513,7 @@ impl Shared {
         peer: Peer<RoleClient>,
         tools: Vec<Tool>,
         process_id: Option<u32>,
+        breaker: Breaker,
     ) {
         let Some(server) = self.servers.get(index) else {
             return;
@@ -501,6 +527,7 @@ impl Shared {
             peer,
             tools: Arc::new(tools),
             process_id,
+            breaker,
         };
         drop(slot);
         self.bump();

@@ -12,7 +12,7 @@ pub struct ServerStatus {
     pub transport: &'static str,
     /// Where it stands.
     pub state: ServerState,
-    /// How many times its process was started (0 for remote entries).
+    /// How many times it was started: a process spawned, or a remote connection opened.
     pub starts: u32,
     /// The process id of the running process, when there is one.
     pub process_id: Option<u32>,
@@ -21,7 +21,7 @@ pub struct ServerStatus {
 /// Where one server stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ServerState {
-    /// Its process is starting: spawn, `initialize`, `tools/list`.
+    /// Starting: spawn or connect, `initialize`, `tools/list`.
     Starting,
     /// Connected, with this many tools.
     Ready {
@@ -32,7 +32,8 @@ pub enum ServerState {
     Failed {
         /// Why it is not available (the message names the cause and what to change).
         error: Error,
-        /// Whether the next call starts it again (a server that ran and then exited).
+        /// Whether the next call starts it again (a server that ran, then exited or lost its
+        /// connection).
         restarts_on_use: bool,
     },
     /// Stopped because toolweave is shutting down.

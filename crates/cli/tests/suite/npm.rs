@@ -86,6 +86,113 @@ async fn three_npm_servers_through_one_gateway() {
     server.stop().await.unwrap();
 }
 
+/// server-everything serving `transport` (`streamableHttp` or `sse`) on a free loopback port, once
+/// it accepts connections; killed when dropped. `Err` says why it cannot run here.
+async fn everything_over_http(transport: &str) -> Result<(tokio::process::Child, u16), String> {
+    let entry = repo_root()
+        .join("tests/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    if !entry.exists() {
+        return Err(format!(
+            "{} is not installed (run `npm ci --prefix tests/npm`)",
+            entry.display()
+        ));
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .map_err(|error| format!("no free port: {error}"))?
+        .port();
+    let child = tokio::process::Command::new("node")
+        .arg(&entry)
+        .arg(transport)
+        .env("PORT", port.to_string())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|error| format!("node could not be started: {error}"))?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "server-everything ({transport}) did not listen on port {port} within 20 s"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    Ok((child, port))
+}
+
+/// server-everything over streamable HTTP and over the legacy SSE transport, as remote upstreams
+/// of the real binary; the token in a header comes from a variable of toolweave's environment.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn npm_server_over_streamable_http_and_sse() {
+    let servers = match (
+        everything_over_http("streamableHttp").await,
+        everything_over_http("sse").await,
+    ) {
+        (Ok(http), Ok(sse)) => (http, sse),
+        (Err(why), _) | (_, Err(why)) => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI must run the npm servers: {why}"
+            );
+            eprintln!("SKIPPED npm_server_over_streamable_http_and_sse: {why}");
+            return;
+        }
+    };
+    let ((_http, http_port), (_sse, sse_port)) = servers;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("mcp.json");
+    let headers = json!({ "Authorization": "Bearer ${TOOLWEAVE_TEST_TOKEN}" });
+    let text = json!({ "mcpServers": {
+        "web": { "type": "http", "url": format!("http://127.0.0.1:{http_port}/mcp"), "headers": headers },
+        "legacy": { "type": "sse", "url": format!("http://127.0.0.1:{sse_port}/sse"), "headers": headers },
+    }});
+    std::fs::write(&config, text.to_string()).unwrap();
+    let server = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        Toolweave::start_with_env(
+            toolweave(),
+            &config,
+            &[],
+            &[("TOOLWEAVE_TEST_TOKEN", "t-123")],
+        ),
+    )
+    .await
+    .expect("toolweave started within 60 s")
+    .unwrap();
+    let code = r#"
+        const [web, legacy] = await Promise.all([
+          tools.web.get_sum({ a: 2, b: 5 }),
+          tools.legacy.get_sum({ a: 30, b: 12 }),
+        ]);
+        return { web, legacy };
+    "#;
+    let result = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        server.execute(code, "typescript"),
+    )
+    .await
+    .expect("the execution finished within 60 s")
+    .unwrap();
+    let value = result
+        .value()
+        .unwrap_or_else(|error| panic!("{error}: {}", result.text));
+    // server-everything answers get-sum with text such as "The sum of 2 and 5 is 7."
+    for (key, sum) in [("web", 7), ("legacy", 42)] {
+        let answer = &value[key];
+        assert!(
+            answer == &json!(sum) || answer.to_string().contains(&sum.to_string()),
+            "{key}: {}",
+            result.text
+        );
+    }
+    server.stop().await.unwrap();
+}
+
 /// The official Python SDK as the client (installed by `.ci/run` into `target/venv`).
 #[test]
 fn official_python_sdk_as_client() {

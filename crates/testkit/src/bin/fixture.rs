@@ -1,10 +1,11 @@
-//! `toolweave-fixture`: an MCP server on stdio with known tools, for tests and examples.
+//! `toolweave-fixture`: an MCP server on stdio (or HTTP) with known tools, for tests and examples.
 //!
 //! See `toolweave_testkit::fixture` for the tools and flags.
 
 use std::process::ExitCode;
 
 use toolweave_testkit::fixture::{FixtureOptions, serve_stdio};
+use toolweave_testkit::fixture_http::serve_http;
 use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
@@ -39,7 +40,14 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(serve_stdio(options)) {
+    let serve = async move {
+        if options.listen.is_some() {
+            serve_http(options).await
+        } else {
+            serve_stdio(options).await
+        }
+    };
+    match runtime.block_on(serve) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("toolweave-fixture: {error:#}");

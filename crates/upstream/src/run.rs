@@ -1,0 +1,410 @@
+//! One run of one server, whatever its transport: connect (spawn the process, or open the HTTP
+//! connection), complete the MCP handshake and `tools/list` under the startup timeout, serve until
+//! the process exits, the connection closes or breaks, or toolweave shuts down, then report how it
+//! ended. The task owns what it connected, so it is the one place that stops it.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use rmcp::RoleClient;
+use rmcp::ServiceExt;
+use rmcp::model::Tool;
+use rmcp::service::RunningService;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use toolweave_config::{Expanded, Transport};
+
+use crate::Error;
+use crate::client::UpstreamClient;
+use crate::manager::{Ending, Shared};
+use crate::process::Process;
+use crate::remote::{describe_initialize_error, find_failure, streamable_http_transport};
+use crate::sse::{ClosedReason, SseTransport};
+
+/// How long a server may take to go by itself once its connection is closed, before it is
+/// stopped (a process is killed then).
+const EXIT_GRACE: Duration = Duration::from_secs(1);
+
+/// The MCP session once `initialize` and `tools/list` are done, or why they failed.
+pub(crate) type Handshake =
+    BoxFuture<'static, Result<(RunningService<RoleClient, UpstreamClient>, Vec<Tool>), String>>;
+
+/// Lets a caller end the current run when it finds the connection broken (a remote server that
+/// went away shows up only when a request fails).
+#[derive(Clone, Default)]
+pub(crate) struct Breaker {
+    token: CancellationToken,
+    cause: Arc<Mutex<Option<String>>>,
+}
+
+impl Breaker {
+    /// Ends the run; the first cause given is the one reported.
+    pub(crate) fn trip(&self, cause: String) {
+        self.cause
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get_or_insert(cause);
+        self.token.cancel();
+    }
+
+    async fn tripped(&self) -> String {
+        self.token.cancelled().await;
+        self.cause
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+            .unwrap_or_default()
+    }
+}
+
+/// What a run is connected through.
+pub(crate) enum Link {
+    /// A child process on stdin/stdout.
+    Process(Process),
+    /// An HTTP server.
+    Remote(Remote),
+}
+
+/// A remote server, as messages name it.
+pub(crate) struct Remote {
+    server: String,
+    transport: &'static str,
+    /// As written in the config file (variables unresolved).
+    url: String,
+    /// Why an SSE server's event stream ended.
+    closed: Option<ClosedReason>,
+}
+
+impl Remote {
+    fn unreachable(&self, cause: String) -> Error {
+        Error::Unreachable {
+            server: self.server.clone(),
+            transport: self.transport,
+            url: self.url.clone(),
+            cause,
+        }
+    }
+
+    fn disconnected(&self, cause: String) -> Error {
+        Error::Disconnected {
+            server: self.server.clone(),
+            cause,
+            during_call: false,
+        }
+    }
+}
+
+impl Link {
+    /// Resolves when the server went away by itself (a process exited); never for a remote one,
+    /// whose end shows as a closed connection.
+    async fn gone(&mut self) -> String {
+        match self {
+            Link::Process(process) => process.wait().await,
+            Link::Remote(_) => std::future::pending().await,
+        }
+    }
+
+    fn process_id(&self) -> Option<u32> {
+        match self {
+            Link::Process(process) => process.id(),
+            Link::Remote(_) => None,
+        }
+    }
+
+    /// Stops what is left after the connection closed: a process gets `grace` to exit.
+    async fn stop(&mut self, grace: Duration) {
+        if let Link::Process(process) = self
+            && process.end(grace).await.is_none()
+        {
+            tracing::debug!("killed the server's process");
+        }
+    }
+
+    /// The handshake failed with `message`.
+    async fn start_failed(&mut self, name: String, message: String) -> Error {
+        match self {
+            Link::Process(process) => process.start_failed(name, message).await,
+            Link::Remote(remote) => remote.unreachable(message),
+        }
+    }
+
+    /// The process exited during startup.
+    async fn exited_during_startup(&mut self, name: String, status: String) -> Error {
+        match self {
+            Link::Process(process) => Error::ExitedDuringStartup {
+                server: name,
+                status,
+                stderr: process.stderr().await,
+            },
+            Link::Remote(remote) => remote.unreachable(status),
+        }
+    }
+
+    /// Startup took longer than `limit`.
+    async fn timed_out(&mut self, name: String, limit: Duration) -> Error {
+        self.stop(Duration::ZERO).await;
+        let stderr = match self {
+            Link::Process(process) => process.stderr().await,
+            Link::Remote(_) => String::new(),
+        };
+        Error::StartTimeout {
+            server: name,
+            limit,
+            stderr,
+        }
+    }
+
+    /// The process exited after it was ready.
+    async fn exited(&mut self, name: String, status: String) -> Error {
+        match self {
+            Link::Process(process) => Error::Exited {
+                server: name,
+                status,
+                stderr: process.stderr().await,
+                during_call: false,
+            },
+            Link::Remote(remote) => remote.disconnected(status),
+        }
+    }
+
+    /// The MCP connection closed after the server was ready.
+    async fn closed(&mut self, name: String) -> Error {
+        match self {
+            Link::Process(process) => process.closed(name, EXIT_GRACE).await,
+            Link::Remote(remote) => {
+                let cause = remote
+                    .closed
+                    .as_ref()
+                    .and_then(ClosedReason::get)
+                    .map_or_else(
+                        || "the connection closed".to_owned(),
+                        |failure| failure.cause,
+                    );
+                remote.disconnected(cause)
+            }
+        }
+    }
+
+    /// A call found the connection broken.
+    fn broken(&self, name: String, cause: String) -> Error {
+        match self {
+            Link::Process(_) => Error::Exited {
+                server: name,
+                status: cause,
+                stderr: String::new(),
+                during_call: false,
+            },
+            Link::Remote(remote) => remote.disconnected(cause),
+        }
+    }
+}
+
+/// Connects a remote server: the link, and the handshake to run under the startup timeout.
+fn connect_remote(
+    name: &str,
+    transport: &Transport,
+    client: UpstreamClient,
+) -> Option<(Link, Handshake)> {
+    let (url, headers, closed) = match transport {
+        Transport::Stdio { .. } => return None,
+        Transport::Http { url, headers } => (url, headers, None),
+        Transport::Sse { url, headers } => (url, headers, Some(ClosedReason::default())),
+    };
+    let remote = Remote {
+        server: name.to_owned(),
+        transport: transport.kind(),
+        url: url.as_written().to_owned(),
+        closed: closed.clone(),
+    };
+    let handshake: Handshake = match closed {
+        None => {
+            let transport = streamable_http_transport(url, headers);
+            Box::pin(async move {
+                let transport = transport.map_err(|failure| failure.cause)?;
+                let service = client
+                    .serve(transport)
+                    .await
+                    .map_err(|error| describe_initialize_error(&error))?;
+                list_tools(service).await
+            })
+        }
+        Some(closed) => {
+            let url: Expanded = url.clone();
+            let headers = headers.clone();
+            Box::pin(async move {
+                let transport = SseTransport::connect(&url, &headers, closed)
+                    .await
+                    .map_err(|failure| failure.cause)?;
+                let service = client
+                    .serve(transport)
+                    .await
+                    .map_err(|error| describe_initialize_error(&error))?;
+                list_tools(service).await
+            })
+        }
+    };
+    Some((Link::Remote(remote), handshake))
+}
+
+/// Lists every tool (following pages) once `initialize` is done.
+pub(crate) async fn list_tools(
+    service: RunningService<RoleClient, UpstreamClient>,
+) -> Result<(RunningService<RoleClient, UpstreamClient>, Vec<Tool>), String> {
+    match service.peer().list_all_tools().await {
+        Ok(tools) => Ok((service, tools)),
+        Err(error) => {
+            let cause = match &error {
+                rmcp::service::ServiceError::TransportSend(error) => {
+                    find_failure(error).map(|failure| failure.cause)
+                }
+                _ => None,
+            };
+            Err(format!(
+                "its tools/list failed: {}",
+                cause.unwrap_or_else(|| error.to_string())
+            ))
+        }
+    }
+}
+
+/// Runs run number `run` of server `index` to its end and records how it ended.
+pub(crate) async fn supervise(shared: Arc<Shared>, index: usize, run: u32) {
+    let ending = run_server(&shared, index, run).await;
+    if let (Some(server), Ending::Failed { error, .. }) = (shared.servers.get(index), &ending) {
+        tracing::warn!(server = %server.config.name, "{error}");
+    }
+    shared.finish(index, run, ending);
+}
+
+enum Start {
+    Ready(RunningService<RoleClient, UpstreamClient>, Vec<Tool>),
+    Failed(String),
+    TimedOut,
+    Exited(String),
+    Shutdown,
+}
+
+enum Served {
+    Shutdown,
+    Exited(String),
+    ConnectionClosed,
+    Broken(String),
+}
+
+async fn run_server(shared: &Arc<Shared>, index: usize, run: u32) -> Ending {
+    let Some(server) = shared.servers.get(index) else {
+        return Ending::Stopped;
+    };
+    let name = server.config.name.clone();
+    let started = Instant::now();
+    let client = UpstreamClient::new(name.clone(), server.tools_changed.clone());
+    let connected = match &server.config.transport {
+        Transport::Stdio { .. } => crate::process::spawn(&name, &server.config.transport, client)
+            .map(|(process, handshake)| (Link::Process(process), handshake)),
+        remote => connect_remote(&name, remote, client).ok_or_else(|| Error::Stopped {
+            server: name.clone(),
+        }),
+    };
+    let (mut link, handshake) = match connected {
+        Ok(connected) => connected,
+        Err(error) => return failed(error),
+    };
+
+    let limit = shared.options.startup_timeout;
+    let start = tokio::select! {
+        biased;
+        () = shared.shutdown.cancelled() => Start::Shutdown,
+        status = link.gone() => Start::Exited(status),
+        result = tokio::time::timeout(limit, handshake) => match result {
+            Err(_elapsed) => Start::TimedOut,
+            Ok(Err(message)) => Start::Failed(message),
+            Ok(Ok((service, tools))) => Start::Ready(service, tools),
+        },
+    };
+    let (service, tools) = match start {
+        Start::Ready(service, tools) => (service, tools),
+        Start::Shutdown => {
+            link.stop(Duration::ZERO).await;
+            return Ending::Stopped;
+        }
+        Start::Exited(status) => return failed(link.exited_during_startup(name, status).await),
+        Start::Failed(message) => return failed(link.start_failed(name, message).await),
+        Start::TimedOut => return failed(link.timed_out(name, limit).await),
+    };
+
+    let peer = service.peer().clone();
+    let stop_service = service.cancellation_token();
+    let breaker = Breaker::default();
+    tracing::info!(
+        server = %name,
+        transport = server.config.transport.kind(),
+        tools = tools.len(),
+        elapsed_ms = started.elapsed().as_millis(),
+        "upstream server ready"
+    );
+    shared.set_ready(
+        index,
+        run,
+        peer.clone(),
+        tools,
+        link.process_id(),
+        breaker.clone(),
+    );
+    let ready_at = Instant::now();
+    let service_done = service.waiting();
+    tokio::pin!(service_done);
+    let served = loop {
+        tokio::select! {
+            biased;
+            () = shared.shutdown.cancelled() => break Served::Shutdown,
+            status = link.gone() => break Served::Exited(status),
+            _ = &mut service_done => break Served::ConnectionClosed,
+            cause = breaker.tripped() => break Served::Broken(cause),
+            () = server.tools_changed.notified() => {
+                match tokio::time::timeout(shared.options.call_timeout, peer.list_all_tools()).await {
+                    Ok(Ok(tools)) => {
+                        tracing::info!(server = %name, tools = tools.len(), "upstream tool list changed");
+                        shared.set_tools(index, run, tools);
+                    }
+                    Ok(Err(error)) => {
+                        tracing::warn!(server = %name, %error, "listing tools again after a change failed");
+                    }
+                    Err(_elapsed) => {
+                        tracing::warn!(server = %name, "listing tools again after a change timed out");
+                    }
+                }
+            }
+        }
+    };
+    let uptime = Some(ready_at.elapsed());
+    let error = match served {
+        Served::Shutdown => {
+            // Graceful first: closing the connection closes a child's stdin (MCP servers exit
+            // when it ends) or a remote session. Whatever still runs after the grace is killed.
+            stop_service.cancel();
+            let _ = tokio::time::timeout(EXIT_GRACE, &mut service_done).await;
+            link.stop(EXIT_GRACE).await;
+            return Ending::Stopped;
+        }
+        Served::Exited(status) => {
+            stop_service.cancel();
+            link.exited(name, status).await
+        }
+        Served::ConnectionClosed => link.closed(name).await,
+        Served::Broken(cause) => {
+            stop_service.cancel();
+            let _ = tokio::time::timeout(EXIT_GRACE, &mut service_done).await;
+            link.stop(EXIT_GRACE).await;
+            link.broken(name, cause)
+        }
+    };
+    Ending::Failed { error, uptime }
+}
+
+fn failed(error: Error) -> Ending {
+    Ending::Failed {
+        error,
+        uptime: None,
+    }
+}

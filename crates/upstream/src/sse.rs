@@ -1,0 +1,275 @@
+//! The legacy HTTP+SSE transport (MCP protocol 2024-11-05), client side.
+//!
+//! A `GET` of the configured URL opens an event stream. Its first `endpoint` event names the URL
+//! (relative to the stream's) that takes the client's messages: each one is `POST`ed there as
+//! JSON. The server's messages arrive as `message` events on the stream. The configured headers
+//! go with every request, and only to the configured origin: an endpoint on another origin is
+//! refused, since the headers often carry credentials.
+//!
+//! One event may be at most [`MAX_MESSAGE_BYTES`]; a longer one ends the connection with a
+//! reason that says so, as for stdio servers.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use reqwest::Url;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
+use rmcp::RoleClient;
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::Transport;
+use sse_stream::{Error as SseError, Sse, SseStream};
+use toolweave_config::Expanded;
+
+use crate::bounded::MAX_MESSAGE_BYTES;
+use crate::remote::{HttpFailure, describe_reqwest, describe_status, header_map, http_client};
+
+/// Why the event stream ended, recorded by the transport for the server's error.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ClosedReason(Arc<Mutex<Option<HttpFailure>>>);
+
+impl ClosedReason {
+    fn set(&self, failure: HttpFailure) {
+        let mut reason = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        reason.get_or_insert(failure);
+    }
+
+    /// The recorded reason, if the stream ended.
+    pub(crate) fn get(&self) -> Option<HttpFailure> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+/// One connection to a legacy SSE server.
+pub(crate) struct SseTransport {
+    client: reqwest::Client,
+    /// Where messages are posted (from the `endpoint` event).
+    endpoint: Url,
+    headers: HeaderMap,
+    events: BoxStream<'static, Result<Sse, SseError>>,
+    closed: ClosedReason,
+}
+
+impl SseTransport {
+    /// Opens the event stream at `url` and waits for its `endpoint` event. Why the stream ends,
+    /// later, is recorded in `closed`.
+    pub(crate) async fn connect(
+        url: &Expanded,
+        headers: &BTreeMap<String, Expanded>,
+        closed: ClosedReason,
+    ) -> Result<Self, HttpFailure> {
+        let client = http_client()?;
+        let headers = header_map(headers)?;
+        let stream_url = Url::parse(url.value()).map_err(|error| {
+            HttpFailure::new(
+                format!("\"url\" is not a valid URL ({error}); check it in the config file"),
+                false,
+            )
+        })?;
+        let response = client
+            .get(stream_url.clone())
+            .headers(headers.clone())
+            .header(ACCEPT, "text/event-stream")
+            .send()
+            .await
+            .map_err(|error| describe_reqwest(&error))?;
+        let status = response.status();
+        if !status.is_success() {
+            return Err(HttpFailure::new(describe_status(status.as_u16()), false));
+        }
+        let content_type = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        if !content_type.starts_with("text/event-stream") {
+            return Err(HttpFailure::new(
+                format!(
+                    "it answered the GET with {}, not an event stream; check \"type\" (a streamable HTTP server takes \"type\": \"http\") and \"url\" (SSE endpoints often end in /sse)",
+                    if content_type.is_empty() {
+                        "no content type".to_owned()
+                    } else {
+                        format!("content type {content_type:?}")
+                    }
+                ),
+                false,
+            ));
+        }
+        let mut sizes = EventSize::default();
+        let bytes = response.bytes_stream().map(move |chunk| {
+            let chunk = chunk.map_err(|error| std::io::Error::other(describe_reqwest(&error)))?;
+            sizes.feed(&chunk)?;
+            Ok::<_, std::io::Error>(chunk)
+        });
+        let mut events = SseStream::from_bytes_stream(bytes).boxed();
+        let endpoint = loop {
+            match events.next().await {
+                Some(Ok(event)) if event.event.as_deref() == Some("endpoint") => {
+                    let target = event.data.unwrap_or_default();
+                    break stream_url.join(target.trim()).map_err(|error| {
+                        HttpFailure::new(
+                            format!("its endpoint event did not hold a usable URL ({error})"),
+                            false,
+                        )
+                    })?;
+                }
+                Some(Ok(_other)) => {}
+                Some(Err(error)) => return Err(stream_failure(&error)),
+                None => {
+                    return Err(HttpFailure::new(
+                        "its event stream ended before it named the URL for messages (no \"endpoint\" event); check that \"url\" is the server's SSE endpoint and \"type\" its transport",
+                        false,
+                    ));
+                }
+            }
+        };
+        if endpoint.origin() != stream_url.origin() {
+            return Err(HttpFailure::new(
+                "it named a URL on another host for messages; toolweave sends the configured headers only to the host in \"url\"",
+                false,
+            ));
+        }
+        Ok(Self {
+            client,
+            endpoint,
+            headers,
+            events,
+            closed,
+        })
+    }
+}
+
+impl Transport<RoleClient> for SseTransport {
+    type Error = HttpFailure;
+
+    fn send(
+        &mut self,
+        item: ClientJsonRpcMessage,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let request = self
+            .client
+            .post(self.endpoint.clone())
+            .headers(self.headers.clone())
+            .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
+            .json(&item);
+        async move {
+            let response = request
+                .send()
+                .await
+                .map_err(|error| describe_reqwest(&error))?;
+            let status = response.status();
+            if status.is_success() {
+                Ok(())
+            } else {
+                Err(HttpFailure::new(
+                    describe_status(status.as_u16()),
+                    // The endpoint forgot the session: the server restarted.
+                    status == reqwest::StatusCode::NOT_FOUND,
+                ))
+            }
+        }
+    }
+
+    async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
+        loop {
+            match self.events.next().await {
+                Some(Ok(event)) => {
+                    if !matches!(event.event.as_deref(), None | Some("message")) {
+                        continue;
+                    }
+                    let Some(data) = event.data else {
+                        continue;
+                    };
+                    match serde_json::from_str::<ServerJsonRpcMessage>(&data) {
+                        Ok(message) => return Some(message),
+                        Err(error) => {
+                            tracing::warn!(%error, "ignored a message event that is not a JSON-RPC message");
+                        }
+                    }
+                }
+                Some(Err(error)) => {
+                    self.closed.set(stream_failure(&error));
+                    return None;
+                }
+                None => {
+                    self.closed
+                        .set(HttpFailure::new("the server closed its event stream", true));
+                    return None;
+                }
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        // Dropping the response ends the GET, which ends the session on the server.
+        self.events = futures::stream::empty().boxed();
+        Ok(())
+    }
+}
+
+fn stream_failure(error: &SseError) -> HttpFailure {
+    match error {
+        SseError::Body(body) => HttpFailure::new(format!("its event stream broke: {body}"), true),
+        other => HttpFailure::new(
+            format!("its event stream could not be read ({other})"),
+            true,
+        ),
+    }
+}
+
+/// Bytes of the event being received, failing past [`MAX_MESSAGE_BYTES`]. An event ends at an
+/// empty line; carriage returns do not count.
+#[derive(Debug, Default)]
+struct EventSize {
+    event: usize,
+    line: usize,
+}
+
+impl EventSize {
+    fn feed(&mut self, chunk: &[u8]) -> std::io::Result<()> {
+        for byte in chunk {
+            match byte {
+                b'\n' => {
+                    if self.line == 0 {
+                        self.event = 0;
+                    }
+                    self.line = 0;
+                }
+                b'\r' => {}
+                _ => {
+                    self.line += 1;
+                    self.event += 1;
+                    if self.event > MAX_MESSAGE_BYTES {
+                        return Err(std::io::Error::other(format!(
+                            "it sent a message longer than {} MiB, which toolweave does not accept (a tool result that large: ask the tool for less)",
+                            MAX_MESSAGE_BYTES / (1024 * 1024)
+                        )));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_size_resets_at_each_empty_line() {
+        let mut size = EventSize::default();
+        size.feed(b"event: message\r\ndata: 12345\r\n\r\n").unwrap();
+        assert_eq!(size.event, 0);
+        size.feed(b"data: 1").unwrap();
+        assert_eq!(size.event, 7);
+        let long = vec![b'x'; MAX_MESSAGE_BYTES];
+        let error = size.feed(&long).unwrap_err();
+        assert!(error.to_string().contains("longer than 64 MiB"), "{error}");
+    }
+}
