@@ -19,6 +19,14 @@ use crate::harness::Toolweave;
 /// What the gateway says on stderr once it listens, before `http://ADDRESS/mcp`.
 const LISTENING: &str = "toolweave: serving MCP at http://";
 
+/// An HTTP client for loopback tests. TLS in this workspace has no default crypto provider, so
+/// the first call installs ring as the process default (the client itself speaks plain HTTP).
+pub fn client() -> reqwest::Client {
+    // Err only means a provider is installed already.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
+}
+
 /// A running `toolweave serve --http 127.0.0.1:0`.
 pub struct HttpToolweave {
     child: Child,
@@ -107,7 +115,7 @@ impl HttpToolweave {
         if let Some(token) = token {
             config = config.auth_header(token);
         }
-        let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+        let transport = StreamableHttpClientTransport::with_client(client(), config);
         let client = ().serve(transport).await.context("initialize over HTTP")?;
         Ok(Toolweave::from_client(client, self.process_id()))
     }

@@ -142,7 +142,10 @@ fn doctor_checks_the_sandbox_and_every_server() {
     let output = toolweave_cmd(&["doctor", "--config", config.to_str().unwrap()]);
     let stdout = text(&output.stdout);
     for server in ["alpha", "beta"] {
-        assert!(stdout.contains(&format!("  {server}: ready, ")), "{stdout}");
+        assert!(
+            stdout.contains(&format!("  {server} (stdio): ready, 15 tools (")),
+            "{stdout}"
+        );
     }
     let seccomp = std::fs::read_to_string("/proc/self/status")
         .unwrap_or_default()
@@ -163,6 +166,43 @@ fn doctor_checks_the_sandbox_and_every_server() {
     let output = toolweave_cmd(&["doctor", "--config", broken.to_str().unwrap()]);
     let stdout = text(&output.stdout);
     assert_eq!(output.status.code(), Some(1), "{stdout}");
-    assert!(stdout.contains("  gone: FAILED: "), "{stdout}");
+    assert!(stdout.contains("  gone (stdio): FAILED after "), "{stdout}");
     assert!(stdout.contains("/nonexistent/server"), "{stdout}");
+}
+
+#[test]
+fn servers_shows_each_upstream_state_tools_and_error() {
+    let (dir, _) = fixture_config(&[]).unwrap();
+    let fixture = toolweave_testkit::fixture_binary();
+    let config = dir.path().join("servers.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({ "mcpServers": {
+            "good": { "command": fixture, "args": ["--name", "good"] },
+            "broken": { "command": fixture, "args": ["--fail-start"] },
+            "off": { "command": fixture, "disabled": true },
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let output = toolweave_cmd(&["servers", "--config", config.to_str().unwrap()]);
+    let stdout = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "a failed server fails the command: {stdout}");
+    assert!(stdout.contains("good (stdio): ready, 15 tools ("), "{stdout}");
+    assert!(stdout.contains("broken (stdio): FAILED after "), "{stdout}");
+    assert!(stdout.contains("failing on purpose"), "the stderr tail: {stdout}");
+    assert!(stdout.contains("off: disabled in the config"), "{stdout}");
+
+    let output = toolweave_cmd(&["servers", "--json", "--config", config.to_str().unwrap()]);
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let servers = report["servers"].as_array().unwrap();
+    assert_eq!(servers.len(), 2, "{report}");
+    let good = servers.iter().find(|s| s["name"] == "good").unwrap();
+    assert_eq!(good["state"], "ready");
+    assert_eq!(good["tools"], 15);
+    assert!(good["error"].is_null());
+    let broken = servers.iter().find(|s| s["name"] == "broken").unwrap();
+    assert_eq!(broken["state"], "failed");
+    assert!(broken["error"].as_str().unwrap().contains("broken"), "{broken}");
+    assert_eq!(report["disabled"], serde_json::json!(["off"]));
 }

@@ -15,7 +15,7 @@ const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","param
 
 /// A raw `initialize` POST with the given extra headers; the status and body.
 async fn raw_initialize(url: &str, headers: &[(&str, &str)]) -> (u16, String) {
-    let mut request = reqwest::Client::new()
+    let mut request = toolweave_testkit::http::client()
         .post(url)
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
@@ -196,7 +196,7 @@ async fn token_host_and_origin_are_checked() {
     assert!(body.contains("\"serverInfo\""), "{body}");
 
     let other = url.replace("/mcp", "/other");
-    let response = reqwest::Client::new()
+    let response = toolweave_testkit::http::client()
         .get(&other)
         .header("authorization", &bearer)
         .send()
