@@ -417,7 +417,11 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
     let gateway = start(&args.common)?;
     let report = gateway
         .execute(
-            ExecuteRequest { code, language },
+            ExecuteRequest {
+                code,
+                language,
+                listener: None,
+            },
             toolweave_core::CancellationToken::new(),
         )
         .await;

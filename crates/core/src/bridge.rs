@@ -11,6 +11,7 @@ use rmcp::model::CallToolResult;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 use toolweave_sandbox::HostRequest;
+use toolweave_upstream::Listener;
 
 use crate::catalog_state::{CatalogState, Direction};
 use crate::error::{MAX_ERROR_TEXT, cut};
@@ -25,10 +26,11 @@ pub(crate) async fn answer(
     request: HostRequest,
     flavor: Flavor,
     cancel: CancellationToken,
+    listener: Option<&Listener>,
 ) -> Result<Value, String> {
     match request {
         HostRequest::Tool { name, args, raw } => {
-            call_tool(gateway, &name, args, raw, flavor, cancel).await
+            call_tool(gateway, &name, args, raw, flavor, cancel, listener).await
         }
         HostRequest::Search { query, limit } => {
             let state = gateway.catalog(true).await;
@@ -76,6 +78,7 @@ async fn call_tool(
     raw: bool,
     flavor: Flavor,
     cancel: CancellationToken,
+    listener: Option<&Listener>,
 ) -> Result<Value, String> {
     let state = gateway.catalog(false).await;
     let (state, index) = match resolve(&state, name) {
@@ -112,7 +115,14 @@ async fn call_tool(
 
     let result = gateway
         .upstream
-        .call_tool(&entry.server, &entry.tool, Some(arguments), None, cancel)
+        .call_tool_for(
+            &entry.server,
+            &entry.tool,
+            Some(arguments),
+            None,
+            cancel,
+            listener,
+        )
         .await
         .map_err(|error| format!("{display} failed: {error}"))?;
 

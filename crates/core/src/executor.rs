@@ -35,6 +35,8 @@ pub struct ExecuteRequest {
     pub code: String,
     /// Its language.
     pub language: Language,
+    /// Where upstream servers' progress and log notifications about its tool calls go.
+    pub listener: Option<toolweave_upstream::Listener>,
 }
 
 /// One captured console line.
@@ -78,7 +80,11 @@ impl Gateway {
     ) -> ExecutionReport {
         let started = Instant::now();
         let limits = &self.limits;
-        let language = request.language;
+        let ExecuteRequest {
+            code,
+            language,
+            listener,
+        } = request;
         let flavor = Flavor::of(language);
         let state = self.catalog(false).await;
         let namespaces = state
@@ -99,8 +105,8 @@ impl Gateway {
             .collect();
         drop(state);
         let engine_request = toolweave_sandbox::ExecuteRequest {
-            code: request.code,
-            language: request.language,
+            code,
+            language,
             limits: EngineLimits {
                 timeout: limits.timeout,
                 memory_bytes: limits.memory_bytes,
@@ -161,8 +167,9 @@ impl Gateway {
                         }
                         let gateway = self.clone();
                         let token = calls_cancel.child_token();
+                        let listener = listener.clone();
                         calls.push(Box::pin(async move {
-                            let answer = bridge::answer(&gateway, call.request, flavor, token).await;
+                            let answer = bridge::answer(&gateway, call.request, flavor, token, listener.as_ref()).await;
                             (call.id, answer)
                         }));
                     }

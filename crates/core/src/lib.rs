@@ -28,3 +28,4 @@ pub use toolweave_sandbox::zygote;
 pub use toolweave_sandbox::{
     Language, LogStream, WorkerCommand, WorkerKind, WorkerSpec, worker_main,
 };
+pub use toolweave_upstream::{Listener, Notice};

@@ -16,14 +16,17 @@ use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, LoggingLevel, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    ListToolsResult, LoggingLevel, LoggingMessageNotificationParam, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerConfig,
     SetLevelRequestParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::task::TaskTracker;
-use toolweave_core::{ExecuteRequest, Flavor, Gateway, Language};
+
+use toolweave_core::{ExecuteRequest, Flavor, Gateway, Language, Listener, Notice};
 
 pub use tools::{DESCRIBE_TOOLS, EXECUTE_CODE, SEARCH_TOOLS, tool_definitions};
 
@@ -158,15 +161,36 @@ impl ToolweaveServer {
             })?,
             Some(_) => return Err(invalid("\"language\" must be a string")),
         };
-        let report = self
+        let (listener, notices) = Listener::new();
+        let (finished, done) = oneshot::channel();
+        let execution = async {
+            let report = self
+                .gateway
+                .execute(
+                    ExecuteRequest {
+                        code: code.clone(),
+                        language,
+                        listener: Some(listener),
+                    },
+                    context.ct.clone(),
+                )
+                .await;
+            let _ = finished.send(());
+            report
+        };
+        let level = context.meta.log_level().unwrap_or_else(|| self.log_level());
+        let forwarding = forward_notices(
+            notices,
+            done,
+            &context.peer,
+            context.meta.get_progress_token(),
+            level,
+        );
+        // Both in this task: the notices of an execution's calls go out while it runs, and
+        // those that arrived by its end go out before its answer.
+        let (report, ()) = self
             .executions
-            .track_future(self.gateway.execute(
-                ExecuteRequest {
-                    code: code.clone(),
-                    language,
-                },
-                context.ct.clone(),
-            ))
+            .track_future(async { tokio::join!(execution, forwarding) })
             .await;
         Ok(execution_result(&report))
     }
@@ -194,6 +218,91 @@ pub fn execution_result(report: &toolweave_core::ExecutionReport) -> CallToolRes
             }));
             result
         }
+    }
+}
+
+/// Sends upstream servers' notices about an execution's tool calls to its client until `done`:
+/// progress as progress of the `execute_code` request (when the client asked for progress with
+/// a token), log messages at or above `level` as log messages from `toolweave/<server>`.
+async fn forward_notices(
+    mut notices: mpsc::Receiver<Notice>,
+    mut done: oneshot::Receiver<()>,
+    peer: &Peer<RoleServer>,
+    progress_token: Option<ProgressToken>,
+    level: LoggingLevel,
+) {
+    let mut sent_progress = 0u32;
+    let mut forward = async |notice: Notice| match notice {
+        Notice::Progress {
+            server,
+            tool,
+            progress,
+            total,
+            message,
+        } => {
+            let Some(token) = progress_token.clone() else {
+                return;
+            };
+            // Each upstream call counts on its own; the client's count must only rise.
+            sent_progress += 1;
+            let mut text = format!("{server}.{tool}: {progress}");
+            if let Some(total) = total {
+                text.push_str(&format!("/{total}"));
+            }
+            if let Some(message) = message {
+                text.push_str(&format!(" {message}"));
+            }
+            let mut params = ProgressNotificationParam::new(token, f64::from(sent_progress));
+            params.message = Some(text);
+            if let Err(error) = peer.notify_progress(params).await {
+                tracing::debug!(%error, "a progress notification could not be sent");
+            }
+        }
+        Notice::Log {
+            server,
+            level: message_level,
+            logger,
+            data,
+        } => {
+            if severity(message_level) < severity(level) {
+                return;
+            }
+            let mut params = LoggingMessageNotificationParam::new(message_level, data);
+            params.logger = Some(match logger {
+                Some(logger) => format!("toolweave/{server}/{logger}"),
+                None => format!("toolweave/{server}"),
+            });
+            if let Err(error) = peer.notify_logging_message(params).await {
+                tracing::debug!(%error, "a log notification could not be sent");
+            }
+        }
+    };
+    loop {
+        tokio::select! {
+            biased;
+            notice = notices.recv() => match notice {
+                Some(notice) => forward(notice).await,
+                None => return,
+            },
+            _ = &mut done => break,
+        }
+    }
+    while let Ok(notice) = notices.try_recv() {
+        forward(notice).await;
+    }
+}
+
+/// MCP log levels, least severe first.
+fn severity(level: LoggingLevel) -> u8 {
+    match level {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
     }
 }
 

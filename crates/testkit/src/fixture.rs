@@ -11,14 +11,20 @@
 //! `large`, `dotted.name`, `dash-name`, `crash`, `register` and `stats` (see
 //! [`tool_definitions`]).
 
+// MCP logging is deprecated by SEP-2577 for the newest protocol version; the fixture's `slow`
+// logs as servers of 2025-11-25 and before do.
+#![allow(deprecated)]
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities,
+    ServerConfig, Tool,
 };
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
@@ -173,9 +179,28 @@ impl FixtureServer {
             "slow" => {
                 let millis = integer(arguments, "ms")?;
                 self.slow.started.fetch_add(1, Ordering::SeqCst);
+                // Says what it does as a log message, and, when the caller asked for progress,
+                // as progress 1 of 2 now and 2 of 2 when done.
+                let progress = context.meta.get_progress_token();
+                let report = async |step: f64, message: &str| {
+                    if let Some(token) = progress.clone() {
+                        let mut params = ProgressNotificationParam::new(token, step);
+                        params.total = Some(2.0);
+                        params.message = Some(message.to_owned());
+                        let _ = context.peer.notify_progress(params).await;
+                    }
+                };
+                let mut log = LoggingMessageNotificationParam::new(
+                    LoggingLevel::Info,
+                    json!(format!("slow: waiting {millis} ms")),
+                );
+                log.logger = Some("slow".to_owned());
+                let _ = context.peer.notify_logging_message(log).await;
+                report(1.0, "waiting").await;
                 tokio::select! {
                     () = tokio::time::sleep(Duration::from_millis(millis)) => {
                         self.slow.finished.fetch_add(1, Ordering::SeqCst);
+                        report(2.0, "done").await;
                         text("done")
                     }
                     () = context.ct.cancelled() => {
@@ -267,6 +292,7 @@ impl ServerHandler for FixtureServer {
         ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()
+                .enable_logging()
                 .enable_tool_list_changed()
                 .build(),
         )

@@ -3,24 +3,32 @@
 
 use std::sync::Arc;
 
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+#[allow(deprecated)] // MCP logging: see `notices`.
+use rmcp::model::LoggingMessageNotificationParam;
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam};
 use rmcp::service::NotificationContext;
 use rmcp::{ClientHandler, RoleClient};
 use tokio::sync::Notify;
+
+use crate::notices::Routes;
 
 /// The rmcp client handler of one upstream server.
 pub(crate) struct UpstreamClient {
     server: String,
     /// Woken when the server announces a new tool list; the server's task lists tools again.
     tools_changed: Arc<Notify>,
+    /// Where progress and log notifications about calls in flight go.
+    routes: Arc<Routes>,
 }
 
 impl UpstreamClient {
-    /// A handler for `server` that signals `tools_changed` on `notifications/tools/list_changed`.
-    pub(crate) fn new(server: String, tools_changed: Arc<Notify>) -> Self {
+    /// A handler for `server` that signals `tools_changed` on `notifications/tools/list_changed`
+    /// and passes progress and log notifications on through `routes`.
+    pub(crate) fn new(server: String, tools_changed: Arc<Notify>, routes: Arc<Routes>) -> Self {
         Self {
             server,
             tools_changed,
+            routes,
         }
     }
 }
@@ -37,5 +45,30 @@ impl ClientHandler for UpstreamClient {
         tracing::debug!(server = %self.server, "the server announced a new tool list");
         // notify_one keeps one wake-up if the task is busy, so a burst of notices is one refresh.
         self.tools_changed.notify_one();
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.routes.progress(
+            &self.server,
+            &params.progress_token,
+            params.progress,
+            params.total,
+            params.message,
+        );
+    }
+
+    #[allow(deprecated)] // MCP logging: see `notices`.
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        tracing::debug!(server = %self.server, level = ?params.level, data = %params.data, "upstream log message");
+        self.routes
+            .log(&self.server, params.level, params.logger, params.data);
     }
 }

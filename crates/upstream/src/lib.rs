@@ -27,6 +27,7 @@ mod bounded;
 mod client;
 mod error;
 mod manager;
+mod notices;
 mod process;
 mod remote;
 mod run;
@@ -38,6 +39,7 @@ use std::time::Duration;
 
 pub use error::{Error, Result};
 pub use manager::UpstreamManager;
+pub use notices::{Listener, Notice};
 pub use status::{ServerState, ServerStatus};
 
 /// Timeouts the manager applies.

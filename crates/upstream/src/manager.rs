@@ -4,8 +4,11 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use rmcp::RoleClient;
-use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, Tool};
-use rmcp::service::{Peer, ServiceError};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
+    ClientRequest, RequestId, ServerResult, Tool,
+};
+use rmcp::service::{Peer, PeerRequestOptions, ServiceError};
 use serde_json::{Map, Value};
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
@@ -13,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use toolweave_config::{Config, ServerConfig, Transport};
 
+use crate::notices::{Listener, Routes};
 use crate::run::Breaker;
 use crate::status::{ServerState, ServerStatus};
 use crate::{Error, Options, Result};
@@ -53,6 +57,8 @@ pub(crate) struct Server {
     pub(crate) config: ServerConfig,
     /// Woken by the client handler on `notifications/tools/list_changed`.
     pub(crate) tools_changed: Arc<Notify>,
+    /// Where its progress and log notifications for calls in flight go.
+    pub(crate) routes: Arc<Routes>,
     slot: Mutex<Slot>,
 }
 
@@ -112,6 +118,7 @@ impl UpstreamManager {
             .map(|config| Server {
                 config: config.clone(),
                 tools_changed: Arc::new(Notify::new()),
+                routes: Arc::new(Routes::default()),
                 slot: Mutex::new(Slot {
                     state: State::Starting,
                     starts: 0,
@@ -225,6 +232,21 @@ impl UpstreamManager {
         timeout: Option<Duration>,
         cancel: CancellationToken,
     ) -> Result<CallToolResult> {
+        self.call_tool_for(server, tool, arguments, timeout, cancel, None)
+            .await
+    }
+
+    /// [`call_tool`](Self::call_tool), with the server's progress and log notifications about
+    /// the call sent to `listener` (see [`Notice`](crate::Notice) for how they are told apart).
+    pub async fn call_tool_for(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<Map<String, Value>>,
+        timeout: Option<Duration>,
+        cancel: CancellationToken,
+        listener: Option<&Listener>,
+    ) -> Result<CallToolResult> {
         let index = self.index_of(server)?;
         let connection = tokio::select! {
             biased;
@@ -234,12 +256,16 @@ impl UpstreamManager {
         let limit = timeout.unwrap_or(self.shared.options.call_timeout);
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = arguments;
-        // Losing either race drops the request future; rmcp then tells the server the request
-        // was cancelled, so it can stop working on an answer nobody reads.
+        let routes = match (listener, self.shared.servers.get(index)) {
+            (Some(listener), Some(server)) => Some((&server.routes, listener)),
+            _ => None,
+        };
+        // Losing either race drops the request future, which tells the server the request was
+        // cancelled, so it can stop working on an answer nobody reads.
         let answer = tokio::select! {
             biased;
             () = cancel.cancelled() => return Err(Error::Cancelled),
-            answer = tokio::time::timeout(limit, connection.peer.call_tool_once(params)) => answer,
+            answer = tokio::time::timeout(limit, send_call(&connection.peer, params, tool, routes)) => answer,
         };
         let unsupported = |answer: &'static str| Error::Unsupported {
             server: server.to_owned(),
@@ -252,11 +278,15 @@ impl UpstreamManager {
                 tool: tool.to_owned(),
                 limit,
             }),
-            Ok(Ok(CallToolResponse::Complete(result))) => Ok(result),
-            Ok(Ok(CallToolResponse::InputRequired(_))) => {
+            Ok(Ok(ServerResult::CallToolResult(result))) => Ok(result),
+            // `{}`: a result with no content.
+            Ok(Ok(ServerResult::EmptyResult(_))) => Ok(CallToolResult::success(Vec::new())),
+            Ok(Ok(ServerResult::InputRequiredResult(_))) => {
                 Err(unsupported("a request for more input (input_required)"))
             }
-            Ok(Ok(CallToolResponse::Task(_))) => Err(unsupported("a long-running task (task)")),
+            Ok(Ok(ServerResult::CreateTaskResult(_))) => {
+                Err(unsupported("a long-running task (task)"))
+            }
             Ok(Ok(_)) => Err(unsupported("a kind of answer it does not know")),
             Ok(Err(error)) => Err(self.call_failure(index, tool, &connection, error).await),
         }
@@ -577,6 +607,58 @@ impl Shared {
         };
         drop(slot);
         self.bump();
+    }
+}
+
+/// Sends `tools/call` and waits for the answer. With `routes`, the call's progress token is
+/// registered for `listener` as soon as the request is queued: the answer, and any progress
+/// before it, arrive later. Dropping the future before the answer tells the server the request
+/// was cancelled.
+async fn send_call(
+    peer: &Peer<RoleClient>,
+    params: CallToolRequestParams,
+    tool: &str,
+    routes: Option<(&Arc<Routes>, &Listener)>,
+) -> std::result::Result<ServerResult, ServiceError> {
+    let handle = peer
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(CallToolRequest::new(params)),
+            PeerRequestOptions::no_options(),
+        )
+        .await?;
+    // Held until the call ends, however it ends; dropping it ends the call's routes.
+    let _registration = routes
+        .map(|(routes, listener)| routes.register(listener, tool, handle.progress_token.clone()));
+    let mut abandoned = CancelOnDrop {
+        peer,
+        id: Some(handle.id.clone()),
+    };
+    let answer = handle.await_response().await;
+    abandoned.id = None;
+    answer
+}
+
+/// Tells the server a request was cancelled, unless disarmed (`id` taken) first.
+struct CancelOnDrop<'a> {
+    peer: &'a Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Drop for CancelOnDrop<'_> {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else {
+            return;
+        };
+        let peer = self.peer.clone();
+        let notice = CancelledNotificationParam::new(
+            Some(id),
+            Some("the call was abandoned (cancelled or timed out)".to_owned()),
+        );
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = peer.notify_cancelled(notice).await;
+            });
+        }
     }
 }
 

@@ -298,7 +298,11 @@ async fn run_server(shared: &Arc<Shared>, index: usize, run: u32) -> Ending {
     };
     let name = server.config.name.clone();
     let started = Instant::now();
-    let client = UpstreamClient::new(name.clone(), server.tools_changed.clone());
+    let client = UpstreamClient::new(
+        name.clone(),
+        server.tools_changed.clone(),
+        server.routes.clone(),
+    );
     let connected = match &server.config.transport {
         Transport::Stdio { .. } => crate::process::spawn(&name, &server.config.transport, client)
             .map(|(process, handshake)| (Link::Process(process), handshake)),

@@ -4,6 +4,7 @@ mod cli;
 mod confinement;
 mod failures;
 mod http;
+mod notices;
 mod npm;
 mod protocol;
 

@@ -1,0 +1,231 @@
+//! Progress and log notifications an upstream server sends while it works on a call, routed to
+//! whoever made the call.
+//!
+//! Progress is exact: each call that has a listener carries a progress token of its own, and a
+//! notification with that token belongs to that call. Log messages (`notifications/message`)
+//! name no request, so a server's message goes to the one listener with calls in flight to that
+//! server; when several listeners have calls there at once, the message cannot be told apart and
+//! stays in toolweave's own log, so one client never reads what another's call caused.
+
+// MCP logging is deprecated by SEP-2577 for the newest protocol version; servers speaking
+// 2025-06-18 and 2025-11-25 still send it.
+#![allow(deprecated)]
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use rmcp::model::{LoggingLevel, ProgressToken};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+/// How many notices wait for the receiver before more are dropped (and counted in the log).
+const NOTICE_BUFFER: usize = 256;
+
+/// Something an upstream server said about a call in flight.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Notice {
+    /// `notifications/progress` for the call.
+    Progress {
+        /// The server's name.
+        server: String,
+        /// The tool called.
+        tool: String,
+        /// Progress as the server counts it.
+        progress: f64,
+        /// The total, when the server knows it.
+        total: Option<f64>,
+        /// The server's message.
+        message: Option<String>,
+    },
+    /// `notifications/message` sent while the call was in flight.
+    Log {
+        /// The server's name.
+        server: String,
+        /// Its severity.
+        level: LoggingLevel,
+        /// The server's logger name, if it gave one.
+        logger: Option<String>,
+        /// What it logged.
+        data: Value,
+    },
+}
+
+/// Where the notices of one caller's calls go. Cheap to clone; every clone is the same listener.
+#[derive(Debug, Clone)]
+pub struct Listener {
+    id: u64,
+    sender: mpsc::Sender<Notice>,
+}
+
+impl Listener {
+    /// A listener and the receiving end of its notices.
+    pub fn new() -> (Self, mpsc::Receiver<Notice>) {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let (sender, receiver) = mpsc::channel(NOTICE_BUFFER);
+        let id = NEXT.fetch_add(1, Ordering::Relaxed);
+        (Self { id, sender }, receiver)
+    }
+
+    fn send(&self, notice: Notice) {
+        if let Err(mpsc::error::TrySendError::Full(notice)) = self.sender.try_send(notice) {
+            tracing::debug!(?notice, "a notice was dropped: its receiver is behind");
+        }
+    }
+}
+
+/// The routes of one server's notices: progress tokens to calls, and the listeners with calls
+/// in flight.
+#[derive(Debug, Default)]
+pub(crate) struct Routes {
+    inner: Mutex<RoutesInner>,
+}
+
+#[derive(Debug, Default)]
+struct RoutesInner {
+    /// Progress token (the one the MCP client sent the call with) → the call's listener and tool.
+    progress: HashMap<ProgressToken, (Listener, String)>,
+    /// Listener id → (listener, calls in flight).
+    active: HashMap<u64, (Listener, usize)>,
+}
+
+/// One call's place in the routes; leaving them when dropped (answered, failed, timed out or
+/// cancelled alike).
+#[derive(Debug)]
+pub(crate) struct Registration {
+    routes: Arc<Routes>,
+    token: ProgressToken,
+    listener: u64,
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        let mut inner = self.routes.lock();
+        inner.progress.remove(&self.token);
+        if let Some((_, calls)) = inner.active.get_mut(&self.listener) {
+            *calls -= 1;
+            if *calls == 0 {
+                inner.active.remove(&self.listener);
+            }
+        }
+    }
+}
+
+impl Routes {
+    fn lock(&self) -> MutexGuard<'_, RoutesInner> {
+        // The maps stay whole whatever panicked while the lock was held.
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Registers a call to `tool` made for `listener`, sent with progress token `token`.
+    pub(crate) fn register(
+        self: &Arc<Self>,
+        listener: &Listener,
+        tool: &str,
+        token: ProgressToken,
+    ) -> Registration {
+        let mut inner = self.lock();
+        inner
+            .progress
+            .insert(token.clone(), (listener.clone(), tool.to_owned()));
+        inner
+            .active
+            .entry(listener.id)
+            .or_insert_with(|| (listener.clone(), 0))
+            .1 += 1;
+        Registration {
+            routes: self.clone(),
+            token,
+            listener: listener.id,
+        }
+    }
+
+    /// Routes a progress notification to its call, if it is still in flight.
+    pub(crate) fn progress(
+        &self,
+        server: &str,
+        token: &ProgressToken,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) {
+        let route = self.lock().progress.get(token).cloned();
+        if let Some((listener, tool)) = route {
+            listener.send(Notice::Progress {
+                server: server.to_owned(),
+                tool,
+                progress,
+                total,
+                message,
+            });
+        }
+    }
+
+    /// Routes a log message to the one listener with calls in flight, if there is exactly one.
+    /// Whether it was routed.
+    pub(crate) fn log(
+        &self,
+        server: &str,
+        level: LoggingLevel,
+        logger: Option<String>,
+        data: Value,
+    ) -> bool {
+        let listener = {
+            let inner = self.lock();
+            let mut active = inner.active.values();
+            match (active.next(), active.next()) {
+                (Some((listener, _)), None) => listener.clone(),
+                _ => return false,
+            }
+        };
+        listener.send(Notice::Log {
+            server: server.to_owned(),
+            level,
+            logger,
+            data,
+        });
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn progress_goes_to_its_call_and_logs_to_a_lone_listener() {
+        let routes = Arc::new(Routes::default());
+        let (first, mut first_notices) = Listener::new();
+        let (second, mut second_notices) = Listener::new();
+
+        let token = |n: i64| ProgressToken(rmcp::model::NumberOrString::Number(n));
+        let call = routes.register(&first, "slow", token(1));
+        routes.progress("s", &token(1), 1.0, Some(2.0), None);
+        let Some(Notice::Progress { tool, progress, .. }) = first_notices.recv().await else {
+            panic!("no progress notice");
+        };
+        assert_eq!((tool.as_str(), progress), ("slow", 1.0));
+        assert!(routes.log("s", LoggingLevel::Info, None, Value::from("one caller")));
+        assert!(matches!(
+            first_notices.recv().await,
+            Some(Notice::Log { .. })
+        ));
+
+        // With two listeners' calls in flight, a log line belongs to neither.
+        let other = routes.register(&second, "add", token(2));
+        assert!(!routes.log("s", LoggingLevel::Info, None, Value::from("whose?")));
+        drop(call);
+        assert!(routes.log("s", LoggingLevel::Info, None, Value::from("second's")));
+        assert!(matches!(
+            second_notices.recv().await,
+            Some(Notice::Log { .. })
+        ));
+        assert!(first_notices.try_recv().is_err());
+
+        // A call that has ended gets nothing more.
+        drop(other);
+        routes.progress("s", &token(2), 1.0, None, None);
+        assert!(!routes.log("s", LoggingLevel::Info, None, Value::Null));
+        assert!(second_notices.try_recv().is_err());
+    }
+}
