@@ -1,9 +1,10 @@
-//! Throughput of `toolweave serve --http` on loopback: executions per second with 1, 8 and 64
+//! `toolweave serve --http` on loopback: latency, executions per second with 1, 8 and 64
 //! clients, each its own MCP session sending one execution at a time, and the gateway's memory
 //! before and after.
 //!
-//! `cargo bench -p toolweave --bench http` (release profile). Each execution calls the fixture
-//! upstream once (`add`) and its answer is checked. `TOOLWEAVE_BENCH_BINARY` measures another
+//! `cargo bench -p toolweave --bench http` (release profile). First the latency of one execution
+//! at a time (trivial, and one upstream call); then throughput, where each execution calls the
+//! fixture upstream once (`add`) and its answer is checked. `TOOLWEAVE_BENCH_BINARY` measures another
 //! build; `TOOLWEAVE_BENCH_ISOLATION=in-process` measures engine threads instead of workers.
 
 #![expect(
@@ -24,6 +25,8 @@ use toolweave_testkit::http::HttpToolweave;
 const EXECUTIONS: usize = 4000;
 /// Executions before measuring, per concurrency.
 const WARM_UP: usize = 400;
+/// Executions timed one by one for latency.
+const LATENCY_RUNS: usize = 300;
 
 fn binary(name: &str) -> PathBuf {
     if name == "toolweave"
@@ -98,6 +101,46 @@ async fn main() {
     let isolation =
         std::env::var("TOOLWEAVE_BENCH_ISOLATION").unwrap_or_else(|_| "worker".to_owned());
     println!("toolweave serve --http, isolation {isolation}, one upstream call per execution");
+    {
+        // Latency: one client, one execution at a time, a trivial program and one upstream call.
+        let server = HttpToolweave::start(
+            &binary("toolweave"),
+            &config,
+            &["--isolation", &isolation],
+            &[],
+        )
+        .await
+        .expect("start");
+        let session = server.connect(None).await.expect("session");
+        for (label, code) in [
+            ("trivial execution", "return 1 + 1"),
+            (
+                "one upstream call",
+                "return await tools.fixture.add({ a: 2, b: 5 })",
+            ),
+        ] {
+            for _ in 0..50 {
+                session.execute(code, "javascript").await.expect("warm-up");
+            }
+            let mut samples = Vec::with_capacity(LATENCY_RUNS);
+            for _ in 0..LATENCY_RUNS {
+                let started = Instant::now();
+                let result = session
+                    .execute(code, "javascript")
+                    .await
+                    .expect("execution");
+                samples.push(started.elapsed());
+                assert!(result.value().is_ok(), "{}", result.text);
+            }
+            samples.sort();
+            let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+            println!(
+                "{label:<20} median {:.3} ms   p90 {:.3} ms   (one client, n={LATENCY_RUNS})",
+                ms(samples[LATENCY_RUNS / 2]),
+                ms(samples[LATENCY_RUNS * 9 / 10])
+            );
+        }
+    }
     for clients in [1, 8, 64] {
         let server = HttpToolweave::start(
             &binary("toolweave"),
