@@ -187,10 +187,20 @@ fn servers_shows_each_upstream_state_tools_and_error() {
     .unwrap();
     let output = toolweave_cmd(&["servers", "--config", config.to_str().unwrap()]);
     let stdout = text(&output.stdout);
-    assert_eq!(output.status.code(), Some(1), "a failed server fails the command: {stdout}");
-    assert!(stdout.contains("good (stdio): ready, 15 tools ("), "{stdout}");
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "a failed server fails the command: {stdout}"
+    );
+    assert!(
+        stdout.contains("good (stdio): ready, 15 tools ("),
+        "{stdout}"
+    );
     assert!(stdout.contains("broken (stdio): FAILED after "), "{stdout}");
-    assert!(stdout.contains("failing on purpose"), "the stderr tail: {stdout}");
+    assert!(
+        stdout.contains("failing on purpose"),
+        "the stderr tail: {stdout}"
+    );
     assert!(stdout.contains("off: disabled in the config"), "{stdout}");
 
     let output = toolweave_cmd(&["servers", "--json", "--config", config.to_str().unwrap()]);
@@ -203,6 +213,9 @@ fn servers_shows_each_upstream_state_tools_and_error() {
     assert!(good["error"].is_null());
     let broken = servers.iter().find(|s| s["name"] == "broken").unwrap();
     assert_eq!(broken["state"], "failed");
-    assert!(broken["error"].as_str().unwrap().contains("broken"), "{broken}");
+    assert!(
+        broken["error"].as_str().unwrap().contains("broken"),
+        "{broken}"
+    );
     assert_eq!(report["disabled"], serde_json::json!(["off"]));
 }
