@@ -10,6 +10,12 @@
 //! Tools: `add`, `get-sum`, `echo`, `whoami`, `env`, `slow`, `fail`, `structured`, `image`,
 //! `large`, `dotted.name`, `dash-name`, `crash`, `register` and `stats` (see
 //! [`tool_definitions`]).
+//!
+//! Faults, for tests of how a client copes: `--fail-start` (exit before `initialize`),
+//! `--start-delay-ms N` (a slow start), `--stdout-garbage banner|only` (lines on stdout that are
+//! not MCP, before serving or instead of it), `--exit-after-calls N` (exit once N tool calls are
+//! answered), and the tools `crash` (exit mid-call) and `slow` (a call that hangs as long as
+//! asked).
 
 // MCP logging is deprecated by SEP-2577 for the newest protocol version; the fixture's `slow`
 // logs as servers of 2025-11-25 and before do.
@@ -36,6 +42,14 @@ pub const TINY_PNG_BASE64: &str =
 /// Exit status of the `crash` tool.
 pub const CRASH_EXIT_CODE: u8 = 3;
 
+/// What `--stdout-garbage` writes to stdout, line by line: what a server that logs to stdout, or
+/// runs in some other mode than MCP on stdio, typically writes.
+pub const STDOUT_GARBAGE: [&str; 2] = ["Listening on port 3000", "Press Ctrl+C to stop"];
+
+/// How long `--exit-after-calls` waits after the last answer before exiting, so the answer is
+/// written out first.
+const EXIT_AFTER_CALLS_DELAY: Duration = Duration::from_millis(100);
+
 /// The largest text `large` returns, so a typo cannot exhaust memory.
 const MAX_LARGE_BYTES: u64 = 64 * 1024 * 1024;
 
@@ -54,6 +68,20 @@ pub struct FixtureOptions {
     pub listen: Option<Listen>,
     /// `--require-header "Name: value"`: HTTP requests without it are answered 401.
     pub require_header: Option<(String, String)>,
+    /// `--stdout-garbage banner|only`: write [`STDOUT_GARBAGE`] to stdout (stdio only).
+    pub stdout_garbage: Option<StdoutGarbage>,
+    /// `--exit-after-calls N`: once N tool calls are answered, write "exiting after N calls" to
+    /// stderr and exit with status 0. Calls after the Nth are never answered.
+    pub exit_after_calls: Option<u64>,
+}
+
+/// What `--stdout-garbage` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StdoutGarbage {
+    /// `banner`: the lines, then MCP as usual (clients that skip such lines work).
+    Banner,
+    /// `only`: the lines, then nothing more on stdout; stdin is read until it closes.
+    Only,
 }
 
 /// Where and how the fixture serves over HTTP.
@@ -74,6 +102,8 @@ impl Default for FixtureOptions {
             page_size: None,
             listen: None,
             require_header: None,
+            stdout_garbage: None,
+            exit_after_calls: None,
         }
     }
 }
@@ -117,16 +147,41 @@ impl FixtureOptions {
                     options.require_header =
                         Some((name.trim().to_owned(), header_value.trim().to_owned()));
                 }
+                "--stdout-garbage" => {
+                    options.stdout_garbage = Some(match value("--stdout-garbage")?.as_str() {
+                        "banner" => StdoutGarbage::Banner,
+                        "only" => StdoutGarbage::Only,
+                        other => {
+                            return Err(format!(
+                                "--stdout-garbage takes banner or only, got {other:?}"
+                            ));
+                        }
+                    });
+                }
+                "--exit-after-calls" => {
+                    let text = value("--exit-after-calls")?;
+                    let calls: u64 =
+                        text.parse()
+                            .ok()
+                            .filter(|calls| *calls > 0)
+                            .ok_or_else(|| {
+                                format!("--exit-after-calls takes a positive number, got {text:?}")
+                            })?;
+                    options.exit_after_calls = Some(calls);
+                }
                 "--help" | "-h" => return Err(USAGE.to_owned()),
                 other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
             }
+        }
+        if options.stdout_garbage.is_some() && options.listen.is_some() {
+            return Err("--stdout-garbage is for stdio: over HTTP stdout is no channel".to_owned());
         }
         Ok(options)
     }
 }
 
 /// What `--help` prints.
-pub const USAGE: &str = "usage: toolweave-fixture [--name NAME] [--fail-start] [--start-delay-ms N] [--page-size N] [--http ADDR | --sse ADDR] [--require-header \"Name: value\"]";
+pub const USAGE: &str = "usage: toolweave-fixture [--name NAME] [--fail-start] [--start-delay-ms N] [--page-size N] [--http ADDR | --sse ADDR] [--require-header \"Name: value\"] [--stdout-garbage banner|only] [--exit-after-calls N]";
 
 /// The server handler. Cheap to clone: clones share the tool list.
 #[derive(Debug, Clone)]
@@ -135,6 +190,9 @@ pub struct FixtureServer {
     page_size: Option<usize>,
     tools: Arc<RwLock<Vec<Tool>>>,
     slow: Arc<SlowCounts>,
+    exit_after_calls: Option<u64>,
+    /// Tool calls received, for `--exit-after-calls`.
+    calls: Arc<AtomicU64>,
 }
 
 /// What became of `slow` calls, reported by the `stats` tool: tests see from outside whether a
@@ -154,7 +212,16 @@ impl FixtureServer {
             page_size,
             tools: Arc::new(RwLock::new(tool_definitions())),
             slow: Arc::default(),
+            exit_after_calls: None,
+            calls: Arc::default(),
         }
+    }
+
+    /// Exits the process once `calls` tool calls are answered (see
+    /// [`FixtureOptions::exit_after_calls`]).
+    pub fn with_exit_after_calls(mut self, calls: Option<u64>) -> Self {
+        self.exit_after_calls = calls;
+        self
     }
 
     fn tools(&self) -> Vec<Tool> {
@@ -340,19 +407,51 @@ impl ServerHandler for FixtureServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = request.arguments.unwrap_or_default();
-        let result = self.call(&request.name, &arguments, &context).await?;
-        Ok(CallToolResponse::Complete(result))
+        let number = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
+        let Some(limit) = self.exit_after_calls else {
+            let result = self.call(&request.name, &arguments, &context).await?;
+            return Ok(CallToolResponse::Complete(result));
+        };
+        if number > limit {
+            // The process exits in a moment: this call finds a server going away.
+            return std::future::pending().await;
+        }
+        let result = self.call(&request.name, &arguments, &context).await;
+        if number == limit {
+            let name = self.name.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(EXIT_AFTER_CALLS_DELAY).await;
+                eprintln!("fixture {name}: exiting after {limit} calls (--exit-after-calls)");
+                std::process::exit(0);
+            });
+        }
+        Ok(CallToolResponse::Complete(result?))
     }
 }
 
 /// Runs the server on stdin/stdout until the client disconnects.
 pub async fn serve_stdio(options: FixtureOptions) -> anyhow::Result<()> {
     use rmcp::ServiceExt;
+    use std::io::Write;
 
     if !options.start_delay.is_zero() {
         tokio::time::sleep(options.start_delay).await;
     }
-    let server = FixtureServer::new(options.name.clone(), options.page_size);
+    if let Some(garbage) = options.stdout_garbage {
+        // On purpose: the mistake a client has to cope with (and a real server must not make).
+        let mut stdout = std::io::stdout().lock();
+        for line in STDOUT_GARBAGE {
+            writeln!(stdout, "{line}")?;
+        }
+        stdout.flush()?;
+        drop(stdout);
+        if garbage == StdoutGarbage::Only {
+            tokio::io::copy(&mut tokio::io::stdin(), &mut tokio::io::sink()).await?;
+            return Ok(());
+        }
+    }
+    let server = FixtureServer::new(options.name.clone(), options.page_size)
+        .with_exit_after_calls(options.exit_after_calls);
     let service = server.serve(rmcp::transport::stdio()).await?;
     tracing::info!(name = %options.name, "fixture serving on stdio");
     let reason = service.waiting().await?;
@@ -575,6 +674,8 @@ mod tests {
                 "127.0.0.1:0",
                 "--require-header",
                 "Authorization: Bearer abc",
+                "--exit-after-calls",
+                "2",
             ]
             .map(String::from),
         )
@@ -588,8 +689,22 @@ mod tests {
                 page_size: Some(3),
                 listen: Some(Listen::Sse("127.0.0.1:0".into())),
                 require_header: Some(("Authorization".into(), "Bearer abc".into())),
+                stdout_garbage: None,
+                exit_after_calls: Some(2),
             }
         );
+        let options =
+            FixtureOptions::parse(["--stdout-garbage", "only"].map(String::from)).unwrap();
+        assert_eq!(options.stdout_garbage, Some(StdoutGarbage::Only));
+        assert!(FixtureOptions::parse(["--stdout-garbage", "loud"].map(String::from)).is_err());
+        assert!(
+            FixtureOptions::parse(
+                ["--stdout-garbage", "banner", "--http", "127.0.0.1:0"].map(String::from)
+            )
+            .is_err()
+        );
+        assert!(FixtureOptions::parse(["--exit-after-calls", "x"].map(String::from)).is_err());
+        assert!(FixtureOptions::parse(["--exit-after-calls", "0"].map(String::from)).is_err());
         assert!(FixtureOptions::parse(["--require-header".into(), "no colon".into()]).is_err());
         assert!(FixtureOptions::parse(["--bogus".to_owned()]).is_err());
         assert!(FixtureOptions::parse(["--name".to_owned()]).is_err());

@@ -43,7 +43,8 @@ pub async fn serve_http(options: FixtureOptions) -> anyhow::Result<()> {
     if !options.start_delay.is_zero() {
         tokio::time::sleep(options.start_delay).await;
     }
-    let server = FixtureServer::new(options.name.clone(), options.page_size);
+    let server = FixtureServer::new(options.name.clone(), options.page_size)
+        .with_exit_after_calls(options.exit_after_calls);
     let (app, path) = if sse {
         (sse_app(server), "/sse")
     } else {

@@ -10,7 +10,7 @@ use rmcp::service::RunningService;
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
-use toolweave_testkit::fixture::TINY_PNG_BASE64;
+use toolweave_testkit::fixture::{STDOUT_GARBAGE, TINY_PNG_BASE64};
 
 async fn spawn(args: &[&str]) -> anyhow::Result<RunningService<RoleClient, ()>> {
     let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolweave-fixture")).configure(
@@ -221,6 +221,49 @@ async fn fail_start_and_crash_exit_with_stderr() {
         .call_tool(CallToolRequestParams::new("crash"))
         .await
         .unwrap_err();
+    assert!(
+        matches!(error, rmcp::ServiceError::TransportClosed),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn stdout_garbage_before_mcp_or_instead_of_it() {
+    // `only`: the lines and nothing else on stdout; it exits when stdin closes.
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_toolweave-fixture"))
+        .args(["--stdout-garbage", "only"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let expected: String = STDOUT_GARBAGE
+        .iter()
+        .map(|line| format!("{line}\n"))
+        .collect();
+    assert_eq!(String::from_utf8_lossy(&output.stdout), expected);
+
+    // `banner`: the lines, then MCP (rmcp's client skips lines that are not JSON).
+    let client = spawn(&["--stdout-garbage", "banner"]).await.unwrap();
+    let sum = call(&client, "add", json!({ "a": 2, "b": 3 }))
+        .await
+        .unwrap();
+    assert_eq!(text(&sum), "5");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn exit_after_calls_answers_that_many_then_exits() {
+    let client = spawn(&["--exit-after-calls", "2"]).await.unwrap();
+    for message in ["one", "two"] {
+        let answer = call(&client, "echo", json!({ "message": message }))
+            .await
+            .unwrap();
+        assert_eq!(text(&answer), message);
+    }
+    let error = call(&client, "echo", json!({ "message": "three" }))
+        .await
+        .unwrap_err();
+    let error = error.downcast::<rmcp::ServiceError>().unwrap();
     assert!(
         matches!(error, rmcp::ServiceError::TransportClosed),
         "{error}"

@@ -112,6 +112,24 @@ pub enum Error {
         stderr: String,
     },
 
+    /// The process wrote lines to stdout that are not MCP messages (logs, a banner) and did not
+    /// start: stdout is the MCP channel, so those lines are the likely cause.
+    #[error(
+        "server \"{server}\" failed to start ({outcome}); its stdout had lines that are not MCP messages, the first: {first_line:?}. stdout is the MCP channel: the server must write its logs to stderr (check its \"command\" and \"args\" in the config file; some servers need an option to serve MCP on stdio){}",
+        stderr_suffix(stderr)
+    )]
+    NotMcpOnStdout {
+        /// The server's name.
+        server: String,
+        /// How the start ended, e.g. `it did not finish starting within 1000 ms
+        /// (--startup-timeout-ms) and was stopped`.
+        outcome: String,
+        /// The first line that was not an MCP message, cut short when long.
+        first_line: String,
+        /// The last lines the process wrote to stderr.
+        stderr: String,
+    },
+
     /// The process exited (or closed its connection) after it was ready.
     #[error(
         "server \"{server}\" exited ({status}){}; toolweave starts it again on a later call{}",
@@ -246,6 +264,22 @@ mod tests {
         assert_eq!(
             error.to_string(),
             "server \"good\" exited (exit status: 3) during the call; toolweave starts it again on a later call"
+        );
+        let error = Error::NotMcpOnStdout {
+            server: "web".into(),
+            outcome:
+                "it did not finish starting within 1000 ms (--startup-timeout-ms) and was stopped"
+                    .into(),
+            first_line: "Listening on port 3000".into(),
+            stderr: "booting".into(),
+        };
+        assert_eq!(
+            error.to_string(),
+            "server \"web\" failed to start (it did not finish starting within 1000 ms (--startup-timeout-ms) \
+             and was stopped); its stdout had lines that are not MCP messages, the first: \
+             \"Listening on port 3000\". stdout is the MCP channel: the server must write its logs \
+             to stderr (check its \"command\" and \"args\" in the config file; some servers need an \
+             option to serve MCP on stdio)\nlast lines of its stderr:\n  booting"
         );
     }
 }

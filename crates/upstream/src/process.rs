@@ -4,7 +4,6 @@
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use rmcp::ServiceExt;
@@ -15,7 +14,7 @@ use tokio::task::JoinHandle;
 use toolweave_config::Transport;
 
 use crate::Error;
-use crate::bounded::{BoundedLines, MAX_MESSAGE_BYTES};
+use crate::bounded::{BoundedLines, MAX_MESSAGE_BYTES, StdoutFindings};
 use crate::client::UpstreamClient;
 use crate::run::{Handshake, list_tools};
 use crate::stderr::{StderrTail, read_lines};
@@ -30,8 +29,9 @@ pub(crate) struct Process {
     child: Child,
     stderr_reader: JoinHandle<()>,
     tail: StderrTail,
-    /// Set when it sent a line longer than the bound (see `bounded`).
-    oversized: Arc<AtomicBool>,
+    /// What its stdout carried besides messages: a line too long, lines that are not MCP (see
+    /// `bounded`).
+    stdout: Arc<StdoutFindings>,
 }
 
 impl Process {
@@ -81,11 +81,52 @@ impl Process {
         }
     }
 
+    /// `error`, a failed start, told again with the first line on stdout that was not an MCP
+    /// message, when there was one: such lines (logs, a banner, a server in some other mode) are
+    /// the likely cause, and the transport skips them without a word.
+    pub(crate) fn explain_start(&self, error: Error) -> Error {
+        let Some(first_line) = self.stdout.first_stray_line() else {
+            return error;
+        };
+        let (server, outcome, stderr) = match error {
+            Error::ExitedDuringStartup {
+                server,
+                status,
+                stderr,
+            } => (server, format!("it exited: {status}"), stderr),
+            Error::StartFailed {
+                server,
+                message,
+                stderr,
+            } => (server, message, stderr),
+            Error::StartTimeout {
+                server,
+                limit,
+                stderr,
+            } => (
+                server,
+                format!(
+                    "it did not finish starting within {} ms (--startup-timeout-ms) and was \
+                     stopped",
+                    limit.as_millis()
+                ),
+                stderr,
+            ),
+            other => return other,
+        };
+        Error::NotMcpOnStdout {
+            server,
+            outcome,
+            first_line: first_line.to_owned(),
+            stderr,
+        }
+    }
+
     /// Its MCP connection (stdout) closed after it was ready: it is stopped, and the error says
     /// how it ended.
     pub(crate) async fn closed(&mut self, server: String, grace: Duration) -> Error {
         let status = self.end(grace).await;
-        let status = if self.oversized.load(Ordering::Relaxed) {
+        let status = if self.stdout.oversized() {
             format!(
                 "it sent a message longer than {} MiB, which toolweave does not accept (a tool \
                  result that large: ask the tool for less); its connection was closed and it \
@@ -166,11 +207,11 @@ pub(crate) fn spawn(
     };
     let tail = StderrTail::default();
     let stderr_reader = tokio::spawn(read_lines(name.clone(), stderr, tail.clone()));
-    let oversized = Arc::new(AtomicBool::new(false));
+    let stdout_findings = Arc::new(StdoutFindings::default());
     tracing::debug!(server = %name, process_id = ?child.id(), "started the server's process");
     // The bound is enforced by the reader, which ends the connection (see `bounded`).
     let transport = AsyncRwTransport::new_client(
-        BoundedLines::new(stdout, MAX_MESSAGE_BYTES, oversized.clone()),
+        BoundedLines::new(stdout, MAX_MESSAGE_BYTES, &name, stdout_findings.clone()),
         stdin,
     )
     .with_max_line_length(usize::MAX);
@@ -185,7 +226,7 @@ pub(crate) fn spawn(
         child,
         stderr_reader,
         tail,
-        oversized,
+        stdout: stdout_findings,
     };
     Ok((process, handshake))
 }

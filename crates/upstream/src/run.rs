@@ -124,7 +124,10 @@ impl Link {
     /// The handshake failed with `message`.
     async fn start_failed(&mut self, name: String, message: String) -> Error {
         match self {
-            Link::Process(process) => process.start_failed(name, message).await,
+            Link::Process(process) => {
+                let error = process.start_failed(name, message).await;
+                process.explain_start(error)
+            }
             Link::Remote(remote) => remote.unreachable(message),
         }
     }
@@ -132,11 +135,14 @@ impl Link {
     /// The process exited during startup.
     async fn exited_during_startup(&mut self, name: String, status: String) -> Error {
         match self {
-            Link::Process(process) => Error::ExitedDuringStartup {
-                server: name,
-                status,
-                stderr: process.stderr().await,
-            },
+            Link::Process(process) => {
+                let error = Error::ExitedDuringStartup {
+                    server: name,
+                    status,
+                    stderr: process.stderr().await,
+                };
+                process.explain_start(error)
+            }
             Link::Remote(remote) => remote.unreachable(status),
         }
     }
@@ -144,14 +150,20 @@ impl Link {
     /// Startup took longer than `limit`.
     async fn timed_out(&mut self, name: String, limit: Duration) -> Error {
         self.stop(Duration::ZERO).await;
-        let stderr = match self {
-            Link::Process(process) => process.stderr().await,
-            Link::Remote(_) => String::new(),
-        };
-        Error::StartTimeout {
-            server: name,
-            limit,
-            stderr,
+        match self {
+            Link::Process(process) => {
+                let error = Error::StartTimeout {
+                    server: name,
+                    limit,
+                    stderr: process.stderr().await,
+                };
+                process.explain_start(error)
+            }
+            Link::Remote(_) => Error::StartTimeout {
+                server: name,
+                limit,
+                stderr: String::new(),
+            },
         }
     }
 

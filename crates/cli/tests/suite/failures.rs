@@ -191,3 +191,168 @@ async fn an_answer_too_large_is_named_at_once_and_the_server_comes_back() {
     }
     server.stop().await.unwrap();
 }
+
+/// Every fault the fixture can play, at once, next to a healthy server: each failure names its
+/// server and its cause, and the healthy server answers before, between and after them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_fault_is_named_and_a_healthy_server_is_unaffected() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = fixture_binary();
+    let config = write_config(
+        dir.path(),
+        json!({
+            "healthy": { "command": fixture, "args": ["--name", "healthy"] },
+            "failstart": { "command": fixture, "args": ["--fail-start"] },
+            "crasher": { "command": fixture, "args": ["--name", "crasher"] },
+            "hanger": { "command": fixture },
+            "garbage": { "command": fixture, "args": ["--stdout-garbage", "only"] },
+            "banner": { "command": fixture, "args": ["--stdout-garbage", "banner"] },
+            "sluggish": { "command": fixture, "args": ["--start-delay-ms", "20000"] },
+            "quitter": { "command": fixture, "args": ["--name", "quitter", "--exit-after-calls", "2"] },
+        }),
+    );
+    let started = Instant::now();
+    let server = Toolweave::start(
+        toolweave(),
+        &config,
+        // Long enough for the healthy servers on a busy machine, short enough to wait out.
+        &["--startup-timeout-ms", "3000", "--tool-timeout-ms", "1000"],
+    )
+    .await
+    .unwrap();
+
+    // All at once: the failures settle while the healthy calls answer.
+    let code = r#"
+        const calls = {
+          healthyFirst: tools.healthy.add({ a: 1, b: 2 }),
+          failstart: tools.failstart.add({ a: 1, b: 1 }),
+          crasher: tools.crasher.crash({}),
+          hanger: tools.hanger.slow({ ms: 20000 }),
+          garbage: tools.garbage.add({ a: 1, b: 1 }),
+          banner: tools.banner.add({ a: 2, b: 3 }),
+          sluggish: tools.sluggish.add({ a: 1, b: 1 }),
+          // Two calls answered, and the third finds the server exiting or gone.
+          quitter: (async () => {
+            const answers = [];
+            for (const message of ["one", "two", "three"]) {
+              answers.push(await tools.quitter.echo({ message }).catch((e) => String(e)));
+            }
+            return answers;
+          })(),
+          healthyEcho: tools.healthy.echo({ message: "between" }),
+        };
+        const names = Object.keys(calls);
+        const settled = await Promise.allSettled(Object.values(calls));
+        const out = {};
+        names.forEach((name, index) => {
+          const result = settled[index];
+          out[name] = result.status === "fulfilled" ? { value: result.value } : { error: String(result.reason) };
+        });
+        out.healthyAfter = await tools.healthy.whoami({});
+        return out;
+    "#;
+    let result = server.execute(code, "javascript").await.unwrap();
+    let value = result.value().unwrap().clone();
+    let error = |name: &str| -> String {
+        value[name]["error"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{name} did not fail: {value}"))
+            .to_owned()
+    };
+    let has = |name: &str, parts: &[&str]| {
+        let message = error(name);
+        for part in parts {
+            assert!(
+                message.contains(part),
+                "{name}: {part:?} is missing from {message}"
+            );
+        }
+        message
+    };
+    assert_eq!(value["healthyFirst"]["value"], 3, "{value}");
+    assert_eq!(value["healthyEcho"]["value"], "between", "{value}");
+    assert_eq!(value["healthyAfter"], "healthy", "{value}");
+    has(
+        "failstart",
+        &[
+            "server \"failstart\"",
+            "exited during startup",
+            "failing on purpose",
+        ],
+    );
+    has(
+        "crasher",
+        &[
+            "server \"crasher\"",
+            "exit status: 3",
+            "crashing on purpose",
+        ],
+    );
+    has(
+        "hanger",
+        &[
+            "server \"hanger\"",
+            "\"slow\" within 1000 ms (--tool-timeout-ms)",
+        ],
+    );
+    has(
+        "garbage",
+        &[
+            "server \"garbage\"",
+            "within 3000 ms (--startup-timeout-ms)",
+            "its stdout had lines that are not MCP messages",
+            "\"Listening on port 3000\"",
+            "must write its logs to stderr",
+        ],
+    );
+    let sluggish = has(
+        "sluggish",
+        &[
+            "server \"sluggish\"",
+            "within 3000 ms (--startup-timeout-ms)",
+        ],
+    );
+    assert!(!sluggish.contains("stdout"), "{sluggish}");
+    // A banner before MCP is skipped: the server works.
+    assert_eq!(value["banner"]["value"], 5, "{value}");
+    let quitter = &value["quitter"]["value"];
+    assert_eq!(quitter[0], "one", "{value}");
+    assert_eq!(quitter[1], "two", "{value}");
+    let message = quitter[2].as_str().unwrap();
+    for part in [
+        "server \"quitter\" exited (exit status: 0)",
+        "toolweave starts it again on a later call",
+        "exiting after 2 calls",
+    ] {
+        assert!(message.contains(part), "{part:?} is missing from {message}");
+    }
+
+    // After its restart delay (1 s after a first crash) the server is started again on a call.
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        let result = server
+            .execute("return await tools.quitter.whoami({})", "javascript")
+            .await
+            .unwrap();
+        if !result.is_error {
+            assert_eq!(result.value().unwrap(), &json!("quitter"));
+            break;
+        }
+        assert!(Instant::now() < until, "not started again: {}", result.text);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let healthy = server
+        .execute(
+            "return await tools.healthy.add({ a: 1, b: 1 })",
+            "javascript",
+        )
+        .await
+        .unwrap();
+    assert_eq!(healthy.value().unwrap(), &json!(2));
+    server.stop().await.unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+}
