@@ -75,6 +75,48 @@ struct CommonArgs {
     /// threads of this process (faster, for trusted code only). Python always runs in workers.
     #[arg(long, value_enum, value_name = "MODE", default_value_t = IsolationArg::Worker)]
     isolation: IsolationArg,
+
+    #[command(flatten)]
+    policy: PolicyArgs,
+}
+
+#[derive(Debug, Args)]
+struct PolicyArgs {
+    /// toolweave's settings file (allow, deny, auditLog); by default
+    /// ~/.config/toolweave/settings.json when it exists.
+    #[arg(long, value_name = "FILE", env = "TOOLWEAVE_SETTINGS")]
+    settings: Option<PathBuf>,
+    /// Let code call only tools matching this glob over server.tool (e.g. "github.*");
+    /// repeatable, added to the settings file's.
+    #[arg(long, value_name = "GLOB")]
+    allow: Vec<String>,
+    /// Keep tools matching this glob (e.g. "*.delete_*") from code: absent from search, describe
+    /// and types, and refused when called. Repeatable; deny wins over allow.
+    #[arg(long, value_name = "GLOB")]
+    deny: Vec<String>,
+}
+
+impl PolicyArgs {
+    /// The settings file (named, or the default one when it exists), with the flags added.
+    fn settings(&self) -> Result<toolweave_config::Settings> {
+        let path = match &self.settings {
+            Some(path) => Some(path.clone()),
+            None => toolweave_config::default_settings_path(
+                std::env::var_os("XDG_CONFIG_HOME")
+                    .map(PathBuf::from)
+                    .as_deref(),
+                std::env::var_os("HOME").map(PathBuf::from).as_deref(),
+            )
+            .filter(|path| path.is_file()),
+        };
+        let mut settings = match path {
+            Some(path) => toolweave_config::load_settings(&path)?,
+            None => toolweave_config::Settings::default(),
+        };
+        settings.allow.extend(self.allow.iter().cloned());
+        settings.deny.extend(self.deny.iter().cloned());
+        Ok(settings)
+    }
 }
 
 // Engine threads of the gateway process, or a worker process per execution.
@@ -303,7 +345,19 @@ fn start(common: &CommonArgs) -> Result<Arc<Gateway>> {
         IsolationArg::InProcess => Isolation::InProcess,
         IsolationArg::Worker => Isolation::Worker,
     };
-    Ok(Gateway::start(&config, limits, isolation, worker_command()))
+    let settings = common.policy.settings()?;
+    let policy = toolweave_config::Policy::new(&settings.allow, &settings.deny)
+        .map_err(|error| anyhow::anyhow!("{error}"))?;
+    if !policy.is_open() {
+        tracing::info!(policy = %policy.describe(), "tool policy");
+    }
+    Ok(Gateway::start(
+        &config,
+        limits,
+        isolation,
+        worker_command(),
+        policy,
+    ))
 }
 
 /// This binary, re-entered as a worker (see `main.rs`).

@@ -12,11 +12,15 @@
 
 mod expand;
 mod limits;
+mod policy;
 mod servers;
+mod settings;
 
 pub use expand::Expanded;
 pub use limits::Limits;
+pub use policy::{Denial, Policy};
 pub use servers::{Config, ServerConfig, Transport, load_file, parse_str, parse_str_with_env};
+pub use settings::{Settings, default_settings_path, load_settings};
 
 use std::path::PathBuf;
 

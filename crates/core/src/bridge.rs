@@ -189,6 +189,14 @@ async fn resolve_after_waiting(
     if let Some(index) = resolve(&state, name) {
         return Ok((state, index));
     }
+    if let Some(denied) = state.denied_tool(name) {
+        return Err(format!(
+            "{}.{} may not be called: toolweave's policy keeps it from code ({}). The people who \
+             run toolweave set the rules (--allow, --deny, its settings file); code cannot \
+             change them",
+            denied.server, denied.tool, denied.denial
+        ));
+    }
     let suggestions = state.catalog.suggest(name);
     let mut message = format!("unknown tool \"{name}\"");
     if !suggestions.is_empty() {

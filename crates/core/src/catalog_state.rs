@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use jsonschema::Validator;
 use serde_json::Value;
 use toolweave_catalog::{Catalog, Entry, UpstreamTool};
+use toolweave_config::{Denial, Policy};
 
 /// One immutable catalog snapshot. Validators are compiled on first use and kept with it, so a
 /// snapshot never validates against a schema from another version of the tool list.
@@ -16,7 +17,19 @@ pub(crate) struct CatalogState {
     pub(crate) version: u64,
     /// Servers that were ready (their tools are in the catalog) when this snapshot was built.
     pub(crate) ready: Vec<String>,
+    /// Tools the policy keeps out of the catalog, and why, for the error a call to one gets.
+    pub(crate) denied: Vec<DeniedTool>,
     validators: Mutex<HashMap<(usize, Direction), CompiledSchema>>,
+}
+
+/// A tool of a ready server that the policy keeps out of the catalog.
+pub(crate) struct DeniedTool {
+    /// The server's name, as configured.
+    pub(crate) server: String,
+    /// The tool's name, as the server lists it.
+    pub(crate) tool: String,
+    /// Why it may not be called.
+    pub(crate) denial: Denial,
 }
 
 /// A compiled schema, or why the upstream's schema could not be compiled.
@@ -30,13 +43,36 @@ pub(crate) enum Direction {
 }
 
 impl CatalogState {
-    /// Builds a snapshot from every configured server name and the tool lists known so far.
+    /// Builds a snapshot from every configured server name and the tool lists known so far,
+    /// leaving out the tools `policy` denies.
     pub(crate) fn new(
         servers: &[String],
         tools: Vec<(String, Vec<rmcp::model::Tool>)>,
         version: u64,
+        policy: &Policy,
     ) -> Self {
         let ready = tools.iter().map(|(server, _)| server.clone()).collect();
+        let mut denied = Vec::new();
+        let tools: Vec<(String, Vec<rmcp::model::Tool>)> = tools
+            .into_iter()
+            .map(|(server, tools)| {
+                let allowed = tools
+                    .into_iter()
+                    .filter(|tool| match policy.decide(&server, &tool.name) {
+                        Ok(()) => true,
+                        Err(denial) => {
+                            denied.push(DeniedTool {
+                                server: server.clone(),
+                                tool: tool.name.to_string(),
+                                denial,
+                            });
+                            false
+                        }
+                    })
+                    .collect();
+                (server, allowed)
+            })
+            .collect();
         let upstream_tools = tools
             .into_iter()
             .flat_map(|(server, tools)| {
@@ -61,6 +97,7 @@ impl CatalogState {
             catalog: Catalog::new(servers, upstream_tools),
             version,
             ready,
+            denied,
             validators: Mutex::new(HashMap::new()),
         }
     }
@@ -98,5 +135,27 @@ impl CatalogState {
             })
             .clone();
         Some(validator)
+    }
+}
+
+impl CatalogState {
+    /// The denied tool a call name means, if any: `server.tool` with the tool's guest or
+    /// original name, or `mcp__server__tool`.
+    pub(crate) fn denied_tool(&self, name: &str) -> Option<&DeniedTool> {
+        let name = name.strip_prefix("tools.").unwrap_or(name);
+        let (namespace, tool) = match name.strip_prefix("mcp__") {
+            Some(rest) => rest.split_once("__")?,
+            None => name.split_once('.')?,
+        };
+        self.denied.iter().find(|denied| {
+            let server_matches = denied.server == namespace
+                || self
+                    .catalog
+                    .namespaces()
+                    .any(|(guest, original)| guest == namespace && original == denied.server);
+            server_matches
+                && (denied.tool == tool
+                    || toolweave_catalog::names::sanitize_identifier(&denied.tool) == tool)
+        })
     }
 }

@@ -101,6 +101,12 @@ impl Gateway {
                         .map(|entry| entry.guest_tool.clone())
                         .collect()
                 }),
+                hidden: state
+                    .denied
+                    .iter()
+                    .filter(|denied| denied.server == original)
+                    .map(|denied| toolweave_catalog::names::sanitize_identifier(&denied.tool))
+                    .collect(),
             })
             .collect();
         drop(state);

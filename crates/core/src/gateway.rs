@@ -5,7 +5,7 @@ use std::sync::{Arc, RwLock};
 use serde::Serialize;
 use serde_json::Value;
 use toolweave_catalog::{Catalog, Entry};
-use toolweave_config::{Config, Limits};
+use toolweave_config::{Config, Limits, Policy};
 use toolweave_sandbox::Language;
 use toolweave_sandbox::WorkerCommand;
 use toolweave_upstream::UpstreamManager;
@@ -17,6 +17,8 @@ use crate::engines::{Engines, Isolation};
 pub struct Gateway {
     pub(crate) upstream: Arc<UpstreamManager>,
     pub(crate) limits: Limits,
+    /// Which upstream tools guest code may see and call.
+    policy: Policy,
     /// Where guest code runs.
     pub(crate) engines: Engines,
     servers: Vec<String>,
@@ -117,6 +119,7 @@ impl Gateway {
         limits: Limits,
         isolation: Isolation,
         worker: Option<WorkerCommand>,
+        policy: Policy,
     ) -> Arc<Self> {
         // Engines first: their first workers are on the path of the first execution, and the
         // upstream servers start in the background either way.
@@ -128,7 +131,7 @@ impl Gateway {
                 call_timeout: limits.tool_call_timeout,
             },
         );
-        Self::with_upstream(upstream, limits, engines)
+        Self::with_upstream(upstream, limits, engines, policy)
     }
 
     /// A gateway over an already started upstream manager.
@@ -136,11 +139,13 @@ impl Gateway {
         upstream: Arc<UpstreamManager>,
         limits: Limits,
         engines: Engines,
+        policy: Policy,
     ) -> Arc<Self> {
         let servers = upstream.server_names();
-        let empty = CatalogState::new(&servers, Vec::new(), 0);
+        let empty = CatalogState::new(&servers, Vec::new(), 0, &policy);
         Arc::new(Self {
             upstream,
+            policy,
             engines,
             limits,
             servers,
@@ -152,6 +157,11 @@ impl Gateway {
     /// The configured server names, in order.
     pub fn servers(&self) -> &[String] {
         &self.servers
+    }
+
+    /// The rules on which upstream tools guest code may see and call.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
     }
 
     /// The limits every execution runs under.
@@ -199,7 +209,12 @@ impl Gateway {
                 .into_iter()
                 .filter_map(|(server, tools)| tools.ok().map(|tools| (server, tools)))
                 .collect();
-            return self.install(CatalogState::new(&self.servers, tools, version));
+            return self.install(CatalogState::new(
+                &self.servers,
+                tools,
+                version,
+                &self.policy,
+            ));
         }
         let version = *self.upstream.subscribe().borrow();
         let current = self.snapshot();
@@ -219,7 +234,12 @@ impl Gateway {
                 tools.push((status.name.clone(), list));
             }
         }
-        self.install(CatalogState::new(&self.servers, tools, version))
+        self.install(CatalogState::new(
+            &self.servers,
+            tools,
+            version,
+            &self.policy,
+        ))
     }
 
     fn install(&self, state: CatalogState) -> Arc<CatalogState> {

@@ -36,6 +36,7 @@ fn request(code: &str, language: Language) -> ExecuteRequest {
             namespaces: vec![Namespace {
                 name: "fixture".to_owned(),
                 tools: Some(vec!["add".to_owned(), "echo".to_owned()]),
+                hidden: Vec::new(),
             }],
         },
     }

@@ -472,9 +472,13 @@ fn install_manifest<'js>(
             .manifest
             .namespaces
             .iter()
-            .map(
-                |namespace| serde_json::json!({ "name": namespace.name, "tools": namespace.tools }),
-            )
+            .map(|namespace| {
+                serde_json::json!({
+                    "name": namespace.name,
+                    "tools": namespace.tools,
+                    "hidden": namespace.hidden,
+                })
+            })
             .collect::<Vec<_>>(),
     )
     .map_err(|error| internal_message(error.to_string()))?;

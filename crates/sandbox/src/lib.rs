@@ -116,6 +116,10 @@ pub struct Namespace {
     /// The guest names of its tools; `None` when the server is not ready (starting or failed):
     /// then every property is a function that asks the host, which waits or explains.
     pub tools: Option<Vec<String>>,
+    /// Tools of a ready server that the host's policy keeps from code: not listed, but a call
+    /// still goes to the host, which answers with the policy error.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hidden: Vec<String>,
 }
 
 /// Engine → host.

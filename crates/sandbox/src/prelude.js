@@ -153,6 +153,11 @@ export default function prelude(callTool, search, describeNames, log, startTimer
         for (let j = 0; j < namespace.tools.length; j++) {
           server[namespace.tools[j]] = tool(namespace.name + "." + namespace.tools[j]);
         }
+        // Kept from code by the host's policy: not listed, and a call gets the host's refusal.
+        const hidden = namespace.hidden || [];
+        for (let j = 0; j < hidden.length; j++) {
+          defineProperty(server, hidden[j], { __proto__: null, value: tool(namespace.name + "." + hidden[j]), enumerable: false });
+        }
         tools[namespace.name] = freeze(server);
       }
     }

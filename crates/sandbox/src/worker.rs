@@ -137,6 +137,7 @@ pub(crate) fn warm_up(kind: WorkerKind, how: WarmUp) {
             namespaces: vec![crate::Namespace {
                 name: "warm".to_owned(),
                 tools: Some(vec!["up".to_owned()]),
+                hidden: Vec::new(),
             }],
         },
     };

@@ -569,6 +569,7 @@ fn run_on_pool(pool: &toolweave_sandbox::EnginePool, code: &str) -> Outcome {
             namespaces: vec![Namespace {
                 name: "t".to_owned(),
                 tools: Some(vec!["echo".into()]),
+                hidden: Vec::new(),
             }],
         },
     };

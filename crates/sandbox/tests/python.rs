@@ -624,6 +624,7 @@ fn the_hosts_cancel_message_wakes_a_waiting_guest() {
                     namespaces: vec![Namespace {
                         name: "t".to_owned(),
                         tools: Some(vec!["slow".into()]),
+                        hidden: Vec::new(),
                     }],
                 },
             },
@@ -702,6 +703,7 @@ fn run_on_pool(pool: &toolweave_sandbox::EnginePool, code: &str, language: Langu
             namespaces: vec![Namespace {
                 name: "t".to_owned(),
                 tools: Some(vec!["echo".into()]),
+                hidden: Vec::new(),
             }],
         },
     };

@@ -6,6 +6,7 @@ mod failures;
 mod http;
 mod notices;
 mod npm;
+mod policy;
 mod protocol;
 
 use std::path::{Path, PathBuf};

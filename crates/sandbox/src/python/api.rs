@@ -93,6 +93,10 @@ impl GuestApi {
                 Some((namespace, None)) => {
                     tool_call(&format!("{namespace}.{function_name}"), args, kwargs)
                 }
+                // Kept from code by the host's policy: the host answers with its refusal.
+                Some((namespace, Some(_))) if self.is_hidden(namespace, function_name) => {
+                    tool_call(&format!("{namespace}.{function_name}"), args, kwargs)
+                }
                 Some((namespace, Some(tools))) => Call::Raise(attribute_error(format!(
                     "tools.{namespace} has no tool '{function_name}'; its tools are {}. \
                      search_tools(\"what you need\") finds tools by description",
@@ -127,6 +131,13 @@ impl GuestApi {
             .enumerate()
             .find(|(index, _)| MontyUuid::from_u128(namespace_id(*index)) == id)
             .map(|(_, namespace)| (namespace.name.as_str(), namespace.tools.as_deref()))
+    }
+
+    /// Whether `tool` of `namespace` is one the host's policy keeps from code.
+    fn is_hidden(&self, namespace: &str, tool: &str) -> bool {
+        self.manifest.namespaces.iter().any(|candidate| {
+            candidate.name == namespace && candidate.hidden.iter().any(|name| name == tool)
+        })
     }
 
     /// `tools`: one attribute per namespace.

@@ -1,0 +1,112 @@
+//! toolweave's own settings file: what the people who run toolweave decide (which tools code may
+//! call, where the audit log goes), apart from the `mcpServers` files clients share.
+//!
+//! ```json
+//! {
+//!   "allow": ["github.*", "memory.*"],
+//!   "deny": ["*.delete_*"],
+//!   "auditLog": "/var/log/toolweave/audit.jsonl",
+//!   "auditLogMaxBytes": 10485760
+//! }
+//! ```
+//!
+//! Every key is optional; an unknown key is an error naming it. Command-line flags add to the
+//! lists (`--allow`, `--deny`) or replace the values (`--audit-log`).
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::{Error, Result};
+
+/// The settings file's contents.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Settings {
+    /// Globs over `server.tool` that code may call (all, when empty).
+    #[serde(default)]
+    pub allow: Vec<String>,
+    /// Globs over `server.tool` that code may not call; deny wins over allow.
+    #[serde(default)]
+    pub deny: Vec<String>,
+    /// Where to append one JSON line per execution.
+    pub audit_log: Option<PathBuf>,
+    /// Size at which the audit log is rotated.
+    pub audit_log_max_bytes: Option<u64>,
+}
+
+/// Reads a settings file. A relative `auditLog` is relative to the file's folder.
+pub fn load_settings(path: &Path) -> Result<Settings> {
+    let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut settings: Settings = serde_json::from_str(&text).map_err(|error| Error::Syntax {
+        path: path.to_path_buf(),
+        message: format!(
+            "{error}; the settings file may have \"allow\", \"deny\", \"auditLog\" and \"auditLogMaxBytes\""
+        ),
+    })?;
+    if let Some(log) = &settings.audit_log
+        && log.is_relative()
+        && let Some(folder) = path.parent()
+    {
+        settings.audit_log = Some(folder.join(log));
+    }
+    Ok(settings)
+}
+
+/// Where toolweave looks for its settings when none is named: `$XDG_CONFIG_HOME/toolweave/
+/// settings.json`, else `~/.config/toolweave/settings.json`.
+pub fn default_settings_path(
+    xdg_config_home: Option<&Path>,
+    home: Option<&Path>,
+) -> Option<PathBuf> {
+    let base = match (xdg_config_home, home) {
+        (Some(xdg), _) if xdg.is_absolute() => xdg.to_path_buf(),
+        (_, Some(home)) => home.join(".config"),
+        _ => return None,
+    };
+    Some(base.join("toolweave").join("settings.json"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_every_key_and_names_an_unknown_one() {
+        let dir = std::env::temp_dir().join(format!("toolweave-settings-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("settings.json");
+        std::fs::write(
+            &path,
+            r#"{"allow": ["github.*"], "deny": ["*.delete_*"], "auditLog": "audit.jsonl", "auditLogMaxBytes": 1000}"#,
+        )
+        .unwrap();
+        let settings = load_settings(&path).unwrap();
+        assert_eq!(settings.allow, ["github.*"]);
+        assert_eq!(settings.deny, ["*.delete_*"]);
+        assert_eq!(settings.audit_log, Some(dir.join("audit.jsonl")));
+        assert_eq!(settings.audit_log_max_bytes, Some(1000));
+
+        std::fs::write(&path, r#"{"alow": ["github.*"]}"#).unwrap();
+        let error = load_settings(&path).unwrap_err().to_string();
+        assert!(error.contains("unknown field `alow`"), "{error}");
+        assert!(error.contains(&path.display().to_string()), "{error}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_default_path_follows_xdg() {
+        assert_eq!(
+            default_settings_path(Some(Path::new("/x")), Some(Path::new("/home/u"))),
+            Some(PathBuf::from("/x/toolweave/settings.json"))
+        );
+        assert_eq!(
+            default_settings_path(None, Some(Path::new("/home/u"))),
+            Some(PathBuf::from("/home/u/.config/toolweave/settings.json"))
+        );
+        assert_eq!(default_settings_path(None, None), None);
+    }
+}
