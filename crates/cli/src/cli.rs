@@ -94,7 +94,20 @@ struct PolicyArgs {
     /// and types, and refused when called. Repeatable; deny wins over allow.
     #[arg(long, value_name = "GLOB")]
     deny: Vec<String>,
+    /// Append one JSON line per execution to this file (who, when, code hash, tool calls,
+    /// outcome).
+    #[arg(long, value_name = "FILE")]
+    audit_log: Option<PathBuf>,
+    /// Rotate the audit log past this size [default: 10485760, or the settings file's].
+    #[arg(long, value_name = "BYTES")]
+    audit_log_max_bytes: Option<u64>,
+    /// Write tool arguments and results into the audit log too (they may hold private data).
+    #[arg(long)]
+    audit_log_contents: bool,
 }
+
+/// Size at which the audit log is rotated when nothing says otherwise.
+const DEFAULT_AUDIT_LOG_MAX_BYTES: u64 = 10 * 1024 * 1024;
 
 impl PolicyArgs {
     /// The settings file (named, or the default one when it exists), with the flags added.
@@ -115,8 +128,36 @@ impl PolicyArgs {
         };
         settings.allow.extend(self.allow.iter().cloned());
         settings.deny.extend(self.deny.iter().cloned());
+        if let Some(path) = &self.audit_log {
+            settings.audit_log = Some(path.clone());
+        }
+        if let Some(bytes) = self.audit_log_max_bytes {
+            settings.audit_log_max_bytes = Some(bytes);
+        }
+        settings.audit_log_contents |= self.audit_log_contents;
         Ok(settings)
     }
+}
+
+/// The audit log the settings ask for, opened.
+fn audit_log(settings: &toolweave_config::Settings) -> Result<Option<toolweave_core::AuditLog>> {
+    let Some(path) = &settings.audit_log else {
+        return Ok(None);
+    };
+    let max_bytes = settings
+        .audit_log_max_bytes
+        .unwrap_or(DEFAULT_AUDIT_LOG_MAX_BYTES);
+    if max_bytes == 0 {
+        bail!("--audit-log-max-bytes (auditLogMaxBytes) must be greater than 0");
+    }
+    let log = toolweave_core::AuditLog::open(toolweave_core::AuditOptions {
+        path: path.clone(),
+        max_bytes,
+        contents: settings.audit_log_contents,
+    })
+    .map_err(|error| anyhow::anyhow!("{error}"))?;
+    tracing::info!(path = %path.display(), "recording every execution in the audit log");
+    Ok(Some(log))
 }
 
 // Engine threads of the gateway process, or a worker process per execution.
@@ -357,6 +398,7 @@ fn start(common: &CommonArgs) -> Result<Arc<Gateway>> {
         isolation,
         worker_command(),
         policy,
+        audit_log(&settings)?,
     ))
 }
 
@@ -417,7 +459,7 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
             }
         }
     }
-    gateway.upstream().shutdown().await;
+    gateway.shutdown().await;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -475,6 +517,7 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
                 code,
                 language,
                 listener: None,
+                session: "run".to_owned(),
             },
             toolweave_core::CancellationToken::new(),
         )
@@ -486,7 +529,7 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
             eprintln!("[{}] {}", line.stream, line.text);
         }
     }
-    gateway.upstream().shutdown().await;
+    gateway.shutdown().await;
     match report.result {
         Ok(value) => {
             let mut stdout = std::io::stdout().lock();
@@ -532,7 +575,7 @@ async fn tools(args: ToolsArgs) -> Result<ExitCode> {
         )?;
     }
     drop(stdout);
-    gateway.upstream().shutdown().await;
+    gateway.shutdown().await;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -543,7 +586,7 @@ async fn types(args: TypesArgs) -> Result<ExitCode> {
     std::io::stdout()
         .lock()
         .write_all(declarations.as_bytes())?;
-    gateway.upstream().shutdown().await;
+    gateway.shutdown().await;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -6,7 +6,8 @@
 //!   "allow": ["github.*", "memory.*"],
 //!   "deny": ["*.delete_*"],
 //!   "auditLog": "/var/log/toolweave/audit.jsonl",
-//!   "auditLogMaxBytes": 10485760
+//!   "auditLogMaxBytes": 10485760,
+//!   "auditLogContents": false
 //! }
 //! ```
 //!
@@ -33,6 +34,9 @@ pub struct Settings {
     pub audit_log: Option<PathBuf>,
     /// Size at which the audit log is rotated.
     pub audit_log_max_bytes: Option<u64>,
+    /// Whether the audit log records tool arguments and results too.
+    #[serde(default)]
+    pub audit_log_contents: bool,
 }
 
 /// Reads a settings file. A relative `auditLog` is relative to the file's folder.
@@ -44,7 +48,7 @@ pub fn load_settings(path: &Path) -> Result<Settings> {
     let mut settings: Settings = serde_json::from_str(&text).map_err(|error| Error::Syntax {
         path: path.to_path_buf(),
         message: format!(
-            "{error}; the settings file may have \"allow\", \"deny\", \"auditLog\" and \"auditLogMaxBytes\""
+            "{error}; the settings file may have \"allow\", \"deny\", \"auditLog\", \"auditLogMaxBytes\" and \"auditLogContents\""
         ),
     })?;
     if let Some(log) = &settings.audit_log

@@ -13,12 +13,61 @@ use tokio_util::sync::CancellationToken;
 use toolweave_sandbox::HostRequest;
 use toolweave_upstream::Listener;
 
+use crate::audit::CallRecord;
 use crate::catalog_state::{CatalogState, Direction};
 use crate::error::{MAX_ERROR_TEXT, cut};
 use crate::gateway::{Flavor, Gateway, describe_in, guest_name, search_in};
 
 /// How many validation errors a message lists before it says "and N more".
 const MAX_LISTED_VIOLATIONS: usize = 8;
+
+/// Answers one request of guest code, and describes it for the audit log when the gateway keeps
+/// one (tool calls only). `Ok` is the value the guest's promise resolves to.
+pub(crate) async fn answer_recorded(
+    gateway: &Arc<Gateway>,
+    request: HostRequest,
+    flavor: Flavor,
+    cancel: CancellationToken,
+    listener: Option<&Listener>,
+) -> (Result<Value, String>, Option<CallRecord>) {
+    let Some(audit) = gateway.audit.as_ref() else {
+        return (
+            answer(gateway, request, flavor, cancel, listener).await,
+            None,
+        );
+    };
+    let HostRequest::Tool { name, args, .. } = &request else {
+        return (
+            answer(gateway, request, flavor, cancel, listener).await,
+            None,
+        );
+    };
+    let name = name.clone();
+    let argument_bytes = serde_json::to_string(args).map_or(0, |text| text.len());
+    let arguments = audit.contents().then(|| args.clone());
+    let started = std::time::Instant::now();
+    let answer = answer(gateway, request, flavor, cancel, listener).await;
+    let duration_ms = crate::audit::millis(started.elapsed().as_secs_f64() * 1000.0);
+    let (outcome, result_bytes, result) = match &answer {
+        Ok(value) => (
+            "ok",
+            serde_json::to_string(value).map_or(0, |text| text.len()),
+            audit.contents().then(|| value.clone()),
+        ),
+        Err(_) if gateway.snapshot().denied_tool(&name).is_some() => ("denied", 0, None),
+        Err(_) => ("error", 0, None),
+    };
+    let record = CallRecord {
+        name,
+        duration_ms,
+        outcome,
+        argument_bytes,
+        result_bytes,
+        arguments,
+        result,
+    };
+    (answer, Some(record))
+}
 
 /// Answers one request of guest code. `Ok` is the value the guest's promise resolves to.
 pub(crate) async fn answer(

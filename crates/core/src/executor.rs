@@ -19,6 +19,7 @@ use toolweave_sandbox::{
     Namespace, Outcome,
 };
 
+use crate::audit::{CallRecord, ExecutionRecord};
 use crate::bridge;
 use crate::error::ExecutionError;
 use crate::gateway::{Flavor, Gateway};
@@ -37,6 +38,8 @@ pub struct ExecuteRequest {
     pub language: Language,
     /// Where upstream servers' progress and log notifications about its tool calls go.
     pub listener: Option<toolweave_upstream::Listener>,
+    /// Who asked, for the audit log (an MCP session, `run`).
+    pub session: String,
 }
 
 /// One captured console line.
@@ -84,7 +87,13 @@ impl Gateway {
             code,
             language,
             listener,
+            session: caller,
         } = request;
+        // Kept for the audit log only when there is one.
+        let audited_code = self
+            .audit
+            .as_ref()
+            .map(|_| (crate::audit::sha256_hex(&code), code.len()));
         let flavor = Flavor::of(language);
         let state = self.catalog(false).await;
         let namespaces = state
@@ -128,8 +137,8 @@ impl Gateway {
 
         let calls_cancel = CancellationToken::new();
         // Calls in flight, polled by this task: no task spawn or thread hop per call.
-        let mut calls: FuturesUnordered<BoxFuture<'static, (u64, Result<Value, String>)>> =
-            FuturesUnordered::new();
+        let mut calls: FuturesUnordered<BoxFuture<'static, CallAnswer>> = FuturesUnordered::new();
+        let mut call_records = Vec::new();
         let mut logs = Vec::new();
         let mut log_bytes = 0usize;
         let mut tool_calls = 0u32;
@@ -175,8 +184,8 @@ impl Gateway {
                         let token = calls_cancel.child_token();
                         let listener = listener.clone();
                         calls.push(Box::pin(async move {
-                            let answer = bridge::answer(&gateway, call.request, flavor, token, listener.as_ref()).await;
-                            (call.id, answer)
+                            let (answer, record) = bridge::answer_recorded(&gateway, call.request, flavor, token, listener.as_ref()).await;
+                            (call.id, answer, record)
                         }));
                     }
                     None => {
@@ -184,7 +193,8 @@ impl Gateway {
                         break Some(Outcome { result: Err(error), stats: Default::default() });
                     }
                 },
-                Some((id, outcome)) = calls.next(), if !calls.is_empty() => {
+                Some((id, outcome, record)) = calls.next(), if !calls.is_empty() => {
+                    call_records.extend(record);
                     // The engine may have finished already; then nobody waits for this.
                     session.reply(HostReply::Result { id, outcome }).await;
                 }
@@ -209,14 +219,32 @@ impl Gateway {
                 limit: limits.timeout,
             }),
         };
+        let stats = ExecutionStats {
+            duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+            tool_calls,
+            log_bytes,
+        };
+        if let (Some(audit), Some((code_sha256, code_bytes))) = (&self.audit, audited_code) {
+            audit.record(&ExecutionRecord {
+                time: crate::audit::now(),
+                session: &caller,
+                language: language_name(language),
+                code_sha256,
+                code_bytes,
+                duration_ms: crate::audit::millis(stats.duration_ms),
+                outcome: if result.is_ok() { "ok" } else { "error" },
+                error: result.as_ref().err().map(ExecutionError::kind),
+                denied_calls: call_records
+                    .iter()
+                    .filter(|record| record.outcome == "denied")
+                    .count(),
+                tool_calls: &call_records,
+            });
+        }
         ExecutionReport {
             result,
             logs,
-            stats: ExecutionStats {
-                duration_ms: started.elapsed().as_secs_f64() * 1000.0,
-                tool_calls,
-                log_bytes,
-            },
+            stats,
         }
     }
 }
@@ -228,5 +256,16 @@ fn stream_name(stream: LogStream) -> &'static str {
         LogStream::Warn => "warn",
         LogStream::Error => "error",
         LogStream::Debug => "debug",
+    }
+}
+
+/// A finished tool call: its id, the answer for the guest, and its audit record.
+type CallAnswer = (u64, Result<Value, String>, Option<CallRecord>);
+
+fn language_name(language: Language) -> &'static str {
+    match language {
+        Language::TypeScript => "typescript",
+        Language::JavaScript => "javascript",
+        Language::Python => "python",
     }
 }

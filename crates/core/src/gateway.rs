@@ -6,6 +6,8 @@ use serde::Serialize;
 use serde_json::Value;
 use toolweave_catalog::{Catalog, Entry};
 use toolweave_config::{Config, Limits, Policy};
+
+use crate::audit::AuditLog;
 use toolweave_sandbox::Language;
 use toolweave_sandbox::WorkerCommand;
 use toolweave_upstream::UpstreamManager;
@@ -19,6 +21,8 @@ pub struct Gateway {
     pub(crate) limits: Limits,
     /// Which upstream tools guest code may see and call.
     policy: Policy,
+    /// Where each execution is recorded, when it is.
+    pub(crate) audit: Option<AuditLog>,
     /// Where guest code runs.
     pub(crate) engines: Engines,
     servers: Vec<String>,
@@ -120,6 +124,7 @@ impl Gateway {
         isolation: Isolation,
         worker: Option<WorkerCommand>,
         policy: Policy,
+        audit: Option<AuditLog>,
     ) -> Arc<Self> {
         // Engines first: their first workers are on the path of the first execution, and the
         // upstream servers start in the background either way.
@@ -131,7 +136,7 @@ impl Gateway {
                 call_timeout: limits.tool_call_timeout,
             },
         );
-        Self::with_upstream(upstream, limits, engines, policy)
+        Self::with_upstream(upstream, limits, engines, policy, audit)
     }
 
     /// A gateway over an already started upstream manager.
@@ -140,12 +145,14 @@ impl Gateway {
         limits: Limits,
         engines: Engines,
         policy: Policy,
+        audit: Option<AuditLog>,
     ) -> Arc<Self> {
         let servers = upstream.server_names();
         let empty = CatalogState::new(&servers, Vec::new(), 0, &policy);
         Arc::new(Self {
             upstream,
             policy,
+            audit,
             engines,
             limits,
             servers,
@@ -157,6 +164,19 @@ impl Gateway {
     /// The configured server names, in order.
     pub fn servers(&self) -> &[String] {
         &self.servers
+    }
+
+    /// Stops every upstream server and waits until the audit log holds every execution so far.
+    pub async fn shutdown(&self) {
+        self.upstream.shutdown().await;
+        if let Some(audit) = self.audit.clone() {
+            let _ = tokio::task::spawn_blocking(move || audit.flush()).await;
+        }
+    }
+
+    /// The audit log, when executions are recorded.
+    pub fn audit(&self) -> Option<&AuditLog> {
+        self.audit.as_ref()
     }
 
     /// The rules on which upstream tools guest code may see and call.

@@ -5,6 +5,7 @@
 //! goes through the [`bridge`] (resolve, budget, validate, call, convert) and is answered with a
 //! message. Guest code never holds anything but names and JSON.
 
+mod audit;
 mod bridge;
 mod catalog_state;
 mod engines;
@@ -16,6 +17,7 @@ mod gateway;
 mod render;
 mod workers;
 
+pub use audit::{AuditLog, AuditOptions, CallRecord};
 pub use engines::{Engines, Isolation};
 pub use error::ExecutionError;
 pub use executor::{ExecuteRequest, ExecutionReport, ExecutionStats, LogLine};

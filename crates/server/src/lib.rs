@@ -43,6 +43,15 @@ pub struct ToolweaveServer {
     executions: TaskTracker,
     /// The least severe log level this session's client asked for (`logging/setLevel`).
     log_level: Arc<Mutex<LoggingLevel>>,
+    /// This session's number, for the audit log (an HTTP session is named by its id instead).
+    session: u64,
+}
+
+/// Numbers handed to sessions.
+static SESSIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+fn next_session() -> u64 {
+    SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 impl ToolweaveServer {
@@ -58,6 +67,7 @@ impl ToolweaveServer {
             gateway,
             executions: TaskTracker::new(),
             log_level: Arc::new(Mutex::new(LoggingLevel::Info)),
+            session: next_session(),
         }
     }
 
@@ -66,8 +76,20 @@ impl ToolweaveServer {
     pub fn for_session(&self) -> Self {
         Self {
             log_level: Arc::new(Mutex::new(LoggingLevel::Info)),
+            session: next_session(),
             ..self.clone()
         }
+    }
+
+    /// How the audit log names this request's session: the HTTP session id when there is one,
+    /// else this handler's number.
+    fn session_name(&self, context: &RequestContext<RoleServer>) -> String {
+        context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.headers.get("mcp-session-id"))
+            .and_then(|id| id.to_str().ok())
+            .map_or_else(|| self.session.to_string(), str::to_owned)
     }
 
     /// The log level this session's client asked for.
@@ -171,6 +193,7 @@ impl ToolweaveServer {
                         code: code.clone(),
                         language,
                         listener: Some(listener),
+                        session: self.session_name(context),
                     },
                     context.ct.clone(),
                 )

@@ -1,3 +1,4 @@
+mod audit;
 mod cancel;
 mod cases;
 mod cli;

@@ -1,0 +1,289 @@
+//! The audit log: one JSON line per execution, written by a thread of its own so an execution
+//! never waits on the disk, rotated by size, and flushed on a clean shutdown.
+//!
+//! A line holds when, which session, the language, the SHA-256 and length of the code, each tool
+//! call (name, duration, outcome, argument and result sizes), policy refusals, the outcome (and
+//! the limit, when one ended it) and the duration. Arguments and results themselves are written
+//! only when asked for (`auditLogContents`).
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// Rotated files kept beside the current one (`audit.jsonl.1` … `.3`).
+const KEPT_FILES: u32 = 3;
+/// How long a flush at shutdown waits for the writer.
+const FLUSH_LIMIT: Duration = Duration::from_secs(5);
+
+/// Where and how to write the audit log.
+#[derive(Debug, Clone)]
+pub struct AuditOptions {
+    /// The file lines are appended to.
+    pub path: PathBuf,
+    /// Size past which the file is rotated.
+    pub max_bytes: u64,
+    /// Whether tool arguments and results are written too.
+    pub contents: bool,
+}
+
+/// A handle to the writer thread. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct AuditLog {
+    sender: Arc<Mutex<Option<mpsc::Sender<Message>>>>,
+    contents: bool,
+}
+
+enum Message {
+    Line(String),
+    Flush(mpsc::Sender<()>),
+}
+
+/// Milliseconds, rounded to microseconds for the log.
+pub(crate) fn millis(value: f64) -> f64 {
+    (value * 1000.0).round() / 1000.0
+}
+
+/// One tool call as the audit log records it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallRecord {
+    /// The name the code called.
+    pub name: String,
+    /// From request to answer, in milliseconds.
+    pub duration_ms: f64,
+    /// `ok`, `error` or `denied` (refused by the policy).
+    pub outcome: &'static str,
+    /// Bytes of the arguments, as JSON.
+    pub argument_bytes: usize,
+    /// Bytes of the result, as JSON (0 when it failed).
+    pub result_bytes: usize,
+    /// The arguments, when contents are logged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Value>,
+    /// The result, when contents are logged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+}
+
+/// One execution, as the audit log records it.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ExecutionRecord<'a> {
+    pub(crate) time: String,
+    pub(crate) session: &'a str,
+    pub(crate) language: &'a str,
+    pub(crate) code_sha256: String,
+    pub(crate) code_bytes: usize,
+    pub(crate) duration_ms: f64,
+    pub(crate) outcome: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) error: Option<&'static str>,
+    pub(crate) tool_calls: &'a [CallRecord],
+    pub(crate) denied_calls: usize,
+}
+
+impl AuditLog {
+    /// Opens (creating) the file and starts the writer thread. `Err` says why the file cannot
+    /// be written.
+    pub fn open(options: AuditOptions) -> Result<Self, String> {
+        let file = open_append(&options.path)?;
+        let (sender, receiver) = mpsc::channel();
+        let contents = options.contents;
+        std::thread::Builder::new()
+            .name("toolweave-audit".to_owned())
+            .spawn(move || write_lines(options, file, receiver))
+            .map_err(|error| format!("cannot start the audit log's writer: {error}"))?;
+        Ok(Self {
+            sender: Arc::new(Mutex::new(Some(sender))),
+            contents,
+        })
+    }
+
+    /// Whether arguments and results are logged.
+    pub fn contents(&self) -> bool {
+        self.contents
+    }
+
+    pub(crate) fn record(&self, record: &ExecutionRecord<'_>) {
+        let line = match serde_json::to_string(record) {
+            Ok(line) => line,
+            Err(error) => {
+                tracing::warn!(%error, "an audit record could not be written as JSON");
+                return;
+            }
+        };
+        let sender = self.sender.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(sender) = sender.as_ref()
+            && sender.send(Message::Line(line)).is_err()
+        {
+            tracing::warn!("the audit log's writer has stopped; a record was lost");
+        }
+    }
+
+    /// Waits (a few seconds at most) until every record sent so far is on disk.
+    pub fn flush(&self) {
+        let (done, wait) = mpsc::channel();
+        let sent = {
+            let sender = self.sender.lock().unwrap_or_else(PoisonError::into_inner);
+            sender
+                .as_ref()
+                .is_some_and(|sender| sender.send(Message::Flush(done)).is_ok())
+        };
+        if sent && wait.recv_timeout(FLUSH_LIMIT).is_err() {
+            tracing::warn!("the audit log did not finish writing within 5 s");
+        }
+    }
+}
+
+/// The SHA-256 of `code`, in hex.
+pub(crate) fn sha256_hex(code: &str) -> String {
+    Sha256::digest(code.as_bytes())
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
+/// Now, as RFC 3339 in UTC with milliseconds.
+pub(crate) fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+fn open_append(path: &Path) -> Result<File, String> {
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|error| {
+            format!(
+                "cannot open the audit log {}: {error}; check that its folder exists and is writable",
+                path.display()
+            )
+        })
+}
+
+fn write_lines(options: AuditOptions, mut file: File, receiver: mpsc::Receiver<Message>) {
+    let mut size = file.metadata().map(|meta| meta.len()).unwrap_or(0);
+    for message in receiver {
+        match message {
+            Message::Line(mut line) => {
+                line.push('\n');
+                if size > 0 && size + line.len() as u64 > options.max_bytes {
+                    match rotate(&options.path) {
+                        Ok(fresh) => {
+                            file = fresh;
+                            size = 0;
+                        }
+                        Err(error) => tracing::warn!(%error, "the audit log could not be rotated"),
+                    }
+                }
+                // One write per line, no buffer: a line is on its way to disk once written.
+                match file.write_all(line.as_bytes()) {
+                    Ok(()) => size += line.len() as u64,
+                    Err(error) => {
+                        tracing::warn!(%error, path = %options.path.display(), "an audit record could not be written");
+                    }
+                }
+            }
+            Message::Flush(done) => {
+                let _ = file.sync_data();
+                let _ = done.send(());
+            }
+        }
+    }
+    let _ = file.sync_data();
+}
+
+/// `audit.jsonl` → `audit.jsonl.1` (older ones move up, the oldest is dropped); a new file.
+fn rotate(path: &Path) -> Result<File, String> {
+    let numbered = |n: u32| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(format!(".{n}"));
+        PathBuf::from(name)
+    };
+    for n in (1..KEPT_FILES).rev() {
+        let from = numbered(n);
+        if from.exists() {
+            std::fs::rename(&from, numbered(n + 1)).map_err(|error| error.to_string())?;
+        }
+    }
+    std::fs::rename(path, numbered(1)).map_err(|error| error.to_string())?;
+    open_append(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record<'a>(calls: &'a [CallRecord]) -> ExecutionRecord<'a> {
+        ExecutionRecord {
+            time: now(),
+            session: "1",
+            language: "typescript",
+            code_sha256: sha256_hex("return 1"),
+            code_bytes: 8,
+            duration_ms: 0.5,
+            outcome: "ok",
+            error: None,
+            tool_calls: calls,
+            denied_calls: 0,
+        }
+    }
+
+    #[test]
+    fn lines_are_json_and_the_file_rotates_by_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let log = AuditLog::open(AuditOptions {
+            path: path.clone(),
+            max_bytes: 600,
+            contents: false,
+        })
+        .unwrap();
+        for _ in 0..10 {
+            log.record(&record(&[]));
+        }
+        log.flush();
+        let mut lines = 0;
+        let files = [
+            path.clone(),
+            dir.path().join("audit.jsonl.1"),
+            dir.path().join("audit.jsonl.2"),
+            dir.path().join("audit.jsonl.3"),
+        ];
+        for file in &files {
+            let text = std::fs::read_to_string(file).unwrap();
+            assert!(
+                text.len() <= 600,
+                "{} has {} bytes",
+                file.display(),
+                text.len()
+            );
+            for line in text.lines() {
+                let value: Value = serde_json::from_str(line).unwrap();
+                assert_eq!(value["codeSha256"], sha256_hex("return 1"));
+                assert_eq!(value["toolCalls"], serde_json::json!([]));
+                lines += 1;
+            }
+        }
+        assert!(
+            !dir.path().join("audit.jsonl.4").exists(),
+            "only three old files are kept"
+        );
+        assert!((4..10).contains(&lines), "{lines} lines kept");
+    }
+
+    #[test]
+    fn the_hash_is_sha256() {
+        assert_eq!(
+            sha256_hex("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+}
