@@ -265,9 +265,9 @@ impl Discovery {
         problems.dedup();
         for entry in &self.entries {
             match &entry.status {
-                Status::Unsupported { reason } | Status::Invalid { reason } => problems.push(
-                    format!("server \"{}\" is skipped: {reason}", entry.name),
-                ),
+                Status::Unsupported { reason } | Status::Invalid { reason } => {
+                    problems.push(format!("server \"{}\" is skipped: {reason}", entry.name))
+                }
                 _ => {}
             }
         }
@@ -324,8 +324,7 @@ pub fn discover(places: &Places<'_>, lookup: &dyn Fn(&str) -> Option<String>) ->
     let mut disabled = BTreeSet::new();
     // Claude Code's file holds two sources of different precedence: read each file once, then
     // handle its sources in precedence order.
-    let mut read: Vec<(SourceKind, PathBuf, Result<Option<Map<String, Value>>, String>)> =
-        Vec::new();
+    let mut read: Vec<(SourceKind, PathBuf, FileTop)> = Vec::new();
     for (path, kinds) in files(places) {
         let top = read_top(&path);
         for kind in kinds {
@@ -412,15 +411,15 @@ pub fn discover(places: &Places<'_>, lookup: &dyn Fn(&str) -> Option<String>) ->
         .into_iter()
         .filter(|name| !winners.contains_key(name))
         .collect();
-    discovery
-        .config
-        .servers
-        .sort_by(|a, b| a.name.cmp(&b.name));
+    discovery.config.servers.sort_by(|a, b| a.name.cmp(&b.name));
     discovery
 }
 
+/// A file's top-level object; `Ok(None)` when there is no file, `Err` says why it is unreadable.
+type FileTop = Result<Option<Map<String, Value>>, String>;
+
 /// The file's top-level object; `Ok(None)` when there is no file.
-fn read_top(path: &Path) -> Result<Option<Map<String, Value>>, String> {
+fn read_top(path: &Path) -> FileTop {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -524,13 +523,19 @@ fn unsupported(value: &Value) -> Option<String> {
     match value {
         Value::String(text) => {
             if let Some(start) = text.find("${input:") {
-                let reference = &text[start..text[start..].find('}').map_or(text.len(), |end| start + end + 1)];
+                let reference = &text[start
+                    ..text[start..]
+                        .find('}')
+                        .map_or(text.len(), |end| start + end + 1)];
                 return Some(format!(
                     "it uses {reference}, a VS Code input that only VS Code can prompt for; put the value in an environment variable and write ${{NAME}} instead"
                 ));
             }
             if let Some(start) = text.find("${env:") {
-                let reference = &text[start..text[start..].find('}').map_or(text.len(), |end| start + end + 1)];
+                let reference = &text[start
+                    ..text[start..]
+                        .find('}')
+                        .map_or(text.len(), |end| start + end + 1)];
                 return Some(format!(
                     "it uses {reference}, VS Code's form of a variable; toolweave reads ${{NAME}}"
                 ));

@@ -13,7 +13,9 @@ use std::time::SystemTime;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::discover::{Discovery, FRONTS_VARIABLE, Places, SourceKind, Status, is_self, project_keys};
+use crate::discover::{
+    Discovery, FRONTS_VARIABLE, Places, SourceKind, Status, is_self, project_keys,
+};
 use crate::servers::read_entry;
 use crate::{Error, Result};
 
@@ -94,6 +96,9 @@ pub struct Install<'a> {
     pub program: &'a Path,
     /// A config file for `serve --config`; `None` lets toolweave discover its servers.
     pub config: Option<&'a Path>,
+    /// With `config`: the names of its servers. Only entries of the client's file with these
+    /// names are then fronted (toolweave serves that file's servers, not the discovered ones).
+    pub config_servers: &'a [String],
     /// Mark the servers toolweave fronts in this file `"disabled": true`.
     pub disable_fronted: bool,
 }
@@ -123,7 +128,8 @@ pub struct Plan {
     pub entry: EntryChange,
     /// Servers newly marked `"disabled": true`.
     pub newly_disabled: Vec<String>,
-    /// Every server toolweave fronts in this file (recorded in its entry), when asked to.
+    /// The servers of this file toolweave serves: with `disable_fronted`, recorded in its entry
+    /// and marked disabled; without, the client runs them beside toolweave.
     pub fronted: Vec<String>,
     /// The file's text before, `None` when it does not exist.
     pub original: Option<String>,
@@ -177,9 +183,7 @@ pub fn plan(install: &Install<'_>, discovery: &Discovery) -> Result<Plan> {
     } else {
         "mcpServers"
     };
-    let servers = top
-        .entry(key)
-        .or_insert_with(|| Value::Object(Map::new()));
+    let servers = top.entry(key).or_insert_with(|| Value::Object(Map::new()));
     let Value::Object(servers) = servers else {
         return Err(problem(format!(
             "\"{key}\" must be an object mapping server names to entries"
@@ -203,20 +207,23 @@ pub fn plan(install: &Install<'_>, discovery: &Discovery) -> Result<Plan> {
         )));
     }
 
+    // The servers of this file that toolweave serves (itself, or through a higher entry of the
+    // same name): the ones the client would otherwise run beside it.
     let mut fronted: Vec<String> = Vec::new();
-    if install.disable_fronted {
-        for entry in &discovery.entries {
-            let served = matches!(
-                entry.status,
-                Status::Used { .. } | Status::Overridden { .. }
-            );
-            if served && client.sources().contains(&entry.source) && !fronted.contains(&entry.name)
-            {
-                fronted.push(entry.name.clone());
-            }
+    for entry in &discovery.entries {
+        let served = matches!(
+            entry.status,
+            Status::Used { .. } | Status::Overridden { .. }
+        );
+        let served = match install.config {
+            Some(_) => install.config_servers.contains(&entry.name),
+            None => served,
+        };
+        if served && client.sources().contains(&entry.source) && !fronted.contains(&entry.name) {
+            fronted.push(entry.name.clone());
         }
-        fronted.sort();
     }
+    fronted.sort();
 
     let mut entry = match servers.get(&entry_name) {
         Some(Value::Object(entry)) => entry.clone(),
@@ -251,6 +258,11 @@ pub fn plan(install: &Install<'_>, discovery: &Discovery) -> Result<Plan> {
     servers.insert(entry_name.clone(), Value::Object(entry));
 
     let mut newly_disabled = Vec::new();
+    let to_disable: &[String] = if install.disable_fronted {
+        &fronted
+    } else {
+        &[]
+    };
     for source in client.sources() {
         let map = match source {
             SourceKind::ClaudeCodeLocal => top
@@ -268,7 +280,7 @@ pub fn plan(install: &Install<'_>, discovery: &Discovery) -> Result<Plan> {
         let Some(Value::Object(map)) = map else {
             continue;
         };
-        for name in &fronted {
+        for name in to_disable {
             if let Some(Value::Object(server)) = map.get_mut(name)
                 && server.get("disabled") != Some(&Value::Bool(true))
             {
@@ -386,10 +398,7 @@ pub fn apply(plan: &Plan, now: SystemTime) -> Result<Option<PathBuf>> {
         .file_name()
         .map(|name| name.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let temporary = directory.join(format!(
-        ".{file_name}.toolweave-{}.tmp",
-        std::process::id()
-    ));
+    let temporary = directory.join(format!(".{file_name}.toolweave-{}.tmp", std::process::id()));
     let written = std::fs::File::create(&temporary).and_then(|mut file| {
         file.write_all(plan.updated.as_bytes())?;
         if let Some(permissions) = &permissions {

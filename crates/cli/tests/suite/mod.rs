@@ -7,6 +7,7 @@ mod http;
 mod notices;
 mod npm;
 mod protocol;
+mod setup;
 
 use std::path::{Path, PathBuf};
 
