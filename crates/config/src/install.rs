@@ -454,6 +454,106 @@ mod tests {
         assert_eq!(utc_stamp(at(1_767_225_599)), "20251231-235959");
     }
 
+    fn install_into(home: &Path, program: &Path) -> Plan {
+        let places = Places {
+            home: Some(home),
+            cwd: home,
+            this_program: Some(program),
+        };
+        let discovery = crate::discover(&places, &|_| None);
+        plan(
+            &Install {
+                client: Client::Cursor,
+                places,
+                program,
+                config: None,
+                config_servers: &[],
+                disable_fronted: false,
+            },
+            &discovery,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn backups_never_replace_older_ones_and_links_are_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().canonicalize().unwrap();
+        let program = home.join("toolweave");
+        std::fs::write(&program, "").unwrap();
+        let real = home.join("dotfiles/cursor-mcp.json");
+        std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+        std::fs::write(&real, "{\"mcpServers\": {}}\n").unwrap();
+        std::fs::create_dir_all(home.join(".cursor")).unwrap();
+        std::os::unix::fs::symlink(&real, home.join(".cursor/mcp.json")).unwrap();
+        let now = SystemTime::UNIX_EPOCH;
+        let older = home.join("dotfiles/cursor-mcp.json.toolweave-backup-19700101-000000");
+        std::fs::write(&older, "older").unwrap();
+
+        let first = install_into(&home, &program);
+        assert_eq!(first.entry, EntryChange::Added);
+        let backup = apply(&first, now).unwrap().unwrap();
+        assert_eq!(
+            backup,
+            home.join("dotfiles/cursor-mcp.json.toolweave-backup-19700101-000000-2")
+        );
+        assert_eq!(std::fs::read_to_string(&older).unwrap(), "older");
+        assert_eq!(
+            std::fs::read_to_string(&backup).unwrap(),
+            "{\"mcpServers\": {}}\n"
+        );
+        assert!(
+            std::fs::symlink_metadata(home.join(".cursor/mcp.json"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert!(
+            std::fs::read_to_string(&real)
+                .unwrap()
+                .contains("\"toolweave\"")
+        );
+
+        let second = install_into(&home, &program);
+        assert_eq!(second.entry, EntryChange::Unchanged);
+        assert!(!second.changes_anything());
+        assert_eq!(apply(&second, now).unwrap(), None);
+    }
+
+    #[test]
+    fn an_entry_named_toolweave_that_is_something_else_is_not_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().canonicalize().unwrap();
+        let program = home.join("bin/tw");
+        std::fs::create_dir_all(home.join("bin")).unwrap();
+        std::fs::write(&program, "").unwrap();
+        std::fs::create_dir_all(home.join(".cursor")).unwrap();
+        std::fs::write(
+            home.join(".cursor/mcp.json"),
+            r#"{"mcpServers": {"toolweave": {"command": "weaver", "args": ["--loom"]}}}"#,
+        )
+        .unwrap();
+        let places = Places {
+            home: Some(&home),
+            cwd: &home,
+            this_program: Some(&program),
+        };
+        let error = plan(
+            &Install {
+                client: Client::Cursor,
+                places,
+                program: &program,
+                config: None,
+                config_servers: &[],
+                disable_fronted: false,
+            },
+            &crate::discover(&places, &|_| None),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("rename it first"), "{error}");
+    }
+
     #[test]
     fn rendering_keeps_the_layout() {
         let value = serde_json::json!({"a": {"b": 1}});
