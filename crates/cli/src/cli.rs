@@ -1,5 +1,5 @@
 //! Commands: `serve` (an MCP server on stdio), `run` (one program), `tools` (search), `types`
-//! (TypeScript declarations).
+//! (TypeScript declarations), `doctor`, `servers`, and `config` / `init` (in `setup.rs`).
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -35,18 +35,26 @@ enum Command {
     /// Print TypeScript declarations for every tool (a .d.ts for editors and models), or Python
     /// stubs with --python.
     Types(TypesArgs),
-    /// Check this machine's sandbox and, with --config, every upstream server; print what to fix.
+    /// Check this machine's sandbox and every upstream server (from --config, or discovered);
+    /// print what to fix.
     Doctor(DoctorArgs),
     /// Start every configured upstream server once and show its state, tool count, start-up
     /// time and error.
     Servers(ServersArgs),
+    /// Show every server toolweave would front, the file it came from, what overrode what and
+    /// what was skipped.
+    Config(crate::setup::ConfigArgs),
+    /// Register toolweave in an MCP client's config file (with a backup), optionally disabling
+    /// the servers it now fronts there.
+    Init(crate::setup::InitArgs),
 }
 
 #[derive(Debug, Args)]
 struct ServersArgs {
-    /// An MCP config file.
+    /// An MCP config file; without it, the files MCP clients write are discovered (see
+    /// `toolweave config`).
     #[arg(long, short = 'c', value_name = "FILE", env = "TOOLWEAVE_CONFIG")]
-    config: PathBuf,
+    config: Option<PathBuf>,
     /// Time each server may take to start.
     #[arg(long, value_name = "MS", default_value_t = Limits::default().startup_timeout.as_millis() as u64)]
     startup_timeout_ms: u64,
@@ -57,16 +65,17 @@ struct ServersArgs {
 
 #[derive(Debug, Args)]
 struct DoctorArgs {
-    /// An MCP config file whose servers to check.
+    /// An MCP config file whose servers to check; without it, the discovered servers are checked.
     #[arg(long, short = 'c', value_name = "FILE", env = "TOOLWEAVE_CONFIG")]
     config: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
 struct CommonArgs {
-    /// An MCP config file: {"mcpServers": {"name": {"command": ..., "args": [...]}}}.
+    /// An MCP config file: {"mcpServers": {"name": {"command": ..., "args": [...]}}}. Without it,
+    /// the files MCP clients write are discovered (see `toolweave config`).
     #[arg(long, short = 'c', value_name = "FILE", env = "TOOLWEAVE_CONFIG")]
-    config: PathBuf,
+    config: Option<PathBuf>,
 
     #[command(flatten)]
     limits: LimitArgs,
@@ -373,12 +382,14 @@ async fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Types(args) => types(args).await,
         Command::Doctor(args) => doctor(args).await,
         Command::Servers(args) => servers(args).await,
+        Command::Config(args) => crate::setup::config(args),
+        Command::Init(args) => crate::setup::init(args),
     }
 }
 
 fn start(common: &CommonArgs) -> Result<Arc<Gateway>> {
     let limits = common.limits.resolve()?;
-    let config = load_config(&common.config)?;
+    let config = load_config(common.config.as_deref())?;
     for disabled in &config.disabled {
         tracing::info!(server = %disabled, "server is disabled in the config; skipped");
     }
@@ -422,8 +433,8 @@ fn worker_command() -> Option<WorkerCommand> {
     })
 }
 
-fn load_config(path: &Path) -> Result<Config> {
-    Ok(toolweave_config::load_file(path)?)
+fn load_config(path: Option<&Path>) -> Result<Config> {
+    crate::setup::load_config(path)
 }
 
 async fn serve(args: ServeArgs) -> Result<ExitCode> {
@@ -675,9 +686,15 @@ async fn doctor(args: DoctorArgs) -> Result<ExitCode> {
         writeln!(out, "  to fix: {warning}")?;
     }
 
-    if let Some(path) = &args.config {
-        writeln!(out, "config {}", path.display())?;
-        let config = match load_config(path) {
+    {
+        match &args.config {
+            Some(path) => writeln!(out, "config {}", path.display())?,
+            None => writeln!(
+                out,
+                "config (discovered; `toolweave config` shows from where)"
+            )?,
+        }
+        let config = match load_config(args.config.as_deref()) {
             Ok(config) => config,
             Err(error) => {
                 writeln!(out, "  FAILED: {error:#}")?;
@@ -776,7 +793,7 @@ async fn servers(args: ServersArgs) -> Result<ExitCode> {
     if args.startup_timeout_ms == 0 {
         bail!("--startup-timeout-ms must be greater than 0");
     }
-    let config = load_config(&args.config)?;
+    let config = load_config(args.config.as_deref())?;
     let checks = check_servers(&config, Duration::from_millis(args.startup_timeout_ms)).await;
     let failed = checks.iter().filter(|check| check.error.is_some()).count();
     let mut out = std::io::stdout().lock();
@@ -794,7 +811,10 @@ async fn servers(args: ServersArgs) -> Result<ExitCode> {
             writeln!(out, "{disabled}: disabled in the config")?;
         }
         if checks.is_empty() {
-            writeln!(out, "no servers configured in {}", args.config.display())?;
+            match &args.config {
+                Some(path) => writeln!(out, "no servers configured in {}", path.display())?,
+                None => writeln!(out, "no servers configured")?,
+            }
         }
     }
     Ok(if failed == 0 {

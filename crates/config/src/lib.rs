@@ -9,14 +9,25 @@
 //! an unset variable is an error naming the file, the server, the key and the variable. Resolved
 //! values keep their written form beside them ([`Expanded`]): messages and logs show that form,
 //! so a secret passed through a variable is never printed.
+//!
+//! Without a file given, [`discover`] reads the files MCP clients write (Claude Code, Cursor,
+//! VS Code, Claude Desktop) in a fixed precedence, and [`plan`] / [`apply`] register toolweave in
+//! one of them (`toolweave init`).
 
+mod discover;
 mod expand;
+mod install;
 mod limits;
 mod policy;
 mod servers;
 mod settings;
 
+pub use discover::{
+    Discovery, Entry, FRONTS_VARIABLE, Places, Source, SourceKind, SourceState, Status,
+    claude_desktop_config, discover,
+};
 pub use expand::Expanded;
+pub use install::{Client, EntryChange, Install, Plan, apply, plan};
 pub use limits::Limits;
 pub use policy::{Denial, Policy};
 pub use servers::{Config, ServerConfig, Transport, load_file, parse_str, parse_str_with_env};
@@ -51,6 +62,14 @@ pub enum Error {
         /// The key under `mcpServers`.
         server: String,
         /// What is wrong and what to change.
+        message: String,
+    },
+    /// A client's config file could not be updated.
+    #[error("{path}: {message}")]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
         message: String,
     },
 }

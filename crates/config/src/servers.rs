@@ -72,7 +72,7 @@ impl Transport {
 
 /// The keys a server entry may have. `type` is optional for stdio entries (Claude Desktop and
 /// Cursor omit it) and may be `stdio`, `http`, `streamable-http`/`streamableHttp` or `sse`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawServer {
     #[serde(rename = "type")]
@@ -87,6 +87,82 @@ struct RawServer {
 }
 
 const SERVER_KEYS: &str = "type, command, args, env, cwd, url, headers, disabled";
+
+/// One entry under `mcpServers`, read but not yet resolved (its variables are not looked up).
+#[derive(Debug, Clone)]
+pub(crate) struct RawEntry {
+    raw: RawServer,
+}
+
+impl RawEntry {
+    /// Whether the entry says `"disabled": true`.
+    pub(crate) fn disabled(&self) -> bool {
+        self.raw.disabled == Some(true)
+    }
+
+    /// The program of a stdio entry, as written.
+    pub(crate) fn command(&self) -> Option<&str> {
+        self.raw.command.as_deref()
+    }
+
+    /// The arguments of a stdio entry, as written.
+    pub(crate) fn args(&self) -> &[String] {
+        self.raw.args.as_deref().unwrap_or_default()
+    }
+
+    /// The `env` of a stdio entry, as written.
+    pub(crate) fn env(&self) -> Option<&BTreeMap<String, String>> {
+        self.raw.env.as_ref()
+    }
+}
+
+/// Checks one entry's name and keys; the error names the file, the server and the key.
+pub(crate) fn read_entry(name: &str, entry: &Value, path: &Path) -> Result<RawEntry> {
+    let server_error = |message: String| Error::Server {
+        path: path.to_path_buf(),
+        server: name.to_owned(),
+        message,
+    };
+    if name.trim().is_empty() {
+        return Err(server_error("server names must not be empty".to_owned()));
+    }
+    let raw: RawServer = serde_json::from_value(entry.clone()).map_err(|error| {
+        let message = error.to_string();
+        if message.starts_with("unknown field") {
+            server_error(format!(
+                "{message}; the keys a server entry may have are {SERVER_KEYS}"
+            ))
+        } else {
+            server_error(message)
+        }
+    })?;
+    Ok(RawEntry { raw })
+}
+
+/// Resolves one read entry (variables, relative `cwd`) into a server of the file at `path`.
+pub(crate) fn resolve_entry(
+    name: &str,
+    entry: RawEntry,
+    path: &Path,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<ServerConfig> {
+    let base = path.parent().unwrap_or(Path::new("."));
+    let transport = resolve(entry.raw, base, lookup).map_err(|message| Error::Server {
+        path: path.to_path_buf(),
+        server: name.to_owned(),
+        message,
+    })?;
+    Ok(ServerConfig {
+        name: name.to_owned(),
+        transport,
+        source: path.to_path_buf(),
+    })
+}
+
+/// The server map of a config file's top level: `mcpServers`, or VS Code's `servers`.
+pub(crate) fn server_map(top: &serde_json::Map<String, Value>) -> Option<&Value> {
+    top.get("mcpServers").or_else(|| top.get("servers"))
+}
 
 /// Reads and resolves one config file; `${VAR}` references come from toolweave's environment.
 pub fn load_file(path: &Path) -> Result<Config> {
@@ -126,9 +202,9 @@ pub fn parse_str_with_env(
         ));
     };
     // VS Code writes `servers`; every other client writes `mcpServers`.
-    let servers = match (top.get("mcpServers"), top.get("servers")) {
-        (Some(servers), _) | (None, Some(servers)) => servers,
-        (None, None) => {
+    let servers = match server_map(&top) {
+        Some(servers) => servers,
+        None => {
             let keys: Vec<&str> = top.keys().map(String::as_str).collect();
             return Err(syntax(format!(
                 "no \"mcpServers\" key (found: {}); write {{\"mcpServers\": {{\"name\": {{\"command\": ...}}}}}}",
@@ -145,37 +221,14 @@ pub fn parse_str_with_env(
             "\"mcpServers\" must be an object mapping server names to entries".to_owned(),
         ));
     };
-    let base = path.parent().unwrap_or(Path::new("."));
     let mut config = Config::default();
     for (name, entry) in servers {
-        let server_error = |message: String| Error::Server {
-            path: path.to_path_buf(),
-            server: name.clone(),
-            message,
-        };
-        if name.trim().is_empty() {
-            return Err(server_error("server names must not be empty".to_owned()));
-        }
-        let raw: RawServer = serde_json::from_value(entry.clone()).map_err(|error| {
-            let message = error.to_string();
-            if message.starts_with("unknown field") {
-                server_error(format!(
-                    "{message}; the keys a server entry may have are {SERVER_KEYS}"
-                ))
-            } else {
-                server_error(message)
-            }
-        })?;
-        if raw.disabled == Some(true) {
+        let raw = read_entry(name, entry, path)?;
+        if raw.disabled() {
             config.disabled.push(name.clone());
             continue;
         }
-        let transport = resolve(raw, base, lookup).map_err(server_error)?;
-        config.servers.push(ServerConfig {
-            name: name.clone(),
-            transport,
-            source: path.to_path_buf(),
-        });
+        config.servers.push(resolve_entry(name, raw, path, lookup)?);
     }
     config.servers.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(config)

@@ -9,6 +9,7 @@ mod notices;
 mod npm;
 mod policy;
 mod protocol;
+mod setup;
 
 use std::path::{Path, PathBuf};
 

@@ -1,0 +1,453 @@
+//! Where the servers come from: `--config`, or discovery in the files MCP clients write;
+//! `toolweave config` (what was found) and `toolweave init` (register toolweave in a client).
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use toolweave_config::{
+    Client, Config, Discovery, EntryChange, Install, Places, SourceState, Status,
+};
+
+/// The home directory, the current directory and this program: read here, at the top, and passed
+/// down (discovery never reads the environment itself).
+struct Machine {
+    home: Option<PathBuf>,
+    cwd: PathBuf,
+    program: Option<PathBuf>,
+}
+
+impl Machine {
+    fn here() -> Result<Self> {
+        let home = std::env::var_os("HOME")
+            .filter(|home| !home.is_empty())
+            .map(PathBuf::from);
+        let cwd = std::env::current_dir().context("cannot read the current directory")?;
+        let program = std::env::current_exe().ok();
+        Ok(Self { home, cwd, program })
+    }
+
+    fn places(&self) -> Places<'_> {
+        Places {
+            home: self.home.as_deref(),
+            cwd: &self.cwd,
+            this_program: self.program.as_deref(),
+        }
+    }
+
+    fn discover(&self) -> Discovery {
+        toolweave_config::discover(&self.places(), &|name| std::env::var(name).ok())
+    }
+}
+
+/// The servers to front: the `--config` file alone when given, else what discovery finds.
+/// Skipped entries are logged (stderr); finding nothing usable is an error that lists where
+/// toolweave looked.
+pub(crate) fn load_config(path: Option<&Path>) -> Result<Config> {
+    if let Some(path) = path {
+        return Ok(toolweave_config::load_file(path)?);
+    }
+    let discovery = Machine::here()?.discover();
+    for problem in discovery.problems() {
+        tracing::warn!("{problem}");
+    }
+    if discovery.config.servers.is_empty() {
+        bail!("{}", nothing_found(&discovery));
+    }
+    for server in &discovery.config.servers {
+        tracing::debug!(server = %server.name, source = %server.source.display(), "discovered");
+    }
+    Ok(discovery.config)
+}
+
+fn nothing_found(discovery: &Discovery) -> String {
+    let skipped = discovery
+        .entries
+        .iter()
+        .filter(|entry| !matches!(entry.status, Status::Used { .. }))
+        .count();
+    format!(
+        "no MCP servers found{}. Without --config, toolweave looks in these files, highest precedence first:\n{}Add servers to one of them, or pass --config FILE (`toolweave config` shows what was found).",
+        if skipped > 0 {
+            format!(" ({skipped} entries were skipped)")
+        } else {
+            String::new()
+        },
+        discovery.places_text()
+    )
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ConfigArgs {
+    /// Show this MCP config file instead (as `--config` on the other commands: discovery is
+    /// then off).
+    #[arg(long, short = 'c', value_name = "FILE", env = "TOOLWEAVE_CONFIG")]
+    config: Option<PathBuf>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `toolweave config`: every server, where it came from, what overrode what, what was skipped.
+pub(crate) fn config(args: ConfigArgs) -> Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    if let Some(path) = &args.config {
+        let config = toolweave_config::load_file(path)?;
+        let servers: Vec<_> = config
+            .servers
+            .iter()
+            .map(|server| {
+                serde_json::json!({
+                    "name": server.name,
+                    "transport": server.transport.kind(),
+                    "path": server.source,
+                })
+            })
+            .collect();
+        if args.json {
+            let report = serde_json::json!({
+                "mode": "file",
+                "file": path,
+                "servers": servers,
+                "disabled": config.disabled,
+            });
+            writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+        } else {
+            writeln!(
+                out,
+                "--config {} is given: only it is read (discovery is off)",
+                path.display()
+            )?;
+            for server in &config.servers {
+                writeln!(
+                    out,
+                    "  {:<20} used ({})",
+                    server.name,
+                    server.transport.kind()
+                )?;
+            }
+            for name in &config.disabled {
+                writeln!(out, "  {name:<20} disabled")?;
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    let discovery = Machine::here()?.discover();
+    if args.json {
+        let servers: Vec<_> = discovery
+            .config
+            .servers
+            .iter()
+            .map(|server| {
+                let from = discovery
+                    .entries
+                    .iter()
+                    .find(|entry| {
+                        entry.name == server.name && matches!(entry.status, Status::Used { .. })
+                    })
+                    .map(|entry| entry.source);
+                serde_json::json!({
+                    "name": server.name,
+                    "transport": server.transport.kind(),
+                    "path": server.source,
+                    "from": from,
+                })
+            })
+            .collect();
+        let report = serde_json::json!({
+            "mode": "discovery",
+            "servers": servers,
+            "sources": discovery.sources,
+            "entries": discovery.entries,
+            "problems": discovery.problems(),
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    writeln!(
+        out,
+        "No --config given: toolweave reads these files, highest precedence first (a name found twice is taken from the higher one):"
+    )?;
+    for (index, source) in discovery.sources.iter().enumerate() {
+        let state = match &source.state {
+            SourceState::Missing => "not found".to_owned(),
+            SourceState::NoServers => format!("no {}", source.key),
+            SourceState::Read { .. } => source.key.clone(),
+            SourceState::Unreadable { error } => format!("SKIPPED: {error}"),
+        };
+        writeln!(
+            out,
+            "{}. {}: {} ({state})",
+            index + 1,
+            source.kind.describe(),
+            source.path.display()
+        )?;
+        for entry in discovery
+            .entries
+            .iter()
+            .filter(|entry| entry.source == source.kind)
+        {
+            let what = match &entry.status {
+                Status::Used { fronted } => {
+                    let kind = discovery
+                        .config
+                        .servers
+                        .iter()
+                        .find(|server| server.name == entry.name)
+                        .map_or("?", |server| server.transport.kind());
+                    if *fronted {
+                        format!("used ({kind}; disabled for the client: toolweave fronts it)")
+                    } else {
+                        format!("used ({kind})")
+                    }
+                }
+                Status::Overridden { by } => format!("overridden by {}", by.describe()),
+                Status::Disabled => "skipped: disabled".to_owned(),
+                Status::SelfReference => "skipped: this is toolweave itself".to_owned(),
+                Status::Unsupported { reason } => format!("skipped, unsupported: {reason}"),
+                Status::Invalid { reason } => format!("skipped, invalid: {reason}"),
+            };
+            writeln!(out, "   {:<20} {what}", entry.name)?;
+        }
+    }
+    let names: Vec<&str> = discovery
+        .config
+        .servers
+        .iter()
+        .map(|server| server.name.as_str())
+        .collect();
+    if names.is_empty() {
+        writeln!(
+            out,
+            "No servers found: add some to one of these files, or pass --config FILE."
+        )?;
+    } else {
+        writeln!(
+            out,
+            "{} server{}: {}",
+            names.len(),
+            if names.len() == 1 { "" } else { "s" },
+            names.join(", ")
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A client `init` can write to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ClientArg {
+    /// ~/.claude.json (every project)
+    ClaudeCode,
+    /// ~/.cursor/mcp.json (every project)
+    Cursor,
+    /// .vscode/mcp.json in this directory
+    Vscode,
+    /// Claude Desktop's claude_desktop_config.json
+    ClaudeDesktop,
+    /// .mcp.json in this directory
+    Project,
+}
+
+impl From<ClientArg> for Client {
+    fn from(client: ClientArg) -> Self {
+        match client {
+            ClientArg::ClaudeCode => Client::ClaudeCode,
+            ClientArg::Cursor => Client::Cursor,
+            ClientArg::Vscode => Client::VsCode,
+            ClientArg::ClaudeDesktop => Client::ClaudeDesktop,
+            ClientArg::Project => Client::Project,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct InitArgs {
+    /// The client whose config file gets toolweave's entry. Default: the first of claude-code,
+    /// cursor, vscode, claude-desktop, project whose file exists.
+    #[arg(long, value_enum, value_name = "CLIENT")]
+    client: Option<ClientArg>,
+    /// Write without asking.
+    #[arg(long, short = 'y')]
+    yes: bool,
+    /// Have the client start `toolweave serve --config FILE` instead of discovering servers.
+    #[arg(long, short = 'c', value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Mark the servers toolweave now fronts "disabled": true in the client's file, so the client
+    /// stops starting them itself (toolweave still uses them).
+    #[arg(long)]
+    disable_fronted: bool,
+}
+
+/// `toolweave init`: show what was found, then (confirmed) register toolweave in a client.
+pub(crate) fn init(args: InitArgs) -> Result<ExitCode> {
+    let machine = Machine::here()?;
+    let places = machine.places();
+    let client: Client = match args.client {
+        Some(client) => client.into(),
+        None => Client::ALL
+            .into_iter()
+            .find(|client| client.path(&places).is_some_and(|path| path.exists()))
+            .with_context(|| {
+                "no MCP client config found (~/.claude.json, ~/.cursor/mcp.json, .vscode/mcp.json, Claude Desktop's, .mcp.json); pass --client to say which file to create"
+            })?,
+    };
+    let program = machine
+        .program
+        .as_deref()
+        .context("cannot find the path of this program to write into the client's config")?;
+    let program = program.canonicalize().unwrap_or(program.to_path_buf());
+    let config = match &args.config {
+        Some(path) => Some(
+            path.canonicalize()
+                .with_context(|| format!("--config {}: cannot find it", path.display()))?,
+        ),
+        None => None,
+    };
+    // A file the client could not start toolweave with is better found now.
+    let config_servers: Vec<String> = match &config {
+        Some(path) => toolweave_config::load_file(path)?
+            .servers
+            .into_iter()
+            .map(|server| server.name)
+            .collect(),
+        None => Vec::new(),
+    };
+    let discovery = machine.discover();
+    let plan = toolweave_config::plan(
+        &Install {
+            client,
+            places,
+            program: &program,
+            config: config.as_deref(),
+            config_servers: &config_servers,
+            disable_fronted: args.disable_fronted,
+        },
+        &discovery,
+    )?;
+
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "MCP config files, highest precedence first:")?;
+    write!(out, "{}", discovery.places_text())?;
+    let names: Vec<&str> = discovery
+        .config
+        .servers
+        .iter()
+        .map(|server| server.name.as_str())
+        .collect();
+    match &config {
+        Some(path) => writeln!(
+            out,
+            "{} will start `toolweave serve --config {}`.",
+            client.name(),
+            path.display()
+        )?,
+        None if names.is_empty() => writeln!(
+            out,
+            "No servers found yet: toolweave will serve the ones you add to these files."
+        )?,
+        None => writeln!(
+            out,
+            "toolweave will front {} server{}: {}",
+            names.len(),
+            if names.len() == 1 { "" } else { "s" },
+            names.join(", ")
+        )?,
+    }
+    for problem in discovery.problems() {
+        writeln!(out, "  note: {problem}")?;
+    }
+    if !plan.changes_anything() {
+        writeln!(
+            out,
+            "{} already has toolweave's entry \"{}\"{}: nothing to change.",
+            plan.path.display(),
+            plan.entry_name,
+            if args.disable_fronted && !plan.fronted.is_empty() {
+                " and the servers it fronts are disabled there"
+            } else {
+                ""
+            }
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let action = match plan.entry {
+        EntryChange::Added => "add",
+        EntryChange::Updated | EntryChange::Unchanged => "update",
+    };
+    writeln!(
+        out,
+        "\nTo write: {} ({})",
+        plan.path.display(),
+        client.name()
+    )?;
+    writeln!(
+        out,
+        "  {action} \"{}\": {} {}",
+        plan.entry_name,
+        program.display(),
+        match &config {
+            Some(path) => format!("serve --config {}", path.display()),
+            None => "serve".to_owned(),
+        }
+    )?;
+    if !plan.newly_disabled.is_empty() {
+        writeln!(
+            out,
+            "  mark \"disabled\": true (toolweave fronts them): {}",
+            plan.newly_disabled.join(", ")
+        )?;
+    }
+    if client == Client::ClaudeCode {
+        writeln!(
+            out,
+            "  (Claude Code rewrites this file while it runs: quit it first, or the change may be lost)"
+        )?;
+    }
+    if plan.original.is_some() {
+        writeln!(
+            out,
+            "  first copy the file to {}.toolweave-backup-<time>",
+            plan.path.display()
+        )?;
+    } else {
+        writeln!(out, "  (the file does not exist yet: it is created)")?;
+    }
+    out.flush()?;
+
+    if !args.yes {
+        let stdin = std::io::stdin();
+        if !stdin.is_terminal() {
+            bail!(
+                "standard input is not a terminal, so toolweave cannot ask: pass --yes to write {}",
+                plan.path.display()
+            );
+        }
+        write!(out, "Write it? [y/N] ")?;
+        out.flush()?;
+        let mut answer = String::new();
+        stdin.lock().read_line(&mut answer)?;
+        if !matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
+            writeln!(out, "Nothing written.")?;
+            return Ok(ExitCode::FAILURE);
+        }
+    }
+    let backup = toolweave_config::apply(&plan, std::time::SystemTime::now())?;
+    writeln!(out, "Wrote {}.", plan.path.display())?;
+    if let Some(backup) = backup {
+        writeln!(out, "The original is saved as {}.", backup.display())?;
+    }
+    if !args.disable_fronted && !plan.fronted.is_empty() {
+        writeln!(
+            out,
+            "{} still starts {} itself as well; run again with --disable-fronted to leave them to toolweave.",
+            client.name(),
+            plan.fronted.join(", ")
+        )?;
+    }
+    writeln!(out, "Restart the client to pick it up.")?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,380 @@
+//! Discovery, `toolweave config` and `toolweave init`, run as the real binary with `HOME` and the
+//! current directory set to a fake machine holding each client's file as that client writes it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use super::toolweave;
+
+/// A home directory and a project directory under one temporary root.
+struct Machine {
+    _root: tempfile::TempDir,
+    root: PathBuf,
+    home: PathBuf,
+    project: PathBuf,
+}
+
+impl Machine {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let home = root.join("home/me");
+        let project = home.join("src/app");
+        std::fs::create_dir_all(&project).unwrap();
+        Self {
+            _root: dir,
+            root,
+            home,
+            project,
+        }
+    }
+
+    fn write(&self, path: &Path, text: &str) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(toolweave())
+            .args(args)
+            .current_dir(&self.project)
+            .env("HOME", &self.home)
+            .env_remove("TOOLWEAVE_CONFIG")
+            .env_remove("TOOLWEAVE_LOG")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    }
+
+    /// Text with the temporary root and this binary's path replaced, for snapshots.
+    fn redact(&self, text: &str) -> String {
+        let program = toolweave().canonicalize().unwrap();
+        text.replace(&program.display().to_string(), "[TOOLWEAVE]")
+            .replace(&self.root.display().to_string(), "[ROOT]")
+            .replace(
+                &toolweave_config::claude_desktop_config(Path::new(""))
+                    .display()
+                    .to_string(),
+                "[CLAUDE DESKTOP CONFIG]",
+            )
+    }
+
+    fn claude_json(&self) -> PathBuf {
+        self.home.join(".claude.json")
+    }
+
+    /// Claude Code's file (with the fixture server in this project's local scope), a project
+    /// `.mcp.json`, Cursor's global file, VS Code's project file and Claude Desktop's file, with
+    /// names that overlap and entries discovery must skip.
+    fn realistic(&self) {
+        let fixture = toolweave_testkit::fixture_binary();
+        self.write(
+            &self.claude_json(),
+            &serde_json::to_string_pretty(&serde_json::json!({
+                "numStartups": 41,
+                "installMethod": "native",
+                "autoUpdates": true,
+                "tipsHistory": {"new-user-warmup": 1},
+                "projects": {
+                    self.project.display().to_string(): {
+                        "allowedTools": [],
+                        "history": [],
+                        "mcpContextUris": [],
+                        "mcpServers": {
+                            "fixture": {"type": "stdio", "command": fixture, "args": ["--name", "local"], "env": {}}
+                        },
+                        "enabledMcpjsonServers": [],
+                        "disabledMcpjsonServers": [],
+                        "hasTrustDialogAccepted": true
+                    }
+                },
+                "mcpServers": {
+                    "memory": {"type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"], "env": {}}
+                },
+                "userID": "0f3a9c"
+            }))
+            .unwrap(),
+        );
+        self.write(
+            &self.project.join(".mcp.json"),
+            &serde_json::to_string_pretty(&serde_json::json!({"mcpServers": {
+                "fixture": {"command": fixture, "args": ["--name", "project"]},
+                "docs": {"type": "http", "url": "https://mcp.example.com/docs/mcp"}
+            }}))
+            .unwrap(),
+        );
+        self.write(
+            &self.home.join(".cursor/mcp.json"),
+            r#"{
+  "mcpServers": {
+    "memory": {
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-memory"]
+    },
+    "context7": {
+      "url": "https://mcp.example.com/context7/mcp"
+    }
+  }
+}
+"#,
+        );
+        self.write(
+            &self.project.join(".vscode/mcp.json"),
+            "{\n\t\"inputs\": [\n\t\t{\"type\": \"promptString\", \"id\": \"perplexity-key\", \"description\": \"Perplexity API Key\", \"password\": true}\n\t],\n\t\"servers\": {\n\t\t\"perplexity\": {\"type\": \"stdio\", \"command\": \"npx\", \"args\": [\"-y\", \"server-perplexity-ask\"], \"env\": {\"PERPLEXITY_API_KEY\": \"${input:perplexity-key}\"}}\n\t}\n}\n",
+        );
+        self.write(
+            &toolweave_config::claude_desktop_config(&self.home),
+            &serde_json::to_string_pretty(&serde_json::json!({
+                "mcpServers": {
+                    "toolweave": {"command": toolweave(), "args": ["serve"]},
+                    "old": {"command": "old-server", "disabled": true}
+                },
+                "globalShortcut": ""
+            }))
+            .unwrap(),
+        );
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn config_prints_precedence_origins_overrides_and_skips() {
+    let machine = Machine::new();
+    machine.realistic();
+    let output = machine.run(&["config"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    insta::assert_snapshot!("config_text", machine.redact(&text(&output.stdout)));
+
+    let output = machine.run(&["config", "--json"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let servers: Vec<(&str, &str)> = report["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|server| {
+            (
+                server["name"].as_str().unwrap(),
+                server["from"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        servers,
+        [
+            ("context7", "cursor-user"),
+            ("docs", "project"),
+            ("fixture", "claude-code-local"),
+            ("memory", "claude-code-user"),
+        ]
+    );
+    let statuses: Vec<String> = report["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| format!("{} {} {}", entry["name"], entry["source"], entry["status"]))
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            r#""fixture" "claude-code-local" "used""#,
+            r#""fixture" "project" "overridden""#,
+            r#""docs" "project" "used""#,
+            r#""memory" "claude-code-user" "used""#,
+            r#""memory" "cursor-user" "overridden""#,
+            r#""context7" "cursor-user" "used""#,
+            r#""perplexity" "vs-code" "unsupported""#,
+            r#""toolweave" "claude-desktop" "self-reference""#,
+            r#""old" "claude-desktop" "disabled""#,
+        ]
+    );
+}
+
+#[test]
+fn commands_use_discovered_servers_and_never_themselves() {
+    let machine = Machine::new();
+    let fixture = toolweave_testkit::fixture_binary();
+    machine.write(
+        &machine.project.join(".mcp.json"),
+        &serde_json::json!({"mcpServers": {
+            "fixture": {"command": fixture, "args": ["--name", "fixture"]},
+            // Were this loaded, toolweave would start itself as an upstream.
+            "gateway": {"command": toolweave(), "args": ["serve"]}
+        }})
+        .to_string(),
+    );
+    let output = machine.run(&["servers", "--json"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let names: Vec<&str> = report["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|server| server["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["fixture"], "{report}");
+
+    let output = machine.run(&["tools", "add numbers"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stdout).contains("tools.fixture."),
+        "{}",
+        text(&output.stdout)
+    );
+
+    // `--config` given: only that file is read.
+    let only = machine.root.join("only.json");
+    machine.write(&only, r#"{"mcpServers": {}}"#);
+    let output = machine.run(&["servers", "--config", only.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(
+        text(&output.stdout),
+        format!("no servers configured in {}\n", only.display())
+    );
+}
+
+#[test]
+fn finding_nothing_is_an_error_that_lists_where_toolweave_looked() {
+    let machine = Machine::new();
+    let output = machine.run(&["tools"]);
+    assert_eq!(output.status.code(), Some(1));
+    insta::assert_snapshot!("nothing_found", machine.redact(&text(&output.stderr)));
+}
+
+#[test]
+fn init_writes_backs_up_and_is_idempotent() {
+    let machine = Machine::new();
+    machine.realistic();
+    let original = std::fs::read_to_string(machine.claude_json()).unwrap();
+
+    // Without a terminal and without --yes, nothing is written.
+    let output = machine.run(&["init", "--client", "claude-code", "--disable-fronted"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        text(&output.stderr).contains("pass --yes"),
+        "{}",
+        text(&output.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(machine.claude_json()).unwrap(),
+        original
+    );
+
+    let output = machine.run(&[
+        "init",
+        "--client",
+        "claude-code",
+        "--disable-fronted",
+        "--yes",
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    insta::assert_snapshot!(
+        "init_output",
+        machine
+            .redact(&text(&output.stdout))
+            .lines()
+            .filter(|line| !line.starts_with("The original is saved as"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    let written = std::fs::read_to_string(machine.claude_json()).unwrap();
+    insta::assert_snapshot!("init_claude_json", machine.redact(&written));
+    let made = backups(&machine.home);
+    assert_eq!(made.len(), 1, "{made:?}");
+    assert_eq!(std::fs::read_to_string(&made[0]).unwrap(), original);
+
+    // The servers toolweave fronts are disabled for Claude Code, and still toolweave's.
+    let output = machine.run(&["config", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let names: Vec<&str> = report["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|server| server["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["context7", "docs", "fixture", "memory"]);
+
+    // Twice: nothing changes, no second backup.
+    let output = machine.run(&[
+        "init",
+        "--client",
+        "claude-code",
+        "--disable-fronted",
+        "--yes",
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stdout).contains("nothing to change"),
+        "{}",
+        text(&output.stdout)
+    );
+    assert_eq!(
+        std::fs::read_to_string(machine.claude_json()).unwrap(),
+        written
+    );
+    assert_eq!(backups(&machine.home).len(), 1);
+
+    // Without --disable-fronted the record of what toolweave fronts stays: still nothing to do.
+    let output = machine.run(&["init", "--client", "claude-code", "--yes"]);
+    assert!(
+        text(&output.stdout).contains("nothing to change"),
+        "{}",
+        text(&output.stdout)
+    );
+}
+
+#[test]
+fn init_keeps_vscode_layout_and_creates_missing_files() {
+    let machine = Machine::new();
+    machine.realistic();
+    let output = machine.run(&["init", "--client", "vscode", "--yes"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let written = std::fs::read_to_string(machine.project.join(".vscode/mcp.json")).unwrap();
+    insta::assert_snapshot!("init_vscode", machine.redact(&written));
+
+    // Cursor's global file, pointed at a config file of toolweave's own.
+    let config = machine.root.join("servers.json");
+    machine.write(&config, r#"{"mcpServers": {}}"#);
+    let output = machine.run(&[
+        "init",
+        "--client",
+        "cursor",
+        "--yes",
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let written = std::fs::read_to_string(machine.home.join(".cursor/mcp.json")).unwrap();
+    insta::assert_snapshot!("init_cursor", machine.redact(&written));
+    assert_eq!(backups(&machine.home.join(".cursor")).len(), 1);
+
+    // No client file at all: init asks which to create; the one named is created, with
+    // nothing to back up.
+    let empty = Machine::new();
+    let output = empty.run(&["init", "--yes"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        text(&output.stderr).contains("pass --client"),
+        "{}",
+        text(&output.stderr)
+    );
+    let output = empty.run(&["init", "--client", "project", "--yes"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let written = std::fs::read_to_string(empty.project.join(".mcp.json")).unwrap();
+    insta::assert_snapshot!("init_project_new", empty.redact(&written));
+    assert!(backups(&empty.project).is_empty());
+}
+
+/// The backups `init` made in `directory` (and its project's `.vscode`).
+fn backups(directory: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(directory)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.to_string_lossy().contains(".toolweave-backup-"))
+        .collect();
+    found.sort();
+    found
+}

@@ -1,0 +1,854 @@
+//! Finding the MCP servers a user already has, in the files their MCP clients write.
+//!
+//! Sources, highest precedence first (a server name found in two places is taken from the
+//! higher one; the lower entry is recorded as overridden):
+//!
+//! 1. Claude Code, this project: `~/.claude.json`, `projects["<cwd>"].mcpServers`
+//! 2. the project's `.mcp.json` (Claude Code's project scope)
+//! 3. Claude Code, every project: `~/.claude.json`, `mcpServers`
+//! 4. Cursor, this project: `.cursor/mcp.json`
+//! 5. Cursor, every project: `~/.cursor/mcp.json`
+//! 6. VS Code, this project: `.vscode/mcp.json` (key `servers`)
+//! 7. Claude Desktop: `~/.config/Claude/claude_desktop_config.json` (Linux),
+//!    `~/Library/Application Support/Claude/claude_desktop_config.json` (macOS)
+//!
+//! The first three follow Claude Code's own order (local, then project, then user scope).
+//!
+//! Entries are read with the same parser as `--config` files, so their errors name the file, the
+//! server and the key; but here a broken entry or file is skipped and reported rather than
+//! stopping toolweave, since it may belong to a client the user does not run toolweave for.
+//!
+//! toolweave never loads itself: an entry whose program is this binary, or is named `toolweave`
+//! and has a `serve` argument, is skipped. Such an entry may list, in its `env`, the servers
+//! toolweave fronts in that file ([`FRONTS_VARIABLE`], written by `toolweave init
+//! --disable-fronted`): those servers are marked `"disabled": true` so the client stops running
+//! them itself, and toolweave still uses them.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::servers::{RawEntry, read_entry, resolve_entry, server_map};
+use crate::{Config, ServerConfig};
+
+/// The `env` key of toolweave's own entry that names the servers it fronts in that file,
+/// comma-separated. Those entries stay `"disabled": true` for the client and are used by toolweave.
+pub const FRONTS_VARIABLE: &str = "TOOLWEAVE_FRONTS";
+
+/// Where to look, passed in so that nothing here reads the process's environment.
+#[derive(Debug, Clone, Copy)]
+pub struct Places<'a> {
+    /// The user's home directory; `None` skips every source under it.
+    pub home: Option<&'a Path>,
+    /// The project directory: the current directory.
+    pub cwd: &'a Path,
+    /// This program (`std::env::current_exe()`), to recognise entries that start toolweave.
+    pub this_program: Option<&'a Path>,
+}
+
+/// One place a server list may be, in precedence order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SourceKind {
+    /// `~/.claude.json`, `projects["<cwd>"].mcpServers`.
+    ClaudeCodeLocal,
+    /// `<cwd>/.mcp.json`.
+    Project,
+    /// `~/.claude.json`, `mcpServers`.
+    ClaudeCodeUser,
+    /// `<cwd>/.cursor/mcp.json`.
+    CursorProject,
+    /// `~/.cursor/mcp.json`.
+    CursorUser,
+    /// `<cwd>/.vscode/mcp.json`.
+    VsCode,
+    /// Claude Desktop's `claude_desktop_config.json`.
+    ClaudeDesktop,
+}
+
+impl SourceKind {
+    /// Every source, highest precedence first.
+    pub const ALL: [SourceKind; 7] = [
+        SourceKind::ClaudeCodeLocal,
+        SourceKind::Project,
+        SourceKind::ClaudeCodeUser,
+        SourceKind::CursorProject,
+        SourceKind::CursorUser,
+        SourceKind::VsCode,
+        SourceKind::ClaudeDesktop,
+    ];
+
+    /// A short name for people: which client, which scope.
+    pub fn describe(self) -> &'static str {
+        match self {
+            SourceKind::ClaudeCodeLocal => "Claude Code, this project",
+            SourceKind::Project => "project .mcp.json",
+            SourceKind::ClaudeCodeUser => "Claude Code, every project",
+            SourceKind::CursorProject => "Cursor, this project",
+            SourceKind::CursorUser => "Cursor, every project",
+            SourceKind::VsCode => "VS Code, this project",
+            SourceKind::ClaudeDesktop => "Claude Desktop",
+        }
+    }
+
+    /// The file this source lives in; `None` when it is under a home directory not known.
+    pub fn path(self, places: &Places<'_>) -> Option<PathBuf> {
+        let home = places.home;
+        match self {
+            SourceKind::ClaudeCodeLocal | SourceKind::ClaudeCodeUser => {
+                home.map(|home| home.join(".claude.json"))
+            }
+            SourceKind::Project => Some(places.cwd.join(".mcp.json")),
+            SourceKind::CursorProject => Some(places.cwd.join(".cursor").join("mcp.json")),
+            SourceKind::CursorUser => home.map(|home| home.join(".cursor").join("mcp.json")),
+            SourceKind::VsCode => Some(places.cwd.join(".vscode").join("mcp.json")),
+            SourceKind::ClaudeDesktop => home.map(claude_desktop_config),
+        }
+    }
+
+    /// Where in the file the servers are, for messages: `mcpServers`, `servers` or
+    /// `projects["<cwd>"].mcpServers`.
+    pub fn key(self, cwd: &Path) -> String {
+        match self {
+            SourceKind::ClaudeCodeLocal => format!("projects[{:?}].mcpServers", cwd.display()),
+            SourceKind::VsCode => "servers".to_owned(),
+            _ => "mcpServers".to_owned(),
+        }
+    }
+
+    /// The server map of this source in a parsed file, if it has one.
+    fn servers_in<'a>(self, top: &'a Map<String, Value>, cwd: &Path) -> Option<&'a Value> {
+        match self {
+            SourceKind::ClaudeCodeLocal => {
+                let projects = top.get("projects")?.as_object()?;
+                project_keys(cwd)
+                    .iter()
+                    .find_map(|key| projects.get(key))?
+                    .get("mcpServers")
+            }
+            SourceKind::ClaudeCodeUser => top.get("mcpServers"),
+            _ => server_map(top),
+        }
+    }
+}
+
+/// Claude Desktop's config file under `home`, for this operating system.
+pub fn claude_desktop_config(home: &Path) -> PathBuf {
+    if cfg!(target_os = "macos") {
+        home.join("Library/Application Support/Claude/claude_desktop_config.json")
+    } else {
+        home.join(".config/Claude/claude_desktop_config.json")
+    }
+}
+
+/// The keys Claude Code may have used for this project in `projects`: the directory as given,
+/// and with symbolic links resolved.
+pub(crate) fn project_keys(cwd: &Path) -> Vec<String> {
+    let mut keys = vec![cwd.display().to_string()];
+    if let Ok(canonical) = cwd.canonicalize() {
+        let canonical = canonical.display().to_string();
+        if !keys.contains(&canonical) {
+            keys.push(canonical);
+        }
+    }
+    keys
+}
+
+/// What was found at one source.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "state")]
+pub enum SourceState {
+    /// The file does not exist.
+    Missing,
+    /// The file exists but has no server list at this place.
+    NoServers,
+    /// The server list was read; `entries` is how many entries it has.
+    Read {
+        /// Entries under the server key.
+        entries: usize,
+    },
+    /// The file (or its server list) could not be read; nothing in it is used.
+    Unreadable {
+        /// Why, naming the file.
+        error: String,
+    },
+}
+
+/// One place looked at.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Source {
+    /// Which client and scope.
+    pub kind: SourceKind,
+    /// The file.
+    pub path: PathBuf,
+    /// Where in the file the servers are.
+    pub key: String,
+    /// What was there.
+    #[serde(flatten)]
+    pub state: SourceState,
+}
+
+/// What became of one server entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "status")]
+pub enum Status {
+    /// toolweave uses this entry.
+    Used {
+        /// The entry is `"disabled": true` because toolweave fronts it (see [`FRONTS_VARIABLE`]).
+        fronted: bool,
+    },
+    /// An entry of the same name in a higher source is used instead.
+    Overridden {
+        /// The source whose entry won.
+        by: SourceKind,
+    },
+    /// `"disabled": true` in the file (and not fronted by toolweave).
+    Disabled,
+    /// The entry starts toolweave itself.
+    SelfReference,
+    /// The entry uses something toolweave cannot do (a VS Code `${input:...}` prompt).
+    Unsupported {
+        /// What, and what to write instead.
+        reason: String,
+    },
+    /// The entry is wrong: the parser's message, naming file, server and key.
+    Invalid {
+        /// The error.
+        reason: String,
+    },
+}
+
+/// One server entry found in one source.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Entry {
+    /// The key under the server map.
+    pub name: String,
+    /// Where it was.
+    pub source: SourceKind,
+    /// The file it was in.
+    pub path: PathBuf,
+    /// What became of it.
+    #[serde(flatten)]
+    pub status: Status,
+}
+
+/// Everything discovery looked at and decided.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Discovery {
+    /// Every place looked at, highest precedence first.
+    pub sources: Vec<Source>,
+    /// Every entry found, in source order, then in file order.
+    pub entries: Vec<Entry>,
+    /// The servers to use: one per name, from the highest source; each keeps its file.
+    pub config: Config,
+}
+
+impl Discovery {
+    /// The entries that are skipped because they are wrong or unsupported, and the files that
+    /// could not be read: what a user may want to fix.
+    pub fn problems(&self) -> Vec<String> {
+        let mut problems: Vec<String> = self
+            .sources
+            .iter()
+            .filter_map(|source| match &source.state {
+                SourceState::Unreadable { error } => Some(format!(
+                    "{} ({}) is skipped: {error}",
+                    source.path.display(),
+                    source.kind.describe()
+                )),
+                _ => None,
+            })
+            .collect();
+        // A file read for two sources (Claude Code's) is reported once.
+        problems.dedup();
+        for entry in &self.entries {
+            match &entry.status {
+                Status::Unsupported { reason } | Status::Invalid { reason } => {
+                    problems.push(format!("server \"{}\" is skipped: {reason}", entry.name))
+                }
+                _ => {}
+            }
+        }
+        problems
+    }
+
+    /// The places looked at, one per line, highest precedence first, with what each held.
+    pub fn places_text(&self) -> String {
+        let mut text = String::new();
+        for (index, source) in self.sources.iter().enumerate() {
+            let state = match &source.state {
+                SourceState::Missing => "not found".to_owned(),
+                SourceState::NoServers => format!("no {}", source.key),
+                SourceState::Read { entries } => format!(
+                    "{entries} entr{} under {}",
+                    if *entries == 1 { "y" } else { "ies" },
+                    source.key
+                ),
+                SourceState::Unreadable { error } => format!("unreadable: {error}"),
+            };
+            text.push_str(&format!(
+                "  {}. {:<27} {}  ({state})\n",
+                index + 1,
+                source.kind.describe(),
+                source.path.display()
+            ));
+        }
+        text
+    }
+}
+
+/// The file and the sources read from it, in precedence order.
+fn files(places: &Places<'_>) -> Vec<(PathBuf, Vec<SourceKind>)> {
+    let mut files: Vec<(PathBuf, Vec<SourceKind>)> = Vec::new();
+    for kind in SourceKind::ALL {
+        let Some(path) = kind.path(places) else {
+            continue;
+        };
+        match files.iter_mut().find(|(known, _)| *known == path) {
+            Some((_, kinds)) => kinds.push(kind),
+            None => files.push((path, vec![kind])),
+        }
+    }
+    files
+}
+
+/// Looks in every source of `places`; `lookup` gives the variables for `${VAR}` references.
+pub fn discover(places: &Places<'_>, lookup: &dyn Fn(&str) -> Option<String>) -> Discovery {
+    let this_program = places
+        .this_program
+        .map(|program| program.canonicalize().unwrap_or(program.to_path_buf()));
+    let mut discovery = Discovery::default();
+    let mut winners: BTreeMap<String, SourceKind> = BTreeMap::new();
+    let mut disabled = BTreeSet::new();
+    // Claude Code's file holds two sources of different precedence: read each file once, then
+    // handle its sources in precedence order.
+    let mut read: Vec<(SourceKind, PathBuf, FileTop)> = Vec::new();
+    for (path, kinds) in files(places) {
+        let top = read_top(&path);
+        for kind in kinds {
+            read.push((kind, path.clone(), top.clone()));
+        }
+    }
+    read.sort_by_key(|(kind, _, _)| *kind);
+    for (kind, path, top) in read {
+        let key = kind.key(places.cwd);
+        let mut source = Source {
+            kind,
+            path: path.clone(),
+            key,
+            state: SourceState::Missing,
+        };
+        let top = match top {
+            Ok(Some(top)) => top,
+            Ok(None) => {
+                discovery.sources.push(source);
+                continue;
+            }
+            Err(error) => {
+                source.state = SourceState::Unreadable { error };
+                discovery.sources.push(source);
+                continue;
+            }
+        };
+        let Some(servers) = kind.servers_in(&top, places.cwd) else {
+            source.state = SourceState::NoServers;
+            discovery.sources.push(source);
+            continue;
+        };
+        let Value::Object(servers) = servers else {
+            source.state = SourceState::Unreadable {
+                error: format!(
+                    "{} must be an object mapping server names to entries",
+                    source.key
+                ),
+            };
+            discovery.sources.push(source);
+            continue;
+        };
+        source.state = SourceState::Read {
+            entries: servers.len(),
+        };
+        discovery.sources.push(source);
+        let fronted = fronted_in(&top, places.cwd, this_program.as_deref());
+        for (name, value) in servers {
+            let status = classify(
+                name,
+                value,
+                &path,
+                this_program.as_deref(),
+                &fronted,
+                &winners,
+                lookup,
+            );
+            match &status {
+                Ok(server) => {
+                    winners.insert(name.clone(), kind);
+                    discovery.config.servers.push(server.clone());
+                }
+                Err(Status::Disabled) => {
+                    disabled.insert(name.clone());
+                }
+                Err(_) => {}
+            }
+            let status = match status {
+                // A used entry that says disabled is one toolweave fronts.
+                Ok(_) => Status::Used {
+                    fronted: value.get("disabled") == Some(&Value::Bool(true)),
+                },
+                Err(status) => status,
+            };
+            discovery.entries.push(Entry {
+                name: name.clone(),
+                source: kind,
+                path: path.clone(),
+                status,
+            });
+        }
+    }
+    discovery.config.disabled = disabled
+        .into_iter()
+        .filter(|name| !winners.contains_key(name))
+        .collect();
+    discovery.config.servers.sort_by(|a, b| a.name.cmp(&b.name));
+    discovery
+}
+
+/// A file's top-level object; `Ok(None)` when there is no file, `Err` says why it is unreadable.
+type FileTop = Result<Option<Map<String, Value>>, String>;
+
+/// The file's top-level object; `Ok(None)` when there is no file.
+fn read_top(path: &Path) -> FileTop {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(format!("cannot read it: {error}")),
+    };
+    match serde_json::from_str(&text) {
+        Ok(Value::Object(top)) => Ok(Some(top)),
+        Ok(_) => Err("expected a JSON object".to_owned()),
+        Err(error) => Err(format!(
+            "not valid JSON at line {}, column {}: {error}",
+            error.line(),
+            error.column()
+        )),
+    }
+}
+
+/// The names toolweave's own entries in this file say it fronts (every server map of the file).
+fn fronted_in(
+    top: &Map<String, Value>,
+    cwd: &Path,
+    this_program: Option<&Path>,
+) -> BTreeSet<String> {
+    let mut fronted = BTreeSet::new();
+    for kind in SourceKind::ALL {
+        let Some(Value::Object(servers)) = kind.servers_in(top, cwd) else {
+            continue;
+        };
+        for (name, value) in servers {
+            let Ok(entry) = read_entry(name, value, Path::new("")) else {
+                continue;
+            };
+            if !is_self(&entry, this_program) {
+                continue;
+            }
+            if let Some(list) = entry.env().and_then(|env| env.get(FRONTS_VARIABLE)) {
+                fronted.extend(
+                    list.split(',')
+                        .map(str::trim)
+                        .filter(|name| !name.is_empty())
+                        .map(str::to_owned),
+                );
+            }
+        }
+    }
+    fronted
+}
+
+/// Whether an entry starts toolweave: its program is this binary, or it is named `toolweave`
+/// and has a `serve` argument.
+pub(crate) fn is_self(entry: &RawEntry, this_program: Option<&Path>) -> bool {
+    let Some(command) = entry.command() else {
+        return false;
+    };
+    let command = Path::new(command);
+    if let Some(this_program) = this_program
+        && command.is_absolute()
+        && command
+            .canonicalize()
+            .is_ok_and(|command| command == this_program)
+    {
+        return true;
+    }
+    command
+        .file_name()
+        .is_some_and(|name| name == "toolweave" || name == "toolweave.exe")
+        && entry.args().iter().any(|arg| arg == "serve")
+}
+
+/// The server to use for one entry, or why it is not used.
+fn classify(
+    name: &str,
+    value: &Value,
+    path: &Path,
+    this_program: Option<&Path>,
+    fronted: &BTreeSet<String>,
+    winners: &BTreeMap<String, SourceKind>,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<ServerConfig, Status> {
+    let entry = read_entry(name, value, path).map_err(|error| Status::Invalid {
+        reason: error.to_string(),
+    })?;
+    if is_self(&entry, this_program) {
+        return Err(Status::SelfReference);
+    }
+    if entry.disabled() && !fronted.contains(name) {
+        return Err(Status::Disabled);
+    }
+    if let Some(by) = winners.get(name) {
+        return Err(Status::Overridden { by: *by });
+    }
+    if let Some(reason) = unsupported(value) {
+        return Err(Status::Unsupported { reason });
+    }
+    resolve_entry(name, entry, path, lookup).map_err(|error| Status::Invalid {
+        reason: error.to_string(),
+    })
+}
+
+/// VS Code's `${input:...}` (a prompt only VS Code can show) and `${env:...}` forms.
+fn unsupported(value: &Value) -> Option<String> {
+    match value {
+        Value::String(text) => {
+            if let Some(start) = text.find("${input:") {
+                let reference = &text[start
+                    ..text[start..]
+                        .find('}')
+                        .map_or(text.len(), |end| start + end + 1)];
+                return Some(format!(
+                    "it uses {reference}, a VS Code input that only VS Code can prompt for; put the value in an environment variable and write ${{NAME}} instead"
+                ));
+            }
+            if let Some(start) = text.find("${env:") {
+                let reference = &text[start
+                    ..text[start..]
+                        .find('}')
+                        .map_or(text.len(), |end| start + end + 1)];
+                return Some(format!(
+                    "it uses {reference}, VS Code's form of a variable; toolweave reads ${{NAME}}"
+                ));
+            }
+            None
+        }
+        Value::Array(items) => items.iter().find_map(unsupported),
+        Value::Object(map) => map.values().find_map(unsupported),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Transport;
+
+    /// A home and a project directory holding each client's file as that client writes it.
+    struct Machine {
+        _root: tempfile::TempDir,
+        home: PathBuf,
+        project: PathBuf,
+        program: PathBuf,
+    }
+
+    impl Machine {
+        fn new() -> Self {
+            let root = tempfile::tempdir().unwrap();
+            let home = root.path().join("home/me");
+            let project = home.join("src/app");
+            std::fs::create_dir_all(&project).unwrap();
+            let program = root.path().join("opt/bin/toolweave");
+            std::fs::create_dir_all(program.parent().unwrap()).unwrap();
+            std::fs::write(&program, "").unwrap();
+            Self {
+                _root: root,
+                home,
+                project,
+                program,
+            }
+        }
+
+        fn write(&self, path: &Path, text: &str) {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+
+        fn places(&self) -> Places<'_> {
+            Places {
+                home: Some(&self.home),
+                cwd: &self.project,
+                this_program: Some(&self.program),
+            }
+        }
+
+        fn discover(&self) -> Discovery {
+            discover(&self.places(), &|name| {
+                (name == "GITHUB_PAT").then(|| "ghp-secret".to_owned())
+            })
+        }
+
+        /// Every client's file, with overlapping names.
+        fn everything(&self) {
+            self.write(
+                &self.home.join(".claude.json"),
+                &serde_json::json!({
+                    "numStartups": 41,
+                    "installMethod": "native",
+                    "autoUpdates": true,
+                    "projects": {
+                        self.project.display().to_string(): {
+                            "allowedTools": [],
+                            "mcpServers": {
+                                "github": {"type": "stdio", "command": "github-mcp-server", "args": ["stdio"], "env": {}}
+                            },
+                            "enabledMcpjsonServers": [],
+                            "disabledMcpjsonServers": [],
+                            "hasTrustDialogAccepted": true
+                        },
+                        "/home/me/elsewhere": {
+                            "mcpServers": {"other": {"type": "stdio", "command": "other", "args": []}}
+                        }
+                    },
+                    "mcpServers": {
+                        "memory": {"type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"], "env": {}}
+                    },
+                    "userID": "0f3a"
+                })
+                .to_string(),
+            );
+            self.write(
+                &self.project.join(".mcp.json"),
+                r#"{
+  "mcpServers": {
+    "github": {
+      "type": "http",
+      "url": "https://api.example.com/mcp/",
+      "headers": {"Authorization": "Bearer ${GITHUB_PAT}"}
+    },
+    "linear": {"type": "sse", "url": "https://mcp.example.com/sse"}
+  }
+}
+"#,
+            );
+            self.write(
+                &self.project.join(".cursor/mcp.json"),
+                r#"{"mcpServers": {"context7": {"url": "https://mcp.example.com/context7/mcp"}}}"#,
+            );
+            self.write(
+                &self.home.join(".cursor/mcp.json"),
+                r#"{"mcpServers": {"memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}, "context7": {"command": "npx", "args": ["-y", "@upstash/context7-mcp"]}}}"#,
+            );
+            self.write(
+                &self.project.join(".vscode/mcp.json"),
+                r#"{
+	"inputs": [
+		{"type": "promptString", "id": "perplexity-key", "description": "Perplexity API Key", "password": true}
+	],
+	"servers": {
+		"perplexity": {"type": "stdio", "command": "npx", "args": ["-y", "server-perplexity-ask"], "env": {"PERPLEXITY_API_KEY": "${input:perplexity-key}"}},
+		"fetch": {"type": "stdio", "command": "uvx", "args": ["mcp-server-fetch"]}
+	}
+}
+"#,
+            );
+            self.write(
+                &claude_desktop_config(&self.home),
+                &serde_json::json!({
+                    "mcpServers": {
+                        "filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/home/me/Desktop"]},
+                        "toolweave": {"command": self.program, "args": ["serve"]},
+                        "old": {"command": "old-server", "disabled": true}
+                    },
+                    "globalShortcut": "Ctrl+Space"
+                })
+                .to_string(),
+            );
+        }
+    }
+
+    fn statuses(discovery: &Discovery) -> Vec<String> {
+        discovery
+            .entries
+            .iter()
+            .map(|entry| {
+                format!(
+                    "{} {:?}: {}",
+                    entry.name,
+                    entry.source,
+                    serde_json::to_string(&entry.status).unwrap()
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_client_is_read_in_precedence_order() {
+        let machine = Machine::new();
+        machine.everything();
+        let discovery = machine.discover();
+        let kinds: Vec<_> = discovery.sources.iter().map(|source| source.kind).collect();
+        assert_eq!(kinds, SourceKind::ALL);
+        assert_eq!(
+            statuses(&discovery),
+            [
+                r#"github ClaudeCodeLocal: {"status":"used","fronted":false}"#,
+                r#"github Project: {"status":"overridden","by":"claude-code-local"}"#,
+                r#"linear Project: {"status":"used","fronted":false}"#,
+                r#"memory ClaudeCodeUser: {"status":"used","fronted":false}"#,
+                r#"context7 CursorProject: {"status":"used","fronted":false}"#,
+                r#"memory CursorUser: {"status":"overridden","by":"claude-code-user"}"#,
+                r#"context7 CursorUser: {"status":"overridden","by":"cursor-project"}"#,
+                r#"perplexity VsCode: {"status":"unsupported","reason":"it uses ${input:perplexity-key}, a VS Code input that only VS Code can prompt for; put the value in an environment variable and write ${NAME} instead"}"#,
+                r#"fetch VsCode: {"status":"used","fronted":false}"#,
+                r#"filesystem ClaudeDesktop: {"status":"used","fronted":false}"#,
+                r#"toolweave ClaudeDesktop: {"status":"self-reference"}"#,
+                r#"old ClaudeDesktop: {"status":"disabled"}"#,
+            ]
+        );
+        let used: Vec<(&str, &Path)> = discovery
+            .config
+            .servers
+            .iter()
+            .map(|server| (server.name.as_str(), server.source.as_path()))
+            .collect();
+        let claude = machine.home.join(".claude.json");
+        let desktop = claude_desktop_config(&machine.home);
+        let cursor = machine.project.join(".cursor/mcp.json");
+        let project = machine.project.join(".mcp.json");
+        let vscode = machine.project.join(".vscode/mcp.json");
+        assert_eq!(
+            used,
+            [
+                ("context7", cursor.as_path()),
+                ("fetch", vscode.as_path()),
+                ("filesystem", desktop.as_path()),
+                ("github", claude.as_path()),
+                ("linear", project.as_path()),
+                ("memory", claude.as_path()),
+            ]
+        );
+        assert_eq!(discovery.config.disabled, ["old"]);
+        assert_eq!(discovery.problems().len(), 1, "{:?}", discovery.problems());
+    }
+
+    #[test]
+    fn toolweave_never_loads_itself() {
+        let machine = Machine::new();
+        let link = machine.home.join("bin/tw");
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&machine.program, &link).unwrap();
+        machine.write(
+            &machine.project.join(".mcp.json"),
+            &serde_json::json!({"mcpServers": {
+                // The same binary through a link, with any arguments.
+                "gateway": {"command": link, "args": ["serve", "--config", "x.json"]},
+                // Any program called toolweave that serves.
+                "by-name": {"command": "toolweave", "args": ["serve"]},
+                // toolweave used for something else is not a server of itself: it is an entry.
+                "types": {"command": "/elsewhere/toolweave", "args": ["types"]}
+            }})
+            .to_string(),
+        );
+        let discovery = machine.discover();
+        assert_eq!(
+            statuses(&discovery),
+            [
+                r#"gateway Project: {"status":"self-reference"}"#,
+                r#"by-name Project: {"status":"self-reference"}"#,
+                r#"types Project: {"status":"used","fronted":false}"#,
+            ]
+        );
+    }
+
+    #[test]
+    fn servers_toolweave_fronts_are_used_though_disabled_for_the_client() {
+        let machine = Machine::new();
+        machine.write(
+            &machine.home.join(".cursor/mcp.json"),
+            &serde_json::json!({"mcpServers": {
+                "memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"], "disabled": true},
+                "paused": {"command": "paused-server", "disabled": true},
+                "toolweave": {"command": machine.program, "args": ["serve"], "env": {FRONTS_VARIABLE: "memory"}}
+            }})
+            .to_string(),
+        );
+        let discovery = machine.discover();
+        assert_eq!(
+            statuses(&discovery),
+            [
+                r#"memory CursorUser: {"status":"used","fronted":true}"#,
+                r#"paused CursorUser: {"status":"disabled"}"#,
+                r#"toolweave CursorUser: {"status":"self-reference"}"#,
+            ]
+        );
+        assert_eq!(discovery.config.servers.len(), 1);
+    }
+
+    #[test]
+    fn broken_files_and_entries_are_skipped_and_named() {
+        let machine = Machine::new();
+        machine.write(&machine.project.join(".mcp.json"), "{\"mcpServers\": {,}}");
+        machine.write(
+            &machine.home.join(".cursor/mcp.json"),
+            r#"{"mcpServers": {"typo": {"comand": "x"}, "secret": {"type": "http", "url": "https://x/mcp", "headers": {"Authorization": "Bearer ${UNSET_TOKEN}"}}, "good": {"command": "good"}}}"#,
+        );
+        let discovery = machine.discover();
+        let cursor = machine.home.join(".cursor/mcp.json");
+        assert_eq!(
+            discovery.problems(),
+            [
+                format!(
+                    "{} (project .mcp.json) is skipped: not valid JSON at line 1, column 17: key must be a string at line 1 column 17",
+                    machine.project.join(".mcp.json").display()
+                ),
+                format!(
+                    "server \"typo\" is skipped: {}: server \"typo\": unknown field `comand`, expected one of `type`, `command`, `args`, `env`, `cwd`, `url`, `headers`, `disabled`; the keys a server entry may have are type, command, args, env, cwd, url, headers, disabled",
+                    cursor.display()
+                ),
+                format!(
+                    "server \"secret\" is skipped: {}: server \"secret\": header \"Authorization\" uses the variable UNSET_TOKEN, which is not set in toolweave's environment; set UNSET_TOKEN before starting toolweave, or write ${{UNSET_TOKEN:-default}} to give a default",
+                    cursor.display()
+                ),
+            ]
+        );
+        assert_eq!(discovery.config.servers.len(), 1);
+        assert!(matches!(
+            discovery.config.servers[0].transport,
+            Transport::Stdio { .. }
+        ));
+    }
+
+    #[test]
+    fn nothing_found_lists_every_place() {
+        let machine = Machine::new();
+        let discovery = machine.discover();
+        assert!(discovery.config.servers.is_empty());
+        let text = discovery
+            .places_text()
+            .replace(&machine.home.display().to_string(), "~");
+        assert_eq!(
+            text,
+            format!(
+                "  1. Claude Code, this project   ~/.claude.json  (not found)
+  2. project .mcp.json           ~/src/app/.mcp.json  (not found)
+  3. Claude Code, every project  ~/.claude.json  (not found)
+  4. Cursor, this project        ~/src/app/.cursor/mcp.json  (not found)
+  5. Cursor, every project       ~/.cursor/mcp.json  (not found)
+  6. VS Code, this project       ~/src/app/.vscode/mcp.json  (not found)
+  7. Claude Desktop              ~/{}  (not found)
+",
+                claude_desktop_config(Path::new("")).display()
+            )
+        );
+    }
+}
