@@ -196,6 +196,12 @@ struct LimitArgs {
     /// Upstream tool calls one execution may make.
     #[arg(long, value_name = "N", default_value_t = Limits::default().max_tool_calls)]
     max_tool_calls: u32,
+    /// Calls of any one tool one execution may make.
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_calls_per_tool)]
+    max_calls_per_tool: u32,
+    /// Bytes of tool results one execution may receive from upstream servers.
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_upstream_bytes)]
+    max_upstream_bytes: u64,
     /// Time one upstream tool call may take.
     #[arg(long, value_name = "MS", default_value_t = Limits::default().tool_call_timeout.as_millis() as u64)]
     tool_timeout_ms: u64,
@@ -211,6 +217,9 @@ impl LimitArgs {
                 "--timeout-ms, --tool-timeout-ms and --startup-timeout-ms must be greater than 0"
             );
         }
+        if self.max_calls_per_tool == 0 || self.max_upstream_bytes == 0 {
+            bail!("--max-calls-per-tool and --max-upstream-bytes must be greater than 0");
+        }
         if self.memory_mb < 2 {
             bail!("--memory-mb must be at least 2");
         }
@@ -224,6 +233,8 @@ impl LimitArgs {
             max_log_bytes: self.max_log_bytes,
             max_result_bytes: self.max_result_bytes,
             max_tool_calls: self.max_tool_calls,
+            max_calls_per_tool: self.max_calls_per_tool,
+            max_upstream_bytes: self.max_upstream_bytes,
             tool_call_timeout: Duration::from_millis(self.tool_timeout_ms),
             startup_timeout: Duration::from_millis(self.startup_timeout_ms),
         })

@@ -18,6 +18,11 @@ pub struct Limits {
     pub max_result_bytes: usize,
     /// Tool calls one execution may make (`--max-tool-calls`).
     pub max_tool_calls: u32,
+    /// Calls of any one tool one execution may make (`--max-calls-per-tool`).
+    pub max_calls_per_tool: u32,
+    /// Bytes of tool results one execution may receive from upstream servers
+    /// (`--max-upstream-bytes`).
+    pub max_upstream_bytes: u64,
     /// Time one upstream tool call may take (`--tool-timeout-ms`).
     pub tool_call_timeout: Duration,
     /// Time a call waits for its upstream server to finish starting (`--startup-timeout-ms`).
@@ -33,6 +38,8 @@ impl Default for Limits {
             max_log_bytes: 64 * 1024,
             max_result_bytes: 256 * 1024,
             max_tool_calls: 200,
+            max_calls_per_tool: 200,
+            max_upstream_bytes: 64 * 1024 * 1024,
             tool_call_timeout: Duration::from_secs(30),
             startup_timeout: Duration::from_secs(30),
         }

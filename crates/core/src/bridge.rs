@@ -14,6 +14,7 @@ use toolweave_sandbox::HostRequest;
 use toolweave_upstream::Listener;
 
 use crate::audit::CallRecord;
+use crate::budget::Budget;
 use crate::catalog_state::{CatalogState, Direction};
 use crate::error::{MAX_ERROR_TEXT, cut};
 use crate::gateway::{Flavor, Gateway, describe_in, guest_name, search_in};
@@ -29,16 +30,17 @@ pub(crate) async fn answer_recorded(
     flavor: Flavor,
     cancel: CancellationToken,
     listener: Option<&Listener>,
+    budget: &Budget,
 ) -> (Result<Value, String>, Option<CallRecord>) {
     let Some(audit) = gateway.audit.as_ref() else {
         return (
-            answer(gateway, request, flavor, cancel, listener).await,
+            answer(gateway, request, flavor, cancel, listener, budget).await,
             None,
         );
     };
     let HostRequest::Tool { name, args, .. } = &request else {
         return (
-            answer(gateway, request, flavor, cancel, listener).await,
+            answer(gateway, request, flavor, cancel, listener, budget).await,
             None,
         );
     };
@@ -46,7 +48,7 @@ pub(crate) async fn answer_recorded(
     let argument_bytes = serde_json::to_string(args).map_or(0, |text| text.len());
     let arguments = audit.contents().then(|| args.clone());
     let started = std::time::Instant::now();
-    let answer = answer(gateway, request, flavor, cancel, listener).await;
+    let answer = answer(gateway, request, flavor, cancel, listener, budget).await;
     let duration_ms = crate::audit::millis(started.elapsed().as_secs_f64() * 1000.0);
     let (outcome, result_bytes, result) = match &answer {
         Ok(value) => (
@@ -76,10 +78,11 @@ pub(crate) async fn answer(
     flavor: Flavor,
     cancel: CancellationToken,
     listener: Option<&Listener>,
+    budget: &Budget,
 ) -> Result<Value, String> {
     match request {
         HostRequest::Tool { name, args, raw } => {
-            call_tool(gateway, &name, args, raw, flavor, cancel, listener).await
+            call_tool(gateway, &name, args, raw, flavor, cancel, listener, budget).await
         }
         HostRequest::Search { query, limit } => {
             let state = gateway.catalog(true).await;
@@ -120,6 +123,10 @@ pub(crate) fn unknown_names_message(unknown: &[(String, Vec<String>)], search: &
         .join("\n")
 }
 
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one call's name, arguments and everything it answers to, passed straight through"
+)]
 async fn call_tool(
     gateway: &Arc<Gateway>,
     name: &str,
@@ -128,6 +135,7 @@ async fn call_tool(
     flavor: Flavor,
     cancel: CancellationToken,
     listener: Option<&Listener>,
+    budget: &Budget,
 ) -> Result<Value, String> {
     let state = gateway.catalog(false).await;
     let (state, index) = match resolve(&state, name) {
@@ -161,6 +169,7 @@ async fn call_tool(
     let Value::Object(arguments) = arguments_value else {
         return Err("internal error: arguments stopped being an object".to_owned());
     };
+    budget.take_call(&format!("{}.{}", entry.server, entry.tool))?;
 
     let result = gateway
         .upstream
@@ -175,6 +184,14 @@ async fn call_tool(
         .await
         .map_err(|error| format!("{display} failed: {error}"))?;
 
+    // What the server sent, as JSON: the content and structured content it answered with.
+    let received = serde_json::to_vec(&result.content).map_or(0, |bytes| bytes.len())
+        + result
+            .structured_content
+            .as_ref()
+            .and_then(|value| serde_json::to_vec(value).ok())
+            .map_or(0, |bytes| bytes.len());
+    budget.take_bytes(received as u64)?;
     if raw {
         return serde_json::to_value(&result).map_err(|e| e.to_string());
     }

@@ -45,7 +45,7 @@ fn cut_traceback(traceback: String) -> String {
 }
 
 /// An execution that ended without a value.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum ExecutionError {
     /// The code did not parse.
     #[error("SyntaxError at line {line}, column {column}: {message}\n{frame}")]
@@ -154,6 +154,24 @@ pub enum ExecutionError {
         /// The limit.
         limit: u32,
     },
+    /// The execution called one tool more often than allowed.
+    #[error(
+        "ToolCallLimit: the execution tried to call {tool} more than {limit} times (--max-calls-per-tool {limit}). Batch the work into fewer calls, or raise the limit."
+    )]
+    ToolCallLimitPerTool {
+        /// The tool, as `server.tool`.
+        tool: String,
+        /// The limit.
+        limit: u32,
+    },
+    /// Tool results added up to more bytes than allowed.
+    #[error(
+        "UpstreamBytesLimit: the execution's tool results came to more than {limit} bytes (--max-upstream-bytes {limit}). Ask the tools for less (filters, pages), or raise the limit."
+    )]
+    UpstreamBytesLimit {
+        /// The limit.
+        limit: u64,
+    },
     /// The client cancelled the request.
     #[error("Cancelled: the client cancelled this execution")]
     Cancelled,
@@ -224,7 +242,8 @@ impl ExecutionError {
             Self::ResultTooLarge { .. } => "ResultTooLarge",
             Self::Unserializable { .. } => "Unserializable",
             Self::NeverSettles => "NeverSettles",
-            Self::ToolCallLimit { .. } => "ToolCallLimit",
+            Self::ToolCallLimit { .. } | Self::ToolCallLimitPerTool { .. } => "ToolCallLimit",
+            Self::UpstreamBytesLimit { .. } => "UpstreamBytesLimit",
             Self::Cancelled => "Cancelled",
             Self::Internal { .. } => "Internal",
         }

@@ -21,6 +21,7 @@ use toolweave_sandbox::{
 
 use crate::audit::{CallRecord, ExecutionRecord};
 use crate::bridge;
+use crate::budget::Budget;
 use crate::error::ExecutionError;
 use crate::gateway::{Flavor, Gateway};
 
@@ -59,6 +60,10 @@ pub struct ExecutionStats {
     pub duration_ms: f64,
     /// Upstream tool calls made.
     pub tool_calls: u32,
+    /// Calls that reached an upstream server, per tool (`server.tool`).
+    pub calls_by_tool: std::collections::BTreeMap<String, u32>,
+    /// Bytes of tool results received from upstream servers.
+    pub upstream_bytes: u64,
     /// Bytes of console output captured.
     pub log_bytes: usize,
 }
@@ -139,6 +144,10 @@ impl Gateway {
         // Calls in flight, polled by this task: no task spawn or thread hop per call.
         let mut calls: FuturesUnordered<BoxFuture<'static, CallAnswer>> = FuturesUnordered::new();
         let mut call_records = Vec::new();
+        let budget = Arc::new(Budget::new(
+            limits.max_calls_per_tool,
+            limits.max_upstream_bytes,
+        ));
         let mut logs = Vec::new();
         let mut log_bytes = 0usize;
         let mut tool_calls = 0u32;
@@ -183,8 +192,9 @@ impl Gateway {
                         let gateway = self.clone();
                         let token = calls_cancel.child_token();
                         let listener = listener.clone();
+                        let budget = budget.clone();
                         calls.push(Box::pin(async move {
-                            let (answer, record) = bridge::answer_recorded(&gateway, call.request, flavor, token, listener.as_ref()).await;
+                            let (answer, record) = bridge::answer_recorded(&gateway, call.request, flavor, token, listener.as_ref(), &budget).await;
                             (call.id, answer, record)
                         }));
                     }
@@ -195,6 +205,13 @@ impl Gateway {
                 },
                 Some((id, outcome, record)) = calls.next(), if !calls.is_empty() => {
                     call_records.extend(record);
+                    if host_error.is_none()
+                        && let Some(error) = budget.overdrawn()
+                    {
+                        host_error = Some(error);
+                        session.cancel().await;
+                        continue;
+                    }
                     // The engine may have finished already; then nobody waits for this.
                     session.reply(HostReply::Result { id, outcome }).await;
                 }
@@ -219,9 +236,12 @@ impl Gateway {
                 limit: limits.timeout,
             }),
         };
+        let (calls_by_tool, upstream_bytes) = budget.used();
         let stats = ExecutionStats {
             duration_ms: started.elapsed().as_secs_f64() * 1000.0,
             tool_calls,
+            calls_by_tool,
+            upstream_bytes,
             log_bytes,
         };
         if let (Some(audit), Some((code_sha256, code_bytes))) = (&self.audit, audited_code) {

@@ -7,6 +7,7 @@
 
 mod audit;
 mod bridge;
+mod budget;
 mod catalog_state;
 mod engines;
 mod error;

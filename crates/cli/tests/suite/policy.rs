@@ -127,3 +127,88 @@ fn typings_leave_denied_tools_out_and_the_settings_file_adds_rules() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("unknown field `denny`"), "{stderr}");
 }
+
+/// Budgets beyond the call count: calls per tool (by whatever name code uses) and bytes from
+/// upstream servers; each ends the execution naming the limit, and the stats say what was used.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn budgets_per_tool_and_bytes_end_the_execution_and_stats_show_use() {
+    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    let server = Toolweave::start(
+        toolweave(),
+        &config,
+        &["--max-calls-per-tool", "3", "--max-upstream-bytes", "3000"],
+    )
+    .await
+    .unwrap();
+    let looped = server
+        .execute(
+            "for (let i = 0; i < 5; i++) await tools.fixture.add({ a: i, b: 1 }); return 'done'",
+            "javascript",
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        looped.error_kind(),
+        Some("ToolCallLimit"),
+        "{}",
+        looped.text
+    );
+    assert!(
+        looped.text.contains("fixture.add more than 3 times"),
+        "{}",
+        looped.text
+    );
+    assert!(
+        looped.text.contains("--max-calls-per-tool"),
+        "{}",
+        looped.text
+    );
+    assert_eq!(
+        looped.structured["stats"]["callsByTool"],
+        json!({ "fixture.add": 3 })
+    );
+
+    // Another name for the same tool draws on the same budget.
+    let mixed = server
+        .execute(
+            "await tools.fixture.add({ a: 1, b: 1 }); await tools.fixture.add({ a: 1, b: 1 }); \
+             await callMCPTool('mcp__fixture__add', { a: 1, b: 1 }); \
+             await callMCPTool('mcp__fixture__add', { a: 1, b: 1 }); return 'done'",
+            "javascript",
+        )
+        .await
+        .unwrap();
+    assert_eq!(mixed.error_kind(), Some("ToolCallLimit"), "{}", mixed.text);
+
+    let large = server
+        .execute(
+            "const a = await tools.fixture.large({ bytes: 2000 }); \
+             const b = await tools.fixture.large({ bytes: 2000 }); return a.length + b.length",
+            "javascript",
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        large.error_kind(),
+        Some("UpstreamBytesLimit"),
+        "{}",
+        large.text
+    );
+    assert!(
+        large.text.contains("--max-upstream-bytes 3000"),
+        "{}",
+        large.text
+    );
+
+    let fine = server
+        .execute(
+            "return await tools.fixture.large({ bytes: 1000 })",
+            "javascript",
+        )
+        .await
+        .unwrap();
+    assert_eq!(fine.value().unwrap().as_str().unwrap().len(), 1000);
+    let used = fine.structured["stats"]["upstreamBytes"].as_u64().unwrap();
+    assert!((1000..1200).contains(&used), "{used}");
+    server.stop().await.unwrap();
+}
