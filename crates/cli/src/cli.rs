@@ -267,6 +267,10 @@ struct HttpArgs {
     /// besides pages on this machine. Repeatable.
     #[arg(long, value_name = "ORIGIN", requires = "http")]
     allowed_origin: Vec<String>,
+    /// Executions one client session may start per minute (a burst of that many, then refilled
+    /// evenly); more are refused with the time to wait.
+    #[arg(long, value_name = "PER_MINUTE")]
+    rate_limit: Option<std::num::NonZeroU32>,
 }
 
 impl HttpArgs {
@@ -455,7 +459,10 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
         None => None,
     };
     let gateway = start(&args.common)?;
-    let server = toolweave_server::ToolweaveServer::new(gateway.clone());
+    let mut server = toolweave_server::ToolweaveServer::new(gateway.clone());
+    if let Some(per_minute) = args.http.rate_limit {
+        server = server.with_rate_limit(per_minute);
+    }
     let stop = tokio_util::sync::CancellationToken::new();
     tokio::spawn(stop_on_signal(stop.clone()));
     match listener {

@@ -45,6 +45,10 @@ pub struct ToolweaveServer {
     log_level: Arc<Mutex<LoggingLevel>>,
     /// This session's number, for the audit log (an HTTP session is named by its id instead).
     session: u64,
+    /// Executions a session may start per minute, when limited.
+    rate: Option<governor::Quota>,
+    /// This session's share of that rate.
+    limiter: Option<Arc<governor::DefaultDirectRateLimiter>>,
 }
 
 /// Numbers handed to sessions.
@@ -68,7 +72,18 @@ impl ToolweaveServer {
             executions: TaskTracker::new(),
             log_level: Arc::new(Mutex::new(LoggingLevel::Info)),
             session: next_session(),
+            rate: None,
+            limiter: None,
         }
+    }
+
+    /// Limits every session to `per_minute` executions a minute (a burst of that many, then
+    /// refilled evenly).
+    pub fn with_rate_limit(mut self, per_minute: std::num::NonZeroU32) -> Self {
+        let quota = governor::Quota::per_minute(per_minute);
+        self.rate = Some(quota);
+        self.limiter = Some(Arc::new(governor::RateLimiter::direct(quota)));
+        self
     }
 
     /// A handle for one more client session: the same gateway and executions, with state of
@@ -77,6 +92,9 @@ impl ToolweaveServer {
         Self {
             log_level: Arc::new(Mutex::new(LoggingLevel::Info)),
             session: next_session(),
+            limiter: self
+                .rate
+                .map(|quota| Arc::new(governor::RateLimiter::direct(quota))),
             ..self.clone()
         }
     }
@@ -183,6 +201,25 @@ impl ToolweaveServer {
             })?,
             Some(_) => return Err(invalid("\"language\" must be a string")),
         };
+        if let Some(limiter) = &self.limiter
+            && let Err(not_until) = limiter.check()
+        {
+            use governor::clock::Clock;
+            let wait = not_until.wait_time_from(governor::clock::DefaultClock::default().now());
+            let per_minute = self.rate.map_or(0, |quota| quota.burst_size().get());
+            let mut result = CallToolResult::error(vec![ContentBlock::text(format!(
+                "RateLimit: this session may start {per_minute} executions a minute (--rate-limit); try again in {:.1} s",
+                wait.as_secs_f64().max(0.1)
+            ))]);
+            result.structured_content = Some(json!({
+                "error": {
+                    "kind": "RateLimit",
+                    "message": "too many executions in this session",
+                    "retryAfterMs": wait.as_millis() as u64,
+                },
+            }));
+            return Ok(result);
+        }
         let (listener, notices) = Listener::new();
         let (finished, done) = oneshot::channel();
         let execution = async {

@@ -458,3 +458,31 @@ async fn sixty_four_clients_ten_thousand_executions() {
         "gateway RSS went from {before} KiB to {after} KiB"
     );
 }
+
+/// `--rate-limit`: each session has its own allowance; past it, an execution is refused with the
+/// time to wait, and other sessions are untouched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_rate_limit_is_per_session() {
+    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    let server = HttpToolweave::start(toolweave(), &config, &["--rate-limit", "2"], &[])
+        .await
+        .unwrap();
+    let first = server.connect(None).await.unwrap();
+    let second = server.connect(None).await.unwrap();
+    for _ in 0..2 {
+        let ok = first.execute("return 1", "javascript").await.unwrap();
+        assert_eq!(ok.value().unwrap(), &json!(1));
+    }
+    let refused = first.execute("return 1", "javascript").await.unwrap();
+    assert!(refused.is_error, "{}", refused.text);
+    assert!(refused.text.contains("RateLimit"), "{}", refused.text);
+    assert!(refused.text.contains("try again in"), "{}", refused.text);
+    let wait = refused.structured["error"]["retryAfterMs"]
+        .as_u64()
+        .unwrap();
+    assert!((1..=30_000).contains(&wait), "{wait}");
+    for _ in 0..2 {
+        let ok = second.execute("return 2", "javascript").await.unwrap();
+        assert_eq!(ok.value().unwrap(), &json!(2), "{}", ok.text);
+    }
+}
