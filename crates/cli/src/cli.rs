@@ -547,6 +547,7 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
                 language,
                 listener: None,
                 session: "run".to_owned(),
+                approver: None,
             },
             toolweave_core::CancellationToken::new(),
         )

@@ -72,6 +72,14 @@ impl Policy {
         Ok(())
     }
 
+    /// Whether an allow rule names this tool: for a tool that needs approval (destructive), the
+    /// people who run toolweave have given it beforehand.
+    pub fn allows_explicitly(&self, server: &str, tool: &str) -> bool {
+        let name = format!("{server}.{tool}");
+        self.decide(server, tool).is_ok()
+            && self.allow.iter().any(|rule| rule.matcher.is_match(&name))
+    }
+
     /// The rules as written, for people: `allow: a, b; deny: c`.
     pub fn describe(&self) -> String {
         let list = |rules: &[Rule]| {

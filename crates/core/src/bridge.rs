@@ -13,11 +13,20 @@ use tokio_util::sync::CancellationToken;
 use toolweave_sandbox::HostRequest;
 use toolweave_upstream::Listener;
 
+use crate::approval::{self, Approval, ApprovalRequest, Approver};
 use crate::audit::CallRecord;
 use crate::budget::Budget;
 use crate::catalog_state::{CatalogState, Direction};
 use crate::error::{MAX_ERROR_TEXT, cut};
 use crate::gateway::{Flavor, Gateway, describe_in, guest_name, search_in};
+
+/// What one execution's calls answer to besides the gateway: where upstream notices go, its
+/// budget, and who approves destructive calls.
+pub(crate) struct Scope<'a> {
+    pub(crate) listener: Option<&'a Listener>,
+    pub(crate) budget: &'a Budget,
+    pub(crate) approver: Option<&'a Arc<dyn Approver>>,
+}
 
 /// How many validation errors a message lists before it says "and N more".
 const MAX_LISTED_VIOLATIONS: usize = 8;
@@ -29,26 +38,19 @@ pub(crate) async fn answer_recorded(
     request: HostRequest,
     flavor: Flavor,
     cancel: CancellationToken,
-    listener: Option<&Listener>,
-    budget: &Budget,
+    scope: &Scope<'_>,
 ) -> (Result<Value, String>, Option<CallRecord>) {
     let Some(audit) = gateway.audit.as_ref() else {
-        return (
-            answer(gateway, request, flavor, cancel, listener, budget).await,
-            None,
-        );
+        return (answer(gateway, request, flavor, cancel, scope).await, None);
     };
     let HostRequest::Tool { name, args, .. } = &request else {
-        return (
-            answer(gateway, request, flavor, cancel, listener, budget).await,
-            None,
-        );
+        return (answer(gateway, request, flavor, cancel, scope).await, None);
     };
     let name = name.clone();
     let argument_bytes = serde_json::to_string(args).map_or(0, |text| text.len());
     let arguments = audit.contents().then(|| args.clone());
     let started = std::time::Instant::now();
-    let answer = answer(gateway, request, flavor, cancel, listener, budget).await;
+    let answer = answer(gateway, request, flavor, cancel, scope).await;
     let duration_ms = crate::audit::millis(started.elapsed().as_secs_f64() * 1000.0);
     let (outcome, result_bytes, result) = match &answer {
         Ok(value) => (
@@ -77,12 +79,11 @@ pub(crate) async fn answer(
     request: HostRequest,
     flavor: Flavor,
     cancel: CancellationToken,
-    listener: Option<&Listener>,
-    budget: &Budget,
+    scope: &Scope<'_>,
 ) -> Result<Value, String> {
     match request {
         HostRequest::Tool { name, args, raw } => {
-            call_tool(gateway, &name, args, raw, flavor, cancel, listener, budget).await
+            call_tool(gateway, &name, args, raw, flavor, cancel, scope).await
         }
         HostRequest::Search { query, limit } => {
             let state = gateway.catalog(true).await;
@@ -123,10 +124,6 @@ pub(crate) fn unknown_names_message(unknown: &[(String, Vec<String>)], search: &
         .join("\n")
 }
 
-#[expect(
-    clippy::too_many_arguments,
-    reason = "one call's name, arguments and everything it answers to, passed straight through"
-)]
 async fn call_tool(
     gateway: &Arc<Gateway>,
     name: &str,
@@ -134,8 +131,7 @@ async fn call_tool(
     raw: bool,
     flavor: Flavor,
     cancel: CancellationToken,
-    listener: Option<&Listener>,
-    budget: &Budget,
+    scope: &Scope<'_>,
 ) -> Result<Value, String> {
     let state = gateway.catalog(false).await;
     let (state, index) = match resolve(&state, name) {
@@ -169,7 +165,44 @@ async fn call_tool(
     let Value::Object(arguments) = arguments_value else {
         return Err("internal error: arguments stopped being an object".to_owned());
     };
-    budget.take_call(&format!("{}.{}", entry.server, entry.tool))?;
+    if approval::needs_approval(entry.annotations.as_ref())
+        && !gateway
+            .policy()
+            .allows_explicitly(&entry.server, &entry.tool)
+    {
+        let request = ApprovalRequest {
+            tool: format!("{}.{}", entry.server, entry.tool),
+            arguments: Value::Object(arguments.clone()),
+        };
+        let answer = match scope.approver {
+            Some(approver) => tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Err(format!("{display} was not called: the execution ended while approval was asked")),
+                answer = approver.approve(request) => answer,
+            },
+            None => Approval::Unavailable("nobody can be asked here".to_owned()),
+        };
+        match answer {
+            Approval::Approved => {}
+            Approval::Declined => {
+                return Err(format!(
+                    "{display} was not called: its server marks it destructive, and the person \
+                     asked declined this call"
+                ));
+            }
+            Approval::Unavailable(why) => {
+                return Err(format!(
+                    "{display} was not called: its server marks it destructive, so each call \
+                     needs approval, and {why}. To let code call it without asking, start \
+                     toolweave with --allow {}.{} (or add it to \"allow\" in its settings file)",
+                    entry.server, entry.tool
+                ));
+            }
+        }
+    }
+    scope
+        .budget
+        .take_call(&format!("{}.{}", entry.server, entry.tool))?;
 
     let result = gateway
         .upstream
@@ -179,7 +212,7 @@ async fn call_tool(
             Some(arguments),
             None,
             cancel,
-            listener,
+            scope.listener,
         )
         .await
         .map_err(|error| format!("{display} failed: {error}"))?;
@@ -191,7 +224,7 @@ async fn call_tool(
             .as_ref()
             .and_then(|value| serde_json::to_vec(value).ok())
             .map_or(0, |bytes| bytes.len());
-    budget.take_bytes(received as u64)?;
+    scope.budget.take_bytes(received as u64)?;
     if raw {
         return serde_json::to_value(&result).map_err(|e| e.to_string());
     }

@@ -41,6 +41,9 @@ pub struct ExecuteRequest {
     pub listener: Option<toolweave_upstream::Listener>,
     /// Who asked, for the audit log (an MCP session, `run`).
     pub session: String,
+    /// Who approves calls to tools marked destructive; without one they are refused unless an
+    /// allow rule names them.
+    pub approver: Option<Arc<dyn crate::Approver>>,
 }
 
 /// One captured console line.
@@ -93,6 +96,7 @@ impl Gateway {
             language,
             listener,
             session: caller,
+            approver,
         } = request;
         // Kept for the audit log only when there is one.
         let audited_code = self
@@ -193,8 +197,14 @@ impl Gateway {
                         let token = calls_cancel.child_token();
                         let listener = listener.clone();
                         let budget = budget.clone();
+                        let approver = approver.clone();
                         calls.push(Box::pin(async move {
-                            let (answer, record) = bridge::answer_recorded(&gateway, call.request, flavor, token, listener.as_ref(), &budget).await;
+                            let scope = bridge::Scope {
+                                listener: listener.as_ref(),
+                                budget: &budget,
+                                approver: approver.as_ref(),
+                            };
+                            let (answer, record) = bridge::answer_recorded(&gateway, call.request, flavor, token, &scope).await;
                             (call.id, answer, record)
                         }));
                     }

@@ -5,6 +5,7 @@
 //! goes through the [`bridge`] (resolve, budget, validate, call, convert) and is answered with a
 //! message. Guest code never holds anything but names and JSON.
 
+mod approval;
 mod audit;
 mod bridge;
 mod budget;
@@ -18,6 +19,7 @@ mod gateway;
 mod render;
 mod workers;
 
+pub use approval::{Approval, ApprovalRequest, Approver};
 pub use audit::{AuditLog, AuditOptions, CallRecord};
 pub use engines::{Engines, Isolation};
 pub use error::ExecutionError;

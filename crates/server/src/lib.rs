@@ -26,7 +26,12 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::task::TaskTracker;
 
-use toolweave_core::{ExecuteRequest, Flavor, Gateway, Language, Listener, Notice};
+use futures::future::BoxFuture;
+use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
+use toolweave_core::{
+    Approval, ApprovalRequest, Approver, ExecuteRequest, Flavor, Gateway, Language, Listener,
+    Notice,
+};
 
 pub use tools::{DESCRIBE_TOOLS, EXECUTE_CODE, SEARCH_TOOLS, tool_definitions};
 
@@ -231,6 +236,9 @@ impl ToolweaveServer {
                         language,
                         listener: Some(listener),
                         session: self.session_name(context),
+                        approver: Some(Arc::new(AskTheClient {
+                            peer: context.peer.clone(),
+                        })),
                     },
                     context.ct.clone(),
                 )
@@ -349,6 +357,76 @@ async fn forward_notices(
     }
     while let Ok(notice) = notices.try_recv() {
         forward(notice).await;
+    }
+}
+
+/// Asks the person at the client, through MCP elicitation, whether a call to a tool marked
+/// destructive may go ahead.
+#[derive(Debug)]
+struct AskTheClient {
+    peer: Peer<RoleServer>,
+}
+
+/// The most of a call's arguments shown in the question.
+const MAX_SHOWN_ARGUMENTS: usize = 2000;
+
+impl Approver for AskTheClient {
+    fn approve(&self, request: ApprovalRequest) -> BoxFuture<'static, Approval> {
+        let peer = self.peer.clone();
+        Box::pin(async move {
+            let supported = peer
+                .peer_info()
+                .is_some_and(|info| info.capabilities.elicitation.is_some());
+            if !supported {
+                return Approval::Unavailable(
+                    "this MCP client cannot be asked (it does not support elicitation)".to_owned(),
+                );
+            }
+            let mut arguments = serde_json::to_string_pretty(&request.arguments)
+                .unwrap_or_else(|_| request.arguments.to_string());
+            if arguments.len() > MAX_SHOWN_ARGUMENTS {
+                let mut end = MAX_SHOWN_ARGUMENTS;
+                while !arguments.is_char_boundary(end) {
+                    end -= 1;
+                }
+                arguments.truncate(end);
+                arguments.push_str("\n…");
+            }
+            let schema = match ElicitationSchema::builder()
+                .required_bool("approve")
+                .build()
+            {
+                Ok(schema) => schema,
+                Err(error) => {
+                    return Approval::Unavailable(format!(
+                        "the question could not be built: {error}"
+                    ));
+                }
+            };
+            let params = ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message: format!(
+                    "Code run by toolweave wants to call {}, which its server marks as \
+                     destructive, with these arguments:\n{arguments}\nAllow this one call?",
+                    request.tool
+                ),
+                requested_schema: schema,
+            };
+            match peer.create_elicitation(params).await {
+                Ok(answer)
+                    if answer.action == ElicitationAction::Accept
+                        && answer
+                            .content
+                            .as_ref()
+                            .and_then(|content| content.get("approve"))
+                            == Some(&Value::Bool(true)) =>
+                {
+                    Approval::Approved
+                }
+                Ok(_) => Approval::Declined,
+                Err(error) => Approval::Unavailable(format!("asking the client failed ({error})")),
+            }
+        })
     }
 }
 

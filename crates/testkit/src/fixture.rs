@@ -8,7 +8,8 @@
 //! added while it runs. Logs go to stderr only: stdout is the MCP channel.
 //!
 //! Tools: `add`, `get-sum`, `echo`, `whoami`, `env`, `slow`, `fail`, `structured`, `image`,
-//! `large`, `dotted.name`, `dash-name`, `crash`, `register` and `stats` (see
+//! `large`, `dotted.name`, `dash-name`, `crash`, `register`, `remove` (annotated destructive) and
+//! `stats` (see
 //! [`tool_definitions`]).
 //!
 //! Faults, for tests of how a client copes: `--fail-start` (exit before `initialize`),
@@ -28,7 +29,7 @@ use std::time::Duration;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities,
-    ServerConfig, Tool,
+    ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::RequestContext;
@@ -241,6 +242,7 @@ impl FixtureServer {
         let result = match name {
             "add" | "get-sum" => text(sum(number(arguments, "a")?, number(arguments, "b")?)),
             "echo" => text(string(arguments, "message")?),
+            "remove" => text(format!("removed {}", string(arguments, "name")?)),
             "whoami" => text(self.name.clone()),
             "env" => text(std::env::var(string(arguments, "name")?).unwrap_or_default()),
             "slow" => {
@@ -568,6 +570,12 @@ pub fn tool_definitions() -> Vec<Tool> {
             "Add a tool with the given name to this server's list and send notifications/tools/list_changed.",
             one_string("name", "The new tool's name."),
         ),
+        tool(
+            "remove",
+            "Pretend to remove the named item (annotated destructiveHint: true) and say so.",
+            one_string("name", "The item to remove."),
+        )
+        .annotate(ToolAnnotations::new().read_only(false).destructive(true)),
         tool(
             "stats",
             "Count the slow calls this server started, saw cancelled, and finished.",

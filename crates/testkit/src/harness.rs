@@ -103,7 +103,7 @@ pub struct Execution {
 }
 
 impl Execution {
-    fn from_result(result: CallToolResult) -> Result<Self> {
+    pub fn from_result(result: CallToolResult) -> Result<Self> {
         let text = result
             .content
             .iter()

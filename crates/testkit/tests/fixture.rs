@@ -66,6 +66,7 @@ async fn lists_the_known_tools_and_answers_calls() {
             "dash-name",
             "crash",
             "register",
+            "remove",
             "stats"
         ]
     );
@@ -184,7 +185,7 @@ async fn pages_tools_and_announces_new_ones() {
     let first = client.list_tools(None).await.unwrap();
     assert_eq!(first.tools.len(), 4);
     assert_eq!(first.next_cursor.as_deref(), Some("4"));
-    assert_eq!(client.list_all_tools().await.unwrap().len(), 15);
+    assert_eq!(client.list_all_tools().await.unwrap().len(), 16);
 
     assert_eq!(
         text(
@@ -195,7 +196,7 @@ async fn pages_tools_and_announces_new_ones() {
         "registered late"
     );
     let tools = client.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 16);
+    assert_eq!(tools.len(), 17);
     assert_eq!(
         text(&call(&client, "late", json!({})).await.unwrap()),
         "late"

@@ -1,3 +1,4 @@
+mod approval;
 mod audit;
 mod cancel;
 mod cases;
