@@ -207,3 +207,62 @@ fn raw_stdio_survives_bad_input() {
     let status = child.wait().unwrap();
     assert!(status.success(), "{status}");
 }
+
+/// An upstream server that announces a new tool list (`notifications/tools/list_changed`) is
+/// listed again: search, describe, typings and calls see the new tool without a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_tool_list_reaches_search_describe_and_calls() {
+    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    let server = Toolweave::start(toolweave(), &config, &[]).await.unwrap();
+    let registered = server
+        .execute(
+            "return await tools.fixture.register({ name: 'freshly_added' })",
+            "javascript",
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        registered.value().unwrap(),
+        &json!("registered freshly_added")
+    );
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let found = server
+            .call("search_tools", json!({ "query": "freshly_added" }))
+            .await
+            .unwrap();
+        let results = found.structured_content.unwrap()["results"].clone();
+        if results
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|hit| hit["name"] == "fixture.freshly_added")
+        {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "the new tool never appeared: {results}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let described = server
+        .call(
+            "describe_tools",
+            json!({ "names": ["fixture.freshly_added"] }),
+        )
+        .await
+        .unwrap();
+    assert_ne!(described.is_error, Some(true), "{described:?}");
+    let called = server
+        .execute("return await tools.fixture.freshly_added({})", "javascript")
+        .await
+        .unwrap();
+    assert_eq!(
+        called.value().unwrap(),
+        &json!("freshly_added"),
+        "{}",
+        called.text
+    );
+    server.stop().await.unwrap();
+}
