@@ -404,7 +404,7 @@ pub(crate) fn init(args: InitArgs) -> Result<ExitCode> {
     if client == Client::ClaudeCode {
         writeln!(
             out,
-            "  (Claude Code rewrites this file while it runs: quit it first, or the change may be lost)"
+            "  (Claude Code keeps its state in this file and may write it again while it runs: quit it first)"
         )?;
     }
     if plan.original.is_some() {
