@@ -425,14 +425,10 @@ fn read_top(path: &Path) -> FileTop {
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(error) => return Err(format!("cannot read it: {error}")),
     };
-    match serde_json::from_str(&text) {
-        Ok(Value::Object(top)) => Ok(Some(top)),
+    match crate::jsonc::parse(&text) {
+        Ok((Value::Object(top), _)) => Ok(Some(top)),
         Ok(_) => Err("expected a JSON object".to_owned()),
-        Err(error) => Err(format!(
-            "not valid JSON at line {}, column {}: {error}",
-            error.line(),
-            error.column()
-        )),
+        Err(error) => Err(error),
     }
 }
 

@@ -166,13 +166,20 @@ pub fn plan(install: &Install<'_>, discovery: &Discovery) -> Result<Plan> {
     };
     let before: Value = match &original {
         None => Value::Object(Map::new()),
-        Some(text) => serde_json::from_str(text).map_err(|error| {
-            problem(format!(
-                "not valid JSON at line {}, column {}: {error}; fix it or pick another --client",
-                error.line(),
-                error.column()
-            ))
-        })?,
+        Some(text) => match crate::jsonc::parse(text) {
+            Ok((value, crate::jsonc::Dialect::Json)) => value,
+            Ok((_, crate::jsonc::Dialect::Jsonc)) => {
+                return Err(problem(
+                    "it has comments or trailing commas, which toolweave would lose in rewriting \
+                     it; add toolweave's entry by hand (see `toolweave init --help`), or pick \
+                     another --client"
+                        .to_owned(),
+                ));
+            }
+            Err(error) => {
+                return Err(problem(format!("{error}; fix it or pick another --client")));
+            }
+        },
     };
     let mut after = before.clone();
     let Value::Object(top) = &mut after else {
@@ -552,6 +559,50 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(error.contains("rename it first"), "{error}");
+    }
+
+    #[test]
+    fn a_file_with_comments_is_read_but_not_rewritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().canonicalize().unwrap();
+        let program = home.join("bin/tw");
+        std::fs::create_dir_all(home.join("bin")).unwrap();
+        std::fs::write(&program, "").unwrap();
+        std::fs::create_dir_all(home.join(".cursor")).unwrap();
+        let text = "{\n  // mine\n  \"mcpServers\": {\"memory\": {\"command\": \"mem\"},},\n}\n";
+        std::fs::write(home.join(".cursor/mcp.json"), text).unwrap();
+        let places = Places {
+            home: Some(&home),
+            cwd: &home,
+            this_program: Some(&program),
+        };
+        let discovery = crate::discover(&places, &|_| None);
+        assert!(
+            discovery
+                .config
+                .servers
+                .iter()
+                .any(|server| server.name == "memory"),
+            "the commented file is read: {discovery:?}"
+        );
+        let error = plan(
+            &Install {
+                client: Client::Cursor,
+                places,
+                program: &program,
+                config: None,
+                config_servers: &[],
+                disable_fronted: false,
+            },
+            &discovery,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("comments or trailing commas"), "{error}");
+        assert_eq!(
+            std::fs::read_to_string(home.join(".cursor/mcp.json")).unwrap(),
+            text
+        );
     }
 
     #[test]

@@ -17,6 +17,7 @@
 mod discover;
 mod expand;
 mod install;
+mod jsonc;
 mod limits;
 mod policy;
 mod servers;

@@ -189,13 +189,7 @@ pub fn parse_str_with_env(
         path: path.to_path_buf(),
         message,
     };
-    let top: Value = serde_json::from_str(text).map_err(|error| {
-        syntax(format!(
-            "not valid JSON at line {}, column {}: {error}",
-            error.line(),
-            error.column()
-        ))
-    })?;
+    let (top, _) = crate::jsonc::parse(text).map_err(syntax)?;
     let Value::Object(top) = top else {
         return Err(syntax(
             "expected a JSON object with an \"mcpServers\" key".to_owned(),
@@ -564,7 +558,12 @@ mod tests {
 
     #[test]
     fn syntax_errors_have_position() {
-        let error = parse("{\"mcpServers\": {\n  \"a\": {\"command\": \"x\",}\n}}").unwrap_err();
+        // Comments and trailing commas are read (VS Code writes them); a missing comma is not.
+        let config =
+            parse("{\"mcpServers\": {\n  // one\n  \"a\": {\"command\": \"x\",},\n}}").unwrap();
+        assert_eq!(config.servers.len(), 1);
+        let error = parse("{\"mcpServers\": {\n  \"a\": {\"command\": \"x\" \"args\": []}\n}}")
+            .unwrap_err();
         assert!(
             error
                 .to_string()
