@@ -30,19 +30,7 @@ const CONCURRENCY: usize = 8;
 const THROUGHPUT_RUNS: usize = 2000;
 
 fn binary(name: &str) -> PathBuf {
-    // Benches run from target/<profile>/deps; the binaries sit one level up.
-    let exe = std::env::current_exe().expect("bench executable path");
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target profile dir");
-    let path = dir.join(name);
-    assert!(
-        path.exists(),
-        "{} is missing: run `cargo build --release` first",
-        path.display()
-    );
-    path
+    toolweave_testkit::built_binary(name)
 }
 
 fn summary(label: &str, mut samples: Vec<Duration>) {
@@ -69,8 +57,7 @@ async fn main() {
     if std::env::args().any(|a| a == "--list") {
         return; // `cargo test --benches` asks for a list; there are no unit benches here.
     }
-    let toolweave = std::env::var_os("TOOLWEAVE_BENCH_BINARY")
-        .map_or_else(|| binary("toolweave"), PathBuf::from);
+    let toolweave = binary("toolweave");
     let fixture = binary("toolweave-fixture");
     let dir = tempfile::tempdir().expect("temp dir");
     let config = dir.path().join("mcp.json");

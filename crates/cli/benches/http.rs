@@ -13,7 +13,7 @@
 )]
 #![expect(clippy::print_stdout, reason = "a benchmark reports on stdout")]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -29,24 +29,7 @@ const WARM_UP: usize = 400;
 const LATENCY_RUNS: usize = 300;
 
 fn binary(name: &str) -> PathBuf {
-    if name == "toolweave"
-        && let Some(path) = std::env::var_os("TOOLWEAVE_BENCH_BINARY")
-    {
-        return PathBuf::from(path);
-    }
-    // Benches run from target/<profile>/deps; the binaries sit one level up.
-    let exe = std::env::current_exe().expect("bench executable path");
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target profile dir");
-    let path = dir.join(name);
-    assert!(
-        path.exists(),
-        "{} is missing: run `cargo build --release` first",
-        path.display()
-    );
-    path
+    toolweave_testkit::built_binary(name)
 }
 
 fn resident_kib(pid: u32) -> u64 {

@@ -7,13 +7,37 @@ use anyhow::{Context, Result, bail};
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
 use rmcp::service::RunningService;
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Map, Value, json};
 
 /// A running `toolweave serve` and an initialized MCP session with it.
 pub struct Toolweave {
     client: RunningService<RoleClient, ()>,
     process_id: Option<u32>,
+}
+
+/// Spawns `binary serve --config config <extra>` with `env` added, and completes `initialize`
+/// with `handler` as the client (one that answers elicitation, or keeps notifications); the
+/// session and the process id.
+pub async fn serve_with<H: ClientHandler>(
+    binary: &Path,
+    config: &Path,
+    extra: &[&str],
+    env: &[(&str, &str)],
+    handler: H,
+) -> Result<(RunningService<RoleClient, H>, Option<u32>)> {
+    let command = tokio::process::Command::new(binary).configure(|command| {
+        command.arg("serve").arg("--config").arg(config).args(extra);
+        command.env("TOOLWEAVE_LOG", "warn");
+        command.envs(env.iter().copied());
+    });
+    let (transport, _stderr) = TokioChildProcess::builder(command)
+        .stderr(Stdio::inherit())
+        .spawn()
+        .context("spawning toolweave serve")?;
+    let process_id = transport.id();
+    let client = handler.serve(transport).await.context("initialize")?;
+    Ok((client, process_id))
 }
 
 impl Toolweave {
@@ -30,17 +54,7 @@ impl Toolweave {
         extra: &[&str],
         env: &[(&str, &str)],
     ) -> Result<Self> {
-        let command = tokio::process::Command::new(binary).configure(|command| {
-            command.arg("serve").arg("--config").arg(config).args(extra);
-            command.env("TOOLWEAVE_LOG", "warn");
-            command.envs(env.iter().copied());
-        });
-        let (transport, _stderr) = TokioChildProcess::builder(command)
-            .stderr(Stdio::inherit())
-            .spawn()
-            .context("spawning toolweave serve")?;
-        let process_id = transport.id();
-        let client = ().serve(transport).await.context("initialize")?;
+        let (client, process_id) = serve_with(binary, config, extra, env, ()).await?;
         Ok(Self { client, process_id })
     }
 

@@ -46,3 +46,32 @@ pub fn fixture_binary() -> PathBuf {
         ),
     }
 }
+
+/// A binary of this workspace built with the same profile as the running bench or test
+/// (`target/<profile>/<name>`); `TOOLWEAVE_BENCH_BINARY` stands in for `toolweave` itself, to
+/// measure another build (A/B).
+///
+/// # Panics
+///
+/// When it is not built, with a message saying what to run: a benchmark cannot go on without it.
+pub fn built_binary(name: &str) -> PathBuf {
+    if name == "toolweave"
+        && let Some(path) = std::env::var_os("TOOLWEAVE_BENCH_BINARY")
+    {
+        return PathBuf::from(path);
+    }
+    let executable = format!("{name}{}", std::env::consts::EXE_SUFFIX);
+    let current = std::env::current_exe().unwrap_or_default();
+    // Benches and tests run from target/<profile>/deps; the binaries sit one level up.
+    let path = current
+        .parent()
+        .and_then(Path::parent)
+        .map(|folder| folder.join(&executable))
+        .unwrap_or_default();
+    assert!(
+        path.is_file(),
+        "{} is missing: run `cargo build --release` first",
+        path.display()
+    );
+    path
+}

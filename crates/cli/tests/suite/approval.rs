@@ -2,7 +2,6 @@
 //! person at the client approves the call (MCP elicitation); a client that cannot be asked gets
 //! a refusal that says how to allow the tool.
 
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
@@ -10,10 +9,9 @@ use rmcp::model::{
     ElicitationAction, ElicitationCapability, Implementation,
 };
 use rmcp::service::RequestContext;
-use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
-use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
+use rmcp::{ClientHandler, ErrorData, RoleClient};
 use serde_json::{Value, json};
-use toolweave_testkit::harness::{Execution, Toolweave, fixture_config};
+use toolweave_testkit::harness::{Execution, Toolweave, fixture_config, serve_with};
 
 use super::toolweave;
 
@@ -97,16 +95,10 @@ impl ClientHandler for Approving {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_supports_elicitation_is_asked_for_each_call() {
     let (_dir, config) = fixture_config(&["fixture"]).unwrap();
-    let command = tokio::process::Command::new(toolweave()).configure(|command| {
-        command.arg("serve").arg("--config").arg(&config);
-        command.env("TOOLWEAVE_LOG", "warn");
-    });
-    let (transport, _) = TokioChildProcess::builder(command)
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
     let approving = Approving::default();
-    let client = approving.clone().serve(transport).await.unwrap();
+    let (client, _) = serve_with(toolweave(), &config, &[], &[], approving.clone())
+        .await
+        .unwrap();
     let execute = async |code: &str| -> Value {
         let Value::Object(arguments) = json!({ "code": code, "language": "javascript" }) else {
             unreachable!("a literal object");

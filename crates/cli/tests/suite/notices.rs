@@ -4,7 +4,6 @@
 
 #![allow(deprecated)] // MCP logging (`notifications/message`, `logging/setLevel`).
 
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
@@ -13,11 +12,11 @@ use rmcp::model::{
     SetLevelRequestParams,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
-use toolweave_testkit::harness::fixture_config;
+use toolweave_testkit::harness::{fixture_config, serve_with};
 use toolweave_testkit::http::HttpToolweave;
 
 use super::toolweave;
@@ -86,16 +85,10 @@ fn progress_messages(listening: &Listening, token: &ProgressToken) -> Vec<(f64, 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn progress_and_logs_of_upstream_calls_reach_the_client_over_stdio() {
     let (_dir, config) = fixture_config(&["fixture"]).unwrap();
-    let command = tokio::process::Command::new(toolweave()).configure(|command| {
-        command.arg("serve").arg("--config").arg(&config);
-        command.env("TOOLWEAVE_LOG", "warn");
-    });
-    let (transport, _) = TokioChildProcess::builder(command)
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
     let listening = Listening::default();
-    let client = listening.clone().serve(transport).await.unwrap();
+    let (client, _) = serve_with(toolweave(), &config, &[], &[], listening.clone())
+        .await
+        .unwrap();
 
     let (value, token) = execute_with_progress(
         &client,
