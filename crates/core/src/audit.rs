@@ -58,8 +58,12 @@ pub struct CallRecord {
     pub name: String,
     /// From request to answer, in milliseconds.
     pub duration_ms: f64,
-    /// `ok`, `error` or `denied` (refused by the policy).
+    /// `ok`, `error` or `denied` (refused by the policy, or not approved).
     pub outcome: &'static str,
+    /// For a tool marked destructive: `approved`, `declined`, or `unavailable` (nobody could be
+    /// asked).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approval: Option<&'static str>,
     /// Bytes of the arguments, as JSON.
     pub argument_bytes: usize,
     /// Bytes of the result, as JSON (0 when it failed).

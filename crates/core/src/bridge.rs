@@ -26,6 +26,24 @@ pub(crate) struct Scope<'a> {
     pub(crate) listener: Option<&'a Listener>,
     pub(crate) budget: &'a Budget,
     pub(crate) approver: Option<&'a Arc<dyn Approver>>,
+    /// What became of asking for approval, when the call needed it (for the audit log).
+    pub(crate) approval: std::sync::Mutex<Option<&'static str>>,
+}
+
+impl Scope<'_> {
+    fn decided(&self, decision: &'static str) {
+        *self
+            .approval
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(decision);
+    }
+
+    fn decision(&self) -> Option<&'static str> {
+        *self
+            .approval
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
 }
 
 /// How many validation errors a message lists before it says "and N more".
@@ -59,12 +77,16 @@ pub(crate) async fn answer_recorded(
             audit.contents().then(|| value.clone()),
         ),
         Err(_) if gateway.snapshot().denied_tool(&name).is_some() => ("denied", 0, None),
+        Err(_) if matches!(scope.decision(), Some("declined" | "unavailable")) => {
+            ("denied", 0, None)
+        }
         Err(_) => ("error", 0, None),
     };
     let record = CallRecord {
         name,
         duration_ms,
         outcome,
+        approval: scope.decision(),
         argument_bytes,
         result_bytes,
         arguments,
@@ -182,6 +204,11 @@ async fn call_tool(
             },
             None => Approval::Unavailable("nobody can be asked here".to_owned()),
         };
+        scope.decided(match &answer {
+            Approval::Approved => "approved",
+            Approval::Declined => "declined",
+            Approval::Unavailable(_) => "unavailable",
+        });
         match answer {
             Approval::Approved => {}
             Approval::Declined => {

@@ -203,6 +203,7 @@ impl Gateway {
                                 listener: listener.as_ref(),
                                 budget: &budget,
                                 approver: approver.as_ref(),
+                                approval: std::sync::Mutex::new(None),
                             };
                             let (answer, record) = bridge::answer_recorded(&gateway, call.request, flavor, token, &scope).await;
                             (call.id, answer, record)

@@ -48,6 +48,15 @@ async fn every_execution_is_one_line_without_contents() {
     assert_eq!(looped.error_kind(), Some("Timeout"), "{}", looped.text);
     let python = server.execute("1 + 1", "python").await.unwrap();
     assert_eq!(python.value().unwrap(), &json!(2));
+    // A destructive tool, and a client that cannot be asked to approve it.
+    let unapproved = server
+        .execute(
+            "try { await tools.fixture.remove({ name: 'x' }); return 'called' } catch (e) { return 'refused' }",
+            "javascript",
+        )
+        .await
+        .unwrap();
+    assert_eq!(unapproved.value().unwrap(), &json!("refused"));
     server.stop().await.unwrap();
 
     let text = std::fs::read_to_string(&log).unwrap();
@@ -56,7 +65,7 @@ async fn every_execution_is_one_line_without_contents() {
         "arguments reached the audit log: {text}"
     );
     let records = lines(&log);
-    assert_eq!(records.len(), 3, "{text}");
+    assert_eq!(records.len(), 4, "{text}");
     let first = &records[0];
     for key in ["time", "session", "codeSha256", "durationMs"] {
         assert!(!first[key].is_null(), "{key} missing: {first}");
@@ -81,6 +90,14 @@ async fn every_execution_is_one_line_without_contents() {
     assert_eq!(records[1]["error"], "Timeout");
     assert_eq!(records[2]["language"], "python");
     assert_eq!(records[2]["outcome"], "ok");
+    let refused = &records[3]["toolCalls"][0];
+    assert_eq!(refused["name"], "fixture.remove");
+    assert_eq!(refused["outcome"], "denied");
+    assert_eq!(refused["approval"], "unavailable");
+    assert!(
+        calls[0].get("approval").is_none(),
+        "asked only for destructive tools"
+    );
 }
 
 #[test]
