@@ -214,12 +214,7 @@ pub(crate) fn config(args: ConfigArgs) -> Result<ExitCode> {
             writeln!(out, "   {:<20} {what}", entry.name)?;
         }
     }
-    let names: Vec<&str> = discovery
-        .config
-        .servers
-        .iter()
-        .map(|server| server.name.as_str())
-        .collect();
+    let names = discovery.config.names();
     if names.is_empty() {
         writeln!(
             out,
@@ -332,12 +327,7 @@ pub(crate) fn init(args: InitArgs) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     writeln!(out, "MCP config files, highest precedence first:")?;
     write!(out, "{}", discovery.places_text())?;
-    let names: Vec<&str> = discovery
-        .config
-        .servers
-        .iter()
-        .map(|server| server.name.as_str())
-        .collect();
+    let names = discovery.config.names();
     match &config {
         Some(path) => writeln!(
             out,

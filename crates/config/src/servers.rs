@@ -18,6 +18,16 @@ pub struct Config {
     pub disabled: Vec<String>,
 }
 
+impl Config {
+    /// The servers' names, in order.
+    pub fn names(&self) -> Vec<&str> {
+        self.servers
+            .iter()
+            .map(|server| server.name.as_str())
+            .collect()
+    }
+}
+
 /// One upstream MCP server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerConfig {

@@ -15,7 +15,7 @@ use toolweave_upstream::Listener;
 
 use crate::approval::{self, Approval, ApprovalRequest, Approver};
 use crate::audit::CallRecord;
-use crate::budget::Budget;
+use crate::budget::{Budget, json_len};
 use crate::catalog_state::{CatalogState, Direction};
 use crate::error::{MAX_ERROR_TEXT, cut};
 use crate::gateway::{Flavor, Gateway, describe_in, guest_name, search_in};
@@ -28,6 +28,8 @@ pub(crate) struct Scope<'a> {
     pub(crate) approver: Option<&'a Arc<dyn Approver>>,
     /// What became of asking for approval, when the call needed it (for the audit log).
     pub(crate) approval: std::sync::Mutex<Option<&'static str>>,
+    /// Set when the policy or a withheld approval refused the call (for the audit log).
+    pub(crate) refused: std::sync::atomic::AtomicBool,
 }
 
 impl Scope<'_> {
@@ -36,6 +38,11 @@ impl Scope<'_> {
             .approval
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(decision);
+    }
+
+    fn refuse(&self) {
+        self.refused
+            .store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
     fn decision(&self) -> Option<&'static str> {
@@ -58,14 +65,12 @@ pub(crate) async fn answer_recorded(
     cancel: CancellationToken,
     scope: &Scope<'_>,
 ) -> (Result<Value, String>, Option<CallRecord>) {
-    let Some(audit) = gateway.audit.as_ref() else {
-        return (answer(gateway, request, flavor, cancel, scope).await, None);
-    };
-    let HostRequest::Tool { name, args, .. } = &request else {
+    let (Some(audit), HostRequest::Tool { name, args, .. }) = (gateway.audit.as_ref(), &request)
+    else {
         return (answer(gateway, request, flavor, cancel, scope).await, None);
     };
     let name = name.clone();
-    let argument_bytes = serde_json::to_string(args).map_or(0, |text| text.len());
+    let argument_bytes = json_len(args);
     let arguments = audit.contents().then(|| args.clone());
     let started = std::time::Instant::now();
     let answer = answer(gateway, request, flavor, cancel, scope).await;
@@ -73,13 +78,10 @@ pub(crate) async fn answer_recorded(
     let (outcome, result_bytes, result) = match &answer {
         Ok(value) => (
             "ok",
-            serde_json::to_string(value).map_or(0, |text| text.len()),
+            json_len(value),
             audit.contents().then(|| value.clone()),
         ),
-        Err(_) if gateway.snapshot().denied_tool(&name).is_some() => ("denied", 0, None),
-        Err(_) if matches!(scope.decision(), Some("declined" | "unavailable")) => {
-            ("denied", 0, None)
-        }
+        Err(_) if scope.refused.load(std::sync::atomic::Ordering::Relaxed) => ("denied", 0, None),
         Err(_) => ("error", 0, None),
     };
     let record = CallRecord {
@@ -158,7 +160,7 @@ async fn call_tool(
     let state = gateway.catalog(false).await;
     let (state, index) = match resolve(&state, name) {
         Some(index) => (state, index),
-        None => resolve_after_waiting(gateway, name, flavor).await?,
+        None => resolve_after_waiting(gateway, name, flavor, scope).await?,
     };
     let Some(entry) = state.catalog.entries().get(index) else {
         return Err(format!("internal error: tool index {index} out of range"));
@@ -209,6 +211,9 @@ async fn call_tool(
             Approval::Declined => "declined",
             Approval::Unavailable(_) => "unavailable",
         });
+        if answer != Approval::Approved {
+            scope.refuse();
+        }
         match answer {
             Approval::Approved => {}
             Approval::Declined => {
@@ -245,12 +250,8 @@ async fn call_tool(
         .map_err(|error| format!("{display} failed: {error}"))?;
 
     // What the server sent, as JSON: the content and structured content it answered with.
-    let received = serde_json::to_vec(&result.content).map_or(0, |bytes| bytes.len())
-        + result
-            .structured_content
-            .as_ref()
-            .and_then(|value| serde_json::to_vec(value).ok())
-            .map_or(0, |bytes| bytes.len());
+    let received =
+        json_len(&result.content) + result.structured_content.as_ref().map_or(0, json_len);
     scope.budget.take_bytes(received as u64)?;
     if raw {
         return serde_json::to_value(&result).map_err(|e| e.to_string());
@@ -303,6 +304,7 @@ async fn resolve_after_waiting(
     gateway: &Arc<Gateway>,
     name: &str,
     flavor: Flavor,
+    scope: &Scope<'_>,
 ) -> Result<(Arc<CatalogState>, usize), String> {
     let snapshot = gateway.snapshot();
     let server = server_of(&snapshot, name);
@@ -316,6 +318,7 @@ async fn resolve_after_waiting(
         return Ok((state, index));
     }
     if let Some(denied) = state.denied_tool(name) {
+        scope.refuse();
         return Err(format!(
             "{}.{} may not be called: toolweave's policy keeps it from code ({}). The people who \
              run toolweave set the rules (--allow, --deny, its settings file); code cannot \

@@ -7,6 +7,24 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::error::ExecutionError;
 
+/// The length of `value` written as JSON, counted without building the text.
+pub(crate) fn json_len(value: &impl serde::Serialize) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing to a counter cannot fail; a value that cannot be written counts what was written.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
 /// One execution's budget.
 #[derive(Debug)]
 pub(crate) struct Budget {
@@ -83,6 +101,12 @@ impl Budget {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_len_is_the_length_of_the_text() {
+        let value = serde_json::json!({ "a": [1, "two", null], "b": "é" });
+        assert_eq!(json_len(&value), value.to_string().len());
+    }
 
     #[test]
     fn calls_per_tool_and_bytes_are_bounded() {

@@ -204,6 +204,7 @@ impl Gateway {
                                 budget: &budget,
                                 approver: approver.as_ref(),
                                 approval: std::sync::Mutex::new(None),
+                                refused: std::sync::atomic::AtomicBool::new(false),
                             };
                             let (answer, record) = bridge::answer_recorded(&gateway, call.request, flavor, token, &scope).await;
                             (call.id, answer, record)

@@ -486,3 +486,34 @@ async fn the_rate_limit_is_per_session() {
         assert_eq!(ok.value().unwrap(), &json!(2), "{}", ok.text);
     }
 }
+
+/// `--allowed-host` and `--allowed-origin` admit a name and an origin beyond this machine's, and
+/// nothing else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn more_hosts_and_origins_can_be_allowed() {
+    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    let server = HttpToolweave::start(
+        toolweave(),
+        &config,
+        &[
+            "--allowed-host",
+            "gateway.internal",
+            "--allowed-origin",
+            "https://app.example.com:443",
+        ],
+        &[],
+    )
+    .await
+    .unwrap();
+    let url = server.url();
+    let port = server.address().port();
+    let host = format!("gateway.internal:{port}");
+    let (status, body) = raw_initialize(&url, &[("host", &host)]).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, _) = raw_initialize(&url, &[("host", &format!("other.internal:{port}"))]).await;
+    assert_eq!(status, 403);
+    let (status, body) = raw_initialize(&url, &[("origin", "https://app.example.com")]).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, _) = raw_initialize(&url, &[("origin", "https://evil.example.com")]).await;
+    assert_eq!(status, 403);
+}

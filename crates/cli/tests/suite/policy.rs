@@ -212,3 +212,28 @@ async fn budgets_per_tool_and_bytes_end_the_execution_and_stats_show_use() {
     assert!((1000..1200).contains(&used), "{used}");
     server.stop().await.unwrap();
 }
+
+/// Without --settings, toolweave reads ~/.config/toolweave/settings.json when it exists.
+#[test]
+fn the_settings_file_in_the_home_directory_is_read() {
+    let (dir, config) = fixture_config(&["alpha"]).unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(home.join(".config/toolweave")).unwrap();
+    std::fs::write(
+        home.join(".config/toolweave/settings.json"),
+        r#"{"deny": ["alpha.add"]}"#,
+    )
+    .unwrap();
+    let output = std::process::Command::new(toolweave())
+        .args(["types", "--config"])
+        .arg(&config)
+        .env("HOME", &home)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("TOOLWEAVE_SETTINGS")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let declarations = String::from_utf8(output.stdout).unwrap();
+    assert!(declarations.contains("get_sum("), "{declarations}");
+    assert!(!declarations.contains("add("), "{declarations}");
+}
