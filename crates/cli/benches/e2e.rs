@@ -25,6 +25,10 @@ use serde_json::{Map, Value, json};
 use toolweave_testkit::harness::workers_with_kinds;
 
 const RUNS: usize = 300;
+/// Blocks per gateway and pace (see the latency loop).
+const BLOCKS: usize = 10;
+/// The pause before each block.
+const SETTLE: Duration = Duration::from_millis(100);
 const INIT_RUNS: usize = 30;
 const CONCURRENCY: usize = 8;
 const THROUGHPUT_RUNS: usize = 2000;
@@ -166,33 +170,44 @@ async fn main() {
     let python_one_call = python("await tools.fixture.add(a=2, b=5)");
     // Back to back, and with a pause before each request: a model takes seconds between calls,
     // which lets the engine prepare its next runtime off the request's path.
+    //
+    // Each gateway is measured in blocks of its own, the other one idle, so that one gateway's
+    // background work (starting replacement workers) does not land in the other's samples;
+    // within a block the series are interleaved, and the blocks alternate, so drift in the
+    // machine's load affects every series alike. The direct call is measured in every block.
+    let worker_block = [
+        (0, &client, &trivial),
+        (1, &client, &typescript),
+        (2, &client, &one_call),
+        (3, &direct, &add),
+        (6, &client, &python_trivial),
+        (7, &client, &python_one_call),
+    ];
+    let in_process_block = [
+        (3, &direct, &add),
+        (4, &in_process, &trivial),
+        (5, &in_process, &one_call),
+    ];
     for (pause, suffix) in [
         (None, "back to back"),
         (Some(Duration::from_millis(5)), "5 ms apart"),
     ] {
         let mut samples: [Vec<Duration>; 8] = Default::default();
-        for _ in 0..RUNS {
-            // Interleaved, so drift in the machine's load affects every series alike.
-            for (series, (peer, request)) in [
-                (&client, &trivial),
-                (&client, &typescript),
-                (&client, &one_call),
-                (&direct, &add),
-                (&in_process, &trivial),
-                (&in_process, &one_call),
-                (&client, &python_trivial),
-                (&client, &python_one_call),
-            ]
-            .into_iter()
-            .enumerate()
-            {
-                if let Some(pause) = pause {
-                    tokio::time::sleep(pause).await;
+        for _ in 0..BLOCKS {
+            for block in [&worker_block[..], &in_process_block[..]] {
+                // The previous block's background work finishes first.
+                tokio::time::sleep(SETTLE).await;
+                for _ in 0..RUNS / BLOCKS {
+                    for (series, peer, request) in block {
+                        if let Some(pause) = pause {
+                            tokio::time::sleep(pause).await;
+                        }
+                        let started = Instant::now();
+                        let result = peer.call_tool((*request).clone()).await.expect("call");
+                        samples[*series].push(started.elapsed());
+                        assert_ne!(result.is_error, Some(true), "{result:?}");
+                    }
                 }
-                let started = Instant::now();
-                let result = peer.call_tool(request.clone()).await.expect("call");
-                samples[series].push(started.elapsed());
-                assert_ne!(result.is_error, Some(true), "{result:?}");
             }
         }
         let [

@@ -1,12 +1,13 @@
 //! The catalog as of the last upstream change, with compiled argument validators.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use jsonschema::Validator;
 use serde_json::Value;
 use toolweave_catalog::{Catalog, Entry, UpstreamTool};
 use toolweave_config::{Denial, Policy};
+use toolweave_sandbox::{Manifest, Namespace};
 
 /// One immutable catalog snapshot. Validators are compiled on first use and kept with it, so a
 /// snapshot never validates against a schema from another version of the tool list.
@@ -20,6 +21,9 @@ pub(crate) struct CatalogState {
     /// Tools the policy keeps out of the catalog, and why, for the error a call to one gets.
     pub(crate) denied: Vec<DeniedTool>,
     validators: Mutex<HashMap<(usize, Direction), CompiledSchema>>,
+    /// What guest code may call, made once per snapshot: engines prepared for it ahead of an
+    /// execution recognise it, and skip setting the tools up on the execution's time.
+    manifest: OnceLock<Arc<Manifest>>,
 }
 
 /// A tool of a ready server that the policy keeps out of the catalog.
@@ -99,7 +103,40 @@ impl CatalogState {
             ready,
             denied,
             validators: Mutex::new(HashMap::new()),
+            manifest: OnceLock::new(),
         }
+    }
+
+    /// The names guest code can call in this snapshot.
+    pub(crate) fn manifest(&self) -> Arc<Manifest> {
+        self.manifest
+            .get_or_init(|| {
+                let namespaces = self
+                    .catalog
+                    .namespaces()
+                    .map(|(guest, original)| Namespace {
+                        name: guest.to_owned(),
+                        tools: self.ready.iter().any(|ready| ready == original).then(|| {
+                            self.catalog
+                                .entries()
+                                .iter()
+                                .filter(|entry| entry.server == original)
+                                .map(|entry| entry.guest_tool.clone())
+                                .collect()
+                        }),
+                        hidden: self
+                            .denied
+                            .iter()
+                            .filter(|denied| denied.server == original)
+                            .map(|denied| {
+                                toolweave_catalog::names::sanitize_identifier(&denied.tool)
+                            })
+                            .collect(),
+                    })
+                    .collect();
+                Arc::new(Manifest { namespaces })
+            })
+            .clone()
     }
 
     /// The index of an entry in `catalog.entries()`.

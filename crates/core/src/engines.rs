@@ -68,21 +68,24 @@ impl Engines {
         }
         let ceilings =
             Ceilings::for_limits(limits.memory_bytes, limits.stack_bytes, limits.timeout);
-        let pool = |command: WorkerCommand, kind| {
+        let pool = |command: WorkerCommand, kind, first_at_once| {
             let spec = WorkerSpec {
                 kind,
                 ceilings,
                 stack_bytes: limits.stack_bytes,
             };
-            WorkerPool::new(command, spec, cwd.clone(), IDLE_WORKERS)
+            WorkerPool::new(command, spec, cwd.clone(), IDLE_WORKERS, first_at_once)
         };
-        // Python's pool first: its first execution has the tighter budget.
+        // Python's first worker starts at once, JavaScript's a moment later: the upstream
+        // servers and the fork servers all start together on a machine that may have two cores,
+        // and Python's first execution has the tighter budget. (A JavaScript execution that
+        // comes first starts its worker itself.)
         let python_workers = worker
             .clone()
-            .map(|command| pool(command, WorkerKind::Python));
+            .map(|command| pool(command, WorkerKind::Python, true));
         let javascript_workers = worker
             .filter(|_| isolation == Isolation::Worker)
-            .map(|command| pool(command, WorkerKind::JavaScript));
+            .map(|command| pool(command, WorkerKind::JavaScript, false));
         let isolation = if javascript_workers.is_some() {
             Isolation::Worker
         } else {
@@ -173,12 +176,12 @@ impl Session {
         }
     }
 
-    /// Stops the guest: within milliseconds on a thread; a worker that does not stop on its own
-    /// is killed shortly after.
-    pub(crate) async fn cancel(&mut self) {
+    /// Stops the guest: a thread at its next interrupt check, within milliseconds; a worker
+    /// process is killed at once.
+    pub(crate) fn cancel(&mut self) {
         match self {
             Self::Thread { execution, .. } => execution.cancel(),
-            Self::Worker(session) => session.cancel().await,
+            Self::Worker(session) => session.cancel(),
             Self::Failed(_) => {}
         }
     }

@@ -15,8 +15,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use toolweave_sandbox::{
-    EngineEvent, EngineLimits, FromWorker, HostReply, HostRequest, Language, LogStream, Manifest,
-    Namespace, Outcome,
+    EngineEvent, EngineLimits, FromWorker, HostReply, HostRequest, Language, LogStream, Outcome,
 };
 
 use crate::audit::{CallRecord, ExecutionRecord};
@@ -104,30 +103,7 @@ impl Gateway {
             .as_ref()
             .map(|_| (crate::audit::sha256_hex(&code), code.len()));
         let flavor = Flavor::of(language);
-        let state = self.catalog(false).await;
-        let namespaces = state
-            .catalog
-            .namespaces()
-            .map(|(guest, original)| Namespace {
-                name: guest.to_owned(),
-                tools: state.ready.iter().any(|ready| ready == original).then(|| {
-                    state
-                        .catalog
-                        .entries()
-                        .iter()
-                        .filter(|entry| entry.server == original)
-                        .map(|entry| entry.guest_tool.clone())
-                        .collect()
-                }),
-                hidden: state
-                    .denied
-                    .iter()
-                    .filter(|denied| denied.server == original)
-                    .map(|denied| toolweave_catalog::names::sanitize_identifier(&denied.tool))
-                    .collect(),
-            })
-            .collect();
-        drop(state);
+        let manifest = self.catalog(false).await.manifest();
         let engine_request = toolweave_sandbox::ExecuteRequest {
             code,
             language,
@@ -139,7 +115,7 @@ impl Gateway {
                 max_result_bytes: limits.max_result_bytes,
                 max_tool_calls: limits.max_tool_calls,
             },
-            manifest: Manifest { namespaces },
+            manifest,
         };
 
         let mut session = self.engines.start(engine_request).await;
@@ -163,14 +139,14 @@ impl Gateway {
             tokio::select! {
                 biased;
                 () = cancel.cancelled(), if host_error.is_none() => {
-                    session.cancel().await;
+                    session.cancel();
                     host_error = Some(ExecutionError::Cancelled);
                 }
                 () = &mut backstop => {
                     // The engine did not stop at its own deadline: give up on it. An engine
                     // thread sees the cancel at its next interrupt check; a worker process that
                     // does not stop is killed.
-                    session.cancel().await;
+                    session.cancel();
                     break None;
                 }
                 message = session.next() => match message {
@@ -188,7 +164,7 @@ impl Gateway {
                                         limit: limits.max_tool_calls,
                                     });
                                 }
-                                session.cancel().await;
+                                session.cancel();
                                 continue;
                             }
                             tool_calls += 1;
@@ -221,7 +197,7 @@ impl Gateway {
                         && let Some(error) = budget.overdrawn()
                     {
                         host_error = Some(error);
-                        session.cancel().await;
+                        session.cancel();
                         continue;
                     }
                     // The engine may have finished already; then nobody waits for this.

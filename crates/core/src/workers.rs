@@ -18,15 +18,13 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader, Lines};
 use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
 use toolweave_sandbox::{
-    EngineError, ExecuteRequest, FromWorker, HostReply, MEMORY_EXIT_CODE, ToWorker, WorkerCommand,
-    WorkerSpec,
+    EngineError, ExecuteRequest, FromWorker, HostReply, MEMORY_EXIT_CODE, Manifest, ToWorker,
+    WorkerCommand, WorkerJob, WorkerSpec,
 };
 
 #[cfg(target_os = "linux")]
 use crate::forks::{ForkServer, ForkedWorker};
 
-/// How long a cancelled worker gets to stop on its own before it is killed.
-const CANCEL_GRACE: Duration = Duration::from_millis(250);
 /// How long after its start a gateway fills its worker pools (see [`When::AfterStartup`]).
 const STARTUP_DELAY: Duration = Duration::from_millis(50);
 /// How long after an execution ends its replacement worker is started (see [`When::Soon`]).
@@ -48,6 +46,8 @@ struct PoolInner {
     directory: PathBuf,
     idle: Mutex<Idle>,
     idle_target: usize,
+    /// The manifest of the last job: workers started from now on are told to expect it.
+    expected: Mutex<Option<Arc<Manifest>>>,
     /// Where workers come from: a fork server when one runs, otherwise a new process each.
     #[cfg(target_os = "linux")]
     forks: tokio::sync::Mutex<Forks>,
@@ -89,6 +89,8 @@ enum Forks {
 /// A started worker: the process and its pipes.
 #[derive(Debug)]
 struct Worker {
+    /// The manifest it was told to expect: a job with it need not carry it.
+    expects: Option<Arc<Manifest>>,
     process: Process,
     stdin: pipe::Sender,
     stdout: pipe::Receiver,
@@ -101,6 +103,8 @@ enum Process {
     Started(Child),
     #[cfg(target_os = "linux")]
     Forked(Forked),
+    /// Handed on to be stopped in the background.
+    Retired,
 }
 
 /// A worker forked by the fork server; killed when dropped.
@@ -117,6 +121,7 @@ impl Process {
             Self::Started(child) => child.id(),
             #[cfg(target_os = "linux")]
             Self::Forked(forked) => Some(forked.worker.pid),
+            Self::Retired => None,
         }
     }
 
@@ -128,6 +133,7 @@ impl Process {
             }
             #[cfg(target_os = "linux")]
             Self::Forked(forked) => forked.kill(),
+            Self::Retired => {}
         }
     }
 
@@ -146,6 +152,7 @@ impl Process {
                 forked.status = Some(status);
                 Ok(status)
             }
+            Self::Retired => Err(io::Error::other("the worker was retired")),
         }
     }
 }
@@ -251,6 +258,7 @@ impl Pipes {
         let stderr =
             StderrTail::follow(pipe::Receiver::from_owned_fd(stderr.into())?, process.id());
         Ok(Worker {
+            expects: None,
             stdin: pipe::Sender::from_owned_fd(stdin.into())?,
             stdout: pipe::Receiver::from_owned_fd(stdout.into())?,
             stderr,
@@ -260,18 +268,26 @@ impl Pipes {
 }
 
 impl WorkerPool {
-    /// A pool of `kind` workers keeping `idle_target` started; the first start in the background.
-    /// Must be called within the tokio runtime.
+    /// A pool of `kind` workers keeping `idle_target` started, in the background: the first at
+    /// once if `first_at_once`, the rest once the gateway has started. Must be called within the
+    /// tokio runtime.
     pub(crate) fn new(
         command: WorkerCommand,
         spec: WorkerSpec,
         directory: PathBuf,
         idle_target: usize,
+        first_at_once: bool,
     ) -> Self {
-        Self::with_fork_server(command, spec, directory, idle_target, true)
+        let pool = Self::with_fork_server(command, spec, directory, idle_target, true);
+        if first_at_once {
+            pool.replenish_to(1, When::Now);
+        }
+        pool.replenish(When::AfterStartup);
+        pool
     }
 
-    /// A pool that starts every worker as a process of its own when `fork_server` is false.
+    /// A pool that starts no worker ahead by itself (see [`Self::new`]), and every worker as a
+    /// process of its own when `fork_server` is false.
     pub(crate) fn with_fork_server(
         command: WorkerCommand,
         spec: WorkerSpec,
@@ -281,13 +297,14 @@ impl WorkerPool {
     ) -> Self {
         #[cfg(not(target_os = "linux"))]
         let _ = fork_server;
-        let pool = Self {
+        Self {
             inner: Arc::new(PoolInner {
                 command,
                 spec,
                 directory,
                 idle: Mutex::new(Idle::default()),
                 idle_target,
+                expected: Mutex::new(None),
                 #[cfg(target_os = "linux")]
                 forks: tokio::sync::Mutex::new(if fork_server {
                     Forks::NotStarted
@@ -295,17 +312,21 @@ impl WorkerPool {
                     Forks::Unavailable
                 }),
             }),
-        };
-        pool.replenish_to(1, When::Now);
-        pool.replenish(When::AfterStartup);
-        pool
+        }
     }
 
     /// Starts `request` in a worker: a waiting one, or one started now. A waiting worker that
     /// cannot take the job (it died while it waited: killed, or its fork server went) is
     /// dropped for the next.
     pub(crate) async fn start(&self, request: &ExecuteRequest) -> Result<WorkerSession, String> {
-        let job = ToWorker::Start(request.clone());
+        {
+            let mut expected = self
+                .inner
+                .expected
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            *expected = Some(request.manifest.clone());
+        }
         loop {
             let (idle, emptied) = {
                 let mut idle = self
@@ -329,14 +350,16 @@ impl WorkerPool {
                     .await
                     .map_err(|error| format!("cannot start a worker process: {error}"))?,
             };
+            let job = ToWorker::Start(WorkerJob::new(request, worker.expects.as_ref()));
             let mut session = WorkerSession {
                 lines: BufReader::new(worker.stdout).lines(),
                 stdin: worker.stdin,
                 process: worker.process,
                 stderr: worker.stderr,
                 memory_limit: request.limits.memory_bytes,
-                kill_at: None,
                 killed: false,
+                finished: false,
+                unwritten: Vec::new(),
                 garbled: None,
                 pool: Some(self.clone()),
             };
@@ -380,7 +403,10 @@ impl WorkerPool {
                 When::Soon => tokio::time::sleep(REPLACEMENT_DELAY).await,
             }
             for started in 0..missing {
-                let worker = inner.start_worker(Warm::Yes).await;
+                let worker = match inner.start_worker(Warm::Yes).await {
+                    Ok(worker) => inner.tell_expected(worker).await,
+                    Err(error) => Err(error),
+                };
                 let mut idle = inner.idle.lock().unwrap_or_else(PoisonError::into_inner);
                 match worker {
                     Ok(worker) => {
@@ -408,6 +434,20 @@ enum Warm {
 }
 
 impl PoolInner {
+    /// Tells a waiting worker which tools its job will most likely name.
+    async fn tell_expected(&self, mut worker: Worker) -> io::Result<Worker> {
+        let expected = self
+            .expected
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if let Some(manifest) = expected {
+            write_message(&mut worker.stdin, &ToWorker::Expect(manifest.clone())).await?;
+            worker.expects = Some(manifest);
+        }
+        Ok(worker)
+    }
+
     async fn start_worker(&self, warm: Warm) -> io::Result<Worker> {
         #[cfg(target_os = "linux")]
         if let Some(server) = self.fork_server().await {
@@ -513,9 +553,12 @@ pub(crate) struct WorkerSession {
     process: Process,
     stderr: StderrTail,
     memory_limit: usize,
-    /// When a cancelled worker that has not stopped is killed.
-    kill_at: Option<tokio::time::Instant>,
     killed: bool,
+    /// Whether it reported its outcome (then it exits on its own).
+    finished: bool,
+    /// Replies the worker's stdin had no room for yet: written while its output is read (see
+    /// [`Self::next`]).
+    unwritten: Vec<u8>,
     /// Why a message from the worker could not be read, if one could not.
     garbled: Option<String>,
     /// Told when this worker is done, to start its replacement then (not while it runs:
@@ -525,45 +568,72 @@ pub(crate) struct WorkerSession {
 
 impl WorkerSession {
     /// The worker's next message; `None` once it ended without an outcome. Cancel safe.
+    ///
+    /// Replies that did not fit in the worker's stdin are written meanwhile: the worker reads
+    /// its stdin only between writing its events, so the host must never wait to write while
+    /// the worker waits for it to read.
     pub(crate) async fn next(&mut self) -> Option<FromWorker> {
-        loop {
-            let line = match self.kill_at {
-                Some(kill_at) if !self.killed => tokio::select! {
-                    line = self.lines.next_line() => line,
-                    () = tokio::time::sleep_until(kill_at) => {
-                        self.killed = true;
-                        self.process.start_kill();
-                        continue;
-                    }
-                },
-                _ => self.lines.next_line().await,
-            };
-            match line {
-                Ok(Some(line)) => match serde_json::from_str(&line) {
-                    Ok(message) => return Some(message),
-                    Err(error) => {
-                        tracing::error!(%error, "a worker wrote something that is not a message");
-                        self.garbled = Some(error.to_string());
-                        self.kill();
-                        return None;
-                    }
-                },
-                Ok(None) | Err(_) => return None,
+        let line = loop {
+            if self.unwritten.is_empty() {
+                break self.lines.next_line().await;
             }
+            tokio::select! {
+                line = self.lines.next_line() => break line,
+                writable = self.stdin.writable() => {
+                    if writable.is_err() || self.write_some().is_err() {
+                        // The worker is gone: what it wrote before is still read, then `None`.
+                        self.unwritten.clear();
+                    }
+                }
+            }
+        };
+        match line {
+            Ok(Some(line)) => match serde_json::from_str(&line) {
+                Ok(message) => {
+                    self.finished = matches!(message, FromWorker::Finished(_));
+                    Some(message)
+                }
+                Err(error) => {
+                    tracing::error!(%error, "a worker wrote something that is not a message");
+                    self.garbled = Some(error.to_string());
+                    self.kill();
+                    None
+                }
+            },
+            Ok(None) | Err(_) => None,
         }
     }
 
     /// Delivers one reply to the guest; a worker that is gone is reported by [`Self::next`].
     pub(crate) async fn reply(&mut self, reply: HostReply) {
-        let _ = self.send(&ToWorker::Reply(reply)).await;
+        let Ok(mut line) = serde_json::to_vec(&ToWorker::Reply(reply)) else {
+            return;
+        };
+        line.push(b'\n');
+        self.unwritten.extend_from_slice(&line);
+        if self.write_some().is_err() {
+            self.unwritten.clear();
+        }
     }
 
-    /// Asks the worker to stop, and arms its kill should it not stop on its own.
-    pub(crate) async fn cancel(&mut self) {
-        if self.kill_at.is_none() {
-            self.kill_at = Some(tokio::time::Instant::now() + CANCEL_GRACE);
+    /// Writes what the worker's stdin has room for now, without waiting.
+    fn write_some(&mut self) -> io::Result<()> {
+        while !self.unwritten.is_empty() {
+            match self.stdin.try_write(&self.unwritten) {
+                Ok(written) => {
+                    self.unwritten.drain(..written);
+                }
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(error) => return Err(error),
+            }
         }
-        let _ = self.send(&ToWorker::Reply(HostReply::Cancel)).await;
+        Ok(())
+    }
+
+    /// Stops the execution: the worker is killed. It serves this execution only, and a guest
+    /// that is busy computing reads nothing the host sends, so there is nothing to wait for.
+    pub(crate) fn cancel(&mut self) {
+        self.kill();
     }
 
     /// Kills the worker now.
@@ -617,20 +687,46 @@ impl WorkerSession {
     }
 
     async fn send(&mut self, message: &ToWorker) -> std::io::Result<()> {
-        let mut line = serde_json::to_vec(message)?;
-        line.push(b'\n');
-        self.stdin.write_all(&line).await?;
-        self.stdin.flush().await
+        write_message(&mut self.stdin, message).await
     }
+}
+
+/// Writes one message to a worker's stdin.
+async fn write_message(stdin: &mut pipe::Sender, message: &ToWorker) -> io::Result<()> {
+    let mut line = serde_json::to_vec(message)?;
+    line.push(b'\n');
+    stdin.write_all(&line).await?;
+    stdin.flush().await
 }
 
 impl Drop for WorkerSession {
     fn drop(&mut self) {
-        // A worker that reported its outcome exits on its own; any other is not needed any more.
         // Its process is reaped in the background (by tokio, or by the fork server).
-        self.process.start_kill();
-        if let Some(pool) = self.pool.take() {
-            pool.replenish(When::Soon);
+        let pool = self.pool.take();
+        let runtime = tokio::runtime::Handle::try_current();
+        match runtime {
+            // A worker that reported its outcome exits on its own, and this execution's answer
+            // is being sent: it is made sure of (killed, should it still run) a moment later,
+            // when its replacement starts.
+            Ok(runtime) if self.finished => {
+                let process = std::mem::replace(&mut self.process, Process::Retired);
+                runtime.spawn(async move {
+                    tokio::time::sleep(REPLACEMENT_DELAY).await;
+                    let mut process = process;
+                    process.start_kill();
+                    drop(process);
+                    if let Some(pool) = pool {
+                        pool.replenish(When::Now);
+                    }
+                });
+            }
+            // Any other is not needed any more.
+            _ => {
+                self.process.start_kill();
+                if let Some(pool) = pool {
+                    pool.replenish(When::Soon);
+                }
+            }
         }
     }
 }
@@ -681,9 +777,9 @@ mod tests {
                 max_result_bytes: 1024,
                 max_tool_calls: 1,
             },
-            manifest: Manifest {
+            manifest: Arc::new(Manifest {
                 namespaces: Vec::new(),
-            },
+            }),
         }
     }
 

@@ -38,7 +38,8 @@ fn request(code: &str, language: Language) -> ExecuteRequest {
                 tools: Some(vec!["add".to_owned(), "echo".to_owned()]),
                 hidden: Vec::new(),
             }],
-        },
+        }
+        .into(),
     }
 }
 

@@ -3,8 +3,8 @@
 //!
 //! [`run`] executes one program on the calling thread (guest code blocks the thread it runs on,
 //! so the host gives each execution a thread of its own). The engine reports [`EngineEvent`]s —
-//! started, host calls, console lines — through a callback and receives [`HostReply`]s on a
-//! channel. Several host calls may be outstanding at once. Limits are the engine's own
+//! started, host calls, console lines — through a callback and receives [`HostReply`]s through
+//! [`Replies`]. Several host calls may be outstanding at once. Limits are the engine's own
 //! observations: a deadline, a heap limit, a stack limit, output bounds and a cancel flag.
 
 mod alloc;
@@ -19,11 +19,13 @@ pub mod zygote;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::RecvTimeoutError;
 use std::time::Duration;
 
 pub use pool::{EnginePool, Execution, Job};
 pub use worker::{
-    FromWorker, MEMORY_EXIT_CODE, ToWorker, WorkerCommand, WorkerKind, WorkerSpec, worker_main,
+    FromWorker, MEMORY_EXIT_CODE, ToWorker, WorkerCommand, WorkerJob, WorkerKind, WorkerSpec,
+    worker_main,
 };
 
 /// The largest program accepted, in bytes. Parsing recurses once per level of nesting, so the
@@ -40,7 +42,7 @@ pub const THREAD_STACK_HEADROOM: usize = 512 * 1024 * 1024;
 pub fn run(
     request: ExecuteRequest,
     emit: &mut dyn FnMut(EngineEvent),
-    replies: &std::sync::mpsc::Receiver<HostReply>,
+    replies: &dyn Replies,
     cancel: &CancelFlag,
 ) -> Outcome {
     match request.language {
@@ -48,6 +50,28 @@ pub fn run(
             javascript::run(request, emit, replies, cancel)
         }
         Language::Python => python::run(request, emit, replies, cancel),
+    }
+}
+
+/// Where an engine's answers from the host come from: a channel in the gateway's process, the
+/// worker's stdin in a worker process.
+///
+/// An engine asks for answers only once it has nothing else to do, so a source may hold the
+/// engine's events back until then and send them together (a worker writes them in one go).
+pub trait Replies {
+    /// The next answer, waiting at most `timeout` for one.
+    fn recv_timeout(&self, timeout: Duration) -> Result<HostReply, RecvTimeoutError>;
+    /// An answer that is there already, without waiting.
+    fn try_recv(&self) -> Option<HostReply>;
+}
+
+impl Replies for std::sync::mpsc::Receiver<HostReply> {
+    fn recv_timeout(&self, timeout: Duration) -> Result<HostReply, RecvTimeoutError> {
+        std::sync::mpsc::Receiver::recv_timeout(self, timeout)
+    }
+
+    fn try_recv(&self) -> Option<HostReply> {
+        std::sync::mpsc::Receiver::try_recv(self).ok()
     }
 }
 
@@ -80,8 +104,9 @@ pub struct ExecuteRequest {
     pub language: Language,
     /// Limits for this execution.
     pub limits: EngineLimits,
-    /// The names guest code can call.
-    pub manifest: Manifest,
+    /// The names guest code can call. Shared: an engine prepared ahead of time for the same
+    /// manifest has its tools set up already.
+    pub manifest: Arc<Manifest>,
 }
 
 /// Limits the engine enforces itself.

@@ -1,16 +1,19 @@
 //! Engine threads that prepare their next runtime while they wait.
 //!
 //! Creating a QuickJS runtime and context and compiling the prelude is most of an execution's
-//! cost, and none of it depends on the program. So every engine thread, once it has handed back
-//! an outcome, drops the spent runtime, prepares a fresh one and only then waits for work: an
-//! execution that finds an idle thread starts on a ready runtime. Each runtime still serves one
-//! execution only, so nothing leaks from one program to the next.
+//! cost, and none of it depends on the program; nor does setting up a function per tool, which
+//! depends only on the catalog (the manifest), the same for one execution as for the next. So
+//! every engine thread, once it has handed back an outcome, drops the spent runtime, prepares a
+//! fresh one with the tools of the last job's manifest set up, and only then waits for work: an
+//! execution that finds a prepared thread starts on a ready runtime. Each runtime still serves
+//! one execution only, so nothing leaks from one program to the next.
 //!
 //! Guest code blocks the thread it runs on, so every running execution has a thread of its own:
 //! when no thread is idle, the pool starts another, and threads beyond the idle target exit after
 //! their execution.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -18,8 +21,8 @@ use std::time::{Duration, Instant};
 use crate::alloc::stack_address;
 use crate::javascript::{Prepared, Spent};
 use crate::{
-    CancelFlag, EngineError, EngineEvent, ExecuteRequest, HostReply, Language, Outcome, Stats,
-    THREAD_STACK_HEADROOM,
+    CancelFlag, EngineError, EngineEvent, ExecuteRequest, HostReply, Language, Manifest, Outcome,
+    Stats, THREAD_STACK_HEADROOM,
 };
 
 /// One execution handed to a pool.
@@ -62,11 +65,18 @@ impl Execution {
         (self.reply)(reply);
     }
 
-    /// Stops the execution: the guest is interrupted within milliseconds; a worker process that
-    /// does not stop on its own is killed shortly after.
+    /// Stops the execution: the guest is interrupted within milliseconds.
     pub fn cancel(&self) {
         (self.cancel)();
     }
+}
+
+/// A thread waiting for work.
+#[derive(Debug)]
+struct Idle {
+    jobs: Sender<Task>,
+    /// Set once its runtime is prepared: a job it takes starts at once.
+    ready: Arc<AtomicBool>,
 }
 
 /// What an engine thread gets: the job, and the host's side of its replies and cancel flag.
@@ -93,8 +103,11 @@ pub struct EnginePool {
 
 #[derive(Debug)]
 struct Inner {
-    /// Threads waiting for work, each with a prepared runtime.
-    idle: Mutex<Vec<Sender<Task>>>,
+    /// Threads waiting for work.
+    idle: Mutex<Vec<Idle>>,
+    /// The manifest of the last job: the next most likely has the same, so runtimes are
+    /// prepared with its tools set up.
+    expected: Mutex<Option<Arc<Manifest>>>,
     /// How many threads stay waiting between executions.
     idle_target: usize,
     /// Stack of each engine thread.
@@ -108,6 +121,7 @@ impl EnginePool {
         let pool = Self {
             inner: Arc::new(Inner {
                 idle: Mutex::new(Vec::new()),
+                expected: Mutex::new(None),
                 idle_target,
                 stack_size: guest_stack_bytes.saturating_add(THREAD_STACK_HEADROOM),
             }),
@@ -123,6 +137,14 @@ impl EnginePool {
     /// Starts `job` on an idle thread, or on a new one when none is idle. The outcome always
     /// arrives through the job's `finished`, also when no thread could be started.
     pub fn submit(&self, job: Job) -> Execution {
+        {
+            let mut expected = self
+                .inner
+                .expected
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            *expected = Some(job.request.manifest.clone());
+        }
         let (replies_tx, replies) = mpsc::channel();
         let cancel = CancelFlag::new();
         let execution = {
@@ -146,14 +168,23 @@ impl EnginePool {
             cancel,
         };
         loop {
-            let idle = self
-                .inner
-                .idle
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .pop();
+            let idle = {
+                let mut idle = self
+                    .inner
+                    .idle
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                // A prepared thread if there is one: another prepares on the job's time.
+                let ready = idle
+                    .iter()
+                    .rposition(|thread| thread.ready.load(Ordering::Acquire));
+                match ready {
+                    Some(index) => Some(idle.swap_remove(index)),
+                    None => idle.pop(),
+                }
+            };
             let Some(worker) = idle else { break };
-            match worker.send(task) {
+            match worker.jobs.send(task) {
                 Ok(()) => return execution,
                 // That thread is gone (it panicked outside an execution); try the next.
                 Err(mpsc::SendError(returned)) => task = returned,
@@ -196,14 +227,17 @@ impl EnginePool {
 }
 
 /// How long an engine thread waits after an execution before it tears the spent runtime down
-/// and prepares the next. Done at once, that work (about 0.3 ms) ran on the core the gateway
-/// needed to send the answer: the scheduler often woke the engine thread on the gateway's core
-/// and let it run on.
+/// and prepares the next, when another thread is prepared for the next job. Done at once, that
+/// work (about 0.3 ms) ran on the core the gateway needed to send the answer: the scheduler often
+/// woke the engine thread on the gateway's core and let it run on. When no other thread is
+/// prepared, the next job would wait for it anyway, so it starts at once (back to back, one
+/// execution after another spent 0.3 ms of its own time preparing its runtime with the delay).
 const PREPARE_DELAY: Duration = Duration::from_millis(2);
 
 /// An engine thread: (register as idle and) wait, prepare when idle, run, repeat.
 fn serve(inner: &Inner, first: Option<Task>, tasks: &Receiver<Task>, me: &Sender<Task>) {
     let stack_top = stack_address();
+    let ready = Arc::new(AtomicBool::new(false));
     let mut next = first;
     let mut prepared: Option<Result<Prepared, EngineError>> = None;
     let mut spent: Option<Spent> = None;
@@ -211,23 +245,33 @@ fn serve(inner: &Inner, first: Option<Task>, tasks: &Receiver<Task>, me: &Sender
         let task = match next.take() {
             Some(task) => task,
             None => {
-                {
+                let others_ready = {
                     let mut idle = inner.idle.lock().unwrap_or_else(PoisonError::into_inner);
                     if idle.len() >= inner.idle_target {
                         return;
                     }
-                    idle.push(me.clone());
-                }
-                let waited = if prepared.is_none() {
-                    tasks.recv_timeout(PREPARE_DELAY)
-                } else {
-                    tasks.recv().map_err(|_| RecvTimeoutError::Disconnected)
+                    ready.store(prepared.is_some(), Ordering::Release);
+                    idle.push(Idle {
+                        jobs: me.clone(),
+                        ready: ready.clone(),
+                    });
+                    idle.iter()
+                        .any(|thread| thread.ready.load(Ordering::Acquire))
+                };
+                let waited = match &prepared {
+                    Some(_) => tasks.recv().map_err(|_| RecvTimeoutError::Disconnected),
+                    // Another thread is ready for the next job: prepare a moment later, off
+                    // the core that is sending this execution's answer.
+                    None if others_ready => tasks.recv_timeout(PREPARE_DELAY),
+                    // None is: the next job would wait for a runtime, so prepare one now.
+                    None => Err(RecvTimeoutError::Timeout),
                 };
                 match waited {
                     Ok(task) => task,
                     Err(RecvTimeoutError::Timeout) => {
                         drop(spent.take());
-                        prepared = Some(Prepared::new(stack_top));
+                        prepared = Some(prepare(inner, stack_top));
+                        ready.store(true, Ordering::Release);
                         match tasks.recv() {
                             Ok(task) => task,
                             Err(_) => return,
@@ -238,10 +282,25 @@ fn serve(inner: &Inner, first: Option<Task>, tasks: &Receiver<Task>, me: &Sender
                 }
             }
         };
+        ready.store(false, Ordering::Release);
         drop(spent.take());
         let runtime = prepared.take().unwrap_or_else(|| Prepared::new(stack_top));
         (prepared, spent) = run_task(runtime, task);
     }
+}
+
+/// A runtime with the tools of the last job's manifest set up.
+fn prepare(inner: &Inner, stack_top: usize) -> Result<Prepared, EngineError> {
+    let mut prepared = Prepared::new(stack_top)?;
+    let expected = inner
+        .expected
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
+    if let Some(manifest) = expected {
+        prepared.expect(manifest);
+    }
+    Ok(prepared)
 }
 
 /// Runs one job on `prepared` (JavaScript) and hands its outcome back before anything is torn

@@ -141,8 +141,9 @@ export default function prelude(callTool, search, describeNames, log, startTimer
     });
   }
 
-  // Called once the program is known, with the names it may call.
-  function install(manifest) {
+  // Makes the `tools` object for the names a program may call: ahead of time, when the host
+  // expects the next program's names, or once the program is known.
+  function build(manifest) {
     const tools = create(null);
     for (let i = 0; i < manifest.length; i++) {
       const namespace = manifest[i];
@@ -161,7 +162,12 @@ export default function prelude(callTool, search, describeNames, log, startTimer
         tools[namespace.name] = freeze(server);
       }
     }
-    defineProperty(globalThis, "tools", { __proto__: null, value: freeze(tools), writable: false, enumerable: false, configurable: false });
+    return freeze(tools);
+  }
+
+  // Gives the program its `tools`, just before it runs.
+  function define(tools) {
+    defineProperty(globalThis, "tools", { __proto__: null, value: tools, writable: false, enumerable: false, configurable: false });
   }
 
   // Formats a value the way a developer expects in a log line; never throws.
@@ -310,5 +316,5 @@ export default function prelude(callTool, search, describeNames, log, startTimer
     return explained;
   }
 
-  return freeze({ install: install, settle: settle, fire: fire, toJson: toJson, explain: explain });
+  return freeze({ build: build, define: define, settle: settle, fire: fire, toJson: toJson, explain: explain });
 }

@@ -28,7 +28,7 @@ mod values;
 
 use std::collections::{HashMap, HashSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use monty::{FunctionCall, MontyRun, RunProgress};
@@ -44,7 +44,7 @@ use self::monitor::{Monitor, Stop, StopUnwind};
 use self::values::{ValuePath, from_json, to_json};
 use crate::{
     CancelFlag, EngineError, EngineEvent, EngineLimits, ExecuteRequest, HostCall, HostReply,
-    HostRequest, MAX_CODE_BYTES, Outcome, Stats,
+    HostRequest, MAX_CODE_BYTES, Outcome, Replies, Stats,
 };
 
 /// Requests other than tool calls (`search_tools`, `describe_tools`) one execution may make.
@@ -70,7 +70,7 @@ const MEMORY_MESSAGE_PREFIX: &str = "memory limit exceeded:";
 pub(crate) fn run(
     request: ExecuteRequest,
     emit: &mut dyn FnMut(EngineEvent),
-    replies: &Receiver<HostReply>,
+    replies: &dyn Replies,
     cancel: &CancelFlag,
 ) -> Outcome {
     let started = Instant::now();
@@ -135,7 +135,7 @@ struct Engine<'a> {
 
 impl Engine<'_> {
     /// Parses and runs the program; every suspension is answered here.
-    fn execute(&mut self, code: &str, replies: &Receiver<HostReply>) -> Result<Value, EngineError> {
+    fn execute(&mut self, code: &str, replies: &dyn Replies) -> Result<Value, EngineError> {
         if code.len() > MAX_CODE_BYTES {
             return Err(EngineError::CodeTooLarge {
                 size: code.len(),
@@ -258,10 +258,10 @@ impl Engine<'_> {
     fn wait(
         &mut self,
         pending: &[u32],
-        replies: &Receiver<HostReply>,
+        replies: &dyn Replies,
     ) -> Result<Vec<(u32, ExtFunctionResult)>, EngineError> {
         loop {
-            while let Ok(reply) = replies.try_recv() {
+            while let Some(reply) = replies.try_recv() {
                 self.receive(reply);
             }
             if self.cancel.is_cancelled() {

@@ -12,12 +12,18 @@
 //! Wire format: one JSON object per line, [`ToWorker`] on the worker's stdin and [`FromWorker`]
 //! on its stdout. Nothing else is written to the worker's stdout.
 
+use std::cell::RefCell;
 use std::ffi::OsString;
-use std::io::{BufRead, BufWriter, Write};
+use std::io::{BufWriter, Write};
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::mpsc;
-use std::sync::{Mutex, PoisonError};
+use std::sync::Arc;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
 use serde::{Deserialize, Serialize};
 
@@ -26,7 +32,8 @@ use crate::alloc::stack_address;
 use crate::confine::{self, Ceilings, ConfineError};
 use crate::javascript::Prepared;
 use crate::{
-    CancelFlag, EngineError, EngineEvent, ExecuteRequest, HostReply, Language, Outcome, Stats,
+    CancelFlag, EngineError, EngineEvent, EngineLimits, ExecuteRequest, HostReply, Language,
+    Manifest, Outcome, Replies, Stats,
 };
 
 /// Exit status of a worker whose guest went past its memory ceiling (the allocator's own code).
@@ -35,10 +42,43 @@ pub const MEMORY_EXIT_CODE: i32 = 65;
 /// Host → worker.
 #[derive(Debug, Serialize, Deserialize)]
 pub enum ToWorker {
+    /// The tools the job will most likely name, sent while the worker waits for it: a
+    /// JavaScript worker sets them up ahead, off the job's time.
+    Expect(Arc<Manifest>),
     /// Run this program (the first and only start a worker gets).
-    Start(ExecuteRequest),
+    Start(WorkerJob),
     /// An answer to one of its calls, or a cancel.
     Reply(HostReply),
+}
+
+/// A job as it crosses to a worker: an [`ExecuteRequest`] whose manifest is left out when it
+/// is the one the worker was told to expect.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct WorkerJob {
+    /// The program.
+    pub code: String,
+    /// Its language.
+    pub language: Language,
+    /// Limits for this execution.
+    pub limits: EngineLimits,
+    /// The names guest code can call; `None`: those of the last [`ToWorker::Expect`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest: Option<Arc<Manifest>>,
+}
+
+impl WorkerJob {
+    /// The job for `request`, to a worker told to expect `expected`.
+    pub fn new(request: &ExecuteRequest, expected: Option<&Arc<Manifest>>) -> Self {
+        let known = expected.is_some_and(|expected| {
+            Arc::ptr_eq(expected, &request.manifest) || expected == &request.manifest
+        });
+        Self {
+            code: request.code.clone(),
+            language: request.language,
+            limits: request.limits,
+            manifest: (!known).then(|| request.manifest.clone()),
+        }
+    }
 }
 
 /// Worker → host.
@@ -61,35 +101,139 @@ pub struct WorkerCommand {
     pub env: Vec<(OsString, OsString)>,
 }
 
-/// Reads the host's replies from stdin until it closes; a cancel also sets the flag, so a busy
-/// guest sees it at its next check.
-fn read_replies(cancel: &CancelFlag, replies: &mpsc::Sender<HostReply>) {
-    let mut input = std::io::stdin().lock();
-    let mut line = String::new();
-    loop {
-        line.clear();
-        match input.read_line(&mut line) {
-            Ok(0) | Err(_) => {
-                // The host is gone: nothing will answer, stop.
-                cancel.cancel();
-                let _ = replies.send(HostReply::Cancel);
-                return;
-            }
-            Ok(_) => {}
+/// The worker's end of its pipes to the host, used by the engine thread alone: the host's
+/// messages are read when the engine waits for them, and the engine's events are written
+/// together just before it waits or ends. So a batch of calls wakes the host once, and an
+/// event nobody waits for (`Started`, a console line) does not wake it at all.
+///
+/// A guest busy computing reads nothing; the host stops such a worker by killing it.
+struct HostPipe {
+    /// Bytes read from stdin that do not make a whole line yet.
+    pending: RefCell<Vec<u8>>,
+    /// Where stdin is read into: made once, before the job.
+    chunk: RefCell<Vec<u8>>,
+    output: RefCell<BufWriter<std::io::Stdout>>,
+    cancel: CancelFlag,
+}
+
+/// How much is read from stdin at a time.
+const READ_CHUNK: usize = 16 * 1024;
+
+impl HostPipe {
+    fn new(cancel: CancelFlag) -> Self {
+        Self {
+            pending: RefCell::new(Vec::with_capacity(READ_CHUNK)),
+            chunk: RefCell::new(vec![0u8; READ_CHUNK]),
+            output: RefCell::new(BufWriter::new(std::io::stdout())),
+            cancel,
         }
-        match serde_json::from_str(&line) {
-            Ok(ToWorker::Reply(reply)) => {
-                if matches!(reply, HostReply::Cancel) {
-                    cancel.cancel();
-                }
-                if replies.send(reply).is_err() {
-                    return;
+    }
+
+    /// Queues a message for the host.
+    fn send(&self, message: &FromWorker) {
+        let mut output = self.output.borrow_mut();
+        let written = serde_json::to_writer(&mut *output, message)
+            .map_err(std::io::Error::from)
+            .and_then(|()| output.write_all(b"\n"));
+        if written.is_err() {
+            // The host stopped listening; it will not read an outcome either.
+            std::process::exit(1);
+        }
+    }
+
+    /// Sends what is queued.
+    fn flush(&self) {
+        if self.output.borrow_mut().flush().is_err() {
+            std::process::exit(1);
+        }
+    }
+
+    /// The host's next message, waiting at most `timeout` for it (`None`: for as long as it
+    /// takes). `Disconnected` once the host has closed the pipe.
+    fn next(&self, timeout: Option<Duration>) -> Result<ToWorker, RecvTimeoutError> {
+        let deadline = timeout.map(|timeout| Instant::now() + timeout);
+        loop {
+            let line = {
+                let mut pending = self.pending.borrow_mut();
+                pending.iter().position(|byte| *byte == b'\n').map(|end| {
+                    let line: Vec<u8> = pending.drain(..=end).collect();
+                    line
+                })
+            };
+            if let Some(line) = line {
+                match serde_json::from_slice::<ToWorker>(&line) {
+                    Ok(message) => return Ok(message),
+                    Err(error) => {
+                        eprintln!(
+                            "toolweave worker: a message from the host was unreadable: {error}"
+                        );
+                        continue;
+                    }
                 }
             }
-            Ok(ToWorker::Start(_)) | Err(_) => {
-                eprintln!("toolweave worker: a message from the host was not a reply");
+            let wait = match deadline {
+                None => PollTimeout::NONE,
+                Some(deadline) => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    // Rounded up: a wait that ends early would only wait again.
+                    let millis = left.as_micros().div_ceil(1000);
+                    PollTimeout::try_from(millis).unwrap_or(PollTimeout::MAX)
+                }
+            };
+            let stdin = std::io::stdin();
+            let mut ready = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
+            match poll(&mut ready, wait) {
+                Ok(0) => {
+                    if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                        return Err(RecvTimeoutError::Timeout);
+                    }
+                    continue;
+                }
+                Ok(_) | Err(Errno::EINTR) => {}
+                Err(_) => return Err(self.host_gone()),
+            }
+            let mut chunk = self.chunk.borrow_mut();
+            match nix::unistd::read(stdin.as_fd(), &mut chunk) {
+                Ok(0) => return Err(self.host_gone()),
+                Ok(read) => self.pending.borrow_mut().extend_from_slice(&chunk[..read]),
+                Err(Errno::EINTR | Errno::EAGAIN) => {}
+                Err(_) => return Err(self.host_gone()),
             }
         }
+    }
+
+    /// The host is gone: nothing will answer, stop.
+    fn host_gone(&self) -> RecvTimeoutError {
+        self.cancel.cancel();
+        RecvTimeoutError::Disconnected
+    }
+
+    /// A reply, or why there is none; anything else the host sends now is out of place.
+    fn reply(&self, timeout: Duration) -> Result<HostReply, RecvTimeoutError> {
+        loop {
+            match self.next(Some(timeout))? {
+                ToWorker::Reply(reply) => {
+                    if matches!(reply, HostReply::Cancel) {
+                        self.cancel.cancel();
+                    }
+                    return Ok(reply);
+                }
+                ToWorker::Start(_) | ToWorker::Expect(_) => {
+                    eprintln!("toolweave worker: a message from the host was not a reply");
+                }
+            }
+        }
+    }
+}
+
+impl Replies for HostPipe {
+    fn recv_timeout(&self, timeout: Duration) -> Result<HostReply, RecvTimeoutError> {
+        self.flush();
+        self.reply(timeout)
+    }
+
+    fn try_recv(&self) -> Option<HostReply> {
+        self.reply(Duration::ZERO).ok()
     }
 }
 
@@ -133,16 +277,16 @@ pub(crate) fn warm_up(kind: WorkerKind, how: WarmUp) {
             max_result_bytes: 4096,
             max_tool_calls: 4,
         },
-        manifest: crate::Manifest {
+        manifest: std::sync::Arc::new(crate::Manifest {
             namespaces: vec![crate::Namespace {
                 name: "warm".to_owned(),
                 tools: Some(vec!["up".to_owned()]),
                 hidden: Vec::new(),
             }],
-        },
+        }),
     };
     // The job and the messages cross the pipes as JSON: warm that code too.
-    if let Ok(text) = serde_json::to_string(&ToWorker::Start(request.clone())) {
+    if let Ok(text) = serde_json::to_string(&ToWorker::Start(WorkerJob::new(&request, None))) {
         let _ = serde_json::from_str::<ToWorker>(&text);
     }
     let (replies_tx, replies_rx) = mpsc::channel();
@@ -327,62 +471,54 @@ fn run_one_job(
     how: WarmUp,
     confined: Result<confine::LandlockState, ConfineError>,
 ) -> u8 {
-    // Everything that does not depend on the job happens before it arrives: the thread that will
-    // read replies, a first run of the engine's own code (a fresh process otherwise pays for
-    // faulting in the interpreter's code and data on the job's time), the JavaScript runtime.
+    // Everything that does not depend on the job happens before it arrives: a first run of the
+    // engine's own code (a fresh process otherwise pays for faulting in the interpreter's code
+    // and data on the job's time), the JavaScript runtime, the tools the job will likely name.
     let cancel = CancelFlag::new();
-    let (replies_tx, replies_rx) = mpsc::channel();
-    let (go, gone) = mpsc::channel::<()>();
-    {
-        let cancel = cancel.clone();
-        // Reads replies once this thread has read the job; it ends with the process.
-        let _ = std::thread::Builder::new()
-            .name("toolweave-worker-input".to_owned())
-            .spawn(move || {
-                if gone.recv().is_err() {
-                    return;
-                }
-                read_replies(&cancel, &replies_tx);
-            });
-    }
+    let host = HostPipe::new(cancel.clone());
     warm_up(kind, how);
     let stack_top = stack_address();
-    let prepared = match kind {
+    let mut prepared = match kind {
         WorkerKind::JavaScript => Some(Prepared::new(stack_top)),
         WorkerKind::Python => None,
     };
+    let mut expected = None;
     // The job, read on this thread: no hand-off between reading it and running it.
-    let mut line = String::new();
-    let request = match std::io::stdin().lock().read_line(&mut line) {
-        // The pool was dropped before it needed this worker.
-        Ok(0) | Err(_) => return 0,
-        Ok(_) => match serde_json::from_str::<ToWorker>(&line) {
-            Ok(ToWorker::Start(request)) => request,
-            Ok(ToWorker::Reply(_)) | Err(_) => {
-                eprintln!("toolweave worker: the first message was not a job");
+    let job = loop {
+        match host.next(None) {
+            Ok(ToWorker::Expect(manifest)) => {
+                if let Some(Ok(prepared)) = &mut prepared {
+                    prepared.expect(manifest.clone());
+                }
+                expected = Some(manifest);
+            }
+            Ok(ToWorker::Start(job)) => break job,
+            Ok(ToWorker::Reply(_)) => {
+                eprintln!("toolweave worker: a reply came before the job");
                 return 1;
             }
-        },
-    };
-    let _ = go.send(());
-
-    let stdout = std::io::stdout();
-    let output = Mutex::new(BufWriter::new(stdout.lock()));
-    let write = |message: &FromWorker| {
-        let mut output = output.lock().unwrap_or_else(PoisonError::into_inner);
-        let written = serde_json::to_writer(&mut *output, message)
-            .map_err(std::io::Error::from)
-            .and_then(|()| output.write_all(b"\n"))
-            .and_then(|()| output.flush());
-        if written.is_err() {
-            // The host stopped listening; it will not read an outcome either.
-            std::process::exit(1);
+            // The pool was dropped before it needed this worker.
+            Err(_) => return 0,
         }
     };
+    let Some(manifest) = job.manifest.or(expected) else {
+        host.send(&FromWorker::Finished(failed(EngineError::Internal {
+            message: "the job named no tools and none were expected".to_owned(),
+        })));
+        host.flush();
+        return 1;
+    };
+    let request = ExecuteRequest {
+        code: job.code,
+        language: job.language,
+        limits: job.limits,
+        manifest,
+    };
     if let Err(error) = confined {
-        write(&FromWorker::Finished(failed(EngineError::Internal {
+        host.send(&FromWorker::Finished(failed(EngineError::Internal {
             message: format!("{error}; the program was not run"),
         })));
+        host.flush();
         return 1;
     }
     arm_memory(&request);
@@ -390,8 +526,8 @@ fn run_one_job(
         (Language::JavaScript | Language::TypeScript, Some(Ok(prepared))) => {
             let (outcome, spent) = prepared.run(
                 request,
-                &mut |event| write(&FromWorker::Event(event)),
-                &replies_rx,
+                &mut |event| host.send(&FromWorker::Event(event)),
+                &host,
                 &cancel,
             );
             // Exiting frees everything; skip tearing the runtime down.
@@ -401,8 +537,8 @@ fn run_one_job(
         (Language::JavaScript | Language::TypeScript, Some(Err(error))) => failed(error),
         (Language::Python, None) => crate::run(
             request,
-            &mut |event| write(&FromWorker::Event(event)),
-            &replies_rx,
+            &mut |event| host.send(&FromWorker::Event(event)),
+            &host,
             &cancel,
         ),
         (language, _) => failed(EngineError::Internal {
@@ -412,6 +548,7 @@ fn run_one_job(
             ),
         }),
     };
-    write(&FromWorker::Finished(outcome));
+    host.send(&FromWorker::Finished(outcome));
+    host.flush();
     0
 }

@@ -571,7 +571,8 @@ fn run_on_pool(pool: &toolweave_sandbox::EnginePool, code: &str) -> Outcome {
                 tools: Some(vec!["echo".into()]),
                 hidden: Vec::new(),
             }],
-        },
+        }
+        .into(),
     };
     common::run_on_pool(pool, request, |request| match request {
         HostRequest::Tool { args, .. } => Ok(args.clone()),

@@ -626,7 +626,8 @@ fn the_hosts_cancel_message_wakes_a_waiting_guest() {
                         tools: Some(vec!["slow".into()]),
                         hidden: Vec::new(),
                     }],
-                },
+                }
+                .into(),
             },
             &mut |event| {
                 if matches!(event, EngineEvent::Call(_)) {
@@ -705,7 +706,8 @@ fn run_on_pool(pool: &toolweave_sandbox::EnginePool, code: &str, language: Langu
                 tools: Some(vec!["echo".into()]),
                 hidden: Vec::new(),
             }],
-        },
+        }
+        .into(),
     };
     common::run_on_pool(pool, request, |request| match request {
         HostRequest::Tool { args, .. } => Ok(args.clone()),

@@ -35,7 +35,7 @@ fn run(code: &str) -> Result<serde_json::Value, EngineError> {
                     code,
                     language: Language::Python,
                     limits,
-                    manifest: Manifest::default(),
+                    manifest: Manifest::default().into(),
                 },
                 &mut |_| {},
                 &replies_rx,

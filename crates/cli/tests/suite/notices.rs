@@ -71,15 +71,29 @@ async fn execute_with_progress(
     (result.structured_content.unwrap()["result"].clone(), token)
 }
 
-fn progress_messages(listening: &Listening, token: &ProgressToken) -> Vec<(f64, String)> {
-    listening
-        .progress
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|p| &p.progress_token == token)
-        .map(|p| (p.progress, p.message.clone().unwrap_or_default()))
-        .collect()
+/// The progress messages for `token` once `expected` of them have arrived (or 2 s passed). The
+/// client hands each notification to a task of its own, so one sent before the answer may be
+/// recorded just after the call returns.
+async fn progress_messages(
+    listening: &Listening,
+    token: &ProgressToken,
+    expected: usize,
+) -> Vec<(f64, String)> {
+    let collect = || -> Vec<(f64, String)> {
+        listening
+            .progress
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|p| &p.progress_token == token)
+            .map(|p| (p.progress, p.message.clone().unwrap_or_default()))
+            .collect()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    while collect().len() < expected && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -98,7 +112,7 @@ async fn progress_and_logs_of_upstream_calls_reach_the_client_over_stdio() {
     assert_eq!(value, json!(["done", "done"]));
     // Two calls, each 1/2 then 2/2, as one count that only rises.
     assert_eq!(
-        progress_messages(&listening, &token),
+        progress_messages(&listening, &token, 4).await,
         vec![
             (1.0, "fixture.slow: 1/2 waiting".to_owned()),
             (2.0, "fixture.slow: 2/2 done".to_owned()),
@@ -136,7 +150,7 @@ async fn progress_and_logs_of_upstream_calls_reach_the_client_over_stdio() {
     let (value, token) =
         execute_with_progress(&client, "return await tools.fixture.slow({ ms: 10 })").await;
     assert_eq!(value, json!("done"));
-    assert_eq!(progress_messages(&listening, &token).len(), 2);
+    assert_eq!(progress_messages(&listening, &token, 2).await.len(), 2);
     assert_eq!(
         listening.logs.lock().unwrap().len(),
         2,
@@ -170,7 +184,7 @@ async fn over_http_each_session_gets_its_own_progress() {
     assert_eq!((a, b), (json!("done"), json!("done")));
     for (listening, mine) in [(&first, &first_token), (&second, &second_token)] {
         assert_eq!(
-            progress_messages(listening, mine),
+            progress_messages(listening, mine, 2).await,
             vec![
                 (1.0, "fixture.slow: 1/2 waiting".to_owned()),
                 (2.0, "fixture.slow: 2/2 done".to_owned()),

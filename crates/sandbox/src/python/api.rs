@@ -11,6 +11,8 @@
 //! as it is read (a lazy lookup) or called (a method call routed by the instance's id), and every
 //! name becomes a call the host answers — it waits for the server or explains why it failed.
 
+use std::sync::Arc;
+
 use monty_types::{
     DictPairs, ExcType, MontyClassInstance, MontyClassType, MontyException, MontyObject, MontyUuid,
     NameLookupResult,
@@ -48,11 +50,11 @@ pub(super) enum Call {
 
 /// The names of one execution's manifest, as the guest sees them.
 pub(super) struct GuestApi {
-    manifest: Manifest,
+    manifest: Arc<Manifest>,
 }
 
 impl GuestApi {
-    pub(super) fn new(manifest: Manifest) -> Self {
+    pub(super) fn new(manifest: Arc<Manifest>) -> Self {
         Self { manifest }
     }
 

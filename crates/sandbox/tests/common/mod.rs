@@ -134,7 +134,8 @@ fn run_here(code: &str, language: Language, limits: EngineLimits, cancel: &Cance
                     hidden: Vec::new(),
                 },
             ],
-        },
+        }
+        .into(),
     };
     let started = Instant::now();
     let outcome = toolweave_sandbox::run(
