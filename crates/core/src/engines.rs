@@ -13,9 +13,11 @@ use toolweave_sandbox::{
 use crate::workers::{WorkerPool, WorkerSession};
 use toolweave_config::Limits;
 
-/// Engine threads kept ready between executions. Two cover a client that runs one program at a
-/// time plus one more arriving meanwhile; more start on demand.
-const IDLE_ENGINES: usize = 2;
+/// Engine threads kept ready between executions; more start on demand. Four, so that a client
+/// sending one program after another finds a prepared thread each time: a thread prepares its
+/// next runtime 2 ms after its execution when another is prepared (measured back to back, one
+/// in-process call: 0.87 ms with two, 0.76 ms with four; each costs about 0.3 MiB).
+const IDLE_ENGINES: usize = 4;
 /// Worker processes of each kind kept started ahead of demand.
 const IDLE_WORKERS: usize = 4;
 
