@@ -189,7 +189,9 @@ impl HostPipe {
                     }
                     continue;
                 }
-                Ok(_) | Err(Errno::EINTR) => {}
+                Ok(_) => {}
+                // Waited again, for the time left: reading now could block past the deadline.
+                Err(Errno::EINTR) => continue,
                 Err(_) => return Err(self.host_gone()),
             }
             let mut chunk = self.chunk.borrow_mut();
