@@ -447,24 +447,20 @@ fn os_call(call: &OsFunctionCall) -> ExtFunctionResult {
     }
 }
 
-/// The Gregorian date of a day counted from 1970-01-01 (Howard Hinnant's `civil_from_days`).
+/// The Gregorian date of a day counted from 1970-01-01.
 fn civil_date(days: i64) -> (i32, u8, u8) {
-    let days = days + 719_468;
-    let era = days.div_euclid(146_097);
-    let day_of_era = days.rem_euclid(146_097);
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_index = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
-    let month = if month_index < 10 {
-        month_index + 3
-    } else {
-        month_index - 9
-    };
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    (year as i32, month as u8, day as u8)
+    use chrono::Datelike;
+    let date = i32::try_from(days)
+        .ok()
+        .and_then(|days| days.checked_add(DAYS_FROM_CE_TO_1970))
+        .and_then(chrono::NaiveDate::from_num_days_from_ce_opt)
+        .unwrap_or_default();
+    // Month and day are at most 12 and 31.
+    (date.year(), date.month() as u8, date.day() as u8)
 }
+
+/// Days from 0001-01-01 (day 1 of the common era, as chrono counts) to 1970-01-01.
+const DAYS_FROM_CE_TO_1970: i32 = 719_163;
 
 #[cfg(test)]
 mod tests {

@@ -561,23 +561,76 @@ fn nothing_outside_is_reachable() {
 
 /// Runs `code` on `pool` and waits for the outcome (tool calls are answered with their args).
 fn run_on_pool(pool: &toolweave_sandbox::EnginePool, code: &str) -> Outcome {
+    run_on_pool_with(pool, code, one_tool("t", "echo"))
+}
+
+/// A manifest of one namespace with one tool.
+fn one_tool(namespace: &str, tool: &str) -> std::sync::Arc<Manifest> {
+    Manifest {
+        namespaces: vec![Namespace {
+            name: namespace.to_owned(),
+            tools: Some(vec![tool.to_owned()]),
+            hidden: Vec::new(),
+        }],
+    }
+    .into()
+}
+
+/// [`run_on_pool`] with `manifest`; a tool call is answered with its name and arguments.
+fn run_on_pool_with(
+    pool: &toolweave_sandbox::EnginePool,
+    code: &str,
+    manifest: std::sync::Arc<Manifest>,
+) -> Outcome {
     let request = ExecuteRequest {
         code: code.to_owned(),
         language: Language::JavaScript,
         limits: limits(),
-        manifest: Manifest {
-            namespaces: vec![Namespace {
-                name: "t".to_owned(),
-                tools: Some(vec!["echo".into()]),
-                hidden: Vec::new(),
-            }],
-        }
-        .into(),
+        manifest,
     };
     common::run_on_pool(pool, request, |request| match request {
-        HostRequest::Tool { args, .. } => Ok(args.clone()),
+        HostRequest::Tool { name, args, .. } if name == "t.echo" => Ok(args.clone()),
+        HostRequest::Tool { name, args, .. } => Ok(json!({ "name": name, "args": args })),
         _ => Err("only tool calls here".to_owned()),
     })
+}
+
+#[test]
+fn a_program_gets_the_tools_of_its_own_manifest_whatever_the_runtime_was_prepared_for() {
+    let pool = toolweave_sandbox::EnginePool::new(1, limits().stack_bytes);
+    let a = one_tool("a", "one");
+    let b = one_tool("b", "two");
+    let names = "const space = Object.keys(tools)[0]; [space, Object.keys(tools[space])]";
+    // After each program the thread prepares its next runtime with that program's tools set up
+    // (at once: it is the only thread); the pauses let it finish.
+    assert_eq!(
+        run_on_pool_with(&pool, names, a.clone()).result,
+        Ok(json!(["a", ["one"]]))
+    );
+    thread::sleep(Duration::from_millis(50));
+    // Prepared for `a`, given `b`.
+    assert_eq!(
+        run_on_pool_with(&pool, names, b.clone()).result,
+        Ok(json!(["b", ["two"]]))
+    );
+    thread::sleep(Duration::from_millis(50));
+    // Prepared for `b`, given `b`: the tools made ahead call the host like any others.
+    assert_eq!(
+        run_on_pool_with(&pool, "await tools.b.two({ x: 1 })", b.clone()).result,
+        Ok(json!({ "name": "b.two", "args": { "x": 1 } }))
+    );
+    thread::sleep(Duration::from_millis(50));
+    // Prepared for `b`, given an equal manifest that is another value: the same tools, frozen.
+    let copy = std::sync::Arc::new((*b).clone());
+    assert_eq!(
+        run_on_pool_with(
+            &pool,
+            "[Object.isFrozen(tools.b), Object.isFrozen(tools.b.two), typeof tools.a]",
+            copy
+        )
+        .result,
+        Ok(json!([true, true, "undefined"]))
+    );
 }
 
 #[test]
