@@ -32,15 +32,32 @@ fn request(code: &str, language: Language) -> ExecuteRequest {
             max_result_bytes: 256 * 1024,
             max_tool_calls: 200,
         },
-        manifest: Manifest {
-            namespaces: vec![Namespace {
-                name: "fixture".to_owned(),
-                tools: Some(vec!["add".to_owned(), "echo".to_owned()]),
-                hidden: Vec::new(),
-            }],
-        }
-        .into(),
+        manifest: manifest(),
     }
+}
+
+/// Three servers of 16 tools each, as the end-to-end benchmark configures: the guest's `tools`
+/// holds 48 functions.
+fn manifest() -> std::sync::Arc<Manifest> {
+    let namespace = |name: &str| Namespace {
+        name: name.to_owned(),
+        tools: Some(
+            ["add", "echo"]
+                .into_iter()
+                .map(str::to_owned)
+                .chain((0..14).map(|index| format!("tool_{index}")))
+                .collect(),
+        ),
+        hidden: Vec::new(),
+    };
+    Manifest {
+        namespaces: vec![
+            namespace("fixture"),
+            namespace("second"),
+            namespace("third"),
+        ],
+    }
+    .into()
 }
 
 fn main() {

@@ -737,6 +737,67 @@ fn the_pool_runs_python_beside_javascript() {
     assert!(matches!(next.result, Err(EngineError::Guest { name, .. }) if name == "NameError"));
 }
 
+/// A namespace's tools are resolved as the program uses them, not made ahead: read and then
+/// called, called at once, named with a leading underscore (which Monty never asks the host
+/// about), or kept from code by the host's policy.
+#[test]
+fn tools_resolve_however_they_are_used() {
+    let pool = toolweave_sandbox::EnginePool::new(1, limits().stack_bytes);
+    let manifest: std::sync::Arc<Manifest> = Manifest {
+        namespaces: vec![Namespace {
+            name: "t".to_owned(),
+            tools: Some(vec!["add".into(), "_private".into()]),
+            hidden: vec!["secret".into()],
+        }],
+    }
+    .into();
+    let run = |code: &str| {
+        let request = ExecuteRequest {
+            code: code.to_owned(),
+            language: Language::Python,
+            limits: limits(),
+            manifest: manifest.clone(),
+        };
+        common::run_on_pool(&pool, request, |request| match request {
+            HostRequest::Tool { name, args, .. } => Ok(json!({ "name": name, "args": args })),
+            _ => Err("only tool calls here".to_owned()),
+        })
+        .result
+    };
+    let called = |name: &str, args: Value| Ok(json!({ "name": name, "args": args }));
+    assert_eq!(
+        run("f = tools.t.add\nawait f(a=1)"),
+        called("t.add", json!({ "a": 1 }))
+    );
+    assert_eq!(
+        run("await tools.t.add(a=2)"),
+        called("t.add", json!({ "a": 2 }))
+    );
+    assert_eq!(
+        run("await tools.t._private(b=3)"),
+        called("t._private", json!({ "b": 3 }))
+    );
+    assert_eq!(
+        run("f = getattr(tools.t, '_private')\nawait f()"),
+        called("t._private", json!({}))
+    );
+    // A hidden tool is no attribute, but a call reaches the host, which refuses it.
+    assert_eq!(
+        run("await tools.t.secret(c=4)"),
+        called("t.secret", json!({ "c": 4 }))
+    );
+    assert_eq!(
+        run("[hasattr(tools.t, 'add'), hasattr(tools.t, '_private'), hasattr(tools.t, 'secret')]"),
+        Ok(json!([true, true, false]))
+    );
+    let missing = run("tools.t.ad()");
+    assert!(
+        matches!(&missing, Err(EngineError::Guest { name, message, .. })
+            if name == "AttributeError" && message.contains("its tools are add, _private")),
+        "{missing:?}"
+    );
+}
+
 /// What Monty 0.0.23 does not run, each failing with a clear error (docs/python.md lists these
 /// with what to use instead).
 #[test]

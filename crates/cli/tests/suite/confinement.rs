@@ -383,3 +383,55 @@ async fn workers_are_forked_by_a_fork_server_and_outlive_its_loss() {
     }
     server.stop().await.unwrap();
 }
+
+/// How many threads of `process_id` are named `name` (truncated to 15 bytes, as the kernel keeps
+/// thread names).
+fn threads_named(process_id: u32, name: &str) -> usize {
+    let name = &name[..name.len().min(15)];
+    std::fs::read_dir(format!("/proc/{process_id}/task"))
+        .map(|tasks| {
+            tasks
+                .filter_map(Result::ok)
+                .filter(|task| {
+                    std::fs::read_to_string(task.path().join("comm"))
+                        .is_ok_and(|comm| comm.trim_end() == name)
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// Engine threads with prepared runtimes are kept only where guest code runs on them: in
+/// process, four; with workers for both languages, none (each would hold a QuickJS runtime
+/// nobody uses).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engine_threads_are_kept_only_where_guest_code_runs_on_them() {
+    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    for (isolation, kept) in [("worker", 0), ("in-process", 4)] {
+        let server = Toolweave::start(toolweave(), &config, &["--isolation", isolation])
+            .await
+            .unwrap();
+        let gateway = server.process_id().unwrap();
+        let javascript = server
+            .execute("await tools.fixture.add({ a: 1, b: 2 })", "javascript")
+            .await
+            .unwrap();
+        assert_eq!(javascript.value().unwrap(), &json!(3), "{isolation}");
+        let python = server
+            .execute("await tools.fixture.add(a=2, b=3)", "python")
+            .await
+            .unwrap();
+        assert_eq!(python.value().unwrap(), &json!(5), "{isolation}");
+        // The pool settles at its idle target once its threads have handed back their outcome.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while threads_named(gateway, "toolweave-engine") != kept && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(
+            threads_named(gateway, "toolweave-engine"),
+            kept,
+            "{isolation}"
+        );
+        server.stop().await.unwrap();
+    }
+}
