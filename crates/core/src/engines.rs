@@ -115,6 +115,18 @@ impl Engines {
         self.isolation
     }
 
+    /// The manifest the next executions will most likely have: engines and workers prepared
+    /// from now on set up its tools.
+    pub(crate) fn expect(&self, manifest: &std::sync::Arc<toolweave_sandbox::Manifest>) {
+        self.threads.expect(manifest.clone());
+        for workers in [&self.javascript_workers, &self.python_workers]
+            .into_iter()
+            .flatten()
+        {
+            workers.expect(manifest.clone());
+        }
+    }
+
     /// Starts `request` where its language belongs.
     pub(crate) async fn start(&self, request: ExecuteRequest) -> Session {
         let workers = match request.language {

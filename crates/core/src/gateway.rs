@@ -149,7 +149,7 @@ impl Gateway {
     ) -> Arc<Self> {
         let servers = upstream.server_names();
         let empty = CatalogState::new(&servers, Vec::new(), 0, &policy);
-        Arc::new(Self {
+        let gateway = Arc::new(Self {
             upstream,
             policy,
             audit,
@@ -158,7 +158,12 @@ impl Gateway {
             servers,
             current: RwLock::new(Arc::new(empty)),
             rebuild: tokio::sync::Mutex::new(()),
-        })
+        });
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let versions = gateway.upstream.subscribe();
+            runtime.spawn(keep_catalog_current(Arc::downgrade(&gateway), versions));
+        }
+        gateway
     }
 
     /// The configured server names, in order.
@@ -268,6 +273,8 @@ impl Gateway {
             Ok(mut current) => *current = state.clone(),
             Err(poisoned) => *poisoned.into_inner() = state.clone(),
         }
+        // Engines and workers prepared from now on set up these tools ahead of the next job.
+        self.engines.expect(&state.manifest());
         state
     }
 
@@ -373,5 +380,73 @@ fn first_line(text: &str) -> String {
         format!("{cut}…")
     } else {
         line.to_owned()
+    }
+}
+
+/// How long the catalog waits after a server's state changed before it is rebuilt: servers that
+/// start together become ready within milliseconds of each other, and one rebuild serves them all.
+const CATALOG_SETTLE: std::time::Duration = std::time::Duration::from_millis(5);
+
+/// Rebuilds the catalog whenever a server's state or tools change, until the gateway is gone.
+/// An execution reads the catalog on its path; built there, the first execution after the
+/// servers started (and after each change) waited about a millisecond for the declarations,
+/// the search index and the manifest of every tool.
+async fn keep_catalog_current(
+    gateway: std::sync::Weak<Gateway>,
+    mut versions: tokio::sync::watch::Receiver<u64>,
+) {
+    loop {
+        {
+            let Some(gateway) = gateway.upgrade() else {
+                return;
+            };
+            // At once when the catalog is current already.
+            gateway.catalog(false).await;
+        }
+        if versions.changed().await.is_err() {
+            return;
+        }
+        tokio::time::sleep(CATALOG_SETTLE).await;
+        versions.borrow_and_update();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::*;
+
+    /// The catalog is rebuilt when a server's state changes, not on the next execution's path:
+    /// here a server that cannot start goes from starting to down, and the snapshot follows
+    /// without anything asking for it.
+    #[tokio::test]
+    async fn the_catalog_follows_the_servers_without_waiting_for_an_execution() {
+        let config = toolweave_config::parse_str(
+            r#"{"mcpServers": {"gone": {"command": "/nonexistent/toolweave-test-server"}}}"#,
+            std::path::Path::new("mcp.json"),
+        )
+        .expect("a valid config");
+        let gateway = Gateway::start(
+            &config,
+            Limits::default(),
+            Isolation::InProcess,
+            None,
+            Policy::default(),
+            None,
+        );
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let version = *gateway.upstream.subscribe().borrow();
+            if version > 0 && gateway.snapshot().version == version {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the catalog stayed at version {} while the servers are at {version}",
+                gateway.snapshot().version
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
     }
 }

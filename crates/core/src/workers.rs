@@ -315,6 +315,15 @@ impl WorkerPool {
         }
     }
 
+    /// Workers started from now on are told to expect `manifest` (until a job names another).
+    pub(crate) fn expect(&self, manifest: Arc<Manifest>) {
+        *self
+            .inner
+            .expected
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(manifest);
+    }
+
     /// Starts `request` in a worker: a waiting one, or one started now. A waiting worker that
     /// cannot take the job (it died while it waited: killed, or its fork server went) is
     /// dropped for the next.
@@ -337,11 +346,13 @@ impl WorkerPool {
                 let worker = idle.workers.pop();
                 (worker, idle.workers.is_empty())
             };
-            if emptied {
-                // The next execution should find one waiting.
-                self.replenish(When::Now);
-            }
             let fresh = idle.is_none();
+            if emptied {
+                // The next execution should find one waiting: start them now, or, when this job
+                // starts a worker of its own (the first execution, sent while the gateway
+                // starts, most often), a moment later, so that they do not compete with it.
+                self.replenish(if fresh { When::Soon } else { When::Now });
+            }
             let worker = match idle {
                 Some(worker) => worker,
                 None => self

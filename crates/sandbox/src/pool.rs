@@ -134,6 +134,15 @@ impl EnginePool {
         pool
     }
 
+    /// Runtimes prepared from now on set up the tools of `manifest` (until a job names another).
+    pub fn expect(&self, manifest: Arc<Manifest>) {
+        *self
+            .inner
+            .expected
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(manifest);
+    }
+
     /// Starts `job` on an idle thread, or on a new one when none is idle. The outcome always
     /// arrives through the job's `finished`, also when no thread could be started.
     pub fn submit(&self, job: Job) -> Execution {
