@@ -346,13 +346,11 @@ impl WorkerPool {
                 let worker = idle.workers.pop();
                 (worker, idle.workers.is_empty())
             };
-            let fresh = idle.is_none();
             if emptied {
-                // The next execution should find one waiting: start them now, or, when this job
-                // starts a worker of its own (the first execution, sent while the gateway
-                // starts, most often), a moment later, so that they do not compete with it.
-                self.replenish(if fresh { When::Soon } else { When::Now });
+                // The next execution should find one waiting.
+                self.replenish(When::Now);
             }
+            let fresh = idle.is_none();
             let worker = match idle {
                 Some(worker) => worker,
                 None => self
