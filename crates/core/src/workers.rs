@@ -18,8 +18,8 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader, Lines};
 use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
 use toolweave_sandbox::{
-    EngineError, ExecuteRequest, FromWorker, HostReply, MEMORY_EXIT_CODE, Manifest, ToWorker,
-    WorkerCommand, WorkerJob, WorkerSpec,
+    EngineError, ExecuteRequest, ExpectedManifest, FromWorker, HostReply, MEMORY_EXIT_CODE,
+    Manifest, ToWorker, WorkerCommand, WorkerJob, WorkerSpec,
 };
 
 #[cfg(target_os = "linux")]
@@ -47,7 +47,7 @@ struct PoolInner {
     idle: Mutex<Idle>,
     idle_target: usize,
     /// The manifest of the last job: workers started from now on are told to expect it.
-    expected: Mutex<Option<Arc<Manifest>>>,
+    expected: ExpectedManifest,
     /// Where workers come from: a fork server when one runs, otherwise a new process each.
     #[cfg(target_os = "linux")]
     forks: tokio::sync::Mutex<Forks>,
@@ -304,7 +304,7 @@ impl WorkerPool {
                 directory,
                 idle: Mutex::new(Idle::default()),
                 idle_target,
-                expected: Mutex::new(None),
+                expected: ExpectedManifest::default(),
                 #[cfg(target_os = "linux")]
                 forks: tokio::sync::Mutex::new(if fork_server {
                     Forks::NotStarted
@@ -317,25 +317,14 @@ impl WorkerPool {
 
     /// Workers started from now on are told to expect `manifest` (until a job names another).
     pub(crate) fn expect(&self, manifest: Arc<Manifest>) {
-        *self
-            .inner
-            .expected
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Some(manifest);
+        self.inner.expected.set(manifest);
     }
 
     /// Starts `request` in a worker: a waiting one, or one started now. A waiting worker that
     /// cannot take the job (it died while it waited: killed, or its fork server went) is
     /// dropped for the next.
     pub(crate) async fn start(&self, request: &ExecuteRequest) -> Result<WorkerSession, String> {
-        {
-            let mut expected = self
-                .inner
-                .expected
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            *expected = Some(request.manifest.clone());
-        }
+        self.expect(request.manifest.clone());
         loop {
             let (idle, emptied) = {
                 let mut idle = self
@@ -445,12 +434,7 @@ enum Warm {
 impl PoolInner {
     /// Tells a waiting worker which tools its job will most likely name.
     async fn tell_expected(&self, mut worker: Worker) -> io::Result<Worker> {
-        let expected = self
-            .expected
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        if let Some(manifest) = expected {
+        if let Some(manifest) = self.expected.get() {
             write_message(&mut worker.stdin, &ToWorker::Expect(manifest.clone())).await?;
             worker.expects = Some(manifest);
         }

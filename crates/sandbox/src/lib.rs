@@ -133,6 +133,30 @@ pub struct Manifest {
     pub namespaces: Vec<Namespace>,
 }
 
+/// The manifest the next jobs will most likely have, shared by whatever prepares engines ahead
+/// of them (engine threads, worker pools): set from each job and from each new catalog, read
+/// when a runtime or worker is prepared.
+#[derive(Debug, Default)]
+pub struct ExpectedManifest(std::sync::Mutex<Option<Arc<Manifest>>>);
+
+impl ExpectedManifest {
+    /// From now on, `manifest` is the one to prepare for.
+    pub fn set(&self, manifest: Arc<Manifest>) {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(manifest);
+    }
+
+    /// The one to prepare for, if any is known yet.
+    pub fn get(&self) -> Option<Arc<Manifest>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+}
+
 /// One `tools.<name>` namespace.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Namespace {

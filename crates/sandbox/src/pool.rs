@@ -21,8 +21,8 @@ use std::time::{Duration, Instant};
 use crate::alloc::stack_address;
 use crate::javascript::{Prepared, Spent};
 use crate::{
-    CancelFlag, EngineError, EngineEvent, ExecuteRequest, HostReply, Language, Manifest, Outcome,
-    Stats, THREAD_STACK_HEADROOM,
+    CancelFlag, EngineError, EngineEvent, ExecuteRequest, ExpectedManifest, HostReply, Language,
+    Manifest, Outcome, Stats, THREAD_STACK_HEADROOM,
 };
 
 /// One execution handed to a pool.
@@ -107,7 +107,7 @@ struct Inner {
     idle: Mutex<Vec<Idle>>,
     /// The manifest of the last job: the next most likely has the same, so runtimes are
     /// prepared with its tools set up.
-    expected: Mutex<Option<Arc<Manifest>>>,
+    expected: ExpectedManifest,
     /// How many threads stay waiting between executions.
     idle_target: usize,
     /// Stack of each engine thread.
@@ -121,7 +121,7 @@ impl EnginePool {
         let pool = Self {
             inner: Arc::new(Inner {
                 idle: Mutex::new(Vec::new()),
-                expected: Mutex::new(None),
+                expected: ExpectedManifest::default(),
                 idle_target,
                 stack_size: guest_stack_bytes.saturating_add(THREAD_STACK_HEADROOM),
             }),
@@ -136,24 +136,13 @@ impl EnginePool {
 
     /// Runtimes prepared from now on set up the tools of `manifest` (until a job names another).
     pub fn expect(&self, manifest: Arc<Manifest>) {
-        *self
-            .inner
-            .expected
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Some(manifest);
+        self.inner.expected.set(manifest);
     }
 
     /// Starts `job` on an idle thread, or on a new one when none is idle. The outcome always
     /// arrives through the job's `finished`, also when no thread could be started.
     pub fn submit(&self, job: Job) -> Execution {
-        {
-            let mut expected = self
-                .inner
-                .expected
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            *expected = Some(job.request.manifest.clone());
-        }
+        self.expect(job.request.manifest.clone());
         let (replies_tx, replies) = mpsc::channel();
         let cancel = CancelFlag::new();
         let execution = {
@@ -301,12 +290,7 @@ fn serve(inner: &Inner, first: Option<Task>, tasks: &Receiver<Task>, me: &Sender
 /// A runtime with the tools of the last job's manifest set up.
 fn prepare(inner: &Inner, stack_top: usize) -> Result<Prepared, EngineError> {
     let mut prepared = Prepared::new(stack_top)?;
-    let expected = inner
-        .expected
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .clone();
-    if let Some(manifest) = expected {
+    if let Some(manifest) = inner.expected.get() {
         prepared.expect(manifest);
     }
     Ok(prepared)

@@ -75,11 +75,9 @@ impl GuestApi {
                 _ => NameLookupResult::Undefined,
             },
             Some(id) => match self.namespace_of(id) {
-                // A server that is not ready: every attribute is a call the host answers.
-                Some((namespace, None)) => {
-                    NameLookupResult::Value(function(format!("{namespace}.{name}")))
-                }
-                Some((namespace, Some(tools))) if tools.iter().any(|tool| tool == name) => {
+                // One of a ready namespace's tools, or any name of a namespace whose server is not
+                // ready: every attribute of that is a call the host answers.
+                Some((namespace, tools)) if tools.is_none_or(|tools| has_tool(tools, name)) => {
                     NameLookupResult::Value(function(format!("{namespace}.{name}")))
                 }
                 // `tools`, or a name a ready namespace does not have: the attribute does not
@@ -106,7 +104,7 @@ impl GuestApi {
                 // One of the namespace's tools, or one kept from code by the host's policy (the
                 // host answers with its refusal).
                 Some((namespace, Some(tools)))
-                    if tools.iter().any(|tool| tool == function_name)
+                    if has_tool(tools, function_name)
                         || self.is_hidden(namespace, function_name) =>
                 {
                     tool_call(&format!("{namespace}.{function_name}"), args, kwargs)
@@ -187,6 +185,10 @@ impl GuestApi {
             .collect::<DictPairs>();
         instance("tools".to_owned(), TOOLS_ID, namespaces)
     }
+}
+
+fn has_tool(tools: &[String], name: &str) -> bool {
+    tools.iter().any(|tool| tool == name)
 }
 
 fn namespace_id(index: usize) -> u128 {
