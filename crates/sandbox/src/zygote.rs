@@ -289,9 +289,13 @@ pub fn zygote_main(spec: WorkerSpec) -> ExitCode {
         match unsafe { nix::unistd::fork() } {
             Ok(ForkResult::Child) => {
                 let code = become_worker(spec, server, stdio, tag[0] == REQUEST_WARM);
-                // Exits without unwinding into the fork server's loop: its descriptors are
-                // already closed (the worker closes all but 0, 1 and 2).
-                std::process::exit(i32::from(code));
+                // Exits without unwinding into the fork server's loop (its descriptors are
+                // already closed: the worker closes all but 0, 1 and 2), and without the C
+                // library's exit handlers and destructors, which only fault in and copy pages
+                // a worker never needed. The worker has flushed what it wrote to stdout; stderr
+                // is unbuffered.
+                // SAFETY: _exit ends the process at once; nothing after it runs.
+                unsafe { libc::_exit(i32::from(code)) }
             }
             Ok(ForkResult::Parent { child }) => {
                 drop(stdio);
