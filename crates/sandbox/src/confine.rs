@@ -136,6 +136,16 @@ fn failed(step: &'static str, detail: impl fmt::Display) -> ConfineError {
 
 pub use imp::{confine, probe, self_check};
 
+#[cfg(all(
+    target_os = "linux",
+    any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "riscv64"
+    )
+))]
+mod bpf;
+
 /// What the confinement check tries after confining itself; each must be denied (see
 /// [`self_check`]).
 pub const ESCAPE_ATTEMPTS: &[&str] = &[
@@ -199,12 +209,8 @@ mod imp {
         RulesetStatus, Scope,
     };
     use nix::sys::resource::{Resource, getrlimit, setrlimit};
-    use seccompiler::{
-        BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-        SeccompRule, TargetArch,
-    };
 
-    use super::{Ceilings, ConfineError, LandlockState, Support, failed};
+    use super::{Ceilings, ConfineError, LandlockState, Support, bpf, failed};
 
     /// The newest Landlock ABI this build asks for; older kernels get what they have.
     const LANDLOCK_ABI: ABI = ABI::V6;
@@ -348,38 +354,28 @@ mod imp {
     }
 
     fn install_seccomp_filter() -> Result<(), ConfineError> {
-        let program = seccomp_program(std::process::id())
+        let program = seccomp_policy(std::process::id())
+            .and_then(|policy| bpf::compile(&policy))
             .map_err(|error| failed("building the seccomp filter", error))?;
-        // Installing sets no-new-privileges first (again), as the kernel requires.
-        for filter in &program {
-            seccompiler::apply_filter(filter)
-                .map_err(|error| failed("installing the seccomp filter", error))?;
-        }
-        Ok(())
+        bpf::install(&program).map_err(|error| failed("installing the seccomp filter", error))
     }
 
-    fn target_arch() -> Result<TargetArch, String> {
-        TargetArch::try_from(std::env::consts::ARCH).map_err(|error| format!("{error:?}"))
+    /// The `AUDIT_ARCH_*` value of this machine's system call ABI.
+    #[cfg(target_arch = "x86_64")]
+    const AUDIT_ARCH: u32 = 62 | 0x8000_0000 | 0x4000_0000;
+    #[cfg(target_arch = "aarch64")]
+    const AUDIT_ARCH: u32 = 183 | 0x8000_0000 | 0x4000_0000;
+    #[cfg(target_arch = "riscv64")]
+    const AUDIT_ARCH: u32 = 243 | 0x8000_0000 | 0x4000_0000;
+
+    fn number(call: libc::c_long) -> Result<u32, String> {
+        u32::try_from(call).map_err(|_| format!("system call number {call} out of range"))
     }
 
-    fn condition(
-        argument: u8,
-        operation: SeccompCmpOp,
-        value: u64,
-    ) -> Result<SeccompCondition, String> {
-        SeccompCondition::new(argument, SeccompCmpArgLen::Dword, operation, value)
-            .map_err(|error| error.to_string())
-    }
-
-    fn rule(conditions: Vec<SeccompCondition>) -> Result<SeccompRule, String> {
-        SeccompRule::new(conditions).map_err(|error| error.to_string())
-    }
-
-    /// The two filters, in installation order: `clone3` → `ENOSYS`, then the allowlist (which
-    /// lets `clone3` through to the first filter's answer). Installing a filter calls `prctl`,
-    /// which the allowlist denies, so it comes last.
-    fn seccomp_program(pid: u32) -> Result<Vec<BpfProgram>, String> {
-        let arch = target_arch()?;
+    /// The allowlist: every call a worker may make, and what else it must hold for some.
+    /// Installing a filter calls `prctl`, which the allowlist denies, so it is installed last.
+    fn seccomp_policy(pid: u32) -> Result<bpf::Policy, String> {
+        use bpf::{Check, Verdict};
         let always = [
             libc::SYS_close,
             libc::SYS_munmap,
@@ -406,71 +402,55 @@ mod imp {
             libc::SYS_exit,
             libc::SYS_exit_group,
             libc::SYS_restart_syscall,
-            libc::SYS_clone3,
             // Waiting for the host's next message on stdin, with a deadline.
             libc::SYS_ppoll,
+            #[cfg(target_arch = "x86_64")]
+            libc::SYS_poll,
         ];
-        let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
-            always.into_iter().map(|call| (call, Vec::new())).collect();
-        #[cfg(target_arch = "x86_64")]
-        rules.insert(libc::SYS_poll, Vec::new());
-        let no_exec = || condition(2, SeccompCmpOp::MaskedEq(libc::PROT_EXEC as u64), 0);
-        rules.insert(libc::SYS_mmap, vec![rule(vec![no_exec()?])?]);
-        rules.insert(libc::SYS_mprotect, vec![rule(vec![no_exec()?])?]);
-        rules.insert(
-            libc::SYS_read,
-            vec![rule(vec![condition(0, SeccompCmpOp::Eq, 0)?])?],
+        let mut calls = BTreeMap::new();
+        for call in always {
+            calls.insert(number(call)?, Verdict::Allow);
+        }
+        let check = |argument, mask, value| Check {
+            argument,
+            mask,
+            value,
+        };
+        let equals = |argument, value: u32| check(argument, u32::MAX, value);
+        let only = |checks: Vec<Vec<Check>>| Verdict::AllowIf(checks);
+        // `clone3` passes its flags in memory a filter cannot read: it reports ENOSYS, so the C
+        // library falls back to `clone`.
+        calls.insert(
+            number(libc::SYS_clone3)?,
+            Verdict::Errno(libc::ENOSYS as u32),
         );
+        let no_exec = || vec![vec![check(2, libc::PROT_EXEC as u32, 0)]];
+        calls.insert(number(libc::SYS_mmap)?, only(no_exec()));
+        calls.insert(number(libc::SYS_mprotect)?, only(no_exec()));
+        calls.insert(number(libc::SYS_read)?, only(vec![vec![equals(0, 0)]]));
         for call in [libc::SYS_write, libc::SYS_writev] {
-            rules.insert(
-                call,
-                vec![
-                    rule(vec![condition(0, SeccompCmpOp::Eq, 1)?])?,
-                    rule(vec![condition(0, SeccompCmpOp::Eq, 2)?])?,
-                ],
+            calls.insert(
+                number(call)?,
+                only(vec![vec![equals(0, 1)], vec![equals(0, 2)]]),
             );
         }
-        let thread = libc::CLONE_THREAD as u64;
-        rules.insert(
-            libc::SYS_clone,
-            vec![rule(vec![condition(
-                0,
-                SeccompCmpOp::MaskedEq(thread),
-                thread,
-            )?])?],
+        let thread = libc::CLONE_THREAD as u32;
+        calls.insert(
+            number(libc::SYS_clone)?,
+            only(vec![vec![check(0, thread, thread)]]),
         );
-        rules.insert(
-            libc::SYS_tgkill,
-            vec![rule(vec![condition(0, SeccompCmpOp::Eq, u64::from(pid))?])?],
-        );
+        // Signals to its own process only (`abort` must work).
+        calls.insert(number(libc::SYS_tgkill)?, only(vec![vec![equals(0, pid)]]));
         // Thread names (the C library and std name threads this way).
-        rules.insert(
-            libc::SYS_prctl,
-            vec![rule(vec![condition(
-                0,
-                SeccompCmpOp::Eq,
-                libc::PR_SET_NAME as u64,
-            )?])?],
+        calls.insert(
+            number(libc::SYS_prctl)?,
+            only(vec![vec![equals(0, libc::PR_SET_NAME as u32)]]),
         );
-        let allowlist = SeccompFilter::new(
-            rules,
-            SeccompAction::Errno(libc::EPERM as u32),
-            SeccompAction::Allow,
-            arch,
-        )
-        .map_err(|error| error.to_string())?;
-        let no_clone3 = SeccompFilter::new(
-            BTreeMap::from([(libc::SYS_clone3, Vec::new())]),
-            SeccompAction::Allow,
-            SeccompAction::Errno(libc::ENOSYS as u32),
-            arch,
-        )
-        .map_err(|error| error.to_string())?;
-        let mut programs = Vec::new();
-        for filter in [no_clone3, allowlist] {
-            programs.push(BpfProgram::try_from(filter).map_err(|error| error.to_string())?);
-        }
-        Ok(programs)
+        Ok(bpf::Policy {
+            arch: AUDIT_ARCH,
+            calls,
+            default_errno: libc::EPERM as u32,
+        })
     }
 
     /// Confines this process, then tries what a guest that escaped its interpreter would try,
@@ -599,5 +579,222 @@ mod imp {
         // SAFETY: the mapping made just above.
         unsafe { libc::munmap(address, 4096) };
         Ok(())
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use std::collections::BTreeMap;
+
+        use seccompiler::{
+            BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition,
+            SeccompFilter, SeccompRule, TargetArch,
+        };
+
+        use super::{AUDIT_ARCH, bpf, seccomp_policy};
+
+        // The allowlist as it was first written, with a general-purpose filter builder: two
+        // filters of comparison chains. The binary search must answer every call as they do.
+        fn target_arch() -> Result<TargetArch, String> {
+            TargetArch::try_from(std::env::consts::ARCH).map_err(|error| format!("{error:?}"))
+        }
+
+        fn condition(
+            argument: u8,
+            operation: SeccompCmpOp,
+            value: u64,
+        ) -> Result<SeccompCondition, String> {
+            SeccompCondition::new(argument, SeccompCmpArgLen::Dword, operation, value)
+                .map_err(|error| error.to_string())
+        }
+
+        fn rule(conditions: Vec<SeccompCondition>) -> Result<SeccompRule, String> {
+            SeccompRule::new(conditions).map_err(|error| error.to_string())
+        }
+
+        /// The two filters, in installation order: `clone3` → `ENOSYS`, then the allowlist (which
+        /// lets `clone3` through to the first filter's answer). Installing a filter calls `prctl`,
+        /// which the allowlist denies, so it comes last.
+        fn seccomp_program(pid: u32) -> Result<Vec<BpfProgram>, String> {
+            let arch = target_arch()?;
+            let always = [
+                libc::SYS_close,
+                libc::SYS_munmap,
+                libc::SYS_mremap,
+                libc::SYS_madvise,
+                libc::SYS_brk,
+                libc::SYS_futex,
+                libc::SYS_sched_yield,
+                libc::SYS_sched_getaffinity,
+                libc::SYS_nanosleep,
+                libc::SYS_clock_nanosleep,
+                libc::SYS_clock_gettime,
+                libc::SYS_clock_getres,
+                libc::SYS_gettimeofday,
+                libc::SYS_getrandom,
+                libc::SYS_rt_sigreturn,
+                libc::SYS_rt_sigprocmask,
+                libc::SYS_rt_sigaction,
+                libc::SYS_sigaltstack,
+                libc::SYS_set_robust_list,
+                libc::SYS_rseq,
+                libc::SYS_gettid,
+                libc::SYS_getpid,
+                libc::SYS_exit,
+                libc::SYS_exit_group,
+                libc::SYS_restart_syscall,
+                libc::SYS_clone3,
+                // Waiting for the host's next message on stdin, with a deadline.
+                libc::SYS_ppoll,
+            ];
+            let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
+                always.into_iter().map(|call| (call, Vec::new())).collect();
+            #[cfg(target_arch = "x86_64")]
+            rules.insert(libc::SYS_poll, Vec::new());
+            let no_exec = || condition(2, SeccompCmpOp::MaskedEq(libc::PROT_EXEC as u64), 0);
+            rules.insert(libc::SYS_mmap, vec![rule(vec![no_exec()?])?]);
+            rules.insert(libc::SYS_mprotect, vec![rule(vec![no_exec()?])?]);
+            rules.insert(
+                libc::SYS_read,
+                vec![rule(vec![condition(0, SeccompCmpOp::Eq, 0)?])?],
+            );
+            for call in [libc::SYS_write, libc::SYS_writev] {
+                rules.insert(
+                    call,
+                    vec![
+                        rule(vec![condition(0, SeccompCmpOp::Eq, 1)?])?,
+                        rule(vec![condition(0, SeccompCmpOp::Eq, 2)?])?,
+                    ],
+                );
+            }
+            let thread = libc::CLONE_THREAD as u64;
+            rules.insert(
+                libc::SYS_clone,
+                vec![rule(vec![condition(
+                    0,
+                    SeccompCmpOp::MaskedEq(thread),
+                    thread,
+                )?])?],
+            );
+            rules.insert(
+                libc::SYS_tgkill,
+                vec![rule(vec![condition(0, SeccompCmpOp::Eq, u64::from(pid))?])?],
+            );
+            // Thread names (the C library and std name threads this way).
+            rules.insert(
+                libc::SYS_prctl,
+                vec![rule(vec![condition(
+                    0,
+                    SeccompCmpOp::Eq,
+                    libc::PR_SET_NAME as u64,
+                )?])?],
+            );
+            let allowlist = SeccompFilter::new(
+                rules,
+                SeccompAction::Errno(libc::EPERM as u32),
+                SeccompAction::Allow,
+                arch,
+            )
+            .map_err(|error| error.to_string())?;
+            let no_clone3 = SeccompFilter::new(
+                BTreeMap::from([(libc::SYS_clone3, Vec::new())]),
+                SeccompAction::Allow,
+                SeccompAction::Errno(libc::ENOSYS as u32),
+                arch,
+            )
+            .map_err(|error| error.to_string())?;
+            let mut programs = Vec::new();
+            for filter in [no_clone3, allowlist] {
+                programs.push(BpfProgram::try_from(filter).map_err(|error| error.to_string())?);
+            }
+            Ok(programs)
+        }
+
+        /// What the kernel answers with both reference filters installed: the more restrictive
+        /// action, the newer filter's on a tie.
+        fn reference(programs: &[BpfProgram], arch: u32, nr: u32, args: [u64; 6]) -> u32 {
+            let mut answer: Option<u32> = None;
+            for program in programs.iter().rev() {
+                let program: Vec<libc::sock_filter> = program
+                    .iter()
+                    .map(|i| libc::sock_filter {
+                        code: i.code,
+                        jt: i.jt,
+                        jf: i.jf,
+                        k: i.k,
+                    })
+                    .collect();
+                let this = bpf::run(&program, arch, nr, args);
+                let action = |value: u32| (value & libc::SECCOMP_RET_ACTION_FULL) as i32;
+                if answer.is_none_or(|kept| action(this) < action(kept)) {
+                    answer = Some(this);
+                }
+            }
+            answer.unwrap()
+        }
+
+        #[test]
+        fn the_binary_search_answers_every_call_as_the_reference_filters_do() {
+            let pid = 4242;
+            let references = seccomp_program(pid).unwrap();
+            let program = bpf::compile(&seccomp_policy(pid).unwrap()).unwrap();
+            let chains: usize = references.iter().map(Vec::len).sum();
+            println!(
+                "{} instructions, against {chains} in two chains",
+                program.len()
+            );
+            let values: Vec<u64> = vec![
+                0,
+                1,
+                2,
+                3,
+                libc::PROT_READ as u64,
+                (libc::PROT_READ | libc::PROT_EXEC) as u64,
+                libc::PROT_EXEC as u64,
+                libc::CLONE_THREAD as u64,
+                (libc::CLONE_VM | libc::CLONE_THREAD | libc::CLONE_SIGHAND) as u64,
+                libc::CLONE_VM as u64,
+                libc::SIGCHLD as u64,
+                u64::from(pid),
+                u64::from(pid) + 1,
+                libc::PR_SET_NAME as u64,
+                libc::PR_SET_SECCOMP as u64,
+                (1 << 32) | 1,
+                (1 << 32) | u64::from(pid),
+                u64::MAX,
+            ];
+            let numbers = (0..1024).chain([0x4000_0000, 0x4000_0001, 0x4000_0038, u32::MAX]);
+            let mut compared = 0;
+            for nr in numbers {
+                for first in &values {
+                    for third in &values {
+                        let args = [*first, 0, *third, 0, 0, 0];
+                        let ours = bpf::run(&program, AUDIT_ARCH, nr, args);
+                        let theirs = reference(&references, AUDIT_ARCH, nr, args);
+                        assert_eq!(ours, theirs, "call {nr} with {args:?}");
+                        compared += 1;
+                    }
+                }
+            }
+            assert!(compared > 300_000);
+            // Another ABI (32-bit calls on a 64-bit kernel) kills the process, in both.
+            let other = AUDIT_ARCH ^ 0x8000_0000;
+            let ours = bpf::run(&program, other, 1, [0; 6]);
+            assert_eq!(ours, libc::SECCOMP_RET_KILL_PROCESS);
+            assert_eq!(ours, reference(&references, other, 1, [0; 6]));
+            // And the answers are the ones meant.
+            let run = |nr: libc::c_long, args| bpf::run(&program, AUDIT_ARCH, nr as u32, args);
+            let eperm = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
+            assert_eq!(run(libc::SYS_getpid, [0; 6]), libc::SECCOMP_RET_ALLOW);
+            assert_eq!(run(libc::SYS_openat, [0; 6]), eperm);
+            assert_eq!(
+                run(libc::SYS_clone3, [0; 6]),
+                libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32
+            );
+            assert_eq!(
+                run(libc::SYS_write, [2, 0, 0, 0, 0, 0]),
+                libc::SECCOMP_RET_ALLOW
+            );
+            assert_eq!(run(libc::SYS_write, [3, 0, 0, 0, 0, 0]), eperm);
+        }
     }
 }

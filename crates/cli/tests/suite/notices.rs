@@ -71,9 +71,10 @@ async fn execute_with_progress(
     (result.structured_content.unwrap()["result"].clone(), token)
 }
 
-/// The progress messages for `token` once `expected` of them have arrived (or 2 s passed). The
-/// client hands each notification to a task of its own, so one sent before the answer may be
-/// recorded just after the call returns.
+/// The progress messages for `token` once `expected` of them have arrived (or 2 s passed), in
+/// the order of their progress values. The client hands each notification to a task of its own,
+/// so one sent before the answer may be recorded just after the call returns, and two sent in
+/// order may be recorded the other way round.
 async fn progress_messages(
     listening: &Listening,
     token: &ProgressToken,
@@ -89,11 +90,15 @@ async fn progress_messages(
             .map(|p| (p.progress, p.message.clone().unwrap_or_default()))
             .collect()
     };
+    let sorted = |mut messages: Vec<(f64, String)>| {
+        messages.sort_by(|a, b| a.0.total_cmp(&b.0));
+        messages
+    };
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
     while collect().len() < expected && std::time::Instant::now() < deadline {
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
-    collect()
+    sorted(collect())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
