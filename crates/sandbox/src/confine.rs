@@ -14,7 +14,8 @@
 //! - signals to its own process only (`tgkill` with its own pid; `abort` must work);
 //! - nothing that creates a process, executes a program, traces one, or changes the filter.
 //!
-//! This file and the host's worker start-up (`toolweave-core`'s `workers.rs`) are the operating
+//! This file (with `confine/bpf.rs`, which compiles the allowlist into the filter the kernel
+//! runs) and the host's worker start-up (`toolweave-core`'s `workers.rs`) are the operating
 //! system's half of the sandbox; `docs/security.md` describes both halves.
 
 use std::fmt;
@@ -264,11 +265,10 @@ mod imp {
 
     /// Closes every descriptor but stdin, stdout and stderr.
     fn close_inherited_descriptors() -> Result<(), ConfineError> {
-        match close_range_above_stderr() {
-            Ok(()) => return Ok(()),
-            // Linux before 5.9 has no close_range: list the descriptors instead.
-            Err(nix::errno::Errno::ENOSYS) => {}
-            Err(error) => return Err(failed("closing inherited file descriptors", error)),
+        // Linux before 5.9 has no close_range, and a container's own seccomp profile may deny
+        // it: then the descriptors are listed and closed one by one.
+        if close_range_above_stderr().is_ok() {
+            return Ok(());
         }
         // Descriptors are listed first and closed afterwards: the listing holds one open.
         let entries = std::fs::read_dir("/proc/self/fd")

@@ -202,6 +202,10 @@ pub(super) fn install(program: &[sock_filter]) -> Result<(), nix::errno::Errno> 
     nix::errno::Errno::result(result).map(drop)
 }
 
+/// `BPF_JMP | BPF_JGT | BPF_K`: not in our programs, but in the reference the tests compare with.
+#[cfg(test)]
+const JMP_JGT_K: u16 = 0x05 | 0x20;
+
 /// Runs a program on one system call, as the kernel would: what the tests compare.
 #[cfg(test)]
 pub(super) fn run(program: &[sock_filter], arch: u32, nr: u32, args: [u64; 6]) -> u32 {
@@ -223,7 +227,7 @@ pub(super) fn run(program: &[sock_filter], arch: u32, nr: u32, args: [u64; 6]) -
             }
             ALU_AND_K => accumulator &= instruction.k,
             JMP_JA => at += instruction.k as usize,
-            JMP_JEQ_K | JMP_JGE_K | 0x25 => {
+            JMP_JEQ_K | JMP_JGE_K | JMP_JGT_K => {
                 let taken = match instruction.code {
                     JMP_JEQ_K => accumulator == instruction.k,
                     JMP_JGE_K => accumulator >= instruction.k,
