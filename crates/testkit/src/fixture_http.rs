@@ -225,6 +225,12 @@ impl RemoteFixture {
         })
     }
 
+    /// Sends it SIGKILL and returns at once, so a test can race a request against its death.
+    pub fn start_kill(&mut self) -> anyhow::Result<()> {
+        self.child.start_kill()?;
+        Ok(())
+    }
+
     /// Kills it and waits until it is gone.
     pub async fn kill(&mut self) -> anyhow::Result<()> {
         self.child.kill().await?;

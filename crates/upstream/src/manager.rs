@@ -262,10 +262,17 @@ impl UpstreamManager {
         };
         // Losing either race drops the request future, which tells the server the request was
         // cancelled, so it can stop working on an answer nobody reads.
+        //
+        // The end of the run is raced as well. rmcp answers a request it still holds when its
+        // connection ends, but one sent in the instant the connection ends can be left in the
+        // channel to the closed connection, answered by nothing: without this branch the call
+        // would wait for its whole timeout. Once the run is over no answer can come, and an answer
+        // that came first is taken first.
         let answer = tokio::select! {
             biased;
             () = cancel.cancelled() => return Err(Error::Cancelled),
             answer = tokio::time::timeout(limit, send_call(&connection.peer, params, tool, routes)) => answer,
+            () = self.run_over(index, connection.run) => Ok(Err(ServiceError::TransportClosed)),
         };
         let unsupported = |answer: &'static str| Error::Unsupported {
             server: server.to_owned(),
@@ -345,6 +352,23 @@ impl UpstreamManager {
                         stderr: String::new(),
                     });
                 }
+            }
+        }
+    }
+
+    /// Returns once run `run` of server `index` has ended (its end recorded, or another run
+    /// started).
+    async fn run_over(&self, index: usize, run: u32) {
+        let mut changes = self.shared.version.subscribe();
+        loop {
+            // Marked seen before looking, so a change after the look wakes the wait below.
+            changes.borrow_and_update();
+            if self.shared.run_is_over(index, run) {
+                return;
+            }
+            if changes.changed().await.is_err() {
+                // The sender lives as long as `shared`: this is not reached while `self` lives.
+                return std::future::pending().await;
             }
         }
     }
@@ -504,6 +528,15 @@ impl Shared {
 
     /// Why run `run` of the server ended, once its task has recorded it (for a call to `tool`
     /// that lost its connection).
+    /// Whether run `run` of server `index` has ended: another run started, or its end is recorded.
+    fn run_is_over(&self, index: usize, run: u32) -> bool {
+        let Some(server) = self.servers.get(index) else {
+            return true;
+        };
+        let slot = server.lock();
+        slot.starts != run || !matches!(slot.state, State::Starting | State::Ready { .. })
+    }
+
     fn exit_of(&self, index: usize, run: u32, tool: &str) -> Option<Error> {
         let server = self.servers.get(index)?;
         let slot = server.lock();

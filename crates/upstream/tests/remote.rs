@@ -219,6 +219,56 @@ async fn a_killed_remote_server_is_connected_again_on_a_later_call() {
     }
 }
 
+/// A call sent in the instant a server dies is answered at once, never left to its timeout. The
+/// kill is sent without waiting and the call follows after a delay swept across the moments the
+/// connection ends; a call rmcp left unanswered used to wait its full timeout (about one in
+/// three hundred tries here).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_racing_a_remote_server_s_death_is_answered_at_once() {
+    let rounds = 300_u64;
+    for round in 0..rounds {
+        let transport = if round % 5 == 0 { "--http" } else { "--sse" };
+        let kind = &transport[2..];
+        let mut fixture = RemoteFixture::start(&[transport, "127.0.0.1:0", "--name", "dying"])
+            .await
+            .unwrap();
+        let upstream = UpstreamManager::start(
+            &config(
+                json!({ "dying": { "type": kind, "url": fixture.url } }),
+                &[],
+            ),
+            Options {
+                startup_timeout: Duration::from_secs(10),
+                call_timeout: Duration::from_secs(10),
+            },
+        );
+        assert_eq!(
+            call_text(&upstream, "dying", "add", json!({ "a": 1, "b": 2 }))
+                .await
+                .unwrap(),
+            "3"
+        );
+        fixture.start_kill().unwrap();
+        // Blocking on purpose: a timer of the runtime is not this fine.
+        std::thread::sleep(Duration::from_micros(round * 1000 / rounds));
+        let started = std::time::Instant::now();
+        let answer = call_text(&upstream, "dying", "add", json!({ "a": 1, "b": 2 })).await;
+        let took = started.elapsed();
+        assert!(
+            took < Duration::from_secs(5),
+            "{kind}, round {round}: the call took {took:?}: {answer:?}"
+        );
+        match answer {
+            // Answered before the server died.
+            Ok(text) => assert_eq!(text, "3"),
+            Err(Error::Disconnected { .. } | Error::CallFailed { .. }) => {}
+            Err(other) => panic!("{kind}, round {round}: {other:?}"),
+        }
+        upstream.shutdown().await;
+        fixture.kill().await.unwrap();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_remote_server_that_never_answers_hits_the_startup_timeout() {
     // Accepts connections and never answers.
@@ -282,8 +332,11 @@ impl Write for Captured {
 /// Every failure is explained (401 with what to change, 404, refused), and neither the messages
 /// nor the logs (at trace level, every crate) hold a secret that came from a variable.
 ///
-/// A current-thread runtime: every task logs through this test's subscriber.
-#[tokio::test]
+/// The subscriber is the process's global one, so the logs hold the other tests' too (which
+/// must not show a secret either). A subscriber for this thread only is not enough: tracing
+/// remembers, for every place that logs, whether anyone listens, and a place first reached on
+/// another test's thread would stay silent here.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failures_are_explained_and_secrets_never_shown() {
     let captured = Captured::default();
     let writer = captured.clone();
@@ -292,7 +345,8 @@ async fn failures_are_explained_and_secrets_never_shown() {
         .with_env_filter("trace")
         .with_ansi(false)
         .finish();
-    let _logs = tracing::subscriber::set_default(subscriber);
+    tracing::subscriber::set_global_default(subscriber)
+        .expect("no other test of this file sets a subscriber");
 
     let mut http = fixture_with_token("--http", "web").await;
     let sse = fixture_with_token("--sse", "legacy").await;
