@@ -207,6 +207,10 @@ pub(crate) fn config(args: ConfigArgs) -> Result<ExitCode> {
                 }
                 Status::Overridden { by } => format!("overridden by {}", by.describe()),
                 Status::Disabled => "skipped: disabled".to_owned(),
+                Status::SwitchedOff => {
+                    "skipped: Claude Code does not run it here (disabledMcpjsonServers in ~/.claude.json)"
+                        .to_owned()
+                }
                 Status::SelfReference => "skipped: this is toolweave itself".to_owned(),
                 Status::Unsupported { reason } => format!("skipped, unsupported: {reason}"),
                 Status::Invalid { reason } => format!("skipped, invalid: {reason}"),

@@ -12,7 +12,11 @@
 //! 7. Claude Desktop: `~/.config/Claude/claude_desktop_config.json` (Linux),
 //!    `~/Library/Application Support/Claude/claude_desktop_config.json` (macOS)
 //!
-//! The first three follow Claude Code's own order (local, then project, then user scope).
+//! The first three follow Claude Code's own order (local, then project, then user scope). A
+//! project entry Claude Code was told not to run (`disabledMcpjsonServers`) is not used either.
+//! In the editors' files (4 to 6), the editor's own variables (`${workspaceFolder}`,
+//! `${userHome}`, `${env:NAME}`...) are resolved as the editor would, the project directory
+//! being its open folder.
 //!
 //! Entries are read with the same parser as `--config` files, so their errors name the file, the
 //! server and the key; but here a broken entry or file is skipped and reported rather than
@@ -118,6 +122,15 @@ impl SourceKind {
         }
     }
 
+    /// Whether the file is an editor's (VS Code, Cursor), whose entries may use the editor's
+    /// variables such as `${workspaceFolder}`.
+    fn is_editor(self) -> bool {
+        matches!(
+            self,
+            SourceKind::CursorProject | SourceKind::CursorUser | SourceKind::VsCode
+        )
+    }
+
     /// The server map of this source in a parsed file, if it has one.
     fn servers_in<'a>(self, top: &'a Map<String, Value>, cwd: &Path) -> Option<&'a Value> {
         match self {
@@ -206,6 +219,9 @@ pub enum Status {
     },
     /// `"disabled": true` in the file (and not fronted by toolweave).
     Disabled,
+    /// A project `.mcp.json` entry Claude Code was told not to run here: listed in
+    /// `projects["<cwd>"].disabledMcpjsonServers` of `~/.claude.json` (and not fronted).
+    SwitchedOff,
     /// The entry starts toolweave itself.
     SelfReference,
     /// The entry uses something toolweave cannot do (a VS Code `${input:...}` prompt).
@@ -332,6 +348,12 @@ pub fn discover(places: &Places<'_>, lookup: &dyn Fn(&str) -> Option<String>) ->
         }
     }
     read.sort_by_key(|(kind, _, _)| *kind);
+    let switched_off = read
+        .iter()
+        .find(|(kind, _, _)| *kind == SourceKind::ClaudeCodeLocal)
+        .and_then(|(_, _, top)| top.as_ref().ok()?.as_ref())
+        .map(|top| disabled_mcp_json_servers(top, places.cwd))
+        .unwrap_or_default();
     for (kind, path, top) in read {
         let key = kind.key(places.cwd);
         let mut source = Source {
@@ -372,13 +394,29 @@ pub fn discover(places: &Places<'_>, lookup: &dyn Fn(&str) -> Option<String>) ->
         };
         discovery.sources.push(source);
         let fronted = fronted_in(&top, places.cwd, this_program.as_deref());
+        let switched_off = if kind == SourceKind::Project {
+            &switched_off
+        } else {
+            &BTreeSet::new()
+        };
         for (name, value) in servers {
+            let substituted;
+            let value = if kind.is_editor() {
+                substituted = editor_variables(value, places);
+                &substituted
+            } else {
+                value
+            };
+            let client = ClientSays {
+                fronted: fronted.contains(name),
+                switched_off: switched_off.contains(name),
+            };
             let status = classify(
                 name,
                 value,
+                client,
                 &path,
                 this_program.as_deref(),
-                &fronted,
                 &winners,
                 lookup,
             );
@@ -387,7 +425,7 @@ pub fn discover(places: &Places<'_>, lookup: &dyn Fn(&str) -> Option<String>) ->
                     winners.insert(name.clone(), kind);
                     discovery.config.servers.push(server.clone());
                 }
-                Err(Status::Disabled) => {
+                Err(Status::Disabled | Status::SwitchedOff) => {
                     disabled.insert(name.clone());
                 }
                 Err(_) => {}
@@ -395,7 +433,8 @@ pub fn discover(places: &Places<'_>, lookup: &dyn Fn(&str) -> Option<String>) ->
             let status = match status {
                 // A used entry that says disabled is one toolweave fronts.
                 Ok(_) => Status::Used {
-                    fronted: value.get("disabled") == Some(&Value::Bool(true)),
+                    fronted: value.get("disabled") == Some(&Value::Bool(true))
+                        || switched_off.contains(name),
                 },
                 Err(status) => status,
             };
@@ -484,13 +523,22 @@ pub(crate) fn is_self(entry: &RawEntry, this_program: Option<&Path>) -> bool {
         && entry.args().iter().any(|arg| arg == "serve")
 }
 
+/// What the files say about one entry besides the entry itself.
+#[derive(Debug, Clone, Copy)]
+struct ClientSays {
+    /// toolweave's own entry in the file says it fronts this server.
+    fronted: bool,
+    /// Claude Code was told not to run it in this project (`disabledMcpjsonServers`).
+    switched_off: bool,
+}
+
 /// The server to use for one entry, or why it is not used.
 fn classify(
     name: &str,
     value: &Value,
+    client: ClientSays,
     path: &Path,
     this_program: Option<&Path>,
-    fronted: &BTreeSet<String>,
     winners: &BTreeMap<String, SourceKind>,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<ServerConfig, Status> {
@@ -500,8 +548,11 @@ fn classify(
     if is_self(&entry, this_program) {
         return Err(Status::SelfReference);
     }
-    if entry.disabled() && !fronted.contains(name) {
+    if entry.disabled() && !client.fronted {
         return Err(Status::Disabled);
+    }
+    if client.switched_off && !client.fronted {
+        return Err(Status::SwitchedOff);
     }
     if let Some(by) = winners.get(name) {
         return Err(Status::Overridden { by: *by });
@@ -514,7 +565,74 @@ fn classify(
     })
 }
 
-/// VS Code's `${input:...}` (a prompt only VS Code can show) and `${env:...}` forms.
+/// The `.mcp.json` servers Claude Code was told not to run in this project: its
+/// `projects["<cwd>"].disabledMcpjsonServers`.
+fn disabled_mcp_json_servers(top: &Map<String, Value>, cwd: &Path) -> BTreeSet<String> {
+    let Some(Value::Object(projects)) = top.get("projects") else {
+        return BTreeSet::new();
+    };
+    project_keys(cwd)
+        .iter()
+        .find_map(|key| projects.get(key))
+        .and_then(|project| project.get("disabledMcpjsonServers"))
+        .and_then(Value::as_array)
+        .map(|names| {
+            names
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// An editor's entry (VS Code, Cursor) with the variables the editor resolves itself replaced:
+/// `${workspaceFolder}` and `${workspaceFolderBasename}` (the project directory, as the editor
+/// would have it open), `${userHome}`, `${pathSeparator}` and `${/}`. `${env:NAME}` becomes
+/// `${NAME}`, which toolweave resolves as it does everywhere, keeping the value out of every
+/// message. Anything else (`${input:...}`) is left for [`unsupported`] to report.
+fn editor_variables(value: &Value, places: &Places<'_>) -> Value {
+    match value {
+        Value::String(text) if text.contains("${") => {
+            let mut text = text.clone();
+            let folder = places.cwd.display().to_string();
+            let basename = places
+                .cwd
+                .file_name()
+                .map(|name| name.to_string_lossy().into_owned())
+                .unwrap_or_else(|| folder.clone());
+            let separator = std::path::MAIN_SEPARATOR_STR;
+            let mut known = vec![
+                ("${workspaceFolder}", folder),
+                ("${workspaceFolderBasename}", basename),
+                ("${pathSeparator}", separator.to_owned()),
+                ("${/}", separator.to_owned()),
+            ];
+            if let Some(home) = places.home {
+                known.push(("${userHome}", home.display().to_string()));
+            }
+            for (variable, replacement) in known {
+                text = text.replace(variable, &replacement);
+            }
+            Value::String(text.replace("${env:", "${"))
+        }
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|item| editor_variables(item, places))
+                .collect(),
+        ),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(key, item)| (key.clone(), editor_variables(item, places)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// VS Code's `${input:...}` (a prompt only VS Code can show) and, outside the editors' own
+/// files, their `${env:...}` form.
 fn unsupported(value: &Value) -> Option<String> {
     match value {
         Value::String(text) => {
@@ -547,7 +665,7 @@ fn unsupported(value: &Value) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Transport;
+    use crate::{Expanded, Transport};
 
     /// A home and a project directory holding each client's file as that client writes it.
     struct Machine {
@@ -788,6 +906,106 @@ mod tests {
             ]
         );
         assert_eq!(discovery.config.servers.len(), 1);
+    }
+
+    #[test]
+    fn editor_variables_are_resolved_in_editor_files_only() {
+        let machine = Machine::new();
+        machine.write(
+            &machine.project.join(".vscode/mcp.json"),
+            r#"{"servers": {"files": {"type": "stdio", "command": "npx",
+                "args": ["-y", "@modelcontextprotocol/server-filesystem", "${workspaceFolder}", "${userHome}${/}notes"],
+                "env": {"GITHUB_TOKEN": "${env:GITHUB_PAT}", "PROJECT": "${workspaceFolderBasename}", "SHELL_FORM": "${1}"}}}}"#,
+        );
+        machine.write(
+            &machine.home.join(".cursor/mcp.json"),
+            r#"{"mcpServers": {"cursor-files": {"command": "files", "cwd": "${workspaceFolder}/tools"}}}"#,
+        );
+        // Claude Desktop knows no such variables: the same forms are reported, not guessed at.
+        machine.write(
+            &claude_desktop_config(&machine.home),
+            r#"{"mcpServers": {"desktop": {"command": "x", "env": {"T": "${env:GITHUB_PAT}"}}}}"#,
+        );
+        let discovery = machine.discover();
+        assert_eq!(
+            statuses(&discovery),
+            [
+                r#"cursor-files CursorUser: {"status":"used","fronted":false}"#,
+                r#"files VsCode: {"status":"used","fronted":false}"#,
+                r#"desktop ClaudeDesktop: {"status":"unsupported","reason":"it uses ${env:GITHUB_PAT}, VS Code's form of a variable; toolweave reads ${NAME}"}"#,
+            ]
+        );
+        let server = |name: &str| {
+            discovery
+                .config
+                .servers
+                .iter()
+                .find(|server| server.name == name)
+                .map(|server| server.transport.clone())
+                .unwrap()
+        };
+        let Transport::Stdio { args, env, .. } = server("files") else {
+            panic!("stdio expected");
+        };
+        let args: Vec<&str> = args.iter().map(Expanded::value).collect();
+        let notes = format!("{}/notes", machine.home.display());
+        assert_eq!(
+            args,
+            [
+                "-y",
+                "@modelcontextprotocol/server-filesystem",
+                machine.project.to_str().unwrap(),
+                notes.as_str(),
+            ]
+        );
+        assert_eq!(env["GITHUB_TOKEN"].value(), "ghp-secret");
+        // The secret stays out of what is shown.
+        assert_eq!(env["GITHUB_TOKEN"].as_written(), "${GITHUB_PAT}");
+        assert_eq!(env["PROJECT"].value(), "app");
+        assert_eq!(env["SHELL_FORM"].value(), "${1}");
+        let Transport::Stdio { cwd, .. } = server("cursor-files") else {
+            panic!("stdio expected");
+        };
+        assert_eq!(cwd, Some(machine.project.join("tools")));
+    }
+
+    #[test]
+    fn project_servers_claude_code_was_told_not_to_run_are_disabled() {
+        let machine = Machine::new();
+        machine.write(
+            &machine.home.join(".claude.json"),
+            &serde_json::json!({"projects": {machine.project.display().to_string(): {
+                "mcpServers": {},
+                "disabledMcpjsonServers": ["quiet", "fronted"],
+            }}})
+            .to_string(),
+        );
+        machine.write(
+            &machine.project.join(".mcp.json"),
+            &serde_json::json!({"mcpServers": {
+                "quiet": {"command": "quiet-server"},
+                "loud": {"command": "loud-server"},
+                "fronted": {"command": "fronted-server"},
+                "toolweave": {"command": machine.program, "args": ["serve"], "env": {FRONTS_VARIABLE: "fronted"}}
+            }})
+            .to_string(),
+        );
+        // The list is about the project's file: a user-scope server of that name still runs.
+        machine.write(
+            &machine.home.join(".cursor/mcp.json"),
+            r#"{"mcpServers": {"quiet": {"command": "cursor-quiet"}}}"#,
+        );
+        let discovery = machine.discover();
+        assert_eq!(
+            statuses(&discovery),
+            [
+                r#"quiet Project: {"status":"switched-off"}"#,
+                r#"loud Project: {"status":"used","fronted":false}"#,
+                r#"fronted Project: {"status":"used","fronted":true}"#,
+                r#"toolweave Project: {"status":"self-reference"}"#,
+                r#"quiet CursorUser: {"status":"used","fronted":false}"#,
+            ]
+        );
     }
 
     #[test]
