@@ -800,3 +800,56 @@ mod imp {
         }
     }
 }
+
+#[cfg(test)]
+mod warning_tests {
+    use super::Support;
+
+    fn support(landlock_abi: Option<u32>, seccomp: bool) -> Support {
+        Support {
+            landlock_abi,
+            seccomp,
+            unsupported: None,
+        }
+    }
+
+    #[test]
+    fn each_missing_piece_of_confinement_is_one_warning_that_says_what_to_do() {
+        assert!(support(Some(4), true).warnings().is_empty());
+        assert!(support(Some(6), true).warnings().is_empty());
+
+        let old_landlock = support(Some(3), true).warnings();
+        assert_eq!(old_landlock.len(), 1, "{old_landlock:?}");
+        assert!(
+            old_landlock[0].contains("Landlock is ABI 3"),
+            "{old_landlock:?}"
+        );
+        assert!(old_landlock[0].contains("Linux 6.7+"), "{old_landlock:?}");
+
+        let no_landlock = support(None, true).warnings();
+        assert_eq!(no_landlock.len(), 1, "{no_landlock:?}");
+        assert!(no_landlock[0].contains("no Landlock"), "{no_landlock:?}");
+        assert!(no_landlock[0].contains("lsm="), "{no_landlock:?}");
+
+        let nothing = support(None, false).warnings();
+        assert_eq!(nothing.len(), 2, "{nothing:?}");
+        assert!(
+            nothing[0].contains("cannot install seccomp filters"),
+            "{nothing:?}"
+        );
+        assert!(nothing[0].contains("--isolation in-process"), "{nothing:?}");
+
+        // Another system: one line that says so, and nothing about kernel features.
+        let elsewhere = Support {
+            landlock_abi: None,
+            seccomp: false,
+            unsupported: Some("this build confines workers on Linux x86-64 and aarch64 only"),
+        }
+        .warnings();
+        assert_eq!(elsewhere.len(), 1, "{elsewhere:?}");
+        assert!(
+            elsewhere[0].contains("not confined by the operating system"),
+            "{elsewhere:?}"
+        );
+    }
+}

@@ -266,3 +266,36 @@ async fn a_changed_tool_list_reaches_search_describe_and_calls() {
     );
     server.stop().await.unwrap();
 }
+
+/// `--rate-limit` over stdio: the one session gets that many executions, then a refusal that says
+/// how long to wait; search and describe are not executions and still answer.
+#[tokio::test]
+async fn the_rate_limit_holds_over_stdio() {
+    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    let server = Toolweave::start(toolweave(), &config, &["--rate-limit", "2"])
+        .await
+        .unwrap();
+    for language in ["javascript", "python"] {
+        let ok = server.execute("1 + 1", language).await.unwrap();
+        assert!(!ok.is_error, "{}", ok.text);
+    }
+    let refused = server.execute("return 1", "javascript").await.unwrap();
+    assert!(refused.is_error, "{}", refused.text);
+    assert_eq!(refused.error_kind(), Some("RateLimit"), "{}", refused.text);
+    assert!(
+        refused
+            .text
+            .contains("2 executions a minute (--rate-limit); try again in"),
+        "{}",
+        refused.text
+    );
+    let wait = refused.structured["error"]["retryAfterMs"]
+        .as_u64()
+        .unwrap();
+    assert!((1..=30_000).contains(&wait), "{wait}");
+    let found = server
+        .call("search_tools", json!({ "query": "add two numbers" }))
+        .await
+        .unwrap();
+    assert_ne!(found.is_error, Some(true), "{found:?}");
+}
