@@ -21,6 +21,10 @@ export default function prelude(callTool, search, describeNames, log, startTimer
   const StringCtor = String;
   const ProxyCtor = Proxy;
   const create = Object.create;
+  const setPrototypeOf = Object.setPrototypeOf;
+  const WeakMapCtor = WeakMap;
+  const weakGet = WeakMap.prototype.get;
+  const weakSet = WeakMap.prototype.set;
   const ownKeys = Reflect.ownKeys;
   const apply = Reflect.apply;
   const setHas = Set.prototype.has;
@@ -106,14 +110,33 @@ export default function prelude(callTool, search, describeNames, log, startTimer
     apply(timer.callback, undefined, timer.args);
   }
 
+  // What every tool function inherits: `raw`, made on first use. A runtime is prepared with a
+  // function for every tool of the catalog, and most are never called, so each costs as little
+  // as it can: one arrow function (nothing to construct, so no `prototype` object to make and
+  // freeze), its name, and this prototype.
+  const rawOf = new WeakMapCtor();
+  const toolPrototype = create(Function.prototype);
+  defineProperty(toolPrototype, "raw", {
+    __proto__: null,
+    get: function () {
+      let raw = apply(weakGet, rawOf, [this]);
+      if (raw === undefined) {
+        // The name of the tool this is (a call with another `this` names a tool of its own
+        // choosing, which `callMCPTool` allows anyway: the host decides what may be called).
+        const name = StringCtor(this.name);
+        raw = freeze((args) => requestTool(name, args, true));
+        apply(weakSet, rawOf, [this, raw]);
+      }
+      return raw;
+    },
+    enumerable: false,
+    configurable: false,
+  });
+  freeze(toolPrototype);
+
   function tool(name) {
-    const call = function (args) {
-      return requestTool(name, args, false);
-    };
-    const raw = function (args) {
-      return requestTool(name, args, true);
-    };
-    defineProperty(call, "raw", { __proto__: null, value: freeze(raw), writable: false, enumerable: true, configurable: false });
+    const call = (args) => requestTool(name, args, false);
+    setPrototypeOf(call, toolPrototype);
     defineProperty(call, "name", { __proto__: null, value: name });
     return freeze(call);
   }
