@@ -431,7 +431,8 @@ pub fn discover(places: &Places<'_>, lookup: &dyn Fn(&str) -> Option<String>) ->
                 Err(_) => {}
             }
             let status = match status {
-                // A used entry that says disabled is one toolweave fronts.
+                // A used entry that says disabled, or that Claude Code was told not to run, is
+                // one toolweave fronts.
                 Ok(_) => Status::Used {
                     fronted: value.get("disabled") == Some(&Value::Bool(true))
                         || switched_off.contains(name),

@@ -526,8 +526,6 @@ impl Shared {
         None
     }
 
-    /// Why run `run` of the server ended, once its task has recorded it (for a call to `tool`
-    /// that lost its connection).
     /// Whether run `run` of server `index` has ended: another run started, or its end is recorded.
     fn run_is_over(&self, index: usize, run: u32) -> bool {
         let Some(server) = self.servers.get(index) else {
@@ -537,6 +535,8 @@ impl Shared {
         slot.starts != run || !matches!(slot.state, State::Starting | State::Ready { .. })
     }
 
+    /// Why run `run` of the server ended, once its task has recorded it (for a call to `tool`
+    /// that lost its connection).
     fn exit_of(&self, index: usize, run: u32, tool: &str) -> Option<Error> {
         let server = self.servers.get(index)?;
         let slot = server.lock();
