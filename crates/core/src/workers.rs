@@ -137,6 +137,27 @@ impl Process {
         }
     }
 
+    /// Whether the process is known to be unable to take a job: a forked worker that has ended,
+    /// or whose fork server has (the fork server's workers die with it, a moment later).
+    fn is_lost(&mut self) -> bool {
+        match self {
+            Self::Started(_) => false,
+            #[cfg(target_os = "linux")]
+            Self::Forked(forked) => {
+                use tokio::sync::oneshot::error::TryRecvError;
+                match forked.worker.ended.try_recv() {
+                    Ok(status) => {
+                        forked.status = Some(status);
+                        true
+                    }
+                    Err(TryRecvError::Closed) => true,
+                    Err(TryRecvError::Empty) => false,
+                }
+            }
+            Self::Retired => true,
+        }
+    }
+
     /// How the process ended, once it has.
     async fn wait(&mut self) -> io::Result<ExitStatus> {
         match self {
@@ -326,7 +347,7 @@ impl WorkerPool {
     pub(crate) async fn start(&self, request: &ExecuteRequest) -> Result<WorkerSession, String> {
         self.expect(request.manifest.clone());
         loop {
-            let (idle, emptied) = {
+            let (mut idle, emptied) = {
                 let mut idle = self
                     .inner
                     .idle
@@ -338,6 +359,17 @@ impl WorkerPool {
             if emptied {
                 // The next execution should find one waiting.
                 self.replenish(When::Now);
+            }
+            if let Some(worker) = idle.as_mut()
+                && worker.process.is_lost()
+            {
+                // Sending it the job would succeed (its pipe is still open) and lose the
+                // execution when it dies.
+                tracing::debug!(
+                    worker = worker.process.id(),
+                    "a waiting worker process has ended, or its fork server has; trying another"
+                );
+                continue;
             }
             let fresh = idle.is_none();
             let worker = match idle {

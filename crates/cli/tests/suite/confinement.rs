@@ -284,13 +284,13 @@ async fn a_worker_that_stops_answering_is_killed_at_the_deadline() {
     server.stop().await.unwrap();
 }
 
-/// Waits until the gateway has workers of both kinds waiting, and returns them.
-async fn waiting_workers(gateway: u32) -> Vec<(u32, String)> {
+/// Waits until the gateway has at least `each` workers of both kinds, and returns them.
+async fn waiting_workers(gateway: u32, each: usize) -> Vec<(u32, String)> {
     let until = Instant::now() + Duration::from_secs(10);
     loop {
         let workers = workers_with_kinds(gateway);
         let kinds = |kind: &str| workers.iter().filter(|(_, k)| k == kind).count();
-        if kinds("javascript") >= 2 && kinds("python") >= 2 {
+        if kinds("javascript") >= each && kinds("python") >= each {
             return workers;
         }
         assert!(
@@ -309,7 +309,8 @@ async fn workers_are_forked_by_a_fork_server_and_outlive_its_loss() {
     let (_dir, config) = fixture_config(&["fixture"]).unwrap();
     let server = Toolweave::start(toolweave(), &config, &[]).await.unwrap();
     let gateway = server.process_id().unwrap();
-    let waiting = waiting_workers(gateway).await;
+    // The pools full (four waiting of each kind), so that no worker is forked after this look.
+    let waiting = waiting_workers(gateway, 4).await;
     let servers = fork_servers(gateway);
     let mut kinds: Vec<&str> = servers.iter().map(|(_, kind)| kind.as_str()).collect();
     kinds.sort_unstable();
@@ -333,8 +334,9 @@ async fn workers_are_forked_by_a_fork_server_and_outlive_its_loss() {
             .unwrap();
         assert!(status.success());
     }
-    // Its workers die with it (a worker that was handed a job in the moment between would
-    // report being killed: that is the one execution such a loss costs).
+    // Its workers die with it. (The gateway hands no job to a waiting worker of a fork server it
+    // knows is gone; one handed a job in the instant between would report being killed: that is
+    // the one execution such a loss can cost.)
     let until = Instant::now() + Duration::from_secs(10);
     let alive = |pid: u32| {
         std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
@@ -363,11 +365,11 @@ async fn workers_are_forked_by_a_fork_server_and_outlive_its_loss() {
             );
         }
     }
-    // Workers the fork servers forked after the first look (the pools fill up to four) die
-    // with them too, but may take a moment to go under load.
+    // The pools are filled again by the gateway itself: no waiting worker is a stray of the
+    // fork servers (those may take a moment to be reaped under load).
     let until = Instant::now() + Duration::from_secs(10);
     loop {
-        let strays: Vec<(u32, String)> = waiting_workers(gateway)
+        let strays: Vec<(u32, String)> = waiting_workers(gateway, 2)
             .await
             .into_iter()
             .filter(|(worker, _)| parent_process(*worker) != Some(gateway))
