@@ -824,6 +824,60 @@ mod tests {
         assert!(message.contains("could not read"), "{message}");
     }
 
+    /// A waiting forked worker outlives its fork server by a moment (the parent-death signal
+    /// takes a while under load), and its pipe still takes a job then: the pool must not send it
+    /// one, or the execution dies with the worker.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_waiting_worker_whose_fork_server_is_gone_is_not_handed_the_job() {
+        use std::process::Stdio;
+
+        let folder = tempfile::tempdir().unwrap();
+        let taken = folder.path().join("taken");
+        let pool = pool("read job; sleep 5");
+        let Pipes {
+            worker: [stdin_end, stdout_end, stderr_end],
+            stdin,
+            stdout,
+            stderr,
+        } = Pipes::new().unwrap();
+        let mut doomed = std::process::Command::new("/bin/sh")
+            .args(["-c", &format!("read job && touch '{}'", taken.display())])
+            .stdin(Stdio::from(stdin_end))
+            .stdout(Stdio::from(stdout_end))
+            .stderr(Stdio::from(stderr_end))
+            .spawn()
+            .unwrap();
+        // Its fork server is gone: the channel that would tell how it ended is closed.
+        let (fork_server_gone, ended) = tokio::sync::oneshot::channel();
+        drop(fork_server_gone);
+        let process = Process::Forked(Forked {
+            worker: ForkedWorker {
+                pid: doomed.id(),
+                // Not a pidfd: the kill through it fails, and the test ends the process itself.
+                pidfd: std::fs::File::open("/dev/null").unwrap().into(),
+                ended,
+            },
+            status: None,
+        });
+        let waiting = Pipes::connect(stdin, stdout, stderr, process).unwrap();
+        pool.inner.idle.lock().unwrap().workers.push(waiting);
+
+        let session = pool.start(&request()).await.unwrap();
+        assert_ne!(session.process.id(), Some(doomed.id()));
+        // Dropped without a job: its stdin closed unread, so `read` failed.
+        let status = tokio::time::timeout(
+            Duration::from_secs(5),
+            tokio::task::spawn_blocking(move || doomed.wait()),
+        )
+        .await
+        .expect("the waiting worker's stdin was not closed")
+        .unwrap()
+        .unwrap();
+        assert!(!status.success(), "it read a job");
+        assert!(!taken.exists(), "it was handed the job");
+    }
+
     #[tokio::test]
     async fn a_worker_that_dies_is_reported_with_its_status_and_last_words() {
         let message = ended_early("read job; echo 'engine: out of luck' >&2; exit 3").await;
