@@ -135,7 +135,7 @@ fn failed(step: &'static str, detail: impl fmt::Display) -> ConfineError {
     }
 }
 
-pub use imp::{confine, probe, self_check};
+pub use imp::{confine, probe, self_check, step_aside};
 
 #[cfg(all(
     target_os = "linux",
@@ -159,6 +159,7 @@ pub const ESCAPE_ATTEMPTS: &[&str] = &[
     "kill_parent",
     "mmap_exec",
     "raise_limit",
+    "raise_priority",
 ];
 
 #[cfg(not(all(
@@ -192,6 +193,9 @@ mod imp {
     pub fn self_check() -> serde_json::Value {
         serde_json::json!({ "unsupported": WHY })
     }
+
+    /// Nothing to do: the scheduling class is Linux's.
+    pub fn step_aside() {}
 }
 
 #[cfg(all(
@@ -261,6 +265,26 @@ mod imp {
         limit_resources(ceilings)?;
         install_seccomp_filter()?;
         Ok(landlock)
+    }
+
+    /// Moves the calling thread to the idle scheduling class, for good: from then on it runs
+    /// only on a core nothing else wants. For a worker's work after its outcome is sent (freeing
+    /// its memory as it exits), which would otherwise compete with the next execution.
+    pub fn step_aside() {
+        // A failure only leaves the thread where it was.
+        let _ = set_scheduler(libc::SCHED_IDLE, 0);
+    }
+
+    /// Puts the calling thread under `policy` at `priority`.
+    #[allow(unsafe_code)]
+    fn set_scheduler(policy: libc::c_int, priority: libc::c_int) -> Result<(), nix::errno::Errno> {
+        let parameters = libc::sched_param {
+            sched_priority: priority,
+        };
+        // SAFETY: sched_setscheduler for the calling thread (0) reads the parameters from a
+        // valid local and changes nothing but this thread's scheduling.
+        let result = unsafe { libc::sched_setscheduler(0, policy, &parameters) };
+        nix::errno::Errno::result(result).map(drop)
     }
 
     /// Closes every descriptor but stdin, stdout and stderr.
@@ -446,6 +470,12 @@ mod imp {
             number(libc::SYS_prctl)?,
             only(vec![vec![equals(0, libc::PR_SET_NAME as u32)]]),
         );
+        // The calling thread into the idle class (`step_aside`): it can only lower its own
+        // priority.
+        calls.insert(
+            number(libc::SYS_sched_setscheduler)?,
+            only(vec![vec![equals(0, 0), equals(1, libc::SCHED_IDLE as u32)]]),
+        );
         Ok(bpf::Policy {
             arch: AUDIT_ARCH,
             calls,
@@ -528,6 +558,11 @@ mod imp {
             "raise_limit".into(),
             json!(outcome(setrlimit(Resource::RLIMIT_NOFILE, 1024, 1024))),
         );
+        // Real-time scheduling would let a guest starve the machine (root may, unconfined).
+        report.insert(
+            "raise_priority".into(),
+            json!(outcome(set_scheduler(libc::SCHED_FIFO, 1))),
+        );
         report.insert(
             "thread".into(),
             json!(match std::thread::Builder::new()
@@ -539,6 +574,11 @@ mod imp {
                 Ok(_) => "failed".to_owned(),
                 Err(error) => format!("denied: {error}"),
             }),
+        );
+        // Last: this thread runs only on idle cores from here on.
+        report.insert(
+            "idle_class".into(),
+            json!(outcome(set_scheduler(libc::SCHED_IDLE, 0))),
         );
         serde_json::Value::Object(report)
     }
@@ -690,6 +730,13 @@ mod imp {
                     libc::PR_SET_NAME as u64,
                 )?])?],
             );
+            rules.insert(
+                libc::SYS_sched_setscheduler,
+                vec![rule(vec![
+                    condition(0, SeccompCmpOp::Eq, 0)?,
+                    condition(1, SeccompCmpOp::Eq, libc::SCHED_IDLE as u64)?,
+                ])?],
+            );
             let allowlist = SeccompFilter::new(
                 rules,
                 SeccompAction::Errno(libc::EPERM as u32),
@@ -735,6 +782,27 @@ mod imp {
         }
 
         #[test]
+        fn a_thread_that_steps_aside_is_in_the_idle_class_and_others_are_not() {
+            let policy = || {
+                // SAFETY: sched_getscheduler(0) reads the calling thread's policy, nothing else.
+                #[allow(unsafe_code)]
+                unsafe {
+                    libc::sched_getscheduler(0)
+                }
+            };
+            let before = policy();
+            let inside = std::thread::spawn(move || {
+                super::step_aside();
+                policy()
+            })
+            .join()
+            .unwrap();
+            assert_eq!(inside, libc::SCHED_IDLE);
+            assert_eq!(policy(), before, "the calling thread moved too");
+            assert_ne!(before, libc::SCHED_IDLE);
+        }
+
+        #[test]
         fn the_binary_search_answers_every_call_as_the_reference_filters_do() {
             let pid = 4242;
             let references = seccomp_program(pid).unwrap();
@@ -764,20 +832,37 @@ mod imp {
                 (1 << 32) | u64::from(pid),
                 u64::MAX,
             ];
-            let numbers = (0..1024).chain([0x4000_0000, 0x4000_0001, 0x4000_0038, u32::MAX]);
+            let numbers = || (0..1024).chain([0x4000_0000, 0x4000_0001, 0x4000_0038, u32::MAX]);
             let mut compared = 0;
-            for nr in numbers {
+            let mut compare = |nr, args| {
+                let ours = bpf::run(&program, AUDIT_ARCH, nr, args);
+                let theirs = reference(&references, AUDIT_ARCH, nr, args);
+                assert_eq!(ours, theirs, "call {nr} with {args:?}");
+                compared += 1;
+            };
+            for nr in numbers() {
                 for first in &values {
                     for third in &values {
-                        let args = [*first, 0, *third, 0, 0, 0];
-                        let ours = bpf::run(&program, AUDIT_ARCH, nr, args);
-                        let theirs = reference(&references, AUDIT_ARCH, nr, args);
-                        assert_eq!(ours, theirs, "call {nr} with {args:?}");
-                        compared += 1;
+                        compare(nr, [*first, 0, *third, 0, 0, 0]);
                     }
                 }
             }
-            assert!(compared > 300_000);
+            // The second argument matters to one call (the scheduling policy).
+            let policies = [
+                libc::SCHED_IDLE as u64,
+                libc::SCHED_FIFO as u64,
+                libc::SCHED_BATCH as u64,
+                (1 << 32) | libc::SCHED_IDLE as u64,
+                u64::MAX,
+            ];
+            for nr in numbers() {
+                for first in &values {
+                    for second in policies {
+                        compare(nr, [*first, second, 0, 0, 0, 0]);
+                    }
+                }
+            }
+            assert!(compared > 400_000);
             // Another ABI (32-bit calls on a 64-bit kernel) kills the process, in both.
             let other = AUDIT_ARCH ^ 0x8000_0000;
             let ours = bpf::run(&program, other, 1, [0; 6]);
@@ -787,6 +872,15 @@ mod imp {
             let run = |nr: libc::c_long, args| bpf::run(&program, AUDIT_ARCH, nr as u32, args);
             let eperm = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
             assert_eq!(run(libc::SYS_getpid, [0; 6]), libc::SECCOMP_RET_ALLOW);
+            let idle = libc::SCHED_IDLE as u64;
+            let fifo = libc::SCHED_FIFO as u64;
+            let scheduler = libc::SYS_sched_setscheduler;
+            assert_eq!(
+                run(scheduler, [0, idle, 0, 0, 0, 0]),
+                libc::SECCOMP_RET_ALLOW
+            );
+            assert_eq!(run(scheduler, [0, fifo, 0, 0, 0, 0]), eperm);
+            assert_eq!(run(scheduler, [1, idle, 0, 0, 0, 0]), eperm);
             assert_eq!(run(libc::SYS_openat, [0; 6]), eperm);
             assert_eq!(
                 run(libc::SYS_clone3, [0; 6]),

@@ -77,11 +77,14 @@ fn a_confined_worker_cannot_open_connect_exec_fork_or_trace() {
         "kill_parent",
         "mmap_exec",
         "raise_limit",
+        "raise_priority",
     ] {
         assert_eq!(report[attempt], eperm, "{attempt}: {report}");
     }
-    // Threads are how the worker reads replies while the guest runs.
+    // Threads are how the worker reads replies while the guest runs; the idle scheduling
+    // class is where it frees its memory after its outcome.
     assert_eq!(report["thread"], json!("allowed"), "{report}");
+    assert_eq!(report["idle_class"], json!("allowed"), "{report}");
     // Landlock, checked before the filter hides it, where the kernel has it.
     if report["landlock"] == json!("Unavailable") {
         eprintln!("SKIPPED the Landlock half: this kernel has no Landlock ({report})");

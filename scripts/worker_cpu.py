@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Back-to-back executions over raw stdio, and what each costs the machine in worker processes.
+
+    python3 scripts/worker_cpu.py BINARY CONFIG LANGUAGE CODE [RUNS]
+
+Starts `BINARY serve --config CONFIG`, sends RUNS executions of CODE one after another (each as
+soon as the last is answered, after 30 to warm up), and prints the median and p90 latency as
+this script sees it, and the CPU per execution of the language's fork server (the forks) and of
+the workers it forked and reaped (their whole lives: start, confinement, warm-up, job, exit),
+read from /proc/<pid>/stat (utime + stime, cutime + cstime). Linux only.
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+binary, config, language, code = sys.argv[1:5]
+runs = int(sys.argv[5]) if len(sys.argv) > 5 else 1500
+ticks = os.sysconf("SC_CLK_TCK")
+server = subprocess.Popen([binary, "serve", "--config", config], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+
+def send(message):
+    server.stdin.write((json.dumps(message) + "\n").encode())
+    server.stdin.flush()
+
+
+def answer(id):
+    while True:
+        message = json.loads(server.stdout.readline())
+        if message.get("id") == id:
+            return message
+
+
+def execute(id):
+    send({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": "execute_code", "arguments": {"code": code, "language": language}}})
+    return answer(id)
+
+
+send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {},
+    "clientInfo": {"name": "worker_cpu", "version": "1"}}})
+answer(0)
+send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+time.sleep(0.5)
+for id in range(1, 31):
+    result = execute(id)["result"]
+assert not result.get("isError"), result
+
+kind = "python" if language == "python" else "javascript"
+found = subprocess.run(["pgrep", "-f", "zygote " + kind], capture_output=True, text=True)
+fork_server = next(int(pid) for pid in found.stdout.split()
+                   if open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1]
+                   == str(server.pid))
+
+
+def cpu(pid):
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14])
+
+
+time.sleep(0.2)
+own_before, workers_before = cpu(fork_server)
+latencies = []
+for id in range(100, 100 + runs):
+    started = time.perf_counter()
+    execute(id)
+    latencies.append(time.perf_counter() - started)
+time.sleep(0.3)
+own_after, workers_after = cpu(fork_server)
+latencies.sort()
+print("%s: median %.3f ms, p90 %.3f ms; per execution: fork server %.0f µs, workers %.0f µs" % (
+    language, latencies[runs // 2] * 1e3, latencies[int(runs * 0.9)] * 1e3,
+    (own_after - own_before) / ticks / runs * 1e6,
+    (workers_after - workers_before) / ticks / runs * 1e6))
+server.stdin.close()
+server.wait()
