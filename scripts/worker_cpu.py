@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Back-to-back executions over raw stdio, and what each costs the machine in worker processes.
 
-    python3 scripts/worker_cpu.py BINARY CONFIG LANGUAGE CODE [RUNS]
+    python3 scripts/worker_cpu.py BINARY CONFIG LANGUAGE CODE [RUNS [IN_FLIGHT]]
 
 Starts `BINARY serve --config CONFIG`, sends RUNS executions of CODE one after another (each as
 soon as the last is answered, after 30 to warm up), and prints the median and p90 latency as
-this script sees it, and the CPU per execution of the language's fork server (the forks) and of
+this script sees it; with IN_FLIGHT above 1, keeps that many requests in flight and prints the
+executions per second instead. Either way it prints the CPU per execution of the language's fork server (the forks) and of
 the workers it forked and reaped (their whole lives: start, confinement, warm-up, job, exit),
 read from /proc/<pid>/stat (utime + stime, cutime + cstime). Linux only.
 """
@@ -17,6 +18,7 @@ import time
 
 binary, config, language, code = sys.argv[1:5]
 runs = int(sys.argv[5]) if len(sys.argv) > 5 else 1500
+in_flight = int(sys.argv[6]) if len(sys.argv) > 6 else 1
 ticks = os.sysconf("SC_CLK_TCK")
 server = subprocess.Popen([binary, "serve", "--config", config], stdin=subprocess.PIPE,
                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
@@ -34,10 +36,31 @@ def answer(id):
             return message
 
 
-def execute(id):
+def request(id):
     send({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
         "name": "execute_code", "arguments": {"code": code, "language": language}}})
+
+
+def execute(id):
+    request(id)
     return answer(id)
+
+
+def pipelined(first, count):
+    """Runs `count` executions with `in_flight` requests outstanding; every answer checked."""
+    sent = first
+    for _ in range(min(in_flight, count)):
+        request(sent)
+        sent += 1
+    for _ in range(count):
+        while True:
+            message = json.loads(server.stdout.readline())
+            if "id" in message:
+                break
+        assert not message["result"].get("isError"), message
+        if sent < first + count:
+            request(sent)
+            sent += 1
 
 
 send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
@@ -65,16 +88,23 @@ def cpu(pid):
 time.sleep(0.2)
 own_before, workers_before = cpu(fork_server)
 latencies = []
-for id in range(100, 100 + runs):
+if in_flight > 1:
     started = time.perf_counter()
-    execute(id)
-    latencies.append(time.perf_counter() - started)
+    pipelined(100, runs)
+    measured = "%.0f executions/s with %d in flight" % (
+        runs / (time.perf_counter() - started), in_flight)
+else:
+    for id in range(100, 100 + runs):
+        started = time.perf_counter()
+        execute(id)
+        latencies.append(time.perf_counter() - started)
+    latencies.sort()
+    measured = "median %.3f ms, p90 %.3f ms" % (
+        latencies[runs // 2] * 1e3, latencies[int(runs * 0.9)] * 1e3)
 time.sleep(0.3)
 own_after, workers_after = cpu(fork_server)
-latencies.sort()
-print("%s: median %.3f ms, p90 %.3f ms; per execution: fork server %.0f µs, workers %.0f µs" % (
-    language, latencies[runs // 2] * 1e3, latencies[int(runs * 0.9)] * 1e3,
-    (own_after - own_before) / ticks / runs * 1e6,
+print("%s: %s; per execution: fork server %.0f µs, workers %.0f µs" % (
+    language, measured, (own_after - own_before) / ticks / runs * 1e6,
     (workers_after - workers_before) / ticks / runs * 1e6))
 server.stdin.close()
 server.wait()
