@@ -456,7 +456,8 @@ pub(crate) fn run_worker(spec: WorkerSpec, warm_up: WarmUp) -> u8 {
         .stack_size(spec.stack_bytes.saturating_add(THREAD_STACK_HEADROOM))
         .spawn(move || run_one_job(spec.kind, warm_up, confined));
     // This thread only waits for the engine's, and then exits: freeing the process's memory
-    // is work nobody waits for, done on cores the next execution does not need.
+    // (exit unmaps it on the last thread, this one) is work nobody waits for, done on cores the
+    // next execution does not need. The engine thread, started before, keeps its priority.
     confine::step_aside();
     match engine.map(std::thread::JoinHandle::join) {
         Ok(Ok(code)) => code,
@@ -555,7 +556,5 @@ fn run_one_job(
     };
     host.send(&FromWorker::Finished(outcome));
     host.flush();
-    // What is left (dropping the engine's state) is nobody's wait.
-    confine::step_aside();
     0
 }

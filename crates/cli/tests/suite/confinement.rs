@@ -138,9 +138,17 @@ async fn a_worker_running_a_guest_is_confined_by_the_kernel() {
             let environment = std::fs::read(format!("/proc/{worker}/environ")).unwrap();
             let directory = std::fs::read_link(format!("/proc/{worker}/cwd")).unwrap();
             let limits = std::fs::read_to_string(format!("/proc/{worker}/limits")).unwrap();
-            (fields, descriptors, environment, directory, limits)
+            let policies = scheduling_policies(worker);
+            (
+                fields,
+                descriptors,
+                environment,
+                directory,
+                limits,
+                policies,
+            )
         };
-        let (execution, (fields, mut descriptors, environment, directory, limits)) =
+        let (execution, (fields, mut descriptors, environment, directory, limits, policies)) =
             tokio::join!(server.execute(code, language), inspect);
         assert_eq!(execution.unwrap().value().unwrap(), &json!(done));
         assert_eq!(
@@ -183,8 +191,40 @@ async fn a_worker_running_a_guest_is_confined_by_the_kernel() {
             let line = limits.lines().find(|line| line.starts_with(limit)).unwrap();
             assert!(!line.contains("unlimited"), "{language}: {line}");
         }
+        // The guest runs at the gateway's priority; the main thread, which only waits for it and
+        // then frees the process's memory, is in the idle class (SCHED_OTHER 0, SCHED_IDLE 5).
+        assert_eq!(
+            policies,
+            [
+                ("toolweave".to_owned(), 5),
+                ("toolweave-worke".to_owned(), 0)
+            ],
+            "{language}: the worker's threads and their scheduling policies"
+        );
     }
     server.stop().await.unwrap();
+}
+
+/// Each thread of `process_id` by name, with its scheduling policy (field 41 of its `stat`), in
+/// thread-id order (the main thread first).
+fn scheduling_policies(process_id: u32) -> Vec<(String, u32)> {
+    let mut threads: Vec<(u32, String, u32)> =
+        std::fs::read_dir(format!("/proc/{process_id}/task"))
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter_map(|task| {
+                let id: u32 = task.file_name().to_str()?.parse().ok()?;
+                let stat = std::fs::read_to_string(task.path().join("stat")).ok()?;
+                let (name, rest) = stat.split_once(" (")?.1.rsplit_once(") ")?;
+                let policy = rest.split_whitespace().nth(41 - 3)?.parse().ok()?;
+                Some((id, name.to_owned(), policy))
+            })
+            .collect();
+    threads.sort_unstable();
+    threads
+        .into_iter()
+        .map(|(_, name, policy)| (name, policy))
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
