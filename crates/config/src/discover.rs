@@ -971,6 +971,36 @@ mod tests {
     }
 
     #[test]
+    fn an_editor_s_env_file_is_read_from_the_project() {
+        let machine = Machine::new();
+        machine.write(
+            &machine.project.join(".env"),
+            "# from the editor's env file\nAPI_KEY=sk-from-file\nREGION=eu\n",
+        );
+        machine.write(
+            &machine.project.join(".vscode/mcp.json"),
+            r#"{"servers": {"api": {"type": "stdio", "command": "api",
+                "envFile": "${workspaceFolder}/.env", "env": {"REGION": "us"}}}}"#,
+        );
+        let discovery = machine.discover();
+        assert_eq!(
+            statuses(&discovery),
+            [r#"api VsCode: {"status":"used","fronted":false}"#]
+        );
+        let Transport::Stdio { env, .. } = &discovery.config.servers[0].transport else {
+            panic!("stdio expected");
+        };
+        assert_eq!(env["API_KEY"].value(), "sk-from-file");
+        // `env` wins over the file; what is shown names the file, never the value.
+        assert_eq!(env["REGION"].value(), "us");
+        let env_file = machine.project.join(".env");
+        assert_eq!(
+            env["API_KEY"].as_written(),
+            format!("<API_KEY from {}>", env_file.display())
+        );
+    }
+
+    #[test]
     fn project_servers_claude_code_was_told_not_to_run_are_disabled() {
         let machine = Machine::new();
         machine.write(
@@ -1027,7 +1057,7 @@ mod tests {
                     machine.project.join(".mcp.json").display()
                 ),
                 format!(
-                    "server \"typo\" is skipped: {}: server \"typo\": unknown field `comand`, expected one of `type`, `command`, `args`, `env`, `cwd`, `url`, `headers`, `disabled`; the keys a server entry may have are type, command, args, env, cwd, url, headers, disabled",
+                    "server \"typo\" is skipped: {}: server \"typo\": unknown field `comand`, expected one of `type`, `command`, `args`, `env`, `envFile`, `cwd`, `url`, `headers`, `disabled`; the keys a server entry may have are type, command, args, env, envFile, cwd, url, headers, disabled",
                     cursor.display()
                 ),
                 format!(

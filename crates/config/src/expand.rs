@@ -31,6 +31,14 @@ impl Expanded {
         }
     }
 
+    /// A value read from a server's env file: shown as the variable's name and the file.
+    pub(crate) fn from_env_file(name: &str, file: &std::path::Path, value: String) -> Self {
+        Self {
+            written: format!("<{name} from {}>", file.display()),
+            value,
+        }
+    }
+
     /// The text as written in the config file, with its `${VAR}` references: safe to show.
     pub fn as_written(&self) -> &str {
         &self.written

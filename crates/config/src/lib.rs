@@ -15,6 +15,7 @@
 //! one of them (`toolweave init`).
 
 mod discover;
+mod envfile;
 mod expand;
 mod install;
 mod jsonc;

@@ -90,13 +90,16 @@ struct RawServer {
     command: Option<String>,
     args: Option<Vec<String>>,
     env: Option<BTreeMap<String, String>>,
+    /// A file of `NAME=value` lines (VS Code's and Cursor's key); `env` wins over it.
+    #[serde(rename = "envFile")]
+    env_file: Option<String>,
     cwd: Option<String>,
     url: Option<String>,
     headers: Option<BTreeMap<String, String>>,
     disabled: Option<bool>,
 }
 
-const SERVER_KEYS: &str = "type, command, args, env, cwd, url, headers, disabled";
+const SERVER_KEYS: &str = "type, command, args, env, envFile, cwd, url, headers, disabled";
 
 /// One entry under `mcpServers`, read but not yet resolved (its variables are not looked up).
 #[derive(Debug, Clone)]
@@ -279,6 +282,16 @@ fn check_header(name: &str, value: &Expanded) -> std::result::Result<(), String>
     Ok(())
 }
 
+/// A path from a config file: a relative one is taken from the file's folder `base`.
+fn in_config_folder(base: &Path, path: impl Into<PathBuf>) -> PathBuf {
+    let path = path.into();
+    if path.is_relative() {
+        base.join(path)
+    } else {
+        path
+    }
+}
+
 fn resolve(
     raw: RawServer,
     base: &Path,
@@ -290,6 +303,7 @@ fn resolve(
             ("command", raw.command.is_some()),
             ("args", raw.args.is_some()),
             ("env", raw.env.is_some()),
+            ("envFile", raw.env_file.is_some()),
             ("cwd", raw.cwd.is_some()),
         ] {
             if present {
@@ -340,14 +354,7 @@ fn resolve(
             if command.trim().is_empty() {
                 return Err("\"command\" is empty".to_owned());
             }
-            let cwd = raw.cwd.map(|cwd| {
-                let cwd = PathBuf::from(cwd);
-                if cwd.is_relative() {
-                    base.join(cwd)
-                } else {
-                    cwd
-                }
-            });
+            let cwd = raw.cwd.map(|cwd| in_config_folder(base, cwd));
             let args = raw
                 .args
                 .unwrap_or_default()
@@ -355,15 +362,19 @@ fn resolve(
                 .enumerate()
                 .map(|(index, arg)| expand_key(arg, &format!("\"args\"[{index}]"), lookup))
                 .collect::<std::result::Result<_, _>>()?;
-            let env = raw
-                .env
-                .unwrap_or_default()
-                .into_iter()
-                .map(|(name, value)| {
-                    let value = expand_key(&value, &format!("\"env\".{name}"), lookup)?;
-                    Ok((name, value))
-                })
-                .collect::<std::result::Result<_, String>>()?;
+            let mut env = BTreeMap::new();
+            if let Some(file) = raw.env_file {
+                let file = expand_key(&file, "\"envFile\"", lookup)?;
+                let path = in_config_folder(base, file.value());
+                for (name, value) in crate::envfile::read(&path)? {
+                    let value = Expanded::from_env_file(&name, &path, value);
+                    env.insert(name, value);
+                }
+            }
+            for (name, value) in raw.env.unwrap_or_default() {
+                let value = expand_key(&value, &format!("\"env\".{name}"), lookup)?;
+                env.insert(name, value);
+            }
             Ok(Transport::Stdio {
                 command,
                 args,
@@ -428,11 +439,68 @@ mod tests {
     }
 
     #[test]
+    fn env_files_are_read_relative_to_the_config_and_env_wins() {
+        let folder = tempfile::tempdir().unwrap();
+        let config_path = folder.path().join("mcp.json");
+        std::fs::write(
+            folder.path().join("server.env"),
+            "TOKEN=from-file\nexport MODE=\"debug\"\n",
+        )
+        .unwrap();
+        let config = parse_str(
+            r#"{"mcpServers": {"s": {"command": "s", "envFile": "server.env", "env": {"MODE": "fast"}}}}"#,
+            &config_path,
+        )
+        .unwrap();
+        let Transport::Stdio { env, .. } = &config.servers[0].transport else {
+            panic!("stdio expected");
+        };
+        let values: Vec<(&str, &str)> = env
+            .iter()
+            .map(|(name, value)| (name.as_str(), value.value()))
+            .collect();
+        assert_eq!(values, [("MODE", "fast"), ("TOKEN", "from-file")]);
+        assert!(!format!("{env:?}").contains("from-file"), "{env:?}");
+
+        let error = parse_str(
+            r#"{"mcpServers": {"s": {"command": "s", "envFile": "missing.env"}}}"#,
+            &config_path,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.contains("server \"s\": cannot read its \"envFile\"")
+                && error.contains("missing.env"),
+            "{error}"
+        );
+        std::fs::write(folder.path().join("bad.env"), "A=1\nB\n").unwrap();
+        let error = parse_str(
+            r#"{"mcpServers": {"s": {"command": "s", "envFile": "bad.env"}}}"#,
+            &config_path,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.contains("bad.env, line 2: the line has no \"=\""),
+            "{error}"
+        );
+        let error = parse(
+            r#"{"mcpServers": {"r": {"type": "http", "url": "https://x/mcp", "envFile": ".env"}}}"#,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.contains("\"envFile\" belongs to stdio servers"),
+            "{error}"
+        );
+    }
+
+    #[test]
     fn errors_name_file_server_and_key() {
         let error = parse(r#"{"mcpServers": {"gh": {"comand": "x"}}}"#).unwrap_err();
         assert_eq!(
             error.to_string(),
-            "/etc/tw/mcp.json: server \"gh\": unknown field `comand`, expected one of `type`, `command`, `args`, `env`, `cwd`, `url`, `headers`, `disabled`; the keys a server entry may have are type, command, args, env, cwd, url, headers, disabled"
+            "/etc/tw/mcp.json: server \"gh\": unknown field `comand`, expected one of `type`, `command`, `args`, `env`, `envFile`, `cwd`, `url`, `headers`, `disabled`; the keys a server entry may have are type, command, args, env, envFile, cwd, url, headers, disabled"
         );
         let error = parse(r#"{"mcpServers": {"gh": {"args": []}}}"#).unwrap_err();
         assert!(

@@ -146,15 +146,26 @@ impl Execution {
 }
 
 /// Writes an `mcpServers` config with the fixture server under each of `names`, in a fresh
-/// temporary folder; returns the folder (kept until dropped) and the file.
+/// temporary folder; returns the folder (kept until dropped) and the file. Each server gets
+/// `FIXTURE_SECRET` from its `env` and `FIXTURE_FROM_FILE` from an `envFile` beside the config
+/// (which names `FIXTURE_SECRET` too: `env` wins).
 pub fn fixture_config(names: &[&str]) -> Result<(tempfile::TempDir, PathBuf)> {
     let dir = tempfile::TempDir::new()?;
     let fixture = crate::fixture_binary();
+    std::fs::write(
+        dir.path().join("fixture.env"),
+        "# read by the gateway, relative to the config\nFIXTURE_FROM_FILE=from-env-file\nFIXTURE_SECRET=from-env-file\n",
+    )?;
     let mut servers = Map::new();
     for name in names {
         servers.insert(
             (*name).to_owned(),
-            json!({ "command": fixture, "args": ["--name", name], "env": { "FIXTURE_SECRET": "from-config" } }),
+            json!({
+                "command": fixture,
+                "args": ["--name", name],
+                "env": { "FIXTURE_SECRET": "from-config" },
+                "envFile": "fixture.env",
+            }),
         );
     }
     let path = dir.path().join("mcp.json");
