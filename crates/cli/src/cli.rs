@@ -47,6 +47,9 @@ enum Command {
     /// Register toolweave in an MCP client's config file (with a backup), optionally disabling
     /// the servers it now fronts there.
     Init(crate::setup::InitArgs),
+    /// Trust the servers this folder's own .mcp.json, .cursor/mcp.json and .vscode/mcp.json
+    /// name, after showing what they run: until then toolweave does not start them.
+    Trust(crate::setup::TrustArgs),
 }
 
 #[derive(Debug, Args)]
@@ -399,6 +402,7 @@ async fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Servers(args) => servers(args).await,
         Command::Config(args) => crate::setup::config(args),
         Command::Init(args) => crate::setup::init(args),
+        Command::Trust(args) => crate::setup::trust(args),
     }
 }
 

@@ -1,5 +1,6 @@
 //! Where the servers come from: `--config`, or discovery in the files MCP clients write;
-//! `toolweave config` (what was found) and `toolweave init` (register toolweave in a client).
+//! `toolweave config` (what was found), `toolweave init` (register toolweave in a client) and
+//! `toolweave trust` (start the servers a project's own files name).
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -8,7 +9,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use toolweave_config::{
-    Client, Config, Discovery, EntryChange, Install, Places, SourceState, Status,
+    Client, Config, Discovery, EntryChange, Install, Places, SourceState, Status, Trusted,
 };
 
 /// The home directory, the current directory and this program: read here, at the top, and passed
@@ -17,6 +18,8 @@ struct Machine {
     home: Option<PathBuf>,
     cwd: PathBuf,
     program: Option<PathBuf>,
+    /// Where the project entries the user trusts are kept.
+    trust_file: Option<PathBuf>,
 }
 
 impl Machine {
@@ -26,7 +29,15 @@ impl Machine {
             .map(PathBuf::from);
         let cwd = std::env::current_dir().context("cannot read the current directory")?;
         let program = std::env::current_exe().ok();
-        Ok(Self { home, cwd, program })
+        let xdg_config_home = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from);
+        let trust_file =
+            toolweave_config::default_trust_path(xdg_config_home.as_deref(), home.as_deref());
+        Ok(Self {
+            home,
+            cwd,
+            program,
+            trust_file,
+        })
     }
 
     fn places(&self) -> Places<'_> {
@@ -34,6 +45,7 @@ impl Machine {
             home: self.home.as_deref(),
             cwd: &self.cwd,
             this_program: self.program.as_deref(),
+            trust_file: self.trust_file.as_deref(),
         }
     }
 
@@ -68,14 +80,29 @@ fn nothing_found(discovery: &Discovery) -> String {
         .iter()
         .filter(|entry| !matches!(entry.status, Status::Used { .. }))
         .count();
+    let untrusted = discovery.untrusted().len();
     format!(
-        "no MCP servers found{}. Without --config, toolweave looks in these files, highest precedence first:\n{}Add servers to one of them, or pass --config FILE (`toolweave config` shows what was found).",
-        if skipped > 0 {
-            format!(" ({skipped} entries were skipped)")
-        } else {
-            String::new()
+        "no MCP servers found{}. Without --config, toolweave looks in these files, highest precedence first:\n{}{}Add servers to one of them, or pass --config FILE (`toolweave config` shows what was found).",
+        match skipped {
+            0 => String::new(),
+            1 => " (1 entry was skipped)".to_owned(),
+            _ => format!(" ({skipped} entries were skipped)"),
         },
-        discovery.places_text()
+        discovery.places_text(),
+        if untrusted == 0 {
+            String::new()
+        } else {
+            let (which, verb, pronoun) = match (untrusted, untrusted == skipped) {
+                (1, true) => ("That entry".to_owned(), "is", "it runs"),
+                (_, true) => ("They".to_owned(), "are", "they run"),
+                (1, false) => ("1 of them".to_owned(), "is", "it runs"),
+                (_, false) => (format!("{untrusted} of them"), "are", "they run"),
+            };
+            format!(
+                "{which} {verb} in this project's own files and {} to be trusted: `toolweave trust` shows what {pronoun} and asks.\n",
+                if verb == "is" { "waits" } else { "wait" }
+            )
+        }
     )
 }
 
@@ -208,10 +235,18 @@ pub(crate) fn config(args: ConfigArgs) -> Result<ExitCode> {
                 Status::Overridden { by } => format!("overridden by {}", by.describe()),
                 Status::Disabled => "skipped: disabled".to_owned(),
                 Status::SwitchedOff => {
-                    "skipped: Claude Code does not run it here (disabledMcpjsonServers in ~/.claude.json)"
+                    "skipped: Claude Code does not run it here (disabledMcpjsonServers in its settings)"
                         .to_owned()
                 }
                 Status::SelfReference => "skipped: this is toolweave itself".to_owned(),
+                Status::NotTrusted { changed, runs, .. } => format!(
+                    "skipped: {}; `toolweave trust` starts it ({runs})",
+                    if *changed {
+                        "changed since you trusted it"
+                    } else {
+                        "not trusted yet: this project's file names it"
+                    }
+                ),
                 Status::Unsupported { reason } => format!("skipped, unsupported: {reason}"),
                 Status::Invalid { reason } => format!("skipped, invalid: {reason}"),
             };
@@ -412,22 +447,15 @@ pub(crate) fn init(args: InitArgs) -> Result<ExitCode> {
     }
     out.flush()?;
 
-    if !args.yes {
-        let stdin = std::io::stdin();
-        if !stdin.is_terminal() {
-            bail!(
-                "standard input is not a terminal, so toolweave cannot ask: pass --yes to write {}",
-                plan.path.display()
-            );
-        }
-        write!(out, "Write it? [y/N] ")?;
-        out.flush()?;
-        let mut answer = String::new();
-        stdin.lock().read_line(&mut answer)?;
-        if !matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
-            writeln!(out, "Nothing written.")?;
-            return Ok(ExitCode::FAILURE);
-        }
+    if !args.yes
+        && !confirm(
+            &mut out,
+            "Write it?",
+            &format!("write {}", plan.path.display()),
+        )?
+    {
+        writeln!(out, "Nothing written.")?;
+        return Ok(ExitCode::FAILURE);
     }
     let backup = toolweave_config::apply(&plan, std::time::SystemTime::now())?;
     writeln!(out, "Wrote {}.", plan.path.display())?;
@@ -444,4 +472,105 @@ pub(crate) fn init(args: InitArgs) -> Result<ExitCode> {
     }
     writeln!(out, "Restart the client to pick it up.")?;
     Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct TrustArgs {
+    /// Trust without asking.
+    #[arg(long, short = 'y')]
+    yes: bool,
+    /// Take back what is trusted in this folder: its project servers no longer start.
+    #[arg(long, conflicts_with = "yes")]
+    forget: bool,
+}
+
+/// `toolweave trust`: show the servers this folder's own files name that are not trusted yet,
+/// and (confirmed) trust them as they are now.
+pub(crate) fn trust(args: TrustArgs) -> Result<ExitCode> {
+    let machine = Machine::here()?;
+    let path = machine.trust_file.clone().context(
+        "cannot tell where to keep trusted servers: neither HOME nor XDG_CONFIG_HOME is set",
+    )?;
+    let mut trusted = Trusted::load(&path)?;
+    let folder = machine.cwd.display();
+    let mut out = std::io::stdout().lock();
+    if args.forget {
+        let before = trusted.clone();
+        trusted.set_folder(&machine.cwd, std::collections::BTreeMap::new());
+        if trusted == before {
+            writeln!(out, "Nothing is trusted in {folder}: nothing to forget.")?;
+        } else {
+            trusted.save(&path)?;
+            writeln!(
+                out,
+                "Forgot the servers trusted in {folder}: toolweave no longer starts them."
+            )?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    let discovery = machine.discover();
+    let waiting = discovery.untrusted();
+    if waiting.is_empty() {
+        writeln!(
+            out,
+            "Nothing to trust in {folder}: every server its .mcp.json, .cursor/mcp.json and .vscode/mcp.json name is trusted already, or there is none."
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    writeln!(
+        out,
+        "{folder} names these servers in its own files. A repository can name any command there, so toolweave starts them only once you trust them:"
+    )?;
+    for entry in &waiting {
+        let Status::NotTrusted { changed, runs, .. } = &entry.status else {
+            continue;
+        };
+        writeln!(
+            out,
+            "  {:<20} {}{}\n  {:<20} runs: {runs}",
+            entry.name,
+            entry.path.display(),
+            if *changed {
+                " (changed since you trusted it)"
+            } else {
+                ""
+            },
+            ""
+        )?;
+    }
+    writeln!(
+        out,
+        "Read those files first if you did not write them. Once trusted, each starts whenever toolweave runs in this folder, until its entry changes."
+    )?;
+    out.flush()?;
+    if !args.yes && !confirm(&mut out, "Trust them?", "trust them")? {
+        writeln!(out, "Nothing trusted.")?;
+        return Ok(ExitCode::FAILURE);
+    }
+    trusted.accept_waiting(&machine.cwd, &discovery);
+    trusted.save(&path)?;
+    writeln!(
+        out,
+        "Trusted (kept in {}; `toolweave trust --forget` in this folder takes it back). A toolweave already running here starts them once restarted.",
+        path.display()
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Asks `question` on the terminal and reads a y/N answer; without a terminal, an error saying
+/// to pass `--yes` to `action`.
+fn confirm(out: &mut impl Write, question: &str, action: &str) -> Result<bool> {
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        bail!("standard input is not a terminal, so toolweave cannot ask: pass --yes to {action}");
+    }
+    write!(out, "{question} [y/N] ")?;
+    out.flush()?;
+    let mut answer = String::new();
+    stdin.lock().read_line(&mut answer)?;
+    Ok(matches!(
+        answer.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes"
+    ))
 }

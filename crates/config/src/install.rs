@@ -444,6 +444,7 @@ mod tests {
             home: Some(home),
             cwd: home,
             this_program: Some(program),
+            trust_file: None,
         };
         let discovery = crate::discover(&places, &|_| None);
         plan(
@@ -522,6 +523,7 @@ mod tests {
             home: Some(&home),
             cwd: &home,
             this_program: Some(&program),
+            trust_file: None,
         };
         let error = plan(
             &Install {
@@ -553,6 +555,7 @@ mod tests {
             home: Some(&home),
             cwd: &home,
             this_program: Some(&program),
+            trust_file: None,
         };
         let discovery = crate::discover(&places, &|_| None);
         assert!(

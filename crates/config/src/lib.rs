@@ -12,7 +12,8 @@
 //!
 //! Without a file given, [`discover`] reads the files MCP clients write (Claude Code, Cursor,
 //! VS Code, Claude Desktop) in a fixed precedence, and [`plan`] / [`apply`] register toolweave in
-//! one of them (`toolweave init`).
+//! one of them (`toolweave init`). Entries of a project's own files start only once trusted
+//! ([`Trusted`], `toolweave trust`).
 
 mod discover;
 mod envfile;
@@ -23,6 +24,7 @@ mod limits;
 mod policy;
 mod servers;
 mod settings;
+mod trust;
 
 pub use discover::{
     Discovery, Entry, FRONTS_VARIABLE, Places, Source, SourceKind, SourceState, Status,
@@ -34,6 +36,7 @@ pub use limits::Limits;
 pub use policy::{Denial, Policy};
 pub use servers::{Config, ServerConfig, Transport, load_file, parse_str, parse_str_with_env};
 pub use settings::{Settings, default_settings_path, load_settings};
+pub use trust::{Trusted, default_trust_path, fingerprint};
 
 use std::path::PathBuf;
 

@@ -1,4 +1,4 @@
-//! Discovery, `toolweave config` and `toolweave init`, run as the real binary with `HOME` and the
+//! Discovery, `toolweave config`, `toolweave init` and `toolweave trust`, run as the real binary with `HOME` and the
 //! current directory set to a fake machine holding each client's file as that client writes it.
 
 use std::path::{Path, PathBuf};
@@ -41,6 +41,7 @@ impl Machine {
             .env("HOME", &self.home)
             .env_remove("TOOLWEAVE_CONFIG")
             .env_remove("TOOLWEAVE_LOG")
+            .env_remove("XDG_CONFIG_HOME")
             .stdin(Stdio::null())
             .output()
             .unwrap()
@@ -136,6 +137,16 @@ impl Machine {
     }
 }
 
+/// The names under `servers` in a `--json` report.
+fn server_names(report: &serde_json::Value) -> Vec<&str> {
+    report["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|server| server["name"].as_str().unwrap())
+        .collect()
+}
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -166,7 +177,6 @@ fn config_prints_precedence_origins_overrides_and_skips() {
         servers,
         [
             ("context7", "cursor-user"),
-            ("docs", "project"),
             ("fixture", "claude-code-local"),
             ("memory", "claude-code-user"),
         ]
@@ -182,7 +192,7 @@ fn config_prints_precedence_origins_overrides_and_skips() {
         [
             r#""fixture" "claude-code-local" "used""#,
             r#""fixture" "project" "overridden""#,
-            r#""docs" "project" "used""#,
+            r#""docs" "project" "not-trusted""#,
             r#""memory" "claude-code-user" "used""#,
             r#""memory" "cursor-user" "overridden""#,
             r#""context7" "cursor-user" "used""#,
@@ -206,15 +216,18 @@ fn commands_use_discovered_servers_and_never_themselves() {
         }})
         .to_string(),
     );
+    // Approved in Claude Code (in the user's own file), so toolweave starts it too.
+    machine.write(
+        &machine.claude_json(),
+        &serde_json::json!({"projects": {machine.project.display().to_string(): {
+            "enabledMcpjsonServers": ["fixture", "gateway"]
+        }}})
+        .to_string(),
+    );
     let output = machine.run(&["servers", "--json"]);
     assert!(output.status.success(), "{}", text(&output.stderr));
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    let names: Vec<&str> = report["servers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|server| server["name"].as_str().unwrap())
-        .collect();
+    let names = server_names(&report);
     assert_eq!(names, ["fixture"], "{report}");
 
     let output = machine.run(&["tools", "add numbers"]);
@@ -233,6 +246,101 @@ fn commands_use_discovered_servers_and_never_themselves() {
     assert_eq!(
         text(&output.stdout),
         format!("no servers configured in {}\n", only.display())
+    );
+}
+
+#[test]
+fn a_project_s_own_servers_start_only_once_trusted() {
+    let machine = Machine::new();
+    let fixture = toolweave_testkit::fixture_binary();
+    let marker = machine.root.join("started");
+    let mcp_json = machine.project.join(".mcp.json");
+    let entries = |touch_args: &[&str]| {
+        let mut args = vec!["-c", "touch \"$0\""];
+        args.extend_from_slice(touch_args);
+        serde_json::json!({"mcpServers": {
+            "fixture": {"command": fixture, "args": ["--name", "fixture"]},
+            "setup": {"command": "sh", "args": args}
+        }})
+        .to_string()
+    };
+    machine.write(&mcp_json, &entries(&[marker.to_str().unwrap()]));
+    let trust_file = machine.home.join(".config/toolweave/trusted.json");
+
+    // Not trusted: nothing the file names is started, and the error says what to do.
+    let output = machine.run(&["servers"]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stdout));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("2 servers in this project's own files are not started until you trust them: fixture (.mcp.json), setup (.mcp.json)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("(2 entries were skipped)")
+            && stderr.contains(
+                "They are in this project's own files and wait to be trusted: `toolweave trust`"
+            ),
+        "{stderr}"
+    );
+    assert!(!marker.exists(), "an untrusted server was started");
+
+    // Without a terminal, `trust` asks for --yes and writes nothing.
+    let output = machine.run(&["trust"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        text(&output.stderr).contains("pass --yes"),
+        "{}",
+        text(&output.stderr)
+    );
+    assert!(!trust_file.exists());
+
+    let output = machine.run(&["trust", "--yes"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let shown = machine.redact(&text(&output.stdout));
+    assert!(
+        text(&output.stdout).contains(&format!("runs: {} --name fixture", fixture.display())),
+        "{shown}"
+    );
+    assert!(
+        shown.contains(r#"runs: sh -c "touch \"$0\"" [ROOT]/started"#),
+        "{shown}"
+    );
+    assert!(trust_file.exists());
+
+    // Trusted: both start (the second one only touches its file and exits, which `servers`
+    // reports as a failure).
+    let output = machine.run(&["servers", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let names = server_names(&report);
+    assert_eq!(names, ["fixture", "setup"], "{report}");
+    assert!(marker.exists(), "a trusted server was not started");
+    std::fs::remove_file(&marker).unwrap();
+
+    // A changed entry is not trusted any more; the unchanged one still is.
+    let other = machine.root.join("elsewhere");
+    machine.write(&mcp_json, &entries(&[other.to_str().unwrap()]));
+    let output = machine.run(&["config"]);
+    let shown = machine.redact(&text(&output.stdout));
+    assert!(
+        shown.contains("fixture              used (stdio)"),
+        "{shown}"
+    );
+    assert!(shown.contains("setup                skipped: changed since you trusted it; `toolweave trust` starts it (sh -c"), "{shown}");
+    let output = machine.run(&["servers", "--json"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(!other.exists(), "a changed entry was started");
+
+    // `--forget` takes it all back.
+    let output = machine.run(&["trust", "--forget"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let output = machine.run(&["config", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["servers"], serde_json::json!([]), "{report}");
+    let output = machine.run(&["trust", "--forget"]);
+    assert!(
+        text(&output.stdout).contains("nothing to forget"),
+        "{}",
+        text(&output.stdout)
     );
 }
 
@@ -289,13 +397,8 @@ fn init_writes_backs_up_and_is_idempotent() {
     // The servers toolweave fronts are disabled for Claude Code, and still toolweave's.
     let output = machine.run(&["config", "--json"]);
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    let names: Vec<&str> = report["servers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|server| server["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["context7", "docs", "fixture", "memory"]);
+    let names = server_names(&report);
+    assert_eq!(names, ["context7", "fixture", "memory"]);
 
     // Twice: nothing changes, no second backup.
     let output = machine.run(&[
