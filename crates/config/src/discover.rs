@@ -411,8 +411,14 @@ pub fn discover(places: &Places<'_>, lookup: &dyn Fn(&str) -> Option<String>) ->
     // Claude Code's file holds two sources of different precedence: read each file once, then
     // handle its sources in precedence order.
     let mut read: Vec<(SourceKind, PathBuf, FileTop)> = Vec::new();
+    // A project file that is also one of the user's own (the project folder is the home
+    // directory: `~/.cursor/mcp.json` is both) needs no trust.
+    let mut users_own = BTreeSet::new();
     for (path, kinds) in files(places) {
         let top = read_top(&path);
+        if kinds.iter().any(|kind| kind.project_file().is_none()) {
+            users_own.insert(path.clone());
+        }
         for kind in kinds {
             read.push((kind, path.clone(), top.clone()));
         }
@@ -479,6 +485,7 @@ pub fn discover(places: &Places<'_>, lookup: &dyn Fn(&str) -> Option<String>) ->
         for (name, value) in servers {
             let trust = match kind.project_file() {
                 None => Trust::NotNeeded,
+                Some(_) if users_own.contains(&path) => Trust::NotNeeded,
                 Some(_) if kind == SourceKind::Project && approvals.approves(name) => {
                     Trust::NotNeeded
                 }
@@ -1369,6 +1376,38 @@ mod tests {
             "{:?}",
             broken.problems()
         );
+    }
+
+    #[test]
+    fn in_the_home_directory_the_user_s_own_files_need_no_trust() {
+        let machine = Machine::new();
+        machine.write(
+            &machine.home.join(".cursor/mcp.json"),
+            r#"{"mcpServers": {"memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}}}"#,
+        );
+        machine.write(
+            &machine.home.join(".mcp.json"),
+            r#"{"mcpServers": {"docs": {"command": "docs-server"}}}"#,
+        );
+        let places = Places {
+            cwd: &machine.home,
+            ..machine.places()
+        };
+        let discovery = discover(&places, &|_| None);
+        assert_eq!(
+            statuses(&discovery)[1..],
+            [
+                r#"memory CursorProject: {"status":"used","fronted":false}"#,
+                r#"memory CursorUser: {"status":"overridden","by":"cursor-project"}"#,
+            ]
+        );
+        // `~/.mcp.json` is the home folder's project file, and no file of the user's own.
+        let waiting: Vec<&str> = discovery
+            .untrusted()
+            .iter()
+            .map(|entry| entry.name.as_str())
+            .collect();
+        assert_eq!(waiting, ["docs"]);
     }
 
     #[test]
