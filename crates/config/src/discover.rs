@@ -702,15 +702,17 @@ fn classify(
 }
 
 /// What Claude Code's files say about the project's `.mcp.json` servers: approvals and refusals
-/// from `~/.claude.json` (`projects["<cwd>"]`) and `~/.claude/settings.json`, refusals only from
-/// the project's `.claude/settings.json` and `.claude/settings.local.json`, which the project
-/// may ship.
+/// from `~/.claude.json` (`projects["<cwd>"]`) and `~/.claude/settings.json`; refusals from the
+/// project's `.claude/settings.json`; and from its `.claude/settings.local.json`, where Claude
+/// Code writes the approvals it asks for, approvals too under Claude Code's own conditions: the
+/// folder (or one above it) was trusted in Claude Code's trust dialog, and git does not track
+/// the file (a repository that ships it cannot approve its own servers).
 fn claude_approvals(
     claude_json: Option<&Map<String, Value>>,
     places: &Places<'_>,
 ) -> ClaudeApprovals {
-    let project_entry = claude_json
-        .and_then(|top| top.get("projects")?.as_object())
+    let projects = claude_json.and_then(|top| top.get("projects")?.as_object());
+    let project_entry = projects
         .and_then(|projects| {
             project_keys(places.cwd)
                 .iter()
@@ -721,16 +723,66 @@ fn claude_approvals(
     let user_settings = places
         .home
         .and_then(|home| read(home.join(".claude").join("settings.json")));
-    let project_settings: Vec<Map<String, Value>> = ["settings.json", "settings.local.json"]
-        .into_iter()
-        .filter_map(|name| read(places.cwd.join(".claude").join(name)))
-        .collect();
-    let user: Vec<&Map<String, Value>> = project_entry
+    let shared_settings = read(places.cwd.join(".claude").join("settings.json"));
+    let local_settings = read(places.cwd.join(".claude").join("settings.local.json"));
+    let local_counts = local_settings.is_some()
+        && projects.is_some_and(|projects| folder_trusted(projects, places.cwd))
+        && git_tracks(places.cwd, ".claude/settings.local.json") == Some(false);
+    let mut user: Vec<&Map<String, Value>> = project_entry
         .into_iter()
         .chain(user_settings.as_ref())
         .collect();
-    let project: Vec<&Map<String, Value>> = project_settings.iter().collect();
+    let mut project: Vec<&Map<String, Value>> = shared_settings.iter().collect();
+    if local_counts {
+        user.extend(local_settings.as_ref());
+    } else {
+        project.extend(local_settings.as_ref());
+    }
     ClaudeApprovals::from_settings(&user, &project)
+}
+
+/// Whether Claude Code's trust dialog was accepted for `cwd` or a folder above it
+/// (`projects["<folder>"].hasTrustDialogAccepted` in `~/.claude.json`).
+fn folder_trusted(projects: &Map<String, Value>, cwd: &Path) -> bool {
+    project_keys(cwd).iter().any(|key| {
+        Path::new(key).ancestors().any(|folder| {
+            projects
+                .get(&folder.display().to_string())
+                .and_then(|project| project.get("hasTrustDialogAccepted"))
+                == Some(&Value::Bool(true))
+        })
+    })
+}
+
+/// Whether git tracks `file` (relative to `folder`): `Some(false)` when it does not, or `folder`
+/// is in no repository; `None` when git cannot say (not installed, or it failed). git runs with
+/// its file-system monitor off, so a repository's own configuration starts no program.
+fn git_tracks(folder: &Path, file: &str) -> Option<bool> {
+    let output = std::process::Command::new("git")
+        .arg("-C")
+        .arg(folder)
+        .args([
+            "--no-pager",
+            "-c",
+            "core.fsmonitor=false",
+            "ls-files",
+            "--error-unmatch",
+            "--",
+            file,
+        ])
+        .env("LC_ALL", "C")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .ok()?;
+    if output.status.success() {
+        return Some(true);
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    (stderr.contains("did not match any file") || stderr.contains("not a git repository"))
+        .then_some(false)
 }
 
 /// What an entry starts, for a person deciding whether to trust it: the command and its
@@ -1460,6 +1512,73 @@ mod tests {
         assert_eq!(untrusted(&discovery), ["fetch"]);
         assert!(
             statuses(&discovery).contains(&r#"docs Project: {"status":"switched-off"}"#.to_owned())
+        );
+    }
+
+    #[test]
+    fn claude_code_s_approvals_in_settings_local_json_count_as_claude_code_counts_them() {
+        let machine = Machine::new();
+        machine.write(
+            &machine.project.join(".mcp.json"),
+            r#"{"mcpServers": {"docs": {"command": "docs-server"}, "other": {"command": "other-server"}}}"#,
+        );
+        // Where Claude Code writes the approvals it asks for.
+        machine.write(
+            &machine.project.join(".claude/settings.local.json"),
+            r#"{"enabledMcpjsonServers": ["docs"]}"#,
+        );
+        let trust_dialog = |accepted: bool| {
+            // Accepted for the folder above the project, which covers it.
+            let above = machine.project.parent().unwrap().display().to_string();
+            machine.write(
+                &machine.home.join(".claude.json"),
+                &serde_json::json!({"projects": {above: {"hasTrustDialogAccepted": accepted}}})
+                    .to_string(),
+            );
+        };
+        let used = || -> Vec<String> {
+            machine
+                .discover()
+                .config
+                .names()
+                .into_iter()
+                .map(str::to_owned)
+                .collect()
+        };
+
+        trust_dialog(false);
+        assert!(used().is_empty(), "approved without the trust dialog");
+        trust_dialog(true);
+        assert_eq!(
+            used(),
+            ["docs"],
+            "not in a repository: the file is the user's"
+        );
+
+        let git = |args: &[&str]| {
+            std::process::Command::new("git")
+                .arg("-C")
+                .arg(&machine.project)
+                .args(args)
+                .output()
+        };
+        match git(&["init", "--quiet"]) {
+            Ok(output) if output.status.success() => {}
+            other => {
+                eprintln!("skipped the repository half: `git init` failed ({other:?})");
+                return;
+            }
+        }
+        assert_eq!(used(), ["docs"], "untracked in a repository");
+        assert!(
+            git(&["add", ".claude/settings.local.json"])
+                .unwrap()
+                .status
+                .success()
+        );
+        assert!(
+            used().is_empty(),
+            "a file the repository ships approved its own servers"
         );
     }
 

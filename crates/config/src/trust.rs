@@ -9,11 +9,13 @@
 //! - `toolweave trust` records, in a file of the user's own ([`default_trust_path`]), the
 //!   [`fingerprint`] of each entry the user accepted, per project folder. An entry whose text
 //!   changes is no longer trusted until it is accepted again.
-//! - For `.mcp.json`, Claude Code's own approvals count too, when they are in files the
-//!   repository cannot ship: `enabledMcpjsonServers` and `enableAllProjectMcpServers` in
-//!   `~/.claude.json` (`projects["<folder>"]`) or `~/.claude/settings.json`. The same keys in the
-//!   project's `.claude/` folder are not read as a "yes", since a repository can ship that
-//!   folder; a "no" (`disabledMcpjsonServers`) is honoured from all of them.
+//! - For `.mcp.json`, Claude Code's own approvals count too, where Claude Code itself counts
+//!   them in a folder it was told to trust: `enabledMcpjsonServers` and
+//!   `enableAllProjectMcpServers` in `~/.claude.json` (`projects["<folder>"]`),
+//!   `~/.claude/settings.json`, and the project's `.claude/settings.local.json` (where Claude Code
+//!   writes them) once the folder passed Claude Code's trust dialog and git does not track that
+//!   file. The project's `.claude/settings.json`, which a repository ships, is never read as a
+//!   "yes"; a "no" (`disabledMcpjsonServers`) is honoured from all of them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
