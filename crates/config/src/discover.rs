@@ -496,13 +496,10 @@ pub fn discover(places: &Places<'_>, lookup: &dyn Fn(&str) -> Option<String>) ->
                         accepted => Trust::Missing {
                             changed: accepted.is_some(),
                             fingerprint: now,
+                            runs: runs(value),
                         },
                     }
                 }
-            };
-            let runs = match &trust {
-                Trust::Missing { .. } => runs(value),
-                Trust::NotNeeded => String::new(),
             };
             let substituted;
             let value = if kind.is_editor() {
@@ -515,7 +512,6 @@ pub fn discover(places: &Places<'_>, lookup: &dyn Fn(&str) -> Option<String>) ->
                 fronted: fronted.contains(name),
                 switched_off: switched_off.contains(name),
                 trust,
-                runs,
             };
             let status = classify(
                 name,
@@ -639,8 +635,6 @@ struct ClientSays {
     switched_off: bool,
     /// Whether it may start as far as trust goes.
     trust: Trust,
-    /// What it runs, for [`Status::NotTrusted`].
-    runs: String,
 }
 
 /// Whether an entry waits to be trusted.
@@ -654,6 +648,8 @@ enum Trust {
         changed: bool,
         /// Its text now.
         fingerprint: String,
+        /// What it runs, for [`Status::NotTrusted`].
+        runs: String,
     },
 }
 
@@ -688,12 +684,13 @@ fn classify(
     if let Trust::Missing {
         changed,
         fingerprint,
+        runs,
     } = client.trust
     {
         return Err(Status::NotTrusted {
             changed,
             fingerprint,
-            runs: client.runs,
+            runs,
         });
     }
     resolve_entry(name, entry, path, lookup).map_err(|error| Status::Invalid {

@@ -462,24 +462,21 @@ mod tests {
         assert_eq!(values, [("MODE", "fast"), ("TOKEN", "from-file")]);
         assert!(!format!("{env:?}").contains("from-file"), "{env:?}");
 
-        let error = parse_str(
-            r#"{"mcpServers": {"s": {"command": "s", "envFile": "missing.env"}}}"#,
-            &config_path,
-        )
-        .unwrap_err()
-        .to_string();
+        let error_with = |env_file: &str| {
+            let text =
+                serde_json::json!({"mcpServers": {"s": {"command": "s", "envFile": env_file}}});
+            parse_str(&text.to_string(), &config_path)
+                .unwrap_err()
+                .to_string()
+        };
+        let error = error_with("missing.env");
         assert!(
             error.contains("server \"s\": cannot read its \"envFile\"")
                 && error.contains("missing.env"),
             "{error}"
         );
         std::fs::write(folder.path().join("bad.env"), "A=1\nB\n").unwrap();
-        let error = parse_str(
-            r#"{"mcpServers": {"s": {"command": "s", "envFile": "bad.env"}}}"#,
-            &config_path,
-        )
-        .unwrap_err()
-        .to_string();
+        let error = error_with("bad.env");
         assert!(
             error.contains("bad.env, line 2: the line has no \"=\""),
             "{error}"

@@ -18,7 +18,6 @@
 //!   "yes"; a "no" (`disabledMcpjsonServers`) is honoured from all of them.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -151,22 +150,8 @@ impl Trusted {
             message: error.to_string(),
         })?;
         text.push('\n');
-        let temporary = directory.join(format!(
-            ".trusted.json.toolweave-{}.tmp",
-            std::process::id()
-        ));
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create(true).truncate(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let written = options.open(&temporary).and_then(|mut file| {
-            file.write_all(text.as_bytes())?;
-            file.sync_all()
-        });
-        if let Err(error) = written.and_then(|()| std::fs::rename(&temporary, path)) {
-            let _ = std::fs::remove_file(&temporary);
-            return Err(failed(path, error));
-        }
+        crate::install::replace_file(path, text.as_bytes(), None, 0o600)
+            .map_err(|error| failed(path, error))?;
         Ok(())
     }
 }
