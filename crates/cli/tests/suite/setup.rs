@@ -47,6 +47,40 @@ impl Machine {
             .unwrap()
     }
 
+    /// Runs toolweave with a terminal for its stdin, stdout and stderr, typing `typed`; returns
+    /// its exit code and what the terminal showed (with the terminal's `\r\n` line ends).
+    fn run_at_terminal(&self, args: &[&str], typed: &str) -> (Option<i32>, String) {
+        use std::io::{Read, Write};
+        let pty = nix::pty::openpty(None, None).unwrap();
+        let terminal = std::fs::File::from(pty.slave);
+        let mut child = Command::new(toolweave())
+            .args(args)
+            .current_dir(&self.project)
+            .env("HOME", &self.home)
+            .env_remove("TOOLWEAVE_CONFIG")
+            .env_remove("TOOLWEAVE_LOG")
+            .env_remove("XDG_CONFIG_HOME")
+            .stdin(terminal.try_clone().unwrap())
+            .stdout(terminal.try_clone().unwrap())
+            .stderr(terminal)
+            .spawn()
+            .unwrap();
+        // The terminal holds the typed line until the program reads it.
+        let mut keyboard = std::fs::File::from(pty.master);
+        keyboard.write_all(typed.as_bytes()).unwrap();
+        let mut shown = Vec::new();
+        let mut buffer = [0u8; 4096];
+        // Reading ends with EIO once the program, the last holder of the terminal, has exited.
+        while let Ok(read) = keyboard.read(&mut buffer) {
+            if read == 0 {
+                break;
+            }
+            shown.extend_from_slice(&buffer[..read]);
+        }
+        let status = child.wait().unwrap();
+        (status.code(), String::from_utf8_lossy(&shown).into_owned())
+    }
+
     /// Text with the temporary root and this binary's path replaced, for snapshots.
     fn redact(&self, text: &str) -> String {
         let program = toolweave().canonicalize().unwrap();
@@ -294,6 +328,18 @@ fn a_project_s_own_servers_start_only_once_trusted() {
     );
     assert!(!trust_file.exists());
 
+    // At a terminal it asks: anything but yes trusts nothing.
+    let (code, shown) = machine.run_at_terminal(&["trust"], "n\n");
+    assert_eq!(code, Some(1), "{shown}");
+    assert!(
+        shown.contains("Trust them? [y/N] ") && shown.contains("Nothing trusted."),
+        "{shown}"
+    );
+    assert!(!trust_file.exists());
+    let (code, shown) = machine.run_at_terminal(&["trust"], "\n");
+    assert_eq!(code, Some(1), "{shown}");
+    assert!(!trust_file.exists());
+
     let output = machine.run(&["trust", "--yes"]);
     assert!(output.status.success(), "{}", text(&output.stderr));
     let shown = machine.redact(&text(&output.stdout));
@@ -342,6 +388,14 @@ fn a_project_s_own_servers_start_only_once_trusted() {
         "{}",
         text(&output.stdout)
     );
+
+    // Answering yes at the terminal trusts them as --yes does.
+    let (code, shown) = machine.run_at_terminal(&["trust"], "y\n");
+    assert_eq!(code, Some(0), "{shown}");
+    assert!(shown.contains("Trust them? [y/N] "), "{shown}");
+    let output = machine.run(&["config", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(server_names(&report), ["fixture", "setup"], "{report}");
 }
 
 #[test]
@@ -365,6 +419,20 @@ fn init_writes_backs_up_and_is_idempotent() {
         text(&output.stderr).contains("pass --yes"),
         "{}",
         text(&output.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(machine.claude_json()).unwrap(),
+        original
+    );
+    // At a terminal it shows the change and asks; "no" writes nothing.
+    let (code, shown) = machine.run_at_terminal(
+        &["init", "--client", "claude-code", "--disable-fronted"],
+        "no\n",
+    );
+    assert_eq!(code, Some(1), "{shown}");
+    assert!(
+        shown.contains("Write it? [y/N] ") && shown.contains("Nothing written."),
+        "{shown}"
     );
     assert_eq!(
         std::fs::read_to_string(machine.claude_json()).unwrap(),
