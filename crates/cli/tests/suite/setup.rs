@@ -34,17 +34,21 @@ impl Machine {
         std::fs::write(path, text).unwrap();
     }
 
-    fn run(&self, args: &[&str]) -> Output {
-        Command::new(toolweave())
+    /// toolweave in the project directory of this machine, with none of the caller's settings.
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(toolweave());
+        command
             .args(args)
             .current_dir(&self.project)
             .env("HOME", &self.home)
             .env_remove("TOOLWEAVE_CONFIG")
             .env_remove("TOOLWEAVE_LOG")
-            .env_remove("XDG_CONFIG_HOME")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
+            .env_remove("XDG_CONFIG_HOME");
+        command
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.command(args).stdin(Stdio::null()).output().unwrap()
     }
 
     /// Runs toolweave with a terminal for its stdin, stdout and stderr, typing `typed`; returns
@@ -53,13 +57,8 @@ impl Machine {
         use std::io::{Read, Write};
         let pty = nix::pty::openpty(None, None).unwrap();
         let terminal = std::fs::File::from(pty.slave);
-        let mut child = Command::new(toolweave())
-            .args(args)
-            .current_dir(&self.project)
-            .env("HOME", &self.home)
-            .env_remove("TOOLWEAVE_CONFIG")
-            .env_remove("TOOLWEAVE_LOG")
-            .env_remove("XDG_CONFIG_HOME")
+        let mut child = self
+            .command(args)
             .stdin(terminal.try_clone().unwrap())
             .stdout(terminal.try_clone().unwrap())
             .stderr(terminal)
