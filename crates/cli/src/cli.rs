@@ -597,15 +597,16 @@ async fn tools(args: ToolsArgs) -> Result<ExitCode> {
     let results = gateway
         .search(&args.query, args.limit.max(1), flavor(args.python))
         .await;
-    report_unavailable(&gateway);
     let mut stdout = std::io::stdout().lock();
     if args.json {
+        report_unavailable(&gateway);
         writeln!(stdout, "{}", serde_json::to_string_pretty(&results)?)?;
     } else {
+        let unavailable = gateway.unavailable();
         writeln!(
             stdout,
             "{}",
-            toolweave_core::search_text(&args.query, &results)
+            toolweave_core::search_text(&args.query, &results, &unavailable)
         )?;
     }
     drop(stdout);

@@ -86,6 +86,16 @@ pub struct SearchResult {
     pub signature: String,
 }
 
+/// A configured server whose tools cannot be searched or called right now, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct Unavailable {
+    /// The server's name, as configured.
+    pub server: String,
+    /// Why, naming the server: still starting, or the error that names the cause and what to
+    /// change.
+    pub reason: String,
+}
+
 /// The full description of one tool.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -282,6 +292,30 @@ impl Gateway {
     pub async fn search(&self, query: &str, limit: usize, flavor: Flavor) -> Vec<SearchResult> {
         let state = self.catalog(true).await;
         search_in(&state, query, limit, flavor)
+    }
+
+    /// The configured servers that are not ready now (starting or failed), so that an answer
+    /// that lists tools can say whose tools are missing from it.
+    pub fn unavailable(&self) -> Vec<Unavailable> {
+        use toolweave_upstream::ServerState;
+        self.upstream
+            .status()
+            .into_iter()
+            .filter_map(|status| {
+                let reason = match &status.state {
+                    ServerState::Ready { .. } | ServerState::Stopped => return None,
+                    ServerState::Starting => format!(
+                        "server \"{}\" is still starting: its tools are not listed yet",
+                        status.name
+                    ),
+                    ServerState::Failed { error, .. } => error.to_string(),
+                };
+                Some(Unavailable {
+                    server: status.name,
+                    reason,
+                })
+            })
+            .collect()
     }
 
     /// Full declarations of the named tools. Names may be `server.tool`, `tools.server.tool`,

@@ -2,16 +2,21 @@
 
 use crate::bridge::unknown_names_message;
 use crate::executor::ExecutionReport;
-use crate::gateway::{DescribeAnswer, SearchResult};
+use crate::gateway::{DescribeAnswer, SearchResult, Unavailable};
 
-/// Search hits as lines: signature, then the one-line description.
-pub fn search_text(query: &str, results: &[SearchResult]) -> String {
-    if results.is_empty() {
-        return format!(
-            "No tools match \"{query}\". Try other words, or an empty query to list every tool."
-        );
-    }
+/// Search hits as lines: signature, then the one-line description; then the servers whose tools
+/// are missing from them because they are not available.
+pub fn search_text(query: &str, results: &[SearchResult], unavailable: &[Unavailable]) -> String {
     let mut text = String::new();
+    if results.is_empty() {
+        if query.trim().is_empty() {
+            text.push_str("No tools are available.");
+        } else {
+            text.push_str(&format!(
+                "No tools match \"{query}\". Try other words, or an empty query to list every tool."
+            ));
+        }
+    }
     for result in results {
         text.push_str(&result.signature);
         if !result.description.is_empty() {
@@ -20,8 +25,18 @@ pub fn search_text(query: &str, results: &[SearchResult]) -> String {
         }
         text.push('\n');
     }
-    text.push_str("Use describe_tools for full type declarations.");
-    text
+    for server in unavailable {
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str("Not available: ");
+        text.push_str(&server.reason);
+        text.push('\n');
+    }
+    if !results.is_empty() {
+        text.push_str("Use describe_tools for full type declarations.");
+    }
+    text.trim_end().to_owned()
 }
 
 /// Declarations of every described tool, then the names that matched nothing.

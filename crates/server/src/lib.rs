@@ -152,9 +152,14 @@ impl ToolweaveServer {
         };
         let flavor = flavor(arguments)?;
         let results = self.gateway.search(&query, limit, flavor).await;
-        let text = toolweave_core::search_text(&query, &results);
+        let unavailable = self.gateway.unavailable();
+        let text = toolweave_core::search_text(&query, &results, &unavailable);
         let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-        result.structured_content = Some(json!({ "results": results }));
+        result.structured_content = Some(if unavailable.is_empty() {
+            json!({ "results": results })
+        } else {
+            json!({ "results": results, "unavailable": unavailable })
+        });
         Ok(result)
     }
 

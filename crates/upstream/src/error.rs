@@ -49,13 +49,16 @@ pub enum Error {
 
     /// The program to run does not exist.
     #[error(
-        "server \"{server}\" could not be started: the command \"{command}\" was not found; check \"command\" in the config file (a name without a slash is looked up on PATH)"
+        "server \"{server}\" could not be started: the command \"{command}\" was not found{place}; check \"command\" in the config file"
     )]
     CommandNotFound {
         /// The server's name.
         server: String,
         /// The configured `command`.
         command: String,
+        /// Where it was looked for, as the end of the sentence: ` on PATH` for a bare name, the
+        /// directory a relative path is taken from, nothing for an absolute path.
+        place: String,
     },
 
     /// The program exists but could not be run (permissions, working directory, ...).

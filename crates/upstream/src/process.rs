@@ -231,11 +231,35 @@ pub(crate) fn spawn(
     Ok((process, handshake))
 }
 
+/// Where a command that was not found was looked for, for the error's sentence.
+fn where_looked(command: &str, cwd: Option<&Path>) -> String {
+    if !command.contains('/') {
+        return " on PATH".to_owned();
+    }
+    if Path::new(command).is_absolute() {
+        return String::new();
+    }
+    match cwd {
+        Some(cwd) => format!(
+            " in {} (a relative \"command\" is taken from the entry's \"cwd\")",
+            cwd.display()
+        ),
+        None => match std::env::current_dir() {
+            Ok(here) => format!(
+                " in {} (a relative \"command\" is taken from the directory toolweave was started in; give a full path, or a \"cwd\")",
+                here.display()
+            ),
+            Err(_) => String::new(),
+        },
+    }
+}
+
 fn spawn_error(server: &str, command: &str, cwd: Option<&Path>, error: &std::io::Error) -> Error {
     match error.kind() {
         std::io::ErrorKind::NotFound => Error::CommandNotFound {
             server: server.to_owned(),
             command: command.to_owned(),
+            place: where_looked(command, cwd),
         },
         std::io::ErrorKind::PermissionDenied => Error::Spawn {
             server: server.to_owned(),

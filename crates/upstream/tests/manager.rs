@@ -347,6 +347,7 @@ async fn failures_to_start_say_why() {
                 source: PathBuf::from("/test/mcp.json"),
             },
             fixture("good", &[]),
+            stdio("relative", "./toolweave-no-such-server", &[]),
         ],
         Options::default(),
     );
@@ -355,7 +356,7 @@ async fn failures_to_start_say_why() {
     assert_eq!(
         names,
         [
-            "broken", "missing", "unlisted", "nowhere", "remote", "legacy", "good"
+            "broken", "missing", "unlisted", "nowhere", "remote", "legacy", "good", "relative"
         ]
     );
     let message = |index: usize| match &all[index].1 {
@@ -373,10 +374,10 @@ async fn failures_to_start_say_why() {
     let missing = message(1);
     assert_eq!(
         missing,
-        "server \"missing\" could not be started: the command \"/nonexistent/toolweave-no-such-server\" was not found; check \"command\" in the config file (a name without a slash is looked up on PATH)"
+        "server \"missing\" could not be started: the command \"/nonexistent/toolweave-no-such-server\" was not found; check \"command\" in the config file"
     );
     assert!(
-        message(2).contains("\"toolweave-no-such-server-on-path\" was not found"),
+        message(2).contains("\"toolweave-no-such-server-on-path\" was not found on PATH;"),
         "{}",
         message(2)
     );
@@ -400,6 +401,14 @@ async fn failures_to_start_say_why() {
         message(5)
     );
     assert_eq!(all[6].1.as_ref().map(Vec::len), Ok(fixture_tool_count()));
+    // A relative path names the directory it was taken from.
+    assert_eq!(
+        message(7),
+        format!(
+            "server \"relative\" could not be started: the command \"./toolweave-no-such-server\" was not found in {} (a relative \"command\" is taken from the directory toolweave was started in; give a full path, or a \"cwd\"); check \"command\" in the config file",
+            std::env::current_dir().unwrap().display()
+        )
+    );
 
     // A call to a failed server gets the same reason; the others keep working.
     let error = call_text(&upstream, "broken", "add", json!({ "a": 1, "b": 1 }))
@@ -648,6 +657,44 @@ async fn shutdown_leaves_nothing_running() {
 }
 
 /// How many tools the fixture server lists before any `register` call.
+/// A relative `command` is taken from the entry's `cwd`, as the error for a missing one says.
+#[tokio::test]
+async fn a_relative_command_is_taken_from_cwd() {
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(fixture_binary(), dir.path().join("server")).unwrap();
+    let with_cwd = |name: &str, command: &str| {
+        let mut config = stdio(name, command, &["--name", name]);
+        if let Transport::Stdio { cwd, .. } = &mut config.transport {
+            *cwd = Some(dir.path().to_path_buf());
+        }
+        config
+    };
+    let upstream = manager(
+        vec![
+            with_cwd("found", "./server"),
+            with_cwd("absent", "./no-such-server"),
+        ],
+        Options::default(),
+    );
+    assert_eq!(
+        call_text(&upstream, "found", "add", json!({ "a": 2, "b": 5 }))
+            .await
+            .unwrap(),
+        "7"
+    );
+    let error = call_text(&upstream, "absent", "add", json!({}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "server \"absent\" could not be started: the command \"./no-such-server\" was not found in {} (a relative \"command\" is taken from the entry's \"cwd\"); check \"command\" in the config file",
+            dir.path().display()
+        )
+    );
+    upstream.shutdown().await;
+}
+
 fn fixture_tool_count() -> usize {
     toolweave_testkit::fixture::tool_definitions().len()
 }

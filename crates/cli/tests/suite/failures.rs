@@ -42,6 +42,33 @@ async fn a_broken_server_is_reported_and_the_others_work() {
         .unwrap();
     assert_eq!(good.value().unwrap(), &json!(2));
 
+    // A search lists the good server's tools and says whose tools are missing, and why.
+    let search = server
+        .call("search_tools", json!({ "query": "add numbers" }))
+        .await
+        .unwrap();
+    let text = search.content[0].as_text().unwrap().text.clone();
+    assert!(text.starts_with("tools.good.add("), "{text}");
+    for line in [
+        "Not available: server \"broken\" exited during startup",
+        "Not available: server \"missing\" could not be started: the command \"/nonexistent/toolweave-no-such-server\" was not found; check \"command\" in the config file",
+        "Not available: server \"remote\" (http, http://127.0.0.1:9/mcp) could not be connected: the connection was refused",
+    ] {
+        assert!(text.contains(line), "{line} is missing from:\n{text}");
+    }
+    assert!(
+        text.ends_with("Use describe_tools for full type declarations."),
+        "{text}"
+    );
+    let structured = search.structured_content.unwrap();
+    let unavailable: Vec<&str> = structured["unavailable"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|server| server["server"].as_str().unwrap())
+        .collect();
+    assert_eq!(unavailable, ["broken", "missing", "remote"], "{structured}");
+
     let broken = server
         .execute(
             "try { await tools.broken.add({ a: 1, b: 1 }); return 'no error' } catch (e) { return String(e) }",
