@@ -123,6 +123,10 @@ pub struct DescribeAnswer {
     pub tools: Vec<Described>,
     /// Names that matched nothing, each with up to three close names.
     pub unknown: Vec<(String, Vec<String>)>,
+    /// When some names matched nothing: the servers that are not available now, whose tools
+    /// they may have named.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unavailable: Vec<Unavailable>,
 }
 
 impl Gateway {
@@ -322,7 +326,11 @@ impl Gateway {
     /// `mcp__server__tool`, or a bare server name for all of its tools.
     pub async fn describe(&self, names: &[String], flavor: Flavor) -> DescribeAnswer {
         let state = self.catalog(true).await;
-        describe_in(&state, names, flavor)
+        let mut answer = describe_in(&state, names, flavor);
+        if !answer.unknown.is_empty() {
+            answer.unavailable = self.unavailable();
+        }
+        answer
     }
 
     /// TypeScript declarations of every tool, as one `.d.ts` (waits for servers, bounded).
@@ -363,6 +371,7 @@ pub(crate) fn describe_in(
     let mut answer = DescribeAnswer {
         tools: Vec::new(),
         unknown: Vec::new(),
+        unavailable: Vec::new(),
     };
     for name in names {
         let trimmed = name.trim();

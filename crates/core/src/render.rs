@@ -25,14 +25,7 @@ pub fn search_text(query: &str, results: &[SearchResult], unavailable: &[Unavail
         }
         text.push('\n');
     }
-    for server in unavailable {
-        if !text.ends_with('\n') {
-            text.push('\n');
-        }
-        text.push_str("Not available: ");
-        text.push_str(&server.reason);
-        text.push('\n');
-    }
+    push_unavailable(&mut text, unavailable);
     if !results.is_empty() {
         text.push_str("Use describe_tools for full type declarations.");
     }
@@ -54,7 +47,20 @@ pub fn describe_text(answer: &DescribeAnswer) -> String {
         // The reader is the model, which searches with the `search_tools` MCP tool.
         text.push_str(&unknown_names_message(&answer.unknown, "search_tools"));
     }
-    text
+    push_unavailable(&mut text, &answer.unavailable);
+    text.trim_end().to_owned()
+}
+
+/// One line per server that is not available, after what `text` holds.
+fn push_unavailable(text: &mut String, unavailable: &[Unavailable]) {
+    for server in unavailable {
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str("Not available: ");
+        text.push_str(&server.reason);
+        text.push('\n');
+    }
 }
 
 /// The value as JSON, then the captured logs; or the error, then the logs.

@@ -69,6 +69,31 @@ async fn a_broken_server_is_reported_and_the_others_work() {
         .collect();
     assert_eq!(unavailable, ["broken", "missing", "remote"], "{structured}");
 
+    // Describing a tool of a server that is not available says so, too.
+    let described = server
+        .call(
+            "describe_tools",
+            json!({ "names": ["good.add", "missing.anything"] }),
+        )
+        .await
+        .unwrap();
+    let text = described.content[0].as_text().unwrap().text.clone();
+    assert!(text.contains("function add(args: {"), "{text}");
+    assert!(
+        text.contains("no tool named \"missing.anything\""),
+        "{text}"
+    );
+    assert!(
+        text.contains("Not available: server \"missing\" could not be started"),
+        "{text}"
+    );
+    let described = server
+        .call("describe_tools", json!({ "names": ["good.add"] }))
+        .await
+        .unwrap();
+    let text = described.content[0].as_text().unwrap().text.clone();
+    assert!(!text.contains("Not available"), "{text}");
+
     let broken = server
         .execute(
             "try { await tools.broken.add({ a: 1, b: 1 }); return 'no error' } catch (e) { return String(e) }",
