@@ -474,7 +474,7 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
         None => {
             let service = server
                 .clone()
-                .serve(rmcp::transport::io::stdio_pipes())
+                .serve(toolweave_server::stdio::transport())
                 .await
                 .context("MCP session over stdio did not start")?;
             let session = service.cancellation_token();

@@ -10,6 +10,7 @@
 #![allow(deprecated)]
 
 pub mod http;
+pub mod stdio;
 mod tools;
 
 use std::sync::{Arc, Mutex};

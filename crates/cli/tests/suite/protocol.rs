@@ -166,9 +166,15 @@ fn raw_stdio_survives_bad_input() {
         .env("TOOLWEAVE_LOG", "info")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let log = std::thread::spawn(move || {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut stderr, &mut text).unwrap();
+        text
+    });
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut send = |line: &str| {
@@ -206,6 +212,14 @@ fn raw_stdio_survives_bad_input() {
     drop(stdin);
     let status = child.wait().unwrap();
     assert!(status.success(), "{status}");
+    // The line that was not JSON-RPC is named on stderr, with its number.
+    let log = log.join().unwrap();
+    assert!(
+        log.contains(
+            "stdin line 4 is not a JSON-RPC message (it begins \"this is not json\") and was ignored"
+        ),
+        "{log}"
+    );
 }
 
 /// An upstream server that announces a new tool list (`notifications/tools/list_changed`) is
