@@ -231,6 +231,55 @@ pub(crate) fn spawn(
     Ok((process, handshake))
 }
 
+/// The file a command names, if there is one: a path (relative to `cwd` or the current
+/// directory), or a bare name on PATH.
+fn locate(command: &str, cwd: Option<&Path>) -> Option<std::path::PathBuf> {
+    if command.contains('/') {
+        let path = match cwd {
+            Some(cwd) => cwd.join(command),
+            None => Path::new(command).to_path_buf(),
+        };
+        return path.is_file().then_some(path);
+    }
+    let search = std::env::var_os("PATH")?;
+    std::env::split_paths(&search)
+        .map(|dir| dir.join(command))
+        .find(|path| path.is_file())
+}
+
+/// Why a file that exists could not be started with "no such file": the interpreter its `#!`
+/// line names, or an executable's dynamic loader, is missing.
+fn missing_interpreter(path: &Path) -> String {
+    use std::io::Read;
+    let mut start = [0u8; 256];
+    let read = std::fs::File::open(path)
+        .and_then(|mut file| file.read(&mut start))
+        .unwrap_or(0);
+    let start = &start[..read];
+    if let Some(line) = start.strip_prefix(b"#!") {
+        let end = line
+            .iter()
+            .position(|&byte| byte == b'\n')
+            .unwrap_or(line.len());
+        let interpreter = String::from_utf8_lossy(&line[..end]);
+        format!(
+            "{} exists, but the interpreter its first line names (#!{}) was not found; install it, or change that line",
+            path.display(),
+            interpreter.trim()
+        )
+    } else if start.starts_with(b"\x7fELF") {
+        format!(
+            "{} exists, but its dynamic loader was not found: it was probably built for another system (another C library or processor); use a build for this one",
+            path.display()
+        )
+    } else {
+        format!(
+            "{} exists, but the system could not run it (no such file or directory)",
+            path.display()
+        )
+    }
+}
+
 /// Where a command that was not found was looked for, for the error's sentence.
 fn where_looked(command: &str, cwd: Option<&Path>) -> String {
     if !command.contains('/') {
@@ -256,10 +305,18 @@ fn where_looked(command: &str, cwd: Option<&Path>) -> String {
 
 fn spawn_error(server: &str, command: &str, cwd: Option<&Path>, error: &std::io::Error) -> Error {
     match error.kind() {
-        std::io::ErrorKind::NotFound => Error::CommandNotFound {
-            server: server.to_owned(),
-            command: command.to_owned(),
-            place: where_looked(command, cwd),
+        std::io::ErrorKind::NotFound => match locate(command, cwd) {
+            // The file is there: what is missing is what the kernel needs to run it.
+            Some(path) => Error::Spawn {
+                server: server.to_owned(),
+                command: command.to_owned(),
+                message: missing_interpreter(&path),
+            },
+            None => Error::CommandNotFound {
+                server: server.to_owned(),
+                command: command.to_owned(),
+                place: where_looked(command, cwd),
+            },
         },
         std::io::ErrorKind::PermissionDenied => Error::Spawn {
             server: server.to_owned(),

@@ -695,6 +695,61 @@ async fn a_relative_command_is_taken_from_cwd() {
     upstream.shutdown().await;
 }
 
+/// A script whose `#!` interpreter is missing, or an executable whose dynamic loader is, is not
+/// reported as a missing command.
+#[tokio::test]
+async fn a_missing_interpreter_is_named() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("server.py");
+    std::fs::write(&script, "#!/nonexistent/python3.99\nprint('hi')\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // An executable whose dynamic loader is missing: the fixture, with the loader's path in its
+    // program header changed to one that does not exist (same length, so nothing moves).
+    let binary = dir.path().join("elsewhere-built");
+    let mut bytes = std::fs::read(fixture_binary()).unwrap();
+    let loader = b"/lib64/ld-linux-x86-64.so.2";
+    let at = bytes
+        .windows(loader.len())
+        .position(|window| window == loader);
+    if let Some(at) = at {
+        bytes[at + loader.len() - 1] = b'9';
+    }
+    std::fs::write(&binary, &bytes).unwrap();
+    std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let upstream = manager(
+        vec![
+            stdio("script", script.to_str().unwrap(), &[]),
+            stdio("binary", binary.to_str().unwrap(), &[]),
+        ],
+        Options::default(),
+    );
+    let error = call_text(&upstream, "script", "anything", json!({}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "server \"script\" could not be started: running \"{0}\" failed: {0} exists, but the interpreter its first line names (#!/nonexistent/python3.99) was not found; install it, or change that line",
+            script.display()
+        )
+    );
+    let error = call_text(&upstream, "binary", "anything", json!({}))
+        .await
+        .unwrap_err();
+    if at.is_some() {
+        assert!(
+            error
+                .to_string()
+                .contains("exists, but its dynamic loader was not found"),
+            "{error}"
+        );
+    } else {
+        eprintln!("skipped the missing-loader case: the fixture names no x86-64 glibc loader");
+    }
+    upstream.shutdown().await;
+}
+
 fn fixture_tool_count() -> usize {
     toolweave_testkit::fixture::tool_definitions().len()
 }
