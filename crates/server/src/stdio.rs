@@ -45,22 +45,31 @@ impl<R> CheckedLines<R> {
         }
     }
 
-    fn scan(&mut self, bytes: &[u8]) {
-        for (index, &byte) in bytes.iter().enumerate() {
-            if byte == b'\n' {
+    fn scan(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            if self.begun {
+                // The rest of a line that has been judged: skip to its end.
+                let Some(end) = memchr::memchr(b'\n', bytes) else {
+                    return;
+                };
+                bytes = &bytes[end + 1..];
                 self.line += 1;
                 self.begun = false;
                 continue;
             }
-            if self.begun || matches!(byte, b' ' | b'\t' | b'\r') {
-                continue;
+            match bytes[0] {
+                b'\n' => self.line += 1,
+                b' ' | b'\t' | b'\r' => {}
+                // A message is an object (or a batch); 0xEF begins the byte order mark rmcp skips.
+                b'{' | b'[' | 0xEF => self.begun = true,
+                _ => {
+                    self.begun = true;
+                    self.report(bytes);
+                }
             }
-            self.begun = true;
-            // A message is an object (or a batch); 0xEF begins the byte order mark rmcp skips.
-            if matches!(byte, b'{' | b'[' | 0xEF) {
-                continue;
+            if !self.begun {
+                bytes = &bytes[1..];
             }
-            self.report(&bytes[index..]);
         }
     }
 
@@ -127,5 +136,11 @@ mod tests {
         assert_eq!(reported(&["   ", " {\"a\":", "\"x y\"}\n"]), (0, 2));
         assert_eq!(reported(&["   ", "x{\n"]), (1, 2));
         assert_eq!(reported(&["\u{feff}{}\n"]), (0, 2));
+        // Several lines in one read, one of them long.
+        let long = format!(
+            "{{\"code\":\"{}\"}}\nnot json\n\n  {{}}\n",
+            "x".repeat(100_000)
+        );
+        assert_eq!(reported(&[&long]), (1, 5));
     }
 }
