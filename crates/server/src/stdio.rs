@@ -67,9 +67,7 @@ impl<R> CheckedLines<R> {
                     self.report(bytes);
                 }
             }
-            if !self.begun {
-                bytes = &bytes[1..];
-            }
+            bytes = &bytes[1..];
         }
     }
 
@@ -78,12 +76,9 @@ impl<R> CheckedLines<R> {
         if self.reported > REPORTED_LINES {
             return;
         }
-        let end = rest
-            .iter()
-            .position(|&byte| byte == b'\n')
-            .unwrap_or(rest.len())
-            .min(40);
-        let preview = String::from_utf8_lossy(&rest[..end]);
+        let head = &rest[..rest.len().min(40)];
+        let end = memchr::memchr(b'\n', head).unwrap_or(head.len());
+        let preview = String::from_utf8_lossy(&head[..end]);
         tracing::warn!(
             "stdin line {} is not a JSON-RPC message (it begins {:?}) and was ignored: toolweave reads one JSON-RPC message, a JSON object, per line{}",
             self.line,

@@ -1,7 +1,7 @@
 //! A stdio server's process: spawned with its stdin/stdout as the MCP channel and its stderr read
 //! into the log and a short tail, waited on, and stopped. [`crate::run`] drives it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
@@ -231,20 +231,49 @@ pub(crate) fn spawn(
     Ok((process, handshake))
 }
 
-/// The file a command names, if there is one: a path (relative to `cwd` or the current
-/// directory), or a bare name on PATH.
-fn locate(command: &str, cwd: Option<&Path>) -> Option<std::path::PathBuf> {
-    if command.contains('/') {
-        let path = match cwd {
-            Some(cwd) => cwd.join(command),
-            None => Path::new(command).to_path_buf(),
-        };
-        return path.is_file().then_some(path);
+/// What became of a command that could not be started for "no such file".
+enum Lookup {
+    /// The file is there: what is missing is what the kernel needs to run it.
+    Found(PathBuf),
+    /// It is not; the end of the error's sentence says where it was looked for.
+    Missing(String),
+}
+
+/// Looks `command` up as the spawn did: a bare name on PATH (toolweave's own PATH; an entry whose
+/// `env` changes PATH is looked up there by the spawn, so this is a diagnosis, not a guarantee),
+/// a relative path from `cwd` or the directory toolweave was started in, an absolute path as is.
+fn look_up(command: &str, cwd: Option<&Path>) -> Lookup {
+    if !command.contains('/') {
+        let found = std::env::var_os("PATH").and_then(|search| {
+            std::env::split_paths(&search)
+                .map(|dir| dir.join(command))
+                .find(|path| path.is_file())
+        });
+        return found.map_or_else(|| Lookup::Missing(" on PATH".to_owned()), Lookup::Found);
     }
-    let search = std::env::var_os("PATH")?;
-    std::env::split_paths(&search)
-        .map(|dir| dir.join(command))
-        .find(|path| path.is_file())
+    let path = match cwd {
+        Some(cwd) => cwd.join(command),
+        None => PathBuf::from(command),
+    };
+    if path.is_file() {
+        return Lookup::Found(path);
+    }
+    if Path::new(command).is_absolute() {
+        return Lookup::Missing(String::new());
+    }
+    Lookup::Missing(match cwd {
+        Some(cwd) => format!(
+            " in {} (a relative \"command\" is taken from the entry's \"cwd\")",
+            cwd.display()
+        ),
+        None => match std::env::current_dir() {
+            Ok(here) => format!(
+                " in {} (a relative \"command\" is taken from the directory toolweave was started in; give a full path, or a \"cwd\")",
+                here.display()
+            ),
+            Err(_) => String::new(),
+        },
+    })
 }
 
 /// Why a file that exists could not be started with "no such file": the interpreter its `#!`
@@ -280,42 +309,18 @@ fn missing_interpreter(path: &Path) -> String {
     }
 }
 
-/// Where a command that was not found was looked for, for the error's sentence.
-fn where_looked(command: &str, cwd: Option<&Path>) -> String {
-    if !command.contains('/') {
-        return " on PATH".to_owned();
-    }
-    if Path::new(command).is_absolute() {
-        return String::new();
-    }
-    match cwd {
-        Some(cwd) => format!(
-            " in {} (a relative \"command\" is taken from the entry's \"cwd\")",
-            cwd.display()
-        ),
-        None => match std::env::current_dir() {
-            Ok(here) => format!(
-                " in {} (a relative \"command\" is taken from the directory toolweave was started in; give a full path, or a \"cwd\")",
-                here.display()
-            ),
-            Err(_) => String::new(),
-        },
-    }
-}
-
 fn spawn_error(server: &str, command: &str, cwd: Option<&Path>, error: &std::io::Error) -> Error {
     match error.kind() {
-        std::io::ErrorKind::NotFound => match locate(command, cwd) {
-            // The file is there: what is missing is what the kernel needs to run it.
-            Some(path) => Error::Spawn {
+        std::io::ErrorKind::NotFound => match look_up(command, cwd) {
+            Lookup::Found(path) => Error::Spawn {
                 server: server.to_owned(),
                 command: command.to_owned(),
                 message: missing_interpreter(&path),
             },
-            None => Error::CommandNotFound {
+            Lookup::Missing(place) => Error::CommandNotFound {
                 server: server.to_owned(),
                 command: command.to_owned(),
-                place: where_looked(command, cwd),
+                place,
             },
         },
         std::io::ErrorKind::PermissionDenied => Error::Spawn {

@@ -111,6 +111,65 @@ fn tools_and_types_list_the_catalog() {
 }
 
 #[test]
+fn tools_names_the_servers_that_are_not_available() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("mcp.json");
+    let fixture = toolweave_testkit::fixture_binary();
+    let write = |servers: serde_json::Value| {
+        std::fs::write(
+            &config,
+            serde_json::json!({ "mcpServers": servers }).to_string(),
+        )
+        .unwrap();
+    };
+
+    write(serde_json::json!({
+        "good": { "command": fixture, "args": ["--name", "good"] },
+        "missing": { "command": "./toolweave-no-such-server" },
+    }));
+    let expected = format!(
+        "Not available: server \"missing\" could not be started: the command \"./toolweave-no-such-server\" was not found in {} (a relative \"command\" is taken from the directory toolweave was started in; give a full path, or a \"cwd\"); check \"command\" in the config file",
+        dir.path().display()
+    );
+    let run = |args: &[&str]| {
+        Command::new(toolweave())
+            .args(args)
+            .arg("--config")
+            .arg(&config)
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    let output = run(&["tools", "add numbers"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let shown = text(&output.stdout);
+    assert!(shown.starts_with("tools.good."), "{shown}");
+    assert!(shown.contains(&expected), "{shown}");
+    // As JSON, stdout holds the results only; the servers that are not available go to stderr.
+    let output = run(&["tools", "add numbers", "--json"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let results: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(
+        results.as_array().is_some_and(|hits| !hits.is_empty()),
+        "{results}"
+    );
+    assert!(
+        text(&output.stderr).contains("toolweave: server \"missing\" is not available"),
+        "{}",
+        text(&output.stderr)
+    );
+
+    // Nothing available at all, and no query: it says so, not "try an empty query".
+    write(serde_json::json!({ "missing": { "command": "./toolweave-no-such-server" } }));
+    let output = run(&["tools"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(
+        text(&output.stdout),
+        format!("No tools are available.\n{expected}\n")
+    );
+}
+
+#[test]
 fn config_mistakes_name_file_server_and_key() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mcp.json");
