@@ -55,6 +55,10 @@ class Platform:
     """npm's `cpu` (Node's `process.arch`)."""
     arch: str
     """The architecture as wheel tags and ELF name it."""
+    runner: str
+    """The machine that builds it."""
+    released: bool
+    """Whether releases include it yet: only these are in the npm launcher's list."""
     macos_floor: str | None = None
     """The oldest macOS the binary runs on (Rust's floor for the target); None on Linux."""
 
@@ -184,8 +188,10 @@ def npm_packages(
         launcher = Path(staging) / "toolweave"
         shutil.copytree(launcher_source, launcher)
         manifest = json.loads((launcher / "package.json").read_text())
-        manifest["version"] = version
-        manifest["optionalDependencies"] = {each.npm_package: version for each in platforms}
+        manifest = {"name": manifest.pop("name"), "version": version, **manifest}
+        manifest["optionalDependencies"] = {
+            each.npm_package: version for each in platforms if each.released
+        }
         manifest["files"].append("README.md")
         (launcher / "package.json").write_text(json.dumps(manifest, indent=2) + "\n")
         shutil.copy(readme, launcher / "README.md")

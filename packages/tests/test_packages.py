@@ -119,8 +119,10 @@ class Npm(Packages):
         self.assertEqual(installed.read_bytes(), self.binary.read_bytes())
 
     def test_exit_code_and_output_are_the_binarys(self) -> None:
+        # The binary as the platform package installed it: clap's usage names argv[0].
+        binary = self.npm_folder / "node_modules/@toolweave/linux-x64/bin/toolweave"
         for arguments in (["run", "no-such-file.ts"], ["--version"], ["no-such-command"]):
-            direct = run([str(self.binary), *arguments])
+            direct = run([str(binary), *arguments])
             launched = run([*self.launcher(), *arguments])
             self.assertEqual(
                 (launched.returncode, launched.stdout, launched.stderr),
@@ -130,35 +132,34 @@ class Npm(Packages):
         self.assertNotEqual(direct.returncode, 0)
 
     def test_stdio_serving_passes_the_protocol_through_untouched(self) -> None:
-        server = self.serve()
-        answers = self.exchange(server, [
-            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-                "name": "execute_code",
-                "arguments": {"code": "return await tools.demo.add({a: 2, b: 5})"},
-            }},
-        ])
-        server.stdin.close()
-        self.assertEqual(server.wait(PATIENCE_SECONDS), 0)
+        with self.serve() as server:
+            answers = self.exchange(server, [
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                    "name": "execute_code",
+                    "arguments": {"code": "return await tools.demo.add({a: 2, b: 5})"},
+                }},
+            ])
+            server.stdin.close()
+            self.assertEqual(server.wait(PATIENCE_SECONDS), 0)
+            # Nothing but protocol came out: every line was a JSON-RPC message (parsed above),
+            # and nothing followed the last answer.
+            self.assertEqual(server.stdout.read(), "")
         self.assertEqual(answers[1]["result"]["structuredContent"]["result"], 7)
-        # Nothing but protocol came out: every line was a JSON-RPC message (parsed above), and
-        # nothing followed the last answer.
-        self.assertEqual(server.stdout.read(), "")
 
     def test_sigterm_reaches_the_binary_which_stops_gracefully(self) -> None:
-        server = self.serve()
-        self.exchange(server, [])
-        binary = self.child_of(server.pid)
-        server.send_signal(signal.SIGTERM)
-        self.assertEqual(server.wait(PATIENCE_SECONDS), 0, "toolweave ends 0 after SIGTERM")
+        with self.serve() as server:
+            self.exchange(server, [])
+            binary = self.child_of(server.pid)
+            server.send_signal(signal.SIGTERM)
+            self.assertEqual(server.wait(PATIENCE_SECONDS), 0, "toolweave ends 0 after SIGTERM")
         self.assertFalse(Path(f"/proc/{binary}").exists(), "the binary outlived its launcher")
 
     def test_death_by_signal_is_passed_on(self) -> None:
         # `run` does not catch SIGINT: the binary dies of it, and so must the launcher.
         program = self.work / "forever.js"
         program.write_text("while (true) {}")
-        started = subprocess.Popen(
-            [*self.launcher(), "run", str(program), "--config", str(self.config),
-             "--timeout-ms", "600000"],
+        started = self.start(
+            ["run", str(program), "--config", str(self.config), "--timeout-ms", "600000"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
         self.child_of(started.pid)
@@ -174,8 +175,7 @@ class Npm(Packages):
             "toolweave: The package @toolweave/linux-x64, which holds the binary for this "
             "platform, is not installed.", result.stderr)
         self.assertIn("--omit=optional", result.stderr)
-        self.assertIn("Prebuilt binaries exist for: linux-x64, linux-arm64, darwin-x64, "
-                      "darwin-arm64.", result.stderr)
+        self.assertIn("Prebuilt binaries exist for: linux-x64.", result.stderr)
         self.assertIn("cargo install --locked --git", result.stderr)
 
     def test_on_a_platform_without_a_package_it_names_the_platforms_there_are(self) -> None:
@@ -183,23 +183,34 @@ class Npm(Packages):
         copy = self.work / "unsupported"
         shutil.copytree(self.npm_folder / "node_modules/toolweave", copy)
         manifest = json.loads((copy / "package.json").read_text())
-        del manifest["optionalDependencies"]["@toolweave/linux-x64"]
+        manifest["optionalDependencies"] = {"@toolweave/darwin-arm64": manifest["version"]}
         (copy / "package.json").write_text(json.dumps(manifest))
         result = run(["node", str(copy / "bin/toolweave.js"), "--version"])
         self.assertEqual(result.returncode, 1)
         self.assertEqual(result.stdout, "")
         self.assertIn("toolweave: toolweave has no prebuilt binary for linux on x64 (linux-x64).\n"
-                      "Prebuilt binaries exist for: linux-arm64, darwin-x64, darwin-arm64.\n",
-                      result.stderr)
+                      "Prebuilt binaries exist for: darwin-arm64.\n", result.stderr)
 
     def launcher(self) -> list[str]:
         """The `toolweave` command npm linked, which is the launcher."""
         return [str(self.npm_folder / "node_modules/.bin/toolweave")]
 
+    def start(self, arguments: list[str], **options) -> subprocess.Popen:
+        """Starts the launcher in a process group of its own, killed whole after the test."""
+        started = subprocess.Popen([*self.launcher(), *arguments], start_new_session=True, **options)
+
+        def kill_group() -> None:
+            try:
+                os.killpg(started.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.addCleanup(kill_group)
+        return started
+
     def serve(self) -> subprocess.Popen:
         """`toolweave serve` on stdio through the launcher."""
-        return subprocess.Popen(
-            [*self.launcher(), "serve", "--config", str(self.config)],
+        return self.start(
+            ["serve", "--config", str(self.config)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
         )
 
@@ -257,16 +268,21 @@ class Wheel(Packages):
         self.assert_example_runs([str(installed)])
 
     def test_uvx_and_pipx_run_the_wheel(self) -> None:
-        uv = shutil.which("uv", path=os.environ.get("TOOLWEAVE_PYTHON_TOOLS"))
-        pipx = shutil.which("pipx", path=os.environ.get("TOOLWEAVE_PYTHON_TOOLS"))
-        if uv is None or pipx is None:
-            self.skipTest("uv or pipx is not installed (TOOLWEAVE_PYTHON_TOOLS names their folder)")
-        isolated = {**os.environ, "UV_CACHE_DIR": str(self.work / "uv-cache"),
-                    "UV_TOOL_DIR": str(self.work / "uv-tools"), "PIPX_HOME": str(self.work / "pipx")}
-        self.assert_example_runs([uv, "tool", "run", "--offline", "--from", str(self.wheel), "toolweave"],
-                                 env=isolated, timeout=300)
-        self.assert_example_runs([pipx, "run", "--spec", str(self.wheel), "toolweave"],
-                                 env=isolated, timeout=300)
+        tools = os.environ.get("TOOLWEAVE_PYTHON_TOOLS")
+        if not tools:
+            self.skipTest("TOOLWEAVE_PYTHON_TOOLS does not name the folder holding uvx and pipx")
+        uvx, pipx = shutil.which("uvx", path=tools), shutil.which("pipx", path=tools)
+        self.assertIsNotNone(uvx, f"no uvx in {tools}")
+        self.assertIsNotNone(pipx, f"no pipx in {tools}")
+        isolated = {
+            **os.environ,
+            "UV_CACHE_DIR": str(self.work / "uv-cache"),
+            "UV_TOOL_DIR": str(self.work / "uv-tools"),
+            "PIPX_HOME": str(self.work / "pipx"),
+        }
+        options = {"env": isolated, "timeout": 300}
+        self.assert_example_runs([uvx, "--offline", "--from", str(self.wheel), "toolweave"], **options)
+        self.assert_example_runs([pipx, "run", "--spec", str(self.wheel), "toolweave"], **options)
 
 
 if __name__ == "__main__":

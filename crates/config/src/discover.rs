@@ -605,8 +605,15 @@ fn fronted_in(
     fronted
 }
 
+/// Programs that fetch a package and start its command (`npx -y toolweave serve`, `uvx
+/// toolweave serve`, `pipx run toolweave serve`), as MCP client configs name them.
+const PACKAGE_RUNNERS: &[&str] = &[
+    "npx", "bunx", "pnpx", "npm", "pnpm", "yarn", "bun", "uvx", "uv", "pipx",
+];
+
 /// Whether an entry starts toolweave: its program is this binary, or it is named `toolweave`
-/// and has a `serve` argument.
+/// and has a `serve` argument, or it is a package runner starting the `toolweave` package with a
+/// `serve` argument after it.
 pub(crate) fn is_self(entry: &RawEntry, this_program: Option<&Path>) -> bool {
     let Some(command) = entry.command() else {
         return false;
@@ -620,10 +627,28 @@ pub(crate) fn is_self(entry: &RawEntry, this_program: Option<&Path>) -> bool {
     {
         return true;
     }
-    command
+    let serves = |args: &[String]| args.iter().any(|arg| arg == "serve");
+    let args = entry.args();
+    if command
         .file_name()
         .is_some_and(|name| name == "toolweave" || name == "toolweave.exe")
-        && entry.args().iter().any(|arg| arg == "serve")
+    {
+        return serves(args);
+    }
+    // `file_stem`: on Windows the runners are `npx.cmd` and the like.
+    let runner = command.file_stem().and_then(|name| name.to_str());
+    runner.is_some_and(|runner| PACKAGE_RUNNERS.contains(&runner))
+        && args
+            .iter()
+            .position(|arg| is_toolweave_package(arg))
+            .is_some_and(|at| serves(&args[at + 1..]))
+}
+
+/// Whether a package runner's argument names the `toolweave` package, with or without a version
+/// (`toolweave@0.1.0` for npm and uv, `toolweave==0.1.0` for uv and pipx).
+fn is_toolweave_package(arg: &str) -> bool {
+    arg.strip_prefix("toolweave")
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('@') || rest.starts_with("=="))
 }
 
 /// What the files say about one entry besides the entry itself.
@@ -1137,8 +1162,16 @@ mod tests {
                 "gateway": {"command": link, "args": ["serve", "--config", "x.json"]},
                 // Any program called toolweave that serves.
                 "by-name": {"command": "toolweave", "args": ["serve"]},
+                // The npm and PyPI packages, through the package runners clients configure.
+                "npx": {"command": "npx", "args": ["-y", "toolweave", "serve"]},
+                "uvx": {"command": "/usr/bin/uvx", "args": ["toolweave@0.1.0", "serve", "--config", "x.json"]},
+                "pipx": {"command": "pipx", "args": ["run", "toolweave==0.1.0", "serve"]},
                 // toolweave used for something else is not a server of itself: it is an entry.
-                "types": {"command": "/elsewhere/toolweave", "args": ["types"]}
+                "types": {"command": "/elsewhere/toolweave", "args": ["types"]},
+                "npx-types": {"command": "npx", "args": ["-y", "toolweave", "types"]},
+                // Nor is another package that mentions it, or `serve` before the package.
+                "other": {"command": "npx", "args": ["-y", "toolweave-helper", "serve"]},
+                "before": {"command": "uvx", "args": ["serve", "toolweave"]}
             }})
             .to_string(),
         );
@@ -1149,7 +1182,13 @@ mod tests {
             [
                 r#"gateway Project: {"status":"self-reference"}"#,
                 r#"by-name Project: {"status":"self-reference"}"#,
+                r#"npx Project: {"status":"self-reference"}"#,
+                r#"uvx Project: {"status":"self-reference"}"#,
+                r#"pipx Project: {"status":"self-reference"}"#,
                 r#"types Project: {"status":"used","fronted":false}"#,
+                r#"npx-types Project: {"status":"used","fronted":false}"#,
+                r#"other Project: {"status":"used","fronted":false}"#,
+                r#"before Project: {"status":"used","fronted":false}"#,
             ]
         );
     }
