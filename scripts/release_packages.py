@@ -54,7 +54,7 @@ class Platform:
     npm_cpu: str
     """npm's `cpu` (Node's `process.arch`)."""
     arch: str
-    """The architecture as wheel tags and ELF name it."""
+    """The architecture as Rust, ELF and Linux wheel tags name it (`x86_64`, `aarch64`)."""
     runner: str
     """The machine that builds it."""
     released: bool
@@ -94,10 +94,11 @@ def read_elf(path: Path) -> ElfFacts:
     if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
         raise SystemExit(f"{path} is not a 64-bit little-endian ELF file: is it a Linux binary?")
     machine = struct.unpack_from("<H", data, 18)[0]
-    section_offset, = struct.unpack_from("<Q", data, 40)
+    (section_offset,) = struct.unpack_from("<Q", data, 40)
     entry_size, count = struct.unpack_from("<HH", data, 58)
     sections = [
-        struct.unpack_from("<IIQQQQIIQQ", data, section_offset + i * entry_size) for i in range(count)
+        struct.unpack_from("<IIQQQQIIQQ", data, section_offset + i * entry_size)
+        for i in range(count)
     ]
 
     def string(table: int, offset: int) -> str:
@@ -118,7 +119,9 @@ def read_elf(path: Path) -> ElfFacts:
                 _version, aux_count, _file, aux, following = struct.unpack_from("<HHIII", data, at)
                 aux_at = at + aux
                 for _ in range(aux_count):
-                    _hash, _flags, _other, name, aux_next = struct.unpack_from("<IHHII", data, aux_at)
+                    _hash, _flags, _other, name, aux_next = struct.unpack_from(
+                        "<IHHII", data, aux_at
+                    )
                     versions.add(string(link, name))
                     aux_at += aux_next
                 if following == 0:
@@ -180,7 +183,12 @@ def npm_pack(directory: Path, out: Path) -> Path:
 
 
 def npm_packages(
-    binary: Path, platform: Platform, platforms: list[Platform], version: str, out: Path, readme: Path
+    binary: Path,
+    platform: Platform,
+    platforms: list[Platform],
+    version: str,
+    out: Path,
+    readme: Path,
 ) -> list[Path]:
     """Packs the launcher package `toolweave` and the platform package holding `binary`."""
     launcher_source = Path(__file__).resolve().parent.parent / "packages/npm/toolweave"

@@ -5,7 +5,7 @@ launcher is also checked for what it passes through (stdio, exit codes, signals)
 says when no platform package fits.
 
     TOOLWEAVE_DIST=dist TOOLWEAVE_FIXTURE=target/debug/toolweave-fixture \\
-        python3 -m unittest discover -s packages/tests -v
+        python3 packages/tests/test_packages.py -v
 
 `.ci/packages` builds the packages from the debug binary and runs this.
 """
@@ -45,7 +45,7 @@ def environment(name: str) -> Path:
 def run(command: list[str], **options) -> subprocess.CompletedProcess:
     """Runs a command to its end, capturing its output as text."""
     options.setdefault("timeout", PATIENCE_SECONDS)
-    return subprocess.run(command, capture_output=True, text=True, **options)
+    return subprocess.run(command, check=False, capture_output=True, text=True, **options)
 
 
 def write_config(folder: Path, fixture: Path) -> Path:
@@ -90,7 +90,14 @@ class Packages(unittest.TestCase):
         folder = cls.work / name
         folder.mkdir()
         (folder / "package.json").write_text('{"private": true}')
-        command = ["npm", "install", *QUIET_NPM, "--offline", "--cache", str(cls.work / "npm-cache")]
+        command = [
+            "npm",
+            "install",
+            *QUIET_NPM,
+            "--offline",
+            "--cache",
+            str(cls.work / "npm-cache"),
+        ]
         result = run([*command, *flags, *map(str, tarballs)], cwd=folder, timeout=300)
         if result.returncode != 0:
             raise AssertionError(f"npm install failed:\n{result.stdout}{result.stderr}")
@@ -133,12 +140,20 @@ class Npm(Packages):
 
     def test_stdio_serving_passes_the_protocol_through_untouched(self) -> None:
         with self.serve() as server:
-            answers = self.exchange(server, [
-                {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-                    "name": "execute_code",
-                    "arguments": {"code": "return await tools.demo.add({a: 2, b: 5})"},
-                }},
-            ])
+            answers = self.exchange(
+                server,
+                [
+                    {
+                        "jsonrpc": "2.0",
+                        "id": 2,
+                        "method": "tools/call",
+                        "params": {
+                            "name": "execute_code",
+                            "arguments": {"code": "return await tools.demo.add({a: 2, b: 5})"},
+                        },
+                    },
+                ],
+            )
             server.stdin.close()
             self.assertEqual(server.wait(PATIENCE_SECONDS), 0)
             # Nothing but protocol came out: every line was a JSON-RPC message (parsed above),
@@ -160,7 +175,8 @@ class Npm(Packages):
         program.write_text("while (true) {}")
         started = self.start(
             ["run", str(program), "--config", str(self.config), "--timeout-ms", "600000"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         self.child_of(started.pid)
         started.send_signal(signal.SIGINT)
@@ -173,7 +189,9 @@ class Npm(Packages):
         self.assertEqual(result.stdout, "")
         self.assertIn(
             "toolweave: The package @toolweave/linux-x64, which holds the binary for this "
-            "platform, is not installed.", result.stderr)
+            "platform, is not installed.",
+            result.stderr,
+        )
         self.assertIn("--omit=optional", result.stderr)
         self.assertIn("Prebuilt binaries exist for: linux-x64.", result.stderr)
         self.assertIn("cargo install --locked --git", result.stderr)
@@ -188,8 +206,11 @@ class Npm(Packages):
         result = run(["node", str(copy / "bin/toolweave.js"), "--version"])
         self.assertEqual(result.returncode, 1)
         self.assertEqual(result.stdout, "")
-        self.assertIn("toolweave: toolweave has no prebuilt binary for linux on x64 (linux-x64).\n"
-                      "Prebuilt binaries exist for: darwin-arm64.\n", result.stderr)
+        self.assertIn(
+            "toolweave: toolweave has no prebuilt binary for linux on x64 (linux-x64).\n"
+            "Prebuilt binaries exist for: darwin-arm64.\n",
+            result.stderr,
+        )
 
     def launcher(self) -> list[str]:
         """The `toolweave` command npm linked, which is the launcher."""
@@ -197,13 +218,16 @@ class Npm(Packages):
 
     def start(self, arguments: list[str], **options) -> subprocess.Popen:
         """Starts the launcher in a process group of its own, killed whole after the test."""
-        started = subprocess.Popen([*self.launcher(), *arguments], start_new_session=True, **options)
+        started = subprocess.Popen(
+            [*self.launcher(), *arguments], start_new_session=True, **options
+        )
 
         def kill_group() -> None:
             try:
                 os.killpg(started.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
         self.addCleanup(kill_group)
         return started
 
@@ -211,15 +235,24 @@ class Npm(Packages):
         """`toolweave serve` on stdio through the launcher."""
         return self.start(
             ["serve", "--config", str(self.config)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
         )
 
     def exchange(self, server: subprocess.Popen, requests: list[dict]) -> list[dict]:
         """Initializes the session, then sends each request and reads its answer."""
-        initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "packages-test", "version": "1"},
-        }}
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "packages-test", "version": "1"},
+            },
+        }
         answers = [self.ask(server, initialize)]
         self.send(server, {"jsonrpc": "2.0", "method": "notifications/initialized"})
         answers += [self.ask(server, request) for request in requests]
@@ -260,8 +293,17 @@ class Wheel(Packages):
     def test_pip_installs_the_command_into_a_fresh_venv(self) -> None:
         venv = self.work / "venv"
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        result = run([str(venv / "bin/pip"), "install", "--quiet", "--no-index",
-                      "--disable-pip-version-check", str(self.wheel)], timeout=300)
+        result = run(
+            [
+                str(venv / "bin/pip"),
+                "install",
+                "--quiet",
+                "--no-index",
+                "--disable-pip-version-check",
+                str(self.wheel),
+            ],
+            timeout=300,
+        )
         self.assertEqual(result.returncode, 0, result.stderr)
         installed = venv / "bin/toolweave"
         self.assertEqual(installed.read_bytes(), self.binary.read_bytes())
@@ -281,9 +323,16 @@ class Wheel(Packages):
             "PIPX_HOME": str(self.work / "pipx"),
         }
         options = {"env": isolated, "timeout": 300}
-        self.assert_example_runs([uvx, "--offline", "--from", str(self.wheel), "toolweave"], **options)
+        self.assert_example_runs(
+            [uvx, "--offline", "--from", str(self.wheel), "toolweave"], **options
+        )
         self.assert_example_runs([pipx, "run", "--spec", str(self.wheel), "toolweave"], **options)
 
 
 if __name__ == "__main__":
-    unittest.main()
+    outcome = unittest.main(exit=False).result
+    failed = len(outcome.failures) + len(outcome.errors) + len(outcome.unexpectedSuccesses)
+    skipped = len(outcome.skipped)
+    passed = max(outcome.testsRun - failed - skipped, 0)  # A skipped class runs no test.
+    print(f"packages: {passed} passed, {failed} failed, {skipped} skipped")
+    sys.exit(0 if outcome.wasSuccessful() else 1)

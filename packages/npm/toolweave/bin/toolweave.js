@@ -24,9 +24,8 @@ function platformKey() {
 
 /** The path of the binary in the installed platform package, or null when none is installed. */
 function findBinary(key) {
-  const file = process.platform === "win32" ? "toolweave.exe" : "toolweave";
   try {
-    return require.resolve(`${SCOPE}${key}/bin/${file}`);
+    return require.resolve(`${SCOPE}${key}/bin/toolweave`);
   } catch {
     return null;
   }
