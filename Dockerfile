@@ -23,12 +23,14 @@ FROM debian:bookworm-slim
 RUN apt-get update \
     && apt-get install -y --no-install-recommends ca-certificates \
     && rm -rf /var/lib/apt/lists/*
-RUN useradd --system --uid 10001 --user-group --create-home --home-dir /home/toolweave toolweave
+RUN groupadd --system --gid 10001 toolweave \
+    && useradd --system --uid 10001 --gid 10001 --create-home --home-dir /home/toolweave toolweave
 COPY --from=build /usr/local/bin/toolweave /usr/local/bin/toolweave
 USER 10001:10001
 WORKDIR /home/toolweave
 EXPOSE 8080
-# The config is mounted here (a file, or a ConfigMap); the token comes from the environment.
+# The config is mounted at /etc/toolweave/mcp.json (a file, or a ConfigMap); the token comes
+# from the environment. Arguments after the image name replace the whole command.
 ENTRYPOINT ["toolweave"]
 CMD ["serve", "--http", "0.0.0.0:8080", "--auth-token-env", "TOOLWEAVE_TOKEN", \
      "--config", "/etc/toolweave/mcp.json"]
