@@ -49,7 +49,7 @@ const PRELUDE_NAME: &str = "toolweave-prelude.js";
 const MAX_DISCOVERY_CALLS: u32 = 1000;
 /// Timers one execution may have pending at once; one more ends the execution with
 /// [`EngineError::TimerLimit`].
-pub(crate) const MAX_TIMERS: usize = 10_000;
+const MAX_TIMERS: usize = 10_000;
 /// QuickJS's message for a real stack overflow.
 const STACK_OVERFLOW_MESSAGE: &str = "Maximum call stack size exceeded";
 

@@ -48,10 +48,11 @@ const MAX_QUOTED_CHARS: usize = 60;
 /// have, whatever its stack. No program a person writes comes near; it also keeps every program
 /// inside the 255 levels of brackets QuickJS follows to tell an arrow function's parameters from
 /// a parenthesized expression.
-pub(crate) const MAX_NESTING: usize = 250;
+const MAX_NESTING: usize = 250;
 /// Stack QuickJS's compiler may take per level of nesting. The costliest level measured, a
 /// template literal inside a template literal's `${}`, takes about 1.5 KiB in a debug build (whose
-/// frames are the largest); a function or arrow function inside another takes two levels.
+/// frames are the largest); a function inside another takes two levels (itself and the statement
+/// of its body it is in), at about 1 KiB each.
 const STACK_BYTES_PER_NESTING_LEVEL: usize = 2048;
 
 /// A program ready to evaluate.
@@ -224,7 +225,7 @@ fn transpile_unguarded(code: &str, language: Language) -> Result<Transpiled, Eng
 }
 
 /// How many levels of nesting a program may have with a stack of `stack_bytes`.
-pub(crate) fn max_nesting(stack_bytes: usize) -> usize {
+fn max_nesting(stack_bytes: usize) -> usize {
     (stack_bytes / STACK_BYTES_PER_NESTING_LEVEL).clamp(1, MAX_NESTING)
 }
 

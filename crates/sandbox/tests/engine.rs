@@ -290,8 +290,11 @@ fn syntax_errors_are_the_compilers_finding() {
     );
 }
 
-/// Programs that nest `n` deep in one way each.
-const NESTINGS: &[(&str, fn(usize) -> String)] = &[
+/// A program that nests `n` deep in one way.
+type Nested = fn(usize) -> String;
+
+/// Programs that nest in each way QuickJS's compiler recurses, by name.
+const NESTINGS: &[(&str, Nested)] = &[
     ("arrow functions", |n| {
         format!("return {}1", "() => ".repeat(n))
     }),
@@ -336,7 +339,7 @@ const NESTINGS: &[(&str, fn(usize) -> String)] = &[
         format!("return {}1{}", "1 + (".repeat(n), ")".repeat(n))
     }),
     ("conditionals", |n| {
-        format!("return {}1{}", "1 ? 1 : ".repeat(n), "".repeat(n))
+        format!("return {}1", "1 ? 1 : ".repeat(n))
     }),
     ("if statements", |n| {
         format!("let x = 0;\n{}x = 1;\nreturn x", "if (1) ".repeat(n))
