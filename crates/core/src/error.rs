@@ -154,6 +154,14 @@ pub enum ExecutionError {
         /// The limit.
         limit: u32,
     },
+    /// The code had more timers pending at once than an execution may.
+    #[error(
+        "TimerLimit: the code had more than {limit} timers (setTimeout) pending at once. Start the next batch once the last one has fired, or clear timers no longer needed."
+    )]
+    TimerLimit {
+        /// The limit.
+        limit: usize,
+    },
     /// The execution called one tool more often than allowed.
     #[error(
         "ToolCallLimit: the execution tried to call {tool} more than {limit} times (--max-calls-per-tool {limit}). Batch the work into fewer calls, or raise the limit."
@@ -224,6 +232,7 @@ impl ExecutionError {
             },
             EngineError::NeverSettles => Self::NeverSettles,
             EngineError::ToolCallLimit { limit } => Self::ToolCallLimit { limit },
+            EngineError::TimerLimit { limit } => Self::TimerLimit { limit },
             EngineError::Cancelled => Self::Cancelled,
             EngineError::Internal { message } => Self::Internal { message },
         }
@@ -244,6 +253,7 @@ impl ExecutionError {
             Self::NeverSettles => "NeverSettles",
             Self::ToolCallLimit { .. } | Self::ToolCallLimitPerTool { .. } => "ToolCallLimit",
             Self::UpstreamBytesLimit { .. } => "UpstreamBytesLimit",
+            Self::TimerLimit { .. } => "TimerLimit",
             Self::Cancelled => "Cancelled",
             Self::Internal { .. } => "Internal",
         }

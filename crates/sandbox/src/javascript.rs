@@ -8,6 +8,10 @@
 //! its deadline, the allocator refuses memory past the heap limit, and the native functions count
 //! console bytes and calls.
 //!
+//! Every string that leaves the guest is read through [`GuestText`] and every JSON text through
+//! [`guest_json`]: a lone surrogate (half of an emoji cut by `.slice()`) becomes U+FFFD there,
+//! the one place guest text becomes the host's (see `surrogates.rs`).
+//!
 //! Nothing the guest throws decides an error's kind. A syntax error is one the compiler found
 //! before any guest code ran (see `transpile.rs`); a stack overflow is one whose error QuickJS
 //! made at the bottom of the allowed stack, as the allocator saw (see `alloc.rs`). Thrown errors
@@ -24,16 +28,17 @@ use std::time::{Duration, Instant};
 use rquickjs::context::EvalOptions;
 use rquickjs::promise::PromiseState;
 use rquickjs::{
-    CatchResultExt, CaughtError, Context, Ctx, Function, Module, Object, Persistent, Promise,
-    Runtime, WriteOptions,
+    CatchResultExt, CaughtError, Context, Ctx, FromJs, Function, Module, Object, Persistent,
+    Promise, Runtime, WriteOptions,
 };
 use serde_json::Value;
 
 use crate::alloc::{Budget, LimitedAllocator, stack_address};
-use crate::transpile::{SCRIPT_NAME, Transpiled, compile_error, transpile};
+use crate::surrogates::{well_formed_json, well_formed_text};
+use crate::transpile::{SCRIPT_NAME, Transpiled, check_nesting, compile_error, transpile};
 use crate::{
     CancelFlag, EngineError, EngineEvent, EngineLimits, ExecuteRequest, HostCall, HostReply,
-    HostRequest, LogStream, Manifest, Outcome, Replies, Stats,
+    HostRequest, LogStream, MAX_VALUE_DEPTH, Manifest, Outcome, Replies, Stats,
 };
 
 /// The host's view of the guest, evaluated before guest code runs.
@@ -42,7 +47,8 @@ const PRELUDE: &str = include_str!("prelude.js");
 const PRELUDE_NAME: &str = "toolweave-prelude.js";
 /// Requests other than tool calls (`searchTools`, `describeTools`) one execution may make.
 const MAX_DISCOVERY_CALLS: u32 = 1000;
-/// Timers one execution may have pending at once.
+/// Timers one execution may have pending at once; one more ends the execution with
+/// [`EngineError::TimerLimit`].
 const MAX_TIMERS: usize = 10_000;
 /// QuickJS's message for a real stack overflow.
 const STACK_OVERFLOW_MESSAGE: &str = "Maximum call stack size exceeded";
@@ -55,6 +61,7 @@ enum Stop {
     LogLimit,
     ToolCallLimit,
     DiscoveryLimit,
+    TimerLimit,
 }
 
 /// State shared between the native functions the guest calls, the interrupt handler and the
@@ -299,7 +306,10 @@ impl Prepared {
         runtime.set_max_stack_size(limits.stack_bytes);
         // `transpile` turns a panic of the compiler into an error itself, before QuickJS sees the
         // program.
-        let result = match transpile(&request.code, request.language) {
+        let transpiled = transpile(&request.code, request.language).and_then(|transpiled| {
+            check_nesting(&request.code, &transpiled, limits.stack_bytes).map(|()| transpiled)
+        });
+        let result = match transpiled {
             Ok(transpiled) => {
                 // A panic while the program runs or its result is converted (a bug of toolweave's
                 // or of a library it uses; a panic in a native function reaches here once QuickJS
@@ -570,8 +580,8 @@ fn install_prelude<'js>(
         let shared = shared.clone();
         Function::new(
             ctx.clone(),
-            move |name: String, args: String, raw: bool| -> f64 {
-                let request = serde_json::from_str(&args)
+            move |GuestText(name), GuestText(args), raw: bool| -> f64 {
+                let request = guest_json(args, "the arguments")
                     .map(|args| HostRequest::Tool { name, args, raw })
                     .map_err(|error| format!("invalid arguments to a tool call: {error}"));
                 send(&shared, request)
@@ -583,7 +593,7 @@ fn install_prelude<'js>(
         let shared = shared.clone();
         Function::new(
             ctx.clone(),
-            move |query: String, limit: Option<f64>| -> f64 {
+            move |GuestText(query), limit: Option<f64>| -> f64 {
                 send(&shared, search_request(query, limit))
             },
         )
@@ -591,14 +601,15 @@ fn install_prelude<'js>(
     };
     let describe = {
         let shared = shared.clone();
-        Function::new(ctx.clone(), move |names: Vec<String>| -> f64 {
+        Function::new(ctx.clone(), move |names: Vec<GuestText>| -> f64 {
+            let names = names.into_iter().map(|GuestText(name)| name).collect();
             send(&shared, Ok(HostRequest::Describe { names }))
         })
         .map_err(internal)?
     };
     let log = {
         let shared = shared.clone();
-        Function::new(ctx.clone(), move |stream: i32, text: String| {
+        Function::new(ctx.clone(), move |stream: i32, GuestText(text)| {
             log(&shared, stream, text);
         })
         .map_err(internal)?
@@ -704,10 +715,12 @@ fn log(shared: &Shared, stream: i32, text: String) {
         .push(EngineEvent::Log { stream, text });
 }
 
-/// `startTimer(delay)`: schedules a timer and returns its id (0 when too many are pending).
+/// `startTimer(delay)`: schedules a timer and returns its id. One past [`MAX_TIMERS`] pending
+/// stops the guest (its id, 0, names no timer).
 fn start_timer(shared: &Shared, delay: f64) -> f64 {
     let mut timers = shared.timers.borrow_mut();
     if timers.by_id.len() >= MAX_TIMERS {
+        shared.stop(Stop::TimerLimit);
         return 0.0;
     }
     timers.next_id += 1;
@@ -780,6 +793,7 @@ fn limit_error(shared: &Shared) -> Option<EngineError> {
         Stop::ToolCallLimit => EngineError::ToolCallLimit {
             limit: shared.limits().max_tool_calls,
         },
+        Stop::TimerLimit => EngineError::TimerLimit { limit: MAX_TIMERS },
         Stop::DiscoveryLimit => EngineError::Guest {
             name: "Error".to_owned(),
             message: format!(
@@ -801,8 +815,8 @@ fn convert_result<'js>(
     explain: &Function<'js>,
     value: rquickjs::Value<'js>,
 ) -> Result<Value, EngineError> {
-    let text: String = match to_json.call((value,)).catch(ctx) {
-        Ok(text) => text,
+    let text = match to_json.call::<_, GuestText>((value,)).catch(ctx) {
+        Ok(GuestText(text)) => text,
         Err(caught) => {
             if let Some(error) = limit_error(shared) {
                 return Err(error);
@@ -837,9 +851,7 @@ fn convert_result<'js>(
             limit: shared.limits().max_result_bytes,
         });
     }
-    serde_json::from_str(&text).map_err(|error| EngineError::Unserializable {
-        message: error.to_string(),
-    })
+    guest_json(text, "the result").map_err(|message| EngineError::Unserializable { message })
 }
 
 /// Maps a failure to compile the script. No guest code has run in this runtime yet, so what was
@@ -870,7 +882,9 @@ fn compile_failure<'js>(
                 transpiled,
                 None,
                 &format!(
-                    "the program nests too deeply to compile within the {} KiB stack",
+                    "the program nests too deeply to compile within the {} KiB stack \
+                     (--stack-kb). Split it up: give inner parts names, or build deeply nested \
+                     data in a loop",
                     shared.limits().stack_bytes / 1024
                 ),
             )
@@ -951,7 +965,12 @@ fn explain_caught<'js>(
     };
     // `explained` is an object the prelude made without a prototype and that only the host sees:
     // these reads run no guest code.
-    let text = |key: &str| explained.get::<_, String>(key).unwrap_or_default();
+    let text = |key: &str| {
+        explained
+            .get::<_, GuestText>(key)
+            .map(|GuestText(text)| text)
+            .unwrap_or_default()
+    };
     let (name, message, stack) = (text("name"), text("message"), text("stack"));
     let recorded = explained
         .get::<_, rquickjs::Value<'js>>("recorded")
@@ -966,6 +985,85 @@ fn explain_caught<'js>(
         stack,
         overflow,
     }
+}
+
+/// A string the guest hands to the host, each lone surrogate replaced by U+FFFD. rquickjs's own
+/// conversion to `String` refuses a lone surrogate (a `TypeError` in the guest's `console.log`, an
+/// empty message read from a thrown error): QuickJS encodes one as the three bytes of its code
+/// point, which are not UTF-8.
+struct GuestText(String);
+
+impl<'js> FromJs<'js> for GuestText {
+    fn from_js(_ctx: &Ctx<'js>, value: rquickjs::Value<'js>) -> rquickjs::Result<Self> {
+        // Strings only: anything else is refused as rquickjs refuses it, without running the
+        // guest's `toString`.
+        read_string(&rquickjs::String::from_value(value)?).map(Self)
+    }
+}
+
+/// The text of a string value, lone surrogates included (as U+FFFD).
+#[expect(
+    unsafe_code,
+    reason = "reads a string's bytes as QuickJS encodes them, which rquickjs refuses to"
+)]
+fn read_string(string: &rquickjs::String<'_>) -> rquickjs::Result<String> {
+    let ctx = string.ctx().as_raw().as_ptr();
+    let mut length = 0usize;
+    // SAFETY: `ctx` is the live context `string` belongs to, and `string` keeps its value alive
+    // for the call. The value is a string, so QuickJS converts nothing (no guest code runs).
+    let bytes = unsafe { rquickjs::qjs::JS_ToCStringLen(ctx, &mut length, string.as_raw()) };
+    if bytes.is_null() {
+        // The heap budget refused the copy; the exception is pending in the context.
+        return Err(rquickjs::Error::Exception);
+    }
+    // SAFETY: QuickJS returned `length` initialized bytes at `bytes`, valid until they are freed
+    // below.
+    let encoded = unsafe { std::slice::from_raw_parts(bytes.cast::<u8>(), length) };
+    let text = well_formed_text(encoded).into_owned();
+    // SAFETY: `bytes` came from `JS_ToCStringLen` on this context, is freed once, and is not
+    // used after.
+    unsafe { rquickjs::qjs::JS_FreeCString(ctx, bytes) };
+    Ok(text)
+}
+
+/// JSON text the guest sends (from `JSON.stringify`, which escapes a lone surrogate as
+/// `\udXXX`) as a value: refused when arrays and objects nest deeper than [`MAX_VALUE_DEPTH`],
+/// and with each lone surrogate replaced by U+FFFD. `what` names the value in the message.
+fn guest_json(text: String, what: &str) -> Result<Value, String> {
+    if json_depth(text.as_bytes()) > MAX_VALUE_DEPTH {
+        return Err(format!(
+            "arrays and objects nest more than {MAX_VALUE_DEPTH} levels deep in {what}, which \
+             cannot be sent as JSON; flatten the data"
+        ));
+    }
+    serde_json::from_str(&well_formed_json(text)).map_err(|error| error.to_string())
+}
+
+/// How deeply arrays and objects nest in JSON text (brackets inside strings do not count).
+fn json_depth(json: &[u8]) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for &byte in json {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 /// The address of the string `value` holds, if it is a string: what the allocator knows it by.

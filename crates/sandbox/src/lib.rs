@@ -12,6 +12,7 @@ pub mod confine;
 mod javascript;
 mod pool;
 mod python;
+pub mod surrogates;
 mod transpile;
 mod worker;
 #[cfg(target_os = "linux")]
@@ -31,6 +32,12 @@ pub use worker::{
 /// The largest program accepted, in bytes. Parsing recurses once per level of nesting, so the
 /// size bounds how deep a hostile program can make the parser go.
 pub const MAX_CODE_BYTES: usize = 256 * 1024;
+
+/// How deeply arrays and objects (lists and dicts) may nest in a value the guest sends: tool
+/// arguments and the result. Deeper values are refused with a message naming this bound, in both
+/// languages, before a parser or converter on either side (serde_json stops at 128, and so may a
+/// client reading the answer the value is wrapped in) has to recurse that far.
+pub const MAX_VALUE_DEPTH: usize = 100;
 
 /// Stack the thread calling [`run`] needs beyond the guest's own stack limit: enough for the
 /// parser and transformer on the deepest program of [`MAX_CODE_BYTES`]. It is address space, not
@@ -374,6 +381,12 @@ pub enum EngineError {
     ToolCallLimit {
         /// The limit.
         limit: u32,
+    },
+    /// The guest had more timers pending at once than the engine keeps.
+    #[error("more than {limit} timers pending")]
+    TimerLimit {
+        /// The limit.
+        limit: usize,
     },
     /// The program awaits something nothing will settle.
     #[error("the program awaits a promise that can never settle")]

@@ -6,6 +6,12 @@
 //! expression: evaluating the script compiles the program and runs none of it, so whatever goes
 //! wrong then is the compiler's finding, not something the guest threw.
 //!
+//! QuickJS's compiler recurses once per level of nesting, on the guest's stack, and past that
+//! stack it reports confusing errors ("missing formal parameter" for arrow functions nested a
+//! thousand deep). So `transpile` measures how deeply expressions, statements and patterns nest,
+//! and [`check_nesting`] refuses a program nested deeper than the stack allows, at the position
+//! where it goes too deep, before QuickJS sees it.
+//!
 //! oxc is a large compiler of its own, and a bug in it may panic. [`transpile`] turns such a panic
 //! into an [`EngineError::Internal`] before anything else sees it: no QuickJS runtime is running
 //! while oxc works, and none is ever unwound through.
@@ -14,9 +20,16 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 
 use oxc::allocator::{Allocator, TakeIn};
-use oxc::ast::ast::{Decorator, Expression, Program, Statement};
+use oxc::ast::ast::{
+    AssignmentTarget, BinaryExpression, BindingPattern, CallExpression, ComputedMemberExpression,
+    Decorator, Expression, LogicalExpression, PrivateFieldExpression, Program, Statement,
+    StaticMemberExpression, TaggedTemplateExpression,
+};
 use oxc::ast::builder::AstBuilder;
 use oxc::ast_visit::Visit;
+use oxc::ast_visit::walk::{
+    walk_assignment_target, walk_binding_pattern, walk_expression, walk_statement,
+};
 use oxc::codegen::{Codegen, CodegenOptions, CommentOptions};
 use oxc::parser::{ParseOptions, Parser};
 use oxc::semantic::SemanticBuilder;
@@ -31,6 +44,16 @@ pub(crate) const SCRIPT_NAME: &str = "guest.js";
 const WRAPPER_LINES: u32 = 1;
 /// How much of a decorator's source a syntax error quotes.
 const MAX_QUOTED_CHARS: usize = 60;
+/// The most levels of expressions, statements and patterns inside one another a program may
+/// have, whatever its stack. No program a person writes comes near; it also keeps every program
+/// inside the 255 levels of brackets QuickJS follows to tell an arrow function's parameters from
+/// a parenthesized expression.
+const MAX_NESTING: usize = 250;
+/// Stack QuickJS's compiler may take per level of nesting. The costliest level measured, a
+/// template literal inside a template literal's `${}`, takes about 1.5 KiB in a debug build (whose
+/// frames are the largest); a function inside another takes two levels (itself and the statement
+/// of its body it is in), at about 1 KiB each.
+const STACK_BYTES_PER_NESTING_LEVEL: usize = 2048;
 
 /// A program ready to evaluate.
 #[derive(Debug)]
@@ -38,6 +61,10 @@ pub(crate) struct Transpiled {
     /// The wrapped script; evaluating it yields an async function whose call runs the program.
     pub(crate) script: String,
     map: Option<oxc_sourcemap::SourceMap<'static>>,
+    /// Where, in the code as written, the program first reaches each level of nesting: the byte
+    /// offset of the first node at level `n + 1` is at `n`. Measured up to one level past
+    /// [`MAX_NESTING`].
+    first_at_level: Vec<u32>,
 }
 
 impl Transpiled {
@@ -181,6 +208,7 @@ fn transpile_unguarded(code: &str, language: Language) -> Result<Transpiled, Eng
         ));
     }
 
+    let first_at_level = nesting_levels(&program);
     let generated = Codegen::new()
         .with_options(CodegenOptions {
             source_map_path: Some(path.to_path_buf()),
@@ -192,7 +220,146 @@ fn transpile_unguarded(code: &str, language: Language) -> Result<Transpiled, Eng
     Ok(Transpiled {
         script,
         map: generated.map.map(oxc_sourcemap::SourceMap::into_owned),
+        first_at_level,
     })
+}
+
+/// How many levels of nesting a program may have with a stack of `stack_bytes`.
+fn max_nesting(stack_bytes: usize) -> usize {
+    (stack_bytes / STACK_BYTES_PER_NESTING_LEVEL).clamp(1, MAX_NESTING)
+}
+
+/// Refuses a program that nests deeper than [`max_nesting`] allows for `stack_bytes`, with the
+/// position where it first goes too deep.
+pub(crate) fn check_nesting(
+    code: &str,
+    transpiled: &Transpiled,
+    stack_bytes: usize,
+) -> Result<(), EngineError> {
+    let levels = max_nesting(stack_bytes);
+    let Some(&offset) = transpiled.first_at_level.get(levels) else {
+        return Ok(());
+    };
+    let limit = if levels == MAX_NESTING {
+        String::new()
+    } else {
+        format!(
+            " (the limit for the {} KiB stack, --stack-kb)",
+            stack_bytes / 1024
+        )
+    };
+    Err(syntax_error(
+        code,
+        offset,
+        &format!(
+            "the program nests too deeply here: more than {levels} levels of expressions and \
+             statements inside one another{limit}. Split it up: give inner parts names, or build \
+             deeply nested data in a loop"
+        ),
+    ))
+}
+
+/// Where the program first reaches each level of nesting (see [`Transpiled::first_at_level`]).
+/// Expressions, statements and binding and assignment patterns count, as QuickJS's compiler
+/// recurses into each; parentheses do not, since the generated code drops those it does not need.
+/// Nor do chains QuickJS reads in a loop: `a + b + c`, `a.b().c()`, `f()()` are one level, not
+/// one per link.
+fn nesting_levels(program: &Program<'_>) -> Vec<u32> {
+    struct Levels {
+        depth: usize,
+        /// The start of the innermost node with a position in the code as written (nodes the
+        /// TypeScript transform made have none).
+        position: u32,
+        first_at_level: Vec<u32>,
+    }
+    impl Levels {
+        fn nested(&mut self, span: Span, walk: impl FnOnce(&mut Self)) {
+            let outer = self.position;
+            if !span.is_unspanned() {
+                self.position = span.start;
+            }
+            self.depth += 1;
+            if self.first_at_level.len() < self.depth {
+                self.first_at_level.push(self.position);
+            }
+            // A node one level past the most any limit allows is recorded; the walk goes no deeper.
+            if self.depth <= MAX_NESTING {
+                walk(self);
+            }
+            self.depth -= 1;
+            self.position = outer;
+        }
+    }
+    impl<'a> Visit<'a> for Levels {
+        fn visit_expression(&mut self, expression: &Expression<'a>) {
+            if matches!(expression, Expression::ParenthesizedExpression(_)) {
+                walk_expression(self, expression);
+            } else {
+                self.nested(expression.span(), |levels| {
+                    walk_expression(levels, expression);
+                });
+            }
+        }
+        fn visit_statement(&mut self, statement: &Statement<'a>) {
+            self.nested(statement.span(), |levels| walk_statement(levels, statement));
+        }
+        fn visit_binding_pattern(&mut self, pattern: &BindingPattern<'a>) {
+            self.nested(pattern.span(), |levels| {
+                walk_binding_pattern(levels, pattern)
+            });
+        }
+        fn visit_assignment_target(&mut self, target: &AssignmentTarget<'a>) {
+            self.nested(target.span(), |levels| {
+                walk_assignment_target(levels, target);
+            });
+        }
+        fn visit_binary_expression(&mut self, binary: &BinaryExpression<'a>) {
+            self.visit_chained(&binary.left);
+            self.visit_expression(&binary.right);
+        }
+        fn visit_logical_expression(&mut self, logical: &LogicalExpression<'a>) {
+            self.visit_chained(&logical.left);
+            self.visit_expression(&logical.right);
+        }
+        fn visit_static_member_expression(&mut self, member: &StaticMemberExpression<'a>) {
+            self.visit_chained(&member.object);
+        }
+        fn visit_computed_member_expression(&mut self, member: &ComputedMemberExpression<'a>) {
+            self.visit_chained(&member.object);
+            self.visit_expression(&member.expression);
+        }
+        fn visit_private_field_expression(&mut self, member: &PrivateFieldExpression<'a>) {
+            self.visit_chained(&member.object);
+        }
+        fn visit_call_expression(&mut self, call: &CallExpression<'a>) {
+            self.visit_chained(&call.callee);
+            for argument in &call.arguments {
+                self.visit_argument(argument);
+            }
+        }
+        fn visit_tagged_template_expression(&mut self, tagged: &TaggedTemplateExpression<'a>) {
+            self.visit_chained(&tagged.tag);
+            self.visit_template_literal(&tagged.quasi);
+        }
+    }
+    impl<'a> Levels {
+        /// The link of a chain that QuickJS reads in the same loop as the expression it belongs
+        /// to: no level of its own, unless parentheses make it one.
+        fn visit_chained(&mut self, expression: &Expression<'a>) {
+            if matches!(expression, Expression::ParenthesizedExpression(_)) {
+                self.visit_expression(expression);
+            } else {
+                walk_expression(self, expression);
+            }
+        }
+    }
+    let mut levels = Levels {
+        depth: 0,
+        position: 0,
+        first_at_level: Vec::new(),
+    };
+    levels.visit_program(program);
+    levels.first_at_level
 }
 
 /// Makes the value the statement would leave behind as a script's last statement the function's

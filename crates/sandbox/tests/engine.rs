@@ -290,6 +290,202 @@ fn syntax_errors_are_the_compilers_finding() {
     );
 }
 
+/// A program that nests `n` deep in one way.
+type Nested = fn(usize) -> String;
+
+/// Programs that nest in each way QuickJS's compiler recurses, by name.
+const NESTINGS: &[(&str, Nested)] = &[
+    ("arrow functions", |n| {
+        format!("return {}1", "() => ".repeat(n))
+    }),
+    ("async arrow functions", |n| {
+        format!(
+            "return {}1{}",
+            "await (async () => { return ".repeat(n),
+            " })()".repeat(n)
+        )
+    }),
+    ("functions", |n| {
+        format!(
+            "return {}1{}",
+            "function f() { return ".repeat(n),
+            "}".repeat(n)
+        )
+    }),
+    ("methods", |n| {
+        format!(
+            "return {}1{}",
+            "{ m() { return ".repeat(n),
+            " } }".repeat(n)
+        )
+    }),
+    ("arrays", |n| {
+        format!("return {}1{}", "[".repeat(n), "]".repeat(n))
+    }),
+    ("objects", |n| {
+        format!("return {}1{}", "{ a: ".repeat(n), " }".repeat(n))
+    }),
+    ("calls", |n| {
+        format!(
+            "const f = (...a) => a.length;\nreturn {}{}",
+            "f(".repeat(n),
+            ")".repeat(n)
+        )
+    }),
+    ("templates", |n| {
+        format!("return {}1{}", "`${".repeat(n), "}`".repeat(n))
+    }),
+    ("right-hand parentheses", |n| {
+        format!("return {}1{}", "1 + (".repeat(n), ")".repeat(n))
+    }),
+    ("conditionals", |n| {
+        format!("return {}1", "1 ? 1 : ".repeat(n))
+    }),
+    ("if statements", |n| {
+        format!("let x = 0;\n{}x = 1;\nreturn x", "if (1) ".repeat(n))
+    }),
+    ("blocks", |n| {
+        format!("{}{}return 1", "{".repeat(n), "}".repeat(n))
+    }),
+    ("try statements", |n| {
+        format!("{}{}return 1", "try { ".repeat(n), "} finally {}".repeat(n))
+    }),
+    ("destructuring", |n| {
+        format!(
+            "const {}b{} = {}1{};\nreturn b",
+            "{ a: ".repeat(n),
+            " }".repeat(n),
+            "{ a: ".repeat(n),
+            " }".repeat(n)
+        )
+    }),
+    ("assignment patterns", |n| {
+        format!(
+            "let b;\n{}b{} = {}1{};\nreturn b",
+            "[".repeat(n),
+            "]".repeat(n),
+            "[".repeat(n),
+            "]".repeat(n)
+        )
+    }),
+];
+
+#[test]
+fn code_nested_past_the_cap_is_refused_where_it_goes_too_deep() {
+    // One level per 2 KiB of the guest's stack: 128 levels with the 256 KiB these tests give.
+    let blocks = |n: usize| format!("{}{}\nreturn 1", "{".repeat(n), "}".repeat(n));
+    assert_eq!(run_js(&blocks(128)).value(), &json!(1));
+    let EngineError::Syntax {
+        message,
+        line,
+        column,
+        ..
+    } = run_js(&blocks(129)).error().clone()
+    else {
+        panic!("{:?}", run_js(&blocks(129)).error());
+    };
+    assert_eq!((line, column), (1, 129), "the brace that goes too deep");
+    assert_eq!(
+        message,
+        "the program nests too deeply here: more than 128 levels of expressions and statements \
+         inside one another (the limit for the 256 KiB stack, --stack-kb). Split it up: give \
+         inner parts names, or build deeply nested data in a loop"
+    );
+    // The program QuickJS reported as "missing formal parameter".
+    let mut arrows = "x".to_owned();
+    for _ in 0..2000 {
+        arrows = format!("() => {arrows}");
+    }
+    let EngineError::Syntax {
+        message, column, ..
+    } = run_js(&arrows).error().clone()
+    else {
+        panic!();
+    };
+    assert!(message.starts_with("the program nests too deeply here: more than 128 levels"));
+    // The `return` it becomes is level 1, each arrow function one more: level 129 is the 128th.
+    assert_eq!(column, 1 + 6 * 127);
+    // From 500 KiB of stack up, the cap is 250 whatever the stack.
+    for stack_kb in [512, 4096] {
+        let limits = EngineLimits {
+            stack_bytes: stack_kb * 1024,
+            ..limits()
+        };
+        let run = run_with(
+            &blocks(251),
+            Language::JavaScript,
+            limits,
+            &CancelFlag::new(),
+        );
+        assert!(
+            matches!(run.error(), EngineError::Syntax { message, column: 251, .. }
+                if message.contains("more than 250 levels of expressions and statements inside one another. Split")),
+            "{:?}",
+            run.error()
+        );
+    }
+    // Chains QuickJS reads in a loop are one level however long; parentheses it never sees and
+    // TypeScript types, which are stripped, are none.
+    let long = 5000;
+    let run = run_js(&format!("let x = 1;\nreturn {}x", "x + ".repeat(long)));
+    assert_eq!(run.value(), &json!(long + 1));
+    let run = run_js(&format!(
+        "const o = {{ f() {{ return o }}, n: 1 }};\nreturn o{}.n",
+        ".f()".repeat(long)
+    ));
+    assert_eq!(run.value(), &json!(1));
+    let run = run_js(&format!("return {}1{}", "(".repeat(long), ")".repeat(long)));
+    assert_eq!(run.value(), &json!(1));
+    let run = run_ts(&format!(
+        "const x: {}number{} = [];\nx.length",
+        "Array<".repeat(1000),
+        ">".repeat(1000)
+    ));
+    assert_eq!(run.value(), &json!(0));
+}
+
+#[test]
+fn every_kind_of_nesting_within_the_cap_compiles() {
+    // The cap is the engine's promise that QuickJS's compiler never runs out of stack (where it
+    // reported arrow functions as "missing formal parameter"): the deepest program of each kind
+    // that the cap lets through compiles, on the smallest stack and on the default one.
+    for stack_kb in [64, 512] {
+        let limits = EngineLimits {
+            stack_bytes: stack_kb * 1024,
+            memory_bytes: 64 * 1024 * 1024,
+            ..limits()
+        };
+        let run = |code: &str| {
+            run_with(code, Language::JavaScript, limits, &CancelFlag::new())
+                .outcome
+                .result
+        };
+        let refused = |result: &Result<Value, EngineError>| matches!(result, Err(EngineError::Syntax { message, .. }) if message.contains("nests too deeply here"));
+        for (kind, program) in NESTINGS {
+            // The deepest `n` the cap lets through, by bisection: 1 passes, 600 does not.
+            let (mut passes, mut refused_at) = (1, 600);
+            let deepest = run(&program(refused_at));
+            assert!(refused(&deepest), "{kind}: {deepest:?}");
+            while refused_at - passes > 1 {
+                let middle = usize::midpoint(passes, refused_at);
+                if refused(&run(&program(middle))) {
+                    refused_at = middle;
+                } else {
+                    passes = middle;
+                }
+            }
+            let result = run(&program(passes));
+            assert!(
+                !matches!(
+                    result,
+                    Err(EngineError::Syntax { .. } | EngineError::Internal { .. })
+                ),
+                "{kind} nested {passes} deep, on a {stack_kb} KiB stack: {result:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn typescript_enums_and_namespaces_run_and_decorators_are_refused() {
     // Any enum used to panic oxc's transformer and abort the process.
@@ -374,6 +570,155 @@ fn timers_fire_in_order() {
          order",
     );
     assert_eq!(run.value(), &json!([10, 30]));
+}
+
+#[test]
+fn timers_past_the_cap_end_the_execution_naming_it() {
+    // `count` timers pending at once, then one that the program awaits.
+    let pending = |count: usize| {
+        format!(
+            "let fired = 0;
+             for (let i = 0; i < {count}; i++) setTimeout(() => fired++, 1);
+             await new Promise((done) => setTimeout(done, 5));
+             fired"
+        )
+    };
+    assert_eq!(run_js(&pending(9_999)).value(), &json!(9_999));
+    // The one past the cap is not dropped (the program used to end as NeverSettles): it ends
+    // the execution with the cap's name.
+    assert_eq!(
+        run_js(&pending(10_000)).error(),
+        &EngineError::TimerLimit { limit: 10_000 }
+    );
+    // The cap counts timers pending at once: cleared and fired ones make room.
+    let run = run_js(
+        "const ids = [];
+         for (let i = 0; i < 10000; i++) ids.push(setTimeout(() => {}, 1000));
+         for (const id of ids) clearTimeout(id);
+         for (let round = 0; round < 2; round++) {
+           let left = 10000;
+           await new Promise((done) => {
+             for (let i = 0; i < 10000; i++) setTimeout(() => { if (--left === 0) done(); }, 0);
+           });
+         }
+         'room'",
+    );
+    assert_eq!(run.value(), &json!("room"));
+    // Caught or not, the guest cannot go on past it.
+    let run = run_js(
+        "try { for (let i = 0; i < 20000; i++) setTimeout(() => {}, 1) } catch (e) {}
+         return 'went on'",
+    );
+    assert_eq!(run.error(), &EngineError::TimerLimit { limit: 10_000 });
+}
+
+#[test]
+fn lone_surrogates_reach_the_host_as_the_replacement_character() {
+    // What `.slice()` leaves of an emoji: its high half and its low half.
+    let halves = "const high = '😀'.slice(0, 1), low = '😀'.slice(1);\n";
+    let run = run_js(&format!(
+        "{halves}
+         console.log(high, 'x' + low, [high], {{ [low]: 1 }});
+         const echoed = await tools.t.echo({{ text: 'a' + high, [high]: low }});
+         const unknown = await callMCPTool('t.ec' + high, {{}}).catch((e) => e.message);
+         await searchTools('find ' + low);
+         await describeTools(['t.' + high]);
+         return {{ high, whole: high + low, echoed, unknown, [low]: 'key' }};"
+    ));
+    assert_eq!(
+        run.value(),
+        &json!({
+            "high": "\u{fffd}",
+            "whole": "😀",
+            "echoed": { "text": "a\u{fffd}", "\u{fffd}": "\u{fffd}" },
+            "unknown": "unknown tool \"t.ec\u{fffd}\"",
+            "\u{fffd}": "key",
+        })
+    );
+    // A string argument is text; an object is shown as JSON, where a lone surrogate is its
+    // escape.
+    assert_eq!(
+        run.lines(),
+        ["\u{fffd} x\u{fffd} [\"\\ud83d\"] {\"\\ude00\":1}"]
+    );
+    assert_eq!(
+        run.calls,
+        [
+            HostRequest::Tool {
+                name: "t.echo".into(),
+                args: json!({ "text": "a\u{fffd}", "\u{fffd}": "\u{fffd}" }),
+                raw: false,
+            },
+            HostRequest::Tool {
+                name: "t.ec\u{fffd}".into(),
+                args: json!({}),
+                raw: false,
+            },
+            HostRequest::Search {
+                query: "find \u{fffd}".into(),
+                limit: None,
+            },
+            HostRequest::Describe {
+                names: vec!["t.\u{fffd}".into()],
+            },
+        ]
+    );
+    // Thrown: an error's name and message, and a thrown string, keep every other character.
+    for (thrown, name, message) in [
+        ("new Error('cut ' + high)", "Error", "cut \u{fffd}"),
+        (
+            "Object.assign(new TypeError('m'), { name: 'Bad' + low })",
+            "Bad\u{fffd}",
+            "m",
+        ),
+        ("high + low + high", "", "Uncaught 😀\u{fffd}"),
+    ] {
+        let run = run_js(&format!("{halves}throw {thrown};"));
+        assert!(
+            matches!(run.error(), EngineError::Guest { name: n, message: m, .. } if n == name && m == message),
+            "{thrown}: {:?}",
+            run.error()
+        );
+    }
+    // Escapes in JSON text the guest built itself are its own: only the crossing replaces.
+    let run = run_js("JSON.parse('\"\\\\ud83d\"').length");
+    assert_eq!(run.value(), &json!(1));
+}
+
+#[test]
+fn values_nested_past_the_bound_are_refused_naming_it() {
+    let nested =
+        |levels: usize| format!("let v = 1; for (let i = 0; i < {levels}; i++) v = [v];\n");
+    let run = run_js(&format!("{}v", nested(100)));
+    assert_eq!(
+        serde_json::to_string(run.value()).unwrap(),
+        format!("{}1{}", "[".repeat(100), "]".repeat(100))
+    );
+    let run = run_js(&format!("{}v", nested(101)));
+    let EngineError::Unserializable { message } = run.error() else {
+        panic!("{:?}", run.error());
+    };
+    assert_eq!(
+        message,
+        "arrays and objects nest more than 100 levels deep in the result, which cannot be sent \
+         as JSON; flatten the data"
+    );
+    // Brackets inside strings are text.
+    let run = run_js(&format!("'{}'", "[".repeat(500)));
+    assert_eq!(run.value(), &json!("[".repeat(500)));
+    // Tool arguments: the call is refused in the guest, which can catch it.
+    let run = run_js(&format!(
+        "{}try {{ await tools.t.echo({{ v }}); return 'sent' }} catch (e) {{ return e.message }}",
+        nested(100)
+    ));
+    assert_eq!(
+        run.value(),
+        &json!(
+            "invalid arguments to a tool call: arrays and objects nest more than 100 levels deep \
+             in the arguments, which cannot be sent as JSON; flatten the data"
+        )
+    );
+    assert!(run.calls.is_empty());
 }
 
 #[test]

@@ -529,6 +529,65 @@ fn syntax_errors_have_a_code_frame() {
 }
 
 #[test]
+fn code_nested_past_the_cap_is_refused_naming_it() {
+    // The number the message names is the cap: one level below it parses (the statement counts
+    // as one), the next does not, whatever the brackets.
+    let lists = |n: usize| format!("x = {}{}\nlen(x)", "[".repeat(n), "]".repeat(n));
+    let EngineError::Syntax {
+        message, column, ..
+    } = run_py(&lists(1000)).error().clone()
+    else {
+        panic!("{:?}", run_py(&lists(1000)).error());
+    };
+    let cap: usize = message
+        .strip_prefix("Source is too deeply nested: more than ")
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|number| number.parse().ok())
+        .unwrap_or_else(|| panic!("{message}"));
+    assert!(
+        message.ends_with(
+            "levels of statements, brackets, calls, operators or lambdas inside one another. \
+             Split it up: give inner parts names, or build deeply nested data in a loop"
+        ),
+        "{message}"
+    );
+    assert!(column > 1, "{column}: at the bracket, not the start");
+    let below = run_py(&lists(cap - 1));
+    assert!(
+        below.outcome.result.is_ok(),
+        "{cap}: {:?}",
+        below.outcome.result
+    );
+    let run = run_py(&lists(cap));
+    assert!(
+        matches!(run.error(), EngineError::Syntax { message: m, column, .. }
+            if *m == message && *column == u32::try_from(cap).unwrap() + 4),
+        "{:?}",
+        run.error()
+    );
+    for code in [
+        format!("x = {}1{}\nx", "(".repeat(1000), ")".repeat(1000)),
+        format!("f = {}1\n1", "lambda: ".repeat(1000)),
+        format!("x = {}1\nx", "-".repeat(1000)),
+    ] {
+        assert!(
+            matches!(run_py(&code).error(), EngineError::Syntax { message: m, .. } if *m == message),
+            "{:?}",
+            run_py(&code).error()
+        );
+    }
+}
+
+#[test]
+fn strings_cannot_hold_lone_surrogates() {
+    // Python strings here are Unicode scalar values: the escape of a lone surrogate is the
+    // replacement character already, and no string can carry one to the host.
+    let run = run_py("s = '\\ud83d'\nprint(s)\n[s, len(s), s + '\\ude00']");
+    assert_eq!(run.value(), &json!(["\u{fffd}", 1, "\u{fffd}\u{fffd}"]));
+    assert_eq!(run.lines(), ["\u{fffd}"]);
+}
+
+#[test]
 fn results_are_bounded_and_must_be_json() {
     let run = run_py("'y' * (100 * 1024)");
     assert!(matches!(

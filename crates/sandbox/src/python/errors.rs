@@ -21,6 +21,15 @@ const OUTER_FRAMES: usize = 10;
 const INNER_FRAMES: usize = 30;
 /// Identical consecutive frames shown before they are counted instead (as CPython does).
 const REPEATED_FRAMES_SHOWN: usize = 3;
+/// What Monty (and ruff's parser before it) says of code nested deeper than it follows.
+const TOO_DEEPLY_NESTED: &str = "Source is too deeply nested";
+/// How deeply Monty lets code nest: its `MAX_NESTING_DEPTH`, which it does not export, and which
+/// is lower when it is built with debug assertions (larger frames). ruff's parser, which reads
+/// the code first, stops at 202 levels of its own.
+#[cfg(not(debug_assertions))]
+const MAX_NESTING: u32 = 200;
+#[cfg(debug_assertions)]
+const MAX_NESTING: u32 = 30;
 
 /// Added to an uncaught `ImportError` of a name a module lacks.
 const SUBSET_HINT: &str = "toolweave's Python implements part of the standard library";
@@ -91,6 +100,11 @@ pub(super) fn guest_error(exception: &MontyException) -> EngineError {
 pub(super) fn syntax_error(exception: &MontyException, code: &str) -> EngineError {
     let message = exception.message().unwrap_or_default();
     let message = match exception.exc_type() {
+        ExcType::SyntaxError if message == TOO_DEEPLY_NESTED => format!(
+            "{TOO_DEEPLY_NESTED}: more than {MAX_NESTING} levels of statements, brackets, calls, \
+             operators or lambdas inside one another. Split it up: give inner parts names, or \
+             build deeply nested data in a loop"
+        ),
         ExcType::SyntaxError => message.to_owned(),
         _ => match message.strip_prefix("The monty syntax parser does not yet support ") {
             Some(construct) => {

@@ -11,6 +11,8 @@ use std::fmt::Write as _;
 use monty_types::{DictPairs, MontyObject};
 use serde_json::{Map, Number, Value};
 
+use crate::MAX_VALUE_DEPTH;
+
 /// Where in a value a conversion failed: a root label and the keys and indexes below it.
 #[derive(Debug, Clone)]
 pub(super) struct ValuePath {
@@ -58,11 +60,6 @@ impl ValuePath {
     }
 }
 
-/// How deeply lists and dicts may nest in a value crossing the boundary, either way. Deeper
-/// values are refused with a message, here and in JavaScript, before any parser or converter on
-/// either side has to recurse that far.
-pub(super) const MAX_DEPTH: usize = 100;
-
 /// A Python value as JSON, or a message naming what cannot be sent and where.
 pub(super) fn to_json(value: &MontyObject, path: &mut ValuePath) -> Result<Value, String> {
     let refuse = |what: &str, instead: &str, path: &ValuePath| {
@@ -104,10 +101,10 @@ pub(super) fn to_json(value: &MontyObject, path: &mut ValuePath) -> Result<Value
         | MontyObject::Tuple(_)
         | MontyObject::NamedTuple { .. }
         | MontyObject::Dict(_)
-            if path.segments.len() >= MAX_DEPTH =>
+            if path.segments.len() >= MAX_VALUE_DEPTH =>
         {
             refuse(
-                &format!("nested more than {MAX_DEPTH} levels deep"),
+                &format!("nested more than {MAX_VALUE_DEPTH} levels deep"),
                 "flatten the data",
                 path,
             )
