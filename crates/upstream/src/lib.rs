@@ -25,7 +25,10 @@
 
 mod bounded;
 mod client;
+mod decode;
 mod error;
+mod events;
+mod lines;
 mod manager;
 mod notices;
 mod process;
@@ -34,11 +37,13 @@ mod run;
 mod sse;
 mod status;
 mod stderr;
+mod streamable;
+mod wire;
 
 use std::time::Duration;
 
-pub use error::{Error, Result};
-pub use manager::UpstreamManager;
+pub use error::{Delivery, Error, Malformed, Result};
+pub use manager::{CallOptions, UpstreamManager};
 pub use notices::{Listener, Notice};
 pub use status::{ServerState, ServerStatus};
 
