@@ -45,14 +45,21 @@ pub(crate) struct Wire {
 struct State {
     /// Requests sent and not answered.
     pending: HashMap<RequestId, Request>,
-    /// Requests given up on (cancelled), newest last: an answer to one is not news.
-    abandoned: VecDeque<RequestId>,
+    /// Requests given up on (cancelled), newest last: an answer to one is not news, and the
+    /// caller that gave up may still ask where its time went.
+    abandoned: VecDeque<(RequestId, Request)>,
     /// Answers that could not be read, by the id of the request they answered, until the caller
     /// takes them.
     unreadable: HashMap<RequestId, (Method, Malformed)>,
     /// Messages that could not be tied to a request: how many, and the first.
     untied: usize,
     first_untied: Option<Malformed>,
+}
+
+impl State {
+    fn is_abandoned(&self, id: &RequestId) -> bool {
+        self.abandoned.iter().any(|(abandoned, _)| abandoned == id)
+    }
 }
 
 /// A request on its way.
@@ -108,12 +115,12 @@ impl Wire {
                 if let ClientNotification::CancelledNotification(cancelled) =
                     &notification.notification
                     && let Some(id) = &cancelled.params.request_id
-                    && state.pending.remove(id).is_some()
+                    && let Some(abandoned) = state.pending.remove_entry(id)
                 {
                     if state.abandoned.len() == ABANDONED_KEPT {
                         state.abandoned.pop_front();
                     }
-                    state.abandoned.push_back(id.clone());
+                    state.abandoned.push_back(abandoned);
                 }
             }
             ClientJsonRpcMessage::Response(_) | ClientJsonRpcMessage::Error(_) => {}
@@ -183,7 +190,7 @@ impl Wire {
             Decoded::Malformed { id, malformed } => {
                 let id = answering.cloned().or(id);
                 if let Some(id) = &id
-                    && state.abandoned.contains(id)
+                    && state.is_abandoned(id)
                 {
                     tracing::debug!(server = %self.server, %id, "an unreadable answer to a call given up on: {malformed}");
                     return None;
@@ -226,7 +233,7 @@ impl Wire {
         if state.pending.remove(id).is_some() {
             return Some(Received { message, rewritten });
         }
-        if state.abandoned.contains(id) {
+        if state.is_abandoned(id) {
             tracing::debug!(server = %self.server, %id, "an answer to a call given up on");
             return None;
         }
@@ -315,7 +322,17 @@ impl Wire {
         now: Instant,
     ) -> Delivery {
         let state = self.lock();
-        let Some(request) = id.and_then(|id| state.pending.get(id)) else {
+        // The caller's cancellation may have gone out already (on another thread).
+        let request = id.and_then(|id| {
+            state.pending.get(id).or_else(|| {
+                state
+                    .abandoned
+                    .iter()
+                    .find(|(abandoned, _)| abandoned == id)
+                    .map(|(_, request)| request)
+            })
+        });
+        let Some(request) = request else {
             return Delivery::Queued {
                 waited: now.saturating_duration_since(taken),
             };
@@ -454,6 +471,14 @@ mod tests {
             Delivery::Unwritten { .. }
         ));
         wire.written(&call(1));
+        let cancel = ClientJsonRpcMessage::notification(ClientNotification::CancelledNotification(
+            CancelledNotification::new(CancelledNotificationParam::new(
+                Some(RequestId::Number(1)),
+                None,
+            )),
+        ));
+        // Asked after the cancellation went out, it still knows.
+        wire.sent(&cancel);
         assert!(matches!(
             wire.delivery(Some(&RequestId::Number(1)), taken, later + std::time::Duration::from_millis(10)),
             Delivery::Sent { upstream, .. } if upstream.as_millis() >= 10
