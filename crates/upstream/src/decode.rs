@@ -202,6 +202,8 @@ struct Envelope<'a> {
     #[serde(borrow)]
     jsonrpc: Option<&'a RawValue>,
     #[serde(borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow)]
     method: Option<&'a RawValue>,
     #[serde(borrow)]
     result: Option<&'a RawValue>,
@@ -242,6 +244,22 @@ fn diagnose(text: &str, method: Option<Method>, error: &serde_json::Error) -> Di
                 version: found.map(|version| cut(version, 40)),
             });
         }
+    }
+    let id = envelope.id.map(RawValue::get).filter(|id| *id != "null");
+    if let Some(id) = id
+        && serde_json::from_str::<RequestId>(id).is_err()
+    {
+        return Diagnosis::Malformed(Malformed::NotAMessage {
+            detail: format!(
+                "its \"id\" {} is neither a string nor an integer",
+                cut(id, 40)
+            ),
+        });
+    }
+    if envelope.result.is_some() && id.is_none() {
+        return Diagnosis::Malformed(Malformed::NotAMessage {
+            detail: "an answer without an id".to_owned(),
+        });
     }
     if let Some(error_value) = envelope.error {
         return Diagnosis::Malformed(error_fault(error_value).unwrap_or_else(|| {
@@ -665,6 +683,22 @@ mod tests {
                 "not a JSON-RPC message (a JSON array where a JSON object was expected)"
             )
         );
+        let (id, text) = fault(
+            br#"{"jsonrpc":"2.0","id":7.5,"result":{}}"#,
+            Method::CallTool,
+        );
+        assert_eq!(
+            (id, text.as_str()),
+            (
+                None,
+                "not a JSON-RPC message (its \"id\" 7.5 is neither a string nor an integer)"
+            )
+        );
+        let (_, text) = fault(
+            br#"{"jsonrpc":"2.0","id":null,"result":{}}"#,
+            Method::CallTool,
+        );
+        assert_eq!(text, "not a JSON-RPC message (an answer without an id)");
         let (_, text) = fault(br#"{"jsonrpc":"2.0","id":7}"#, Method::CallTool);
         assert_eq!(
             text,
@@ -806,5 +840,53 @@ mod tests {
             text,
             "a message nested 200002 levels deep, deeper than the 100 toolweave reads"
         );
+    }
+
+    /// What reading costs next to rmcp's own parse of the same bytes (which this replaces):
+    /// `cargo test --release -p toolweave-upstream --lib measure_decoding -- --ignored
+    /// --nocapture`.
+    #[test]
+    #[ignore = "a measurement; run it in release"]
+    fn measure_decoding() {
+        use std::time::Instant;
+        let text_answer = |bytes: usize| {
+            json!({ "jsonrpc": "2.0", "id": 7, "result": { "content": [{ "type": "text", "text": "x".repeat(bytes) }] } })
+                .to_string()
+        };
+        let tool = |index: usize| json!({ "name": format!("tool_{index}"), "description": "Does a thing with the arguments it is given.", "inputSchema": { "type": "object", "properties": { "a": { "type": "string", "description": "The first." }, "b": { "type": "object", "properties": { "c": { "type": "integer" } } } }, "required": ["a"] } });
+        let tools = json!({ "jsonrpc": "2.0", "id": 7, "result": { "tools": (0..200).map(tool).collect::<Vec<_>>() } }).to_string();
+        let structured = json!({ "jsonrpc": "2.0", "id": 7, "result": { "content": [], "structuredContent": { "rows": (0..20_000).map(|row| json!({ "id": row, "name": format!("row {row}"), "tags": ["a", "b"] })).collect::<Vec<_>>() } } }).to_string();
+        let cases = [
+            ("small answer", text_answer(100), Method::CallTool),
+            ("1 MB text", text_answer(1 << 20), Method::CallTool),
+            ("16 MB text", text_answer(16 << 20), Method::CallTool),
+            ("1 MB structured", structured, Method::CallTool),
+            ("200 tools", tools, Method::ListTools),
+        ];
+        for (label, text, method) in cases {
+            let runs = (64 << 20) / text.len().max(1 << 10);
+            let median = |mut samples: Vec<f64>| {
+                samples.sort_by(f64::total_cmp);
+                samples[samples.len() / 2]
+            };
+            let mut ours = Vec::new();
+            let mut rmcp = Vec::new();
+            for _ in 0..runs.clamp(5, 2000) {
+                let started = Instant::now();
+                let decoded = decode(text.as_bytes(), |_| Some(method));
+                ours.push(started.elapsed().as_secs_f64() * 1e6);
+                assert!(matches!(decoded, Decoded::Message { .. }));
+                let started = Instant::now();
+                let parsed = serde_json::from_slice::<ServerJsonRpcMessage>(text.as_bytes());
+                rmcp.push(started.elapsed().as_secs_f64() * 1e6);
+                assert!(parsed.is_ok());
+            }
+            println!(
+                "{label:>16} ({:>9} bytes): read {:>10.1} µs, rmcp's parse alone {:>10.1} µs",
+                text.len(),
+                median(ours),
+                median(rmcp)
+            );
+        }
     }
 }
