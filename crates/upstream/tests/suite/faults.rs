@@ -595,3 +595,71 @@ async fn a_server_that_stops_reading_is_named() {
     );
     upstream.shutdown().await;
 }
+
+/// Over streamable HTTP, an answer longer than toolweave reads fails its call at once, and the
+/// connection goes on serving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_too_large_over_http_fails_its_call_and_the_connection_stays() {
+    let remote = RemoteFixture::start(&["--http", "127.0.0.1:0", "--name", "big"])
+        .await
+        .unwrap_or_else(|error| panic!("{error:#}"));
+    let server = Faulty {
+        entry: json!({ "type": "http", "url": remote.url }),
+        _remote: None,
+    };
+    let upstream = manager(&[("big", &server)], options());
+    let mut arguments = Map::new();
+    arguments.insert("bytes".to_owned(), json!(64 * 1024 * 1024));
+    let started = Instant::now();
+    let error = upstream
+        .call_tool(
+            "big",
+            "large",
+            Some(arguments),
+            None,
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        matches!(
+            &error,
+            Error::UnreadableAnswer {
+                malformed: Malformed::TooLarge { limit_mib: 64 },
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert!(
+        error
+            .to_string()
+            .contains("a message longer than 64 MiB, which toolweave does not accept (a tool result that large: ask the tool for less)"),
+        "{error}"
+    );
+    let mut arguments = Map::new();
+    arguments.insert("a".to_owned(), json!(2));
+    arguments.insert("b".to_owned(), json!(3));
+    let sum = upstream
+        .call_tool(
+            "big",
+            "add",
+            Some(arguments),
+            None,
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        sum.content[0].as_text().map(|text| text.text.as_str()),
+        Some("5")
+    );
+    assert_eq!(upstream.status()[0].starts, 1);
+    upstream.shutdown().await;
+    drop(remote);
+}
