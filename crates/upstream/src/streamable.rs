@@ -201,22 +201,8 @@ impl SafeClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> HttpResult<StreamableHttpPostResponse> {
         use StreamableHttpError as E;
-        let mut request = self
-            .client
-            .post(uri.as_ref())
-            .header(ACCEPT, "text/event-stream, application/json");
-        if let Some(auth_header) = auth_header {
-            request = request.bearer_auth(auth_header);
-        }
-        for (name, value) in custom_headers {
-            if RESERVED_HEADERS.contains(&name.as_str()) {
-                return Err(E::ReservedHeaderConflict(name.to_string()));
-            }
-            request = request.header(name, value);
-        }
-        if let Some(session_id) = &session_id {
-            request = request.header(SESSION_HEADER, session_id.as_ref());
-        }
+        let session_attached = session_id.is_some();
+        let request = self.request(uri, session_id, auth_header, custom_headers)?;
         self.wire.sent(&message);
         let response = request
             .json(&message)
@@ -237,49 +223,82 @@ impl SafeClient {
         if matches!(status, StatusCode::ACCEPTED | StatusCode::NO_CONTENT) {
             return Ok(StreamableHttpPostResponse::Accepted);
         }
-        if status == StatusCode::NOT_FOUND && session_id.is_some() {
+        if status == StatusCode::NOT_FOUND && session_attached {
             return Err(E::SessionExpired);
         }
-        let new_session = response
-            .headers()
-            .get(SESSION_HEADER)
-            .and_then(|value| value.to_str().ok())
-            .map(str::to_owned);
-        let kind = media_type(&response);
         // Only a request waits for an answer; whatever comes back to anything else is not read.
         let request_id = match &message {
             ClientJsonRpcMessage::Request(request) => Some(request.id.clone()),
             _ => None,
         };
         if !status.is_success() {
+            let new_session = session_of(&response);
             return self
-                .failed(response, status, kind, request_id.as_ref())
+                .failed(response, status, request_id.as_ref())
                 .await
                 .map(|message| StreamableHttpPostResponse::Json(message, new_session));
         }
-        let Some(request_id) = request_id else {
-            return Ok(StreamableHttpPostResponse::Accepted);
-        };
-        match kind.as_deref() {
+        match request_id {
+            Some(request_id) => self.answer(response, request_id).await,
+            None => Ok(StreamableHttpPostResponse::Accepted),
+        }
+    }
+
+    /// A `POST` to `uri` with the transport's headers.
+    fn request(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> HttpResult<reqwest::RequestBuilder> {
+        let mut request = self
+            .client
+            .post(uri.as_ref())
+            .header(ACCEPT, "text/event-stream, application/json");
+        if let Some(auth_header) = auth_header {
+            request = request.bearer_auth(auth_header);
+        }
+        for (name, value) in custom_headers {
+            if RESERVED_HEADERS.contains(&name.as_str()) {
+                return Err(StreamableHttpError::ReservedHeaderConflict(
+                    name.to_string(),
+                ));
+            }
+            request = request.header(name, value);
+        }
+        if let Some(session_id) = &session_id {
+            request = request.header(SESSION_HEADER, session_id.as_ref());
+        }
+        Ok(request)
+    }
+
+    /// The answer to request `id` in a successful response: an event stream, or a JSON body.
+    async fn answer(
+        &self,
+        response: Response,
+        id: RequestId,
+    ) -> HttpResult<StreamableHttpPostResponse> {
+        let new_session = session_of(&response);
+        match media_type(&response).as_deref() {
             Some("text/event-stream") => Ok(StreamableHttpPostResponse::Sse(
-                self.answers(response, request_id),
+                self.answers(response, id),
                 new_session,
             )),
             Some("application/json") => {
                 let message = match read_body(response).await? {
-                    Ok(body) => self.wire.receive_answer(&body, &request_id),
-                    Err(malformed) => self.wire.fail(&request_id, malformed),
+                    Ok(body) => self.wire.receive_answer(&body, &id),
+                    Err(malformed) => self.wire.fail(&id, malformed),
                 };
-                match message {
-                    Some(received) => Ok(StreamableHttpPostResponse::Json(
-                        received.message,
-                        new_session,
-                    )),
+                Ok(match message {
+                    Some(received) => {
+                        StreamableHttpPostResponse::Json(received.message, new_session)
+                    }
                     // The request was given up on meanwhile: nothing waits for this.
-                    None => Ok(StreamableHttpPostResponse::Accepted),
-                }
+                    None => StreamableHttpPostResponse::Accepted,
+                })
             }
-            _ => Err(E::UnexpectedContentType(
+            _ => Err(StreamableHttpError::UnexpectedContentType(
                 response
                     .headers()
                     .get(CONTENT_TYPE)
@@ -294,7 +313,6 @@ impl SafeClient {
         &self,
         response: Response,
         status: StatusCode,
-        kind: Option<String>,
         request_id: Option<&RequestId>,
     ) -> HttpResult<ServerJsonRpcMessage> {
         use StreamableHttpError as E;
@@ -308,6 +326,7 @@ impl SafeClient {
         } else {
             E::UnexpectedServerResponse(Cow::Owned(format!("HTTP {}", status.as_u16())))
         };
+        let kind = media_type(&response);
         let (Some("application/json"), Some(request_id)) = (kind.as_deref(), request_id) else {
             return Err(status_error);
         };
@@ -419,6 +438,15 @@ async fn read_body(response: Response) -> HttpResult<Result<Vec<u8>, Malformed>>
         body.extend_from_slice(&chunk);
     }
     Ok(Ok(body))
+}
+
+/// The session a response names, if it names one.
+fn session_of(response: &Response) -> Option<String> {
+    response
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned)
 }
 
 /// The media type of a response, lower case, without parameters.
