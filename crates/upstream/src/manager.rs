@@ -137,9 +137,9 @@ pub struct CallOptions<'a> {
     /// Where the server's progress and log notifications about the call go (see
     /// [`Notice`](crate::Notice) for how they are told apart).
     pub listener: Option<&'a Listener>,
-    /// When the caller took the call. The timeout runs from then (or from when the server was
-    /// ready, if it was still starting), and a call that times out says how much of that time it
-    /// waited in toolweave before it was sent. `None`: when the call is made.
+    /// When the caller took the call. The timeout runs from then (leaving out any time the server
+    /// takes to finish starting), and a call that times out says how much of that time it waited
+    /// in toolweave before it was sent. `None`: when the call is made.
     pub taken: Option<Instant>,
 }
 
