@@ -11,7 +11,7 @@ use rmcp::model::CallToolResult;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 use toolweave_sandbox::HostRequest;
-use toolweave_upstream::Listener;
+use toolweave_upstream::{CallOptions, Listener};
 
 use crate::approval::{self, Approval, ApprovalRequest, Approver};
 use crate::audit::CallRecord;
@@ -162,6 +162,10 @@ async fn call_tool(
         Some(index) => (state, index),
         None => resolve_after_waiting(gateway, name, flavor, scope).await?,
     };
+    // From here (its server known to be up) the call is toolweave's to send: one that times out
+    // says how much of its time went before it was sent (a busy gateway) and how much to the
+    // server.
+    let mut taken = tokio::time::Instant::now();
     let Some(entry) = state.catalog.entries().get(index) else {
         return Err(format!("internal error: tool index {index} out of range"));
     };
@@ -214,6 +218,8 @@ async fn call_tool(
         if answer != Approval::Approved {
             scope.refuse();
         }
+        // The person's time is neither toolweave's nor the server's.
+        taken = tokio::time::Instant::now();
         match answer {
             Approval::Approved => {}
             Approval::Declined => {
@@ -236,16 +242,15 @@ async fn call_tool(
         .budget
         .take_call(&format!("{}.{}", entry.server, entry.tool))?;
 
+    let options = CallOptions {
+        timeout: None,
+        cancel,
+        listener: scope.listener,
+        taken: Some(taken),
+    };
     let result = gateway
         .upstream
-        .call_tool_for(
-            &entry.server,
-            &entry.tool,
-            Some(arguments),
-            None,
-            cancel,
-            scope.listener,
-        )
+        .call_tool_with(&entry.server, &entry.tool, Some(arguments), options)
         .await
         .map_err(|error| format!("{display} failed: {error}"))?;
 

@@ -16,7 +16,8 @@
 //! `--start-delay-ms N` (a slow start), `--stdout-garbage banner|only` (lines on stdout that are
 //! not MCP, before serving or instead of it), `--exit-after-calls N` (exit once N tool calls are
 //! answered), and the tools `crash` (exit mid-call) and `slow` (a call that hangs as long as
-//! asked).
+//! asked). `--faults` serves another server instead, written by hand, whose answers are faulty
+//! byte for byte (see [`crate::faults`]).
 
 // MCP logging is deprecated by SEP-2577 for the newest protocol version; the fixture's `slow`
 // logs as servers of 2025-11-25 and before do.
@@ -35,6 +36,8 @@ use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
+
+use crate::faults::FaultOptions;
 
 /// A 1×1 transparent PNG (grey + alpha), base64.
 pub const TINY_PNG_BASE64: &str =
@@ -74,6 +77,9 @@ pub struct FixtureOptions {
     /// `--exit-after-calls N`: once N tool calls are answered, write "exiting after N calls" to
     /// stderr and exit with status 0. Calls after the Nth are never answered.
     pub exit_after_calls: Option<u64>,
+    /// `--faults` (with `--fault-initialize`, `--fault-tools`, `--fault-framing`): serve the
+    /// fault mode instead of the fixture's tools.
+    pub faults: Option<FaultOptions>,
 }
 
 /// What `--stdout-garbage` does.
@@ -105,6 +111,7 @@ impl Default for FixtureOptions {
             require_header: None,
             stdout_garbage: None,
             exit_after_calls: None,
+            faults: None,
         }
     }
 }
@@ -170,6 +177,22 @@ impl FixtureOptions {
                             })?;
                     options.exit_after_calls = Some(calls);
                 }
+                "--faults" => {
+                    options.faults.get_or_insert_default();
+                }
+                "--fault-initialize" => {
+                    options.faults.get_or_insert_default().initialize = Some(
+                        FaultOptions::parse_initialize(&value("--fault-initialize")?)?,
+                    );
+                }
+                "--fault-tools" => {
+                    options.faults.get_or_insert_default().tools =
+                        FaultOptions::parse_tools(&value("--fault-tools")?)?;
+                }
+                "--fault-framing" => {
+                    options.faults.get_or_insert_default().framing =
+                        FaultOptions::parse_framing(&value("--fault-framing")?)?;
+                }
                 "--help" | "-h" => return Err(USAGE.to_owned()),
                 other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
             }
@@ -182,7 +205,7 @@ impl FixtureOptions {
 }
 
 /// What `--help` prints.
-pub const USAGE: &str = "usage: toolweave-fixture [--name NAME] [--fail-start] [--start-delay-ms N] [--page-size N] [--http ADDR | --sse ADDR] [--require-header \"Name: value\"] [--stdout-garbage banner|only] [--exit-after-calls N]";
+pub const USAGE: &str = "usage: toolweave-fixture [--name NAME] [--fail-start] [--start-delay-ms N] [--page-size N] [--http ADDR | --sse ADDR] [--require-header \"Name: value\"] [--stdout-garbage banner|only] [--exit-after-calls N] [--faults [--fault-initialize KIND] [--fault-tools malformed,deep:N] [--fault-framing events|json]]";
 
 /// The server handler. Cheap to clone: clones share the tool list.
 #[derive(Debug, Clone)]
@@ -699,7 +722,35 @@ mod tests {
                 require_header: Some(("Authorization".into(), "Bearer abc".into())),
                 stdout_garbage: None,
                 exit_after_calls: Some(2),
+                faults: None,
             }
+        );
+        let options = FixtureOptions::parse(
+            [
+                "--fault-tools",
+                "deep:3",
+                "--fault-initialize",
+                "truncated",
+                "--fault-framing",
+                "json",
+            ]
+            .map(String::from),
+        )
+        .unwrap();
+        let faults = options.faults.unwrap();
+        assert_eq!(faults.tools, [crate::faults::BadTools::DeepSchema(3)]);
+        assert_eq!(
+            faults.initialize,
+            Some(crate::faults::InitializeFault::Fault(
+                crate::faults::Fault::Truncated
+            ))
+        );
+        assert_eq!(faults.framing, crate::faults::Framing::Json);
+        assert!(
+            FixtureOptions::parse(["--faults".to_owned()])
+                .unwrap()
+                .faults
+                .is_some()
         );
         let options =
             FixtureOptions::parse(["--stdout-garbage", "only"].map(String::from)).unwrap();

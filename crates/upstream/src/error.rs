@@ -157,11 +157,9 @@ pub enum Error {
         server: String,
     },
 
-    /// One call took longer than its timeout; it was abandoned (and cancelled upstream).
-    #[error(
-        "server \"{server}\" did not answer the call to \"{tool}\" within {} ms (--tool-timeout-ms); the call was cancelled. Ask for less in one call, or raise --tool-timeout-ms",
-        limit.as_millis()
-    )]
+    /// One call took longer than its timeout; it was abandoned (and cancelled upstream). Where the
+    /// time went says whether the server was slow or toolweave was too busy to send the call.
+    #[error("{}", describe_timeout(server, tool, *limit, delivery))]
     CallTimeout {
         /// The server's name.
         server: String,
@@ -169,6 +167,42 @@ pub enum Error {
         tool: String,
         /// The timeout that was hit.
         limit: Duration,
+        /// How far the call got, and how long each part took.
+        delivery: Delivery,
+    },
+
+    /// The server answered the call with a message toolweave cannot read.
+    #[error(
+        "server \"{server}\" answered the call to \"{tool}\" with a message toolweave cannot read: {malformed}. The server is at fault, not the call: the same call will likely fail the same way (use another tool, or tell the server's maintainers); the server keeps serving other calls"
+    )]
+    UnreadableAnswer {
+        /// The server's name.
+        server: String,
+        /// The tool called.
+        tool: String,
+        /// What is wrong with the answer.
+        malformed: Malformed,
+    },
+
+    /// The server did not start, and it had sent messages toolweave could not read (that could
+    /// not be tied to a request): they are the likely cause.
+    #[error(
+        "server \"{server}\" failed to start ({outcome}); it sent {} toolweave could not read, the first: {first}. It does not speak MCP as toolweave expects: check its \"command\" and \"args\" in the config file, or tell its maintainers{}",
+        if *count == 1 { "1 message".to_owned() } else { format!("{count} messages") },
+        stderr_suffix(stderr)
+    )]
+    UnreadableAtStart {
+        /// The server's name.
+        server: String,
+        /// How the start ended, e.g. `it did not finish starting within 1000 ms
+        /// (--startup-timeout-ms) and was stopped`.
+        outcome: String,
+        /// How many messages could not be read.
+        count: usize,
+        /// What was wrong with the first.
+        first: Box<Malformed>,
+        /// The last lines the process wrote to stderr.
+        stderr: String,
     },
 
     /// The caller cancelled the call before it finished.
@@ -218,6 +252,204 @@ pub enum Error {
 /// Result alias for this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+impl Error {
+    /// A failed start as its server, how it ended (`it exited: exit status: 1`) and its stderr,
+    /// for a message that explains it further; any other error is given back.
+    pub(crate) fn into_failed_start(self) -> std::result::Result<(String, String, String), Self> {
+        match self {
+            Self::ExitedDuringStartup {
+                server,
+                status,
+                stderr,
+            } => Ok((server, format!("it exited: {status}"), stderr)),
+            Self::StartFailed {
+                server,
+                message,
+                stderr,
+            } => Ok((server, message, stderr)),
+            Self::StartTimeout {
+                server,
+                limit,
+                stderr,
+            } => Ok((
+                server,
+                format!(
+                    "it did not finish starting within {} ms (--startup-timeout-ms) and was \
+                     stopped",
+                    limit.as_millis()
+                ),
+                stderr,
+            )),
+            Self::Unreachable {
+                server,
+                transport,
+                url,
+                cause,
+            } => Ok((
+                server,
+                format!("{transport} at {url}: {cause}"),
+                String::new(),
+            )),
+            other => Err(other),
+        }
+    }
+}
+
+/// What is wrong with a message an upstream server sent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Malformed {
+    /// Bytes that are not UTF-8.
+    #[error("invalid UTF-8 at byte {offset}")]
+    InvalidUtf8 {
+        /// Where the first invalid byte is.
+        offset: usize,
+    },
+    /// Not JSON: cut short, or not JSON at all.
+    #[error("invalid JSON ({detail})")]
+    InvalidJson {
+        /// The parser's message, with the line and column.
+        detail: String,
+    },
+    /// A message longer than toolweave reads.
+    #[error(
+        "a message longer than {limit_mib} MiB, which toolweave does not accept (a tool result that large: ask the tool for less)"
+    )]
+    TooLarge {
+        /// The bound, in MiB.
+        limit_mib: usize,
+    },
+    /// Objects and arrays nested deeper than toolweave reads.
+    #[error("a message nested {depth} levels deep, deeper than the {limit} toolweave reads")]
+    TooDeep {
+        /// How deep the message nests.
+        depth: usize,
+        /// How deep a message may nest.
+        limit: usize,
+    },
+    /// Not JSON-RPC 2.0.
+    #[error(
+        "not JSON-RPC 2.0 ({})",
+        match version {
+            Some(version) => format!("its \"jsonrpc\" is {version}"),
+            None => "it has no \"jsonrpc\": \"2.0\"".to_owned(),
+        }
+    )]
+    NotJsonRpc {
+        /// Its `jsonrpc` member as JSON, when it has one.
+        version: Option<String>,
+    },
+    /// A JSON-RPC error without a message, or one whose message is not a string.
+    #[error("a JSON-RPC error without a message")]
+    ErrorWithoutMessage,
+    /// JSON of some other shape than a JSON-RPC message.
+    #[error("not a JSON-RPC message ({detail})")]
+    NotAMessage {
+        /// What it is instead.
+        detail: String,
+    },
+    /// An answer whose result is not of the kind its request asked for.
+    #[error(
+        "an answer to {method} that is not {} ({detail})",
+        expected_result(method)
+    )]
+    InvalidResult {
+        /// The request's method, e.g. `tools/call`.
+        method: &'static str,
+        /// Why the result is not that kind.
+        detail: String,
+    },
+    /// An answer whose id has the value of a request toolweave sent, but another JSON type (the
+    /// string `"7"` for the number `7`): an answer to something else.
+    #[error(
+        "an answer whose id is {id}, where toolweave's request had the id {sent} (ids match only in type and value, so it answers no request of toolweave's)"
+    )]
+    IdOfAnotherType {
+        /// The answer's id, as JSON.
+        id: String,
+        /// The id toolweave sent, as JSON.
+        sent: String,
+    },
+    /// An answer to a request toolweave never sent.
+    #[error("an answer to request {id}, which toolweave did not send")]
+    UnknownId {
+        /// The answer's id, as JSON.
+        id: String,
+    },
+}
+
+/// What an answer to `method` must be, for messages.
+fn expected_result(method: &str) -> &'static str {
+    match method {
+        "tools/call" => "a tool result",
+        "tools/list" => "a tool list",
+        "initialize" => "an initialize result",
+        _ => "what the request asked for",
+    }
+}
+
+/// How far a call that timed out got, and how long each part took (see [`Error::CallTimeout`]).
+/// Time in toolweave runs from when the gateway took the call (once its server was ready) to
+/// when the request was written to the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivery {
+    /// The request never reached the connection: it waited in toolweave the whole time.
+    Queued {
+        /// How long it waited.
+        waited: Duration,
+    },
+    /// The connection had the request but could not write it: the server did not read its input.
+    Unwritten {
+        /// How long it waited in toolweave before the connection had it.
+        waited: Duration,
+        /// How long the write then waited for the server.
+        blocked: Duration,
+    },
+    /// The request was written to the server.
+    Sent {
+        /// How long it waited in toolweave first.
+        waited: Duration,
+        /// How long the server then had, without answering.
+        upstream: Duration,
+    },
+}
+
+/// The message of [`Error::CallTimeout`]: a slow server is blamed only when the time went to it.
+fn describe_timeout(server: &str, tool: &str, limit: Duration, delivery: &Delivery) -> String {
+    let limit = limit.as_millis();
+    let busy = "toolweave itself was too busy (too many executions at once, or executions busy \
+                computing), so the server is not the likely cause. Retry when toolweave is less \
+                busy, run fewer executions at once, or raise --tool-timeout-ms";
+    match *delivery {
+        Delivery::Queued { waited } => format!(
+            "the call to \"{tool}\" on server \"{server}\" was not answered within {limit} ms \
+             (--tool-timeout-ms) because it was never sent: it waited {} ms in toolweave. {busy}",
+            waited.as_millis()
+        ),
+        Delivery::Sent { waited, upstream } if waited >= upstream => format!(
+            "the call to \"{tool}\" on server \"{server}\" was not answered within {limit} ms \
+             (--tool-timeout-ms), most of it spent in toolweave: it waited {} ms before it was \
+             sent, and the server then had {} ms. {busy}",
+            waited.as_millis(),
+            upstream.as_millis()
+        ),
+        Delivery::Sent { waited, upstream } => format!(
+            "server \"{server}\" did not answer the call to \"{tool}\" within {limit} ms \
+             (--tool-timeout-ms): it had {} ms after the call was sent ({} ms after toolweave took \
+             it); the call was cancelled. Ask for less in one call, or raise --tool-timeout-ms",
+            upstream.as_millis(),
+            waited.as_millis()
+        ),
+        Delivery::Unwritten { waited, blocked } => format!(
+            "server \"{server}\" did not take the call to \"{tool}\" within {limit} ms \
+             (--tool-timeout-ms): it stopped reading its input, and the call could not be \
+             written to it for {} ms (after {} ms in toolweave); the call was cancelled. The \
+             server is stuck or overloaded: check it, or restart toolweave to restart it",
+            blocked.as_millis(),
+            waited.as_millis()
+        ),
+    }
+}
+
 /// The stderr tail as the end of a message: nothing when there is none.
 fn stderr_suffix(stderr: &str) -> String {
     if stderr.trim().is_empty() {
@@ -248,15 +480,58 @@ mod tests {
              Raise --startup-timeout-ms if it is only slow, or check its config entry\n\
              last lines of its stderr:\n  warming up\n  still warming"
         );
-        let error = Error::CallTimeout {
+        let timeout = |delivery| Error::CallTimeout {
             server: "fixture".into(),
             tool: "slow".into(),
             limit: Duration::from_millis(300),
+            delivery,
         };
+        let millis = Duration::from_millis;
         assert_eq!(
-            error.to_string(),
-            "server \"fixture\" did not answer the call to \"slow\" within 300 ms (--tool-timeout-ms); \
-             the call was cancelled. Ask for less in one call, or raise --tool-timeout-ms"
+            timeout(Delivery::Sent {
+                waited: millis(2),
+                upstream: millis(301)
+            })
+            .to_string(),
+            "server \"fixture\" did not answer the call to \"slow\" within 300 ms (--tool-timeout-ms): \
+             it had 301 ms after the call was sent (2 ms after toolweave took it); the call was \
+             cancelled. Ask for less in one call, or raise --tool-timeout-ms"
+        );
+        let busy = "toolweave itself was too busy (too many executions at once, or executions busy \
+                    computing), so the server is not the likely cause. Retry when toolweave is less \
+                    busy, run fewer executions at once, or raise --tool-timeout-ms";
+        assert_eq!(
+            timeout(Delivery::Sent {
+                waited: millis(250),
+                upstream: millis(60)
+            })
+            .to_string(),
+            format!(
+                "the call to \"slow\" on server \"fixture\" was not answered within 300 ms \
+                 (--tool-timeout-ms), most of it spent in toolweave: it waited 250 ms before it was \
+                 sent, and the server then had 60 ms. {busy}"
+            )
+        );
+        assert_eq!(
+            timeout(Delivery::Queued {
+                waited: millis(320)
+            })
+            .to_string(),
+            format!(
+                "the call to \"slow\" on server \"fixture\" was not answered within 300 ms \
+                 (--tool-timeout-ms) because it was never sent: it waited 320 ms in toolweave. {busy}"
+            )
+        );
+        assert!(
+            timeout(Delivery::Unwritten {
+                waited: millis(1),
+                blocked: millis(299)
+            })
+            .to_string()
+            .starts_with(
+                "server \"fixture\" did not take the call to \"slow\" within 300 ms \
+                 (--tool-timeout-ms): it stopped reading its input"
+            )
         );
         let error = Error::Exited {
             server: "good".into(),

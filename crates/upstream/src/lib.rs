@@ -17,6 +17,13 @@
 //! A remote server that goes away shows when a call finds its connection broken: that ends the
 //! run, and a later call connects again with the same backoff.
 //!
+//! What a server sends is read as bytes before rmcp sees it, by the connection's wire (`wire.rs`,
+//! `decode.rs`): an answer that cannot be read fails its call at once with what is wrong
+//! ([`Malformed`]), a bad tool definition is left out of the tool list with a warning, and an
+//! answer belongs to a call only when its id matches in JSON type and value. A call that times out
+//! says where its time went ([`Delivery`]): waiting in toolweave before it was sent, or with the
+//! server.
+//!
 //! Errors ([`Error`]) are written for a model to read: the server, the cause (with the exit status
 //! and the last lines of stderr when there are some; connection refused, TLS, or the HTTP status
 //! for a remote server) and what to change. They never hold a secret: a remote server's URL is
@@ -25,7 +32,10 @@
 
 mod bounded;
 mod client;
+mod decode;
 mod error;
+mod events;
+mod lines;
 mod manager;
 mod notices;
 mod process;
@@ -34,11 +44,13 @@ mod run;
 mod sse;
 mod status;
 mod stderr;
+mod streamable;
+mod wire;
 
 use std::time::Duration;
 
-pub use error::{Error, Result};
-pub use manager::UpstreamManager;
+pub use error::{Delivery, Error, Malformed, Result};
+pub use manager::{CallOptions, UpstreamManager};
 pub use notices::{Listener, Notice};
 pub use status::{ServerState, ServerStatus};
 

@@ -19,6 +19,7 @@ use toolweave_config::{Config, ServerConfig, Transport};
 use crate::notices::{Listener, Routes};
 use crate::run::Breaker;
 use crate::status::{ServerState, ServerStatus};
+use crate::wire::Wire;
 use crate::{Error, Options, Result};
 
 /// How long `shutdown` waits for every server's task before giving up on them (each task kills
@@ -79,6 +80,7 @@ enum State {
         tools: Arc<Vec<Tool>>,
         process_id: Option<u32>,
         breaker: Breaker,
+        wire: Arc<Wire>,
     },
     Down {
         error: Error,
@@ -99,6 +101,20 @@ pub(crate) enum Ending {
     },
 }
 
+/// What a run that finished starting hands the manager.
+pub(crate) struct Ready {
+    /// Where requests go.
+    pub(crate) peer: Peer<RoleClient>,
+    /// Its tools.
+    pub(crate) tools: Vec<Tool>,
+    /// Its process, for a stdio server.
+    pub(crate) process_id: Option<u32>,
+    /// Ends the run when a call finds the connection broken.
+    pub(crate) breaker: Breaker,
+    /// What crosses the connection.
+    pub(crate) wire: Arc<Wire>,
+}
+
 /// A ready server's connection, as a caller takes it.
 struct Connection {
     peer: Peer<RoleClient>,
@@ -106,6 +122,25 @@ struct Connection {
     run: u32,
     /// Ends the run when a call finds a remote server's connection broken.
     breaker: Breaker,
+    /// What crosses the connection: unreadable answers, and when requests went out.
+    wire: Arc<Wire>,
+}
+
+/// How one tool call is made, beyond its server, tool and arguments.
+#[derive(Debug, Clone, Default)]
+pub struct CallOptions<'a> {
+    /// Overrides the default per-call timeout (`--tool-timeout-ms`).
+    pub timeout: Option<Duration>,
+    /// Abandons the call when cancelled: rmcp tells the server, and the answer is
+    /// [`Error::Cancelled`].
+    pub cancel: CancellationToken,
+    /// Where the server's progress and log notifications about the call go (see
+    /// [`Notice`](crate::Notice) for how they are told apart).
+    pub listener: Option<&'a Listener>,
+    /// When the caller took the call. The timeout runs from then (leaving out any time the server
+    /// takes to finish starting), and a call that times out says how much of that time it waited
+    /// in toolweave before it was sent. `None`: when the call is made.
+    pub taken: Option<Instant>,
 }
 
 impl UpstreamManager {
@@ -232,27 +267,38 @@ impl UpstreamManager {
         timeout: Option<Duration>,
         cancel: CancellationToken,
     ) -> Result<CallToolResult> {
-        self.call_tool_for(server, tool, arguments, timeout, cancel, None)
-            .await
+        let options = CallOptions {
+            timeout,
+            cancel,
+            ..CallOptions::default()
+        };
+        self.call_tool_with(server, tool, arguments, options).await
     }
 
-    /// [`call_tool`](Self::call_tool), with the server's progress and log notifications about
-    /// the call sent to `listener` (see [`Notice`](crate::Notice) for how they are told apart).
-    pub async fn call_tool_for(
+    /// [`call_tool`](Self::call_tool), made as `options` say.
+    pub async fn call_tool_with(
         &self,
         server: &str,
         tool: &str,
         arguments: Option<Map<String, Value>>,
-        timeout: Option<Duration>,
-        cancel: CancellationToken,
-        listener: Option<&Listener>,
+        options: CallOptions<'_>,
     ) -> Result<CallToolResult> {
+        let CallOptions {
+            timeout,
+            cancel,
+            listener,
+            taken,
+        } = options;
         let index = self.index_of(server)?;
+        let asked = Instant::now();
         let connection = tokio::select! {
             biased;
             () = cancel.cancelled() => return Err(Error::Cancelled),
             connection = self.connection(index) => connection?,
         };
+        // Waiting for the server to start has a bound of its own: it counts neither against the
+        // timeout nor as time in toolweave.
+        let taken = taken.unwrap_or(asked) + asked.elapsed();
         let limit = timeout.unwrap_or(self.shared.options.call_timeout);
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = arguments;
@@ -268,10 +314,11 @@ impl UpstreamManager {
         // channel to the closed connection, answered by nothing: without this branch the call
         // would wait for its whole timeout. Once the run is over no answer can come, and an answer
         // that came first is taken first.
+        let mut request_id = None;
         let answer = tokio::select! {
             biased;
             () = cancel.cancelled() => return Err(Error::Cancelled),
-            answer = tokio::time::timeout(limit, send_call(&connection.peer, params, tool, routes)) => answer,
+            answer = tokio::time::timeout_at(taken + limit, send_call(&connection.peer, params, tool, routes, &mut request_id)) => answer,
             () = self.run_over(index, connection.run) => Ok(Err(ServiceError::TransportClosed)),
         };
         let unsupported = |answer: &'static str| Error::Unsupported {
@@ -284,6 +331,9 @@ impl UpstreamManager {
                 server: server.to_owned(),
                 tool: tool.to_owned(),
                 limit,
+                delivery: connection
+                    .wire
+                    .delivery(request_id.as_ref(), taken, Instant::now()),
             }),
             Ok(Ok(ServerResult::CallToolResult(result))) => Ok(result),
             // `{}`: a result with no content.
@@ -295,7 +345,9 @@ impl UpstreamManager {
                 Err(unsupported("a long-running task (task)"))
             }
             Ok(Ok(_)) => Err(unsupported("a kind of answer it does not know")),
-            Ok(Err(error)) => Err(self.call_failure(index, tool, &connection, error).await),
+            Ok(Err(error)) => Err(self
+                .call_failure(index, tool, &connection, request_id.as_ref(), error)
+                .await),
         }
     }
 
@@ -381,10 +433,18 @@ impl UpstreamManager {
         index: usize,
         tool: &str,
         connection: &Connection,
+        request_id: Option<&RequestId>,
         error: ServiceError,
     ) -> Error {
         let server = self.shared.name(index);
         let run = connection.run;
+        if let Some(malformed) = request_id.and_then(|id| connection.wire.take_unreadable(id)) {
+            return Error::UnreadableAnswer {
+                server,
+                tool: tool.to_owned(),
+                malformed,
+            };
+        }
         if self.shared.is_remote(index)
             && let Some(failure) = crate::remote::describe_service_error(&error)
         {
@@ -494,6 +554,7 @@ impl Shared {
                 peer,
                 tools,
                 breaker,
+                wire,
                 ..
             } => {
                 return Some(Ok(Connection {
@@ -501,6 +562,7 @@ impl Shared {
                     tools: tools.clone(),
                     run: slot.starts,
                     breaker: breaker.clone(),
+                    wire: wire.clone(),
                 }));
             }
             State::Down {
@@ -569,15 +631,7 @@ impl Shared {
     }
 
     /// Records that run `run` finished starting. Ignored if that run is no longer current.
-    pub(crate) fn set_ready(
-        &self,
-        index: usize,
-        run: u32,
-        peer: Peer<RoleClient>,
-        tools: Vec<Tool>,
-        process_id: Option<u32>,
-        breaker: Breaker,
-    ) {
+    pub(crate) fn set_ready(&self, index: usize, run: u32, ready: Ready) {
         let Some(server) = self.servers.get(index) else {
             return;
         };
@@ -587,10 +641,11 @@ impl Shared {
         }
         slot.ever_ready = true;
         slot.state = State::Ready {
-            peer,
-            tools: Arc::new(tools),
-            process_id,
-            breaker,
+            peer: ready.peer,
+            tools: Arc::new(ready.tools),
+            process_id: ready.process_id,
+            breaker: ready.breaker,
+            wire: ready.wire,
         };
         drop(slot);
         self.bump();
@@ -643,15 +698,16 @@ impl Shared {
     }
 }
 
-/// Sends `tools/call` and waits for the answer. With `routes`, the call's progress token is
-/// registered for `listener` as soon as the request is queued: the answer, and any progress
-/// before it, arrive later. Dropping the future before the answer tells the server the request
-/// was cancelled.
+/// Sends `tools/call` and waits for the answer; the request's id goes to `request_id` as soon as
+/// it has one. With `routes`, the call's progress token is registered for `listener` as soon as
+/// the request is queued: the answer, and any progress before it, arrive later. Dropping the
+/// future before the answer tells the server the request was cancelled.
 async fn send_call(
     peer: &Peer<RoleClient>,
     params: CallToolRequestParams,
     tool: &str,
     routes: Option<(&Arc<Routes>, &Listener)>,
+    request_id: &mut Option<RequestId>,
 ) -> std::result::Result<ServerResult, ServiceError> {
     let handle = peer
         .send_cancellable_request(
@@ -659,6 +715,7 @@ async fn send_call(
             PeerRequestOptions::no_options(),
         )
         .await?;
+    *request_id = Some(handle.id.clone());
     // Held until the call ends, however it ends; dropping it ends the call's routes.
     let _registration = routes
         .map(|(routes, listener)| routes.register(listener, tool, handle.progress_token.clone()));

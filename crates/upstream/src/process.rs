@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use rmcp::ServiceExt;
 use rmcp::service::ClientInitializeError;
-use rmcp::transport::async_rw::AsyncRwTransport;
 use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 use toolweave_config::Transport;
@@ -16,8 +15,11 @@ use toolweave_config::Transport;
 use crate::Error;
 use crate::bounded::{BoundedLines, MAX_MESSAGE_BYTES, StdoutFindings};
 use crate::client::UpstreamClient;
-use crate::run::{Handshake, list_tools};
+use crate::decode::Method;
+use crate::lines::LineTransport;
+use crate::run::{Handshake, StartFailure, list_tools};
 use crate::stderr::{StderrTail, read_lines};
+use crate::wire::Wire;
 
 /// After a failed handshake, how long to wait for the process to exit, to report its status.
 const FAILED_START_EXIT_WAIT: Duration = Duration::from_millis(500);
@@ -64,9 +66,18 @@ impl Process {
         }
     }
 
-    /// The handshake failed with `message`. It usually fails because the process exited: then
-    /// its status says more.
-    pub(crate) async fn start_failed(&mut self, server: String, message: String) -> Error {
+    /// The handshake failed. When its connection closed, the process has usually exited, and
+    /// its status says more; otherwise the failure says what went wrong, and the process is
+    /// stopped (its exit then, when its input closes, is no news).
+    pub(crate) async fn start_failed(&mut self, server: String, failure: StartFailure) -> Error {
+        if !failure.connection_closed {
+            self.end(Duration::ZERO).await;
+            return Error::StartFailed {
+                server,
+                message: failure.message,
+                stderr: self.stderr().await,
+            };
+        }
         match self.end(FAILED_START_EXIT_WAIT).await {
             Some(status) => Error::ExitedDuringStartup {
                 server,
@@ -75,7 +86,7 @@ impl Process {
             },
             None => Error::StartFailed {
                 server,
-                message,
+                message: failure.message,
                 stderr: self.stderr().await,
             },
         }
@@ -88,37 +99,14 @@ impl Process {
         let Some(first_line) = self.stdout.first_stray_line() else {
             return error;
         };
-        let (server, outcome, stderr) = match error {
-            Error::ExitedDuringStartup {
+        match error.into_failed_start() {
+            Ok((server, outcome, stderr)) => Error::NotMcpOnStdout {
                 server,
-                status,
+                outcome,
+                first_line: first_line.to_owned(),
                 stderr,
-            } => (server, format!("it exited: {status}"), stderr),
-            Error::StartFailed {
-                server,
-                message,
-                stderr,
-            } => (server, message, stderr),
-            Error::StartTimeout {
-                server,
-                limit,
-                stderr,
-            } => (
-                server,
-                format!(
-                    "it did not finish starting within {} ms (--startup-timeout-ms) and was \
-                     stopped",
-                    limit.as_millis()
-                ),
-                stderr,
-            ),
-            other => return other,
-        };
-        Error::NotMcpOnStdout {
-            server,
-            outcome,
-            first_line: first_line.to_owned(),
-            stderr,
+            },
+            Err(other) => other,
         }
     }
 
@@ -153,6 +141,7 @@ pub(crate) fn spawn(
     name: &str,
     transport: &Transport,
     client: UpstreamClient,
+    wire: Arc<Wire>,
 ) -> Result<(Process, Handshake), Error> {
     let name = name.to_owned();
     let Transport::Stdio {
@@ -210,17 +199,17 @@ pub(crate) fn spawn(
     let stdout_findings = Arc::new(StdoutFindings::default());
     tracing::debug!(server = %name, process_id = ?child.id(), "started the server's process");
     // The bound is enforced by the reader, which ends the connection (see `bounded`).
-    let transport = AsyncRwTransport::new_client(
+    let transport = LineTransport::new(
         BoundedLines::new(stdout, MAX_MESSAGE_BYTES, &name, stdout_findings.clone()),
         stdin,
-    )
-    .with_max_line_length(usize::MAX);
+        wire.clone(),
+    );
     let handshake: Handshake = Box::pin(async move {
         let service = client
             .serve(transport)
             .await
-            .map_err(describe_initialize_error)?;
-        list_tools(service).await
+            .map_err(|error| describe_initialize_error(error, &wire))?;
+        list_tools(service, &wire).await
     });
     let process = Process {
         child,
@@ -340,15 +329,25 @@ fn spawn_error(server: &str, command: &str, cwd: Option<&Path>, error: &std::io:
     }
 }
 
-fn describe_initialize_error(error: ClientInitializeError) -> String {
+fn describe_initialize_error(error: ClientInitializeError, wire: &Wire) -> StartFailure {
+    if let Some(malformed) = wire.take_unreadable_answer_to(Method::Initialize) {
+        return StartFailure::protocol(format!(
+            "its answer to initialize cannot be read: {malformed}"
+        ));
+    }
     match error {
-        ClientInitializeError::ConnectionClosed(_) => {
-            "it closed the connection before answering initialize".to_owned()
-        }
-        ClientInitializeError::JsonRpcError(data) => {
-            format!("it answered initialize with an error: {}", data.message)
-        }
-        other => format!("initialize failed: {other}"),
+        ClientInitializeError::ConnectionClosed(_) => StartFailure {
+            message: "it closed the connection before answering initialize".to_owned(),
+            connection_closed: true,
+        },
+        ClientInitializeError::JsonRpcError(data) => StartFailure::protocol(format!(
+            "it answered initialize with an error: {}",
+            data.message
+        )),
+        other => StartFailure {
+            message: format!("initialize failed: {other}"),
+            connection_closed: matches!(other, ClientInitializeError::TransportError { .. }),
+        },
     }
 }
 

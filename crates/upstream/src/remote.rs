@@ -1,27 +1,18 @@
-//! Remote servers over HTTP: the client toolweave uses for them, the streamable HTTP transport,
-//! and the words for what went wrong.
+//! Remote servers over HTTP: the client toolweave uses for them, and the words for what went
+//! wrong. The transports are `streamable.rs` and `sse.rs`.
 //!
 //! Secrets stay out of every text made here. A configured URL may carry a key in its query and
 //! header values often hold tokens, so nothing here prints a request's URL, a header value or a
 //! response body: reqwest's errors are reduced to their cause (without the URL) before rmcp, the
 //! logs or a message see them, and messages show the URL as written in the config file.
 
-use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use futures::StreamExt;
-use futures::stream::BoxStream;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
-use rmcp::model::ClientJsonRpcMessage;
 use rmcp::service::{ClientInitializeError, ServiceError};
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::{
-    SseError, StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
-    StreamableHttpPostResponse, StreamableHttpResponseLimits,
-};
-use sse_stream::Sse;
+use rmcp::transport::streamable_http_client::{SseError, StreamableHttpError};
 use toolweave_config::Expanded;
 
 use crate::bounded::MAX_MESSAGE_BYTES;
@@ -124,172 +115,6 @@ pub(crate) fn header_map(headers: &BTreeMap<String, Expanded>) -> Result<HeaderM
         map.insert(header_name, header_value);
     }
     Ok(map)
-}
-
-/// The streamable HTTP transport to `url`, with the configured headers on every request.
-pub(crate) fn streamable_http_transport(
-    url: &Expanded,
-    headers: &BTreeMap<String, Expanded>,
-) -> Result<StreamableHttpClientTransport<SafeClient>, HttpFailure> {
-    let client = SafeClient(http_client()?);
-    let custom_headers: HashMap<HeaderName, HeaderValue> = header_map(headers)?
-        .into_iter()
-        .filter_map(|(name, value)| Some((name?, value)))
-        .collect();
-    let config = StreamableHttpClientTransportConfig::with_uri(url.value())
-        .custom_headers(custom_headers)
-        .max_sse_event_size(MAX_MESSAGE_BYTES)
-        .max_json_response_size(MAX_MESSAGE_BYTES);
-    Ok(StreamableHttpClientTransport::with_client(client, config))
-}
-
-/// reqwest's client for rmcp's streamable HTTP transport, with its errors reduced to
-/// [`HttpFailure`]: rmcp formats and logs transport errors, and reqwest's would name the URL.
-#[derive(Clone)]
-pub(crate) struct SafeClient(reqwest::Client);
-
-type HttpResult<T> = Result<T, StreamableHttpError<HttpFailure>>;
-
-impl StreamableHttpClient for SafeClient {
-    type Error = HttpFailure;
-
-    async fn post_message(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> HttpResult<StreamableHttpPostResponse> {
-        self.0
-            .post_message(uri, message, session_id, auth_header, custom_headers)
-            .await
-            .map_err(sanitize)
-    }
-
-    async fn post_message_with_response_limits(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        limits: StreamableHttpResponseLimits,
-    ) -> HttpResult<StreamableHttpPostResponse> {
-        self.0
-            .post_message_with_response_limits(
-                uri,
-                message,
-                session_id,
-                auth_header,
-                custom_headers,
-                limits,
-            )
-            .await
-            .map_err(sanitize)
-    }
-
-    async fn delete_session(
-        &self,
-        uri: Arc<str>,
-        session_id: Arc<str>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> HttpResult<()> {
-        self.0
-            .delete_session(uri, session_id, auth_header, custom_headers)
-            .await
-            .map_err(sanitize)
-    }
-
-    async fn get_stream(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> HttpResult<BoxStream<'static, Result<Sse, SseError>>> {
-        self.get_stream_with_max_sse_event_size(
-            uri,
-            session_id,
-            last_event_id,
-            auth_header,
-            custom_headers,
-            MAX_MESSAGE_BYTES,
-        )
-        .await
-    }
-
-    async fn get_stream_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> HttpResult<BoxStream<'static, Result<Sse, SseError>>> {
-        let stream = self
-            .0
-            .get_stream_with_max_sse_event_size(
-                uri,
-                session_id,
-                last_event_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await
-            .map_err(sanitize)?;
-        // Body errors inside the stream are reqwest errors too.
-        Ok(stream
-            .map(|event| {
-                event.map_err(|error| match error {
-                    SseError::Body(body) => SseError::Body(Box::new(describe_boxed(&*body))),
-                    other => other,
-                })
-            })
-            .boxed())
-    }
-}
-
-/// The same error with reqwest's part reduced to its cause.
-fn sanitize(error: StreamableHttpError<reqwest::Error>) -> StreamableHttpError<HttpFailure> {
-    use StreamableHttpError as E;
-    match error {
-        E::Client(error) => E::Client(describe_reqwest(&error)),
-        E::Sse(SseError::Body(body)) => E::Sse(SseError::Body(Box::new(describe_boxed(&*body)))),
-        E::Sse(error) => E::Sse(error),
-        E::Io(error) => E::Io(error),
-        E::HttpStatus(status) => E::HttpStatus(status),
-        E::UnexpectedEndOfStream => E::UnexpectedEndOfStream,
-        E::UnexpectedServerResponse(text) => E::UnexpectedServerResponse(text),
-        E::ResponseBodyTooLarge { max_size } => E::ResponseBodyTooLarge { max_size },
-        E::UnexpectedContentType(content_type) => E::UnexpectedContentType(content_type),
-        E::ServerDoesNotSupportSse => E::ServerDoesNotSupportSse,
-        E::ServerDoesNotSupportDeleteSession => E::ServerDoesNotSupportDeleteSession,
-        E::TokioJoinError(error) => E::TokioJoinError(error),
-        E::Deserialize(error) => E::Deserialize(error),
-        E::TransportChannelClosed => E::TransportChannelClosed,
-        E::MissingSessionIdInResponse => E::MissingSessionIdInResponse,
-        E::AuthRequired(error) => E::AuthRequired(error),
-        E::InsufficientScope(error) => E::InsufficientScope(error),
-        E::ReservedHeaderConflict(name) => E::ReservedHeaderConflict(name),
-        E::SessionExpired => E::SessionExpired,
-        E::SessionRecoveryTimeout => E::SessionRecoveryTimeout,
-        E::ReinitializationFailed(error) => E::ReinitializationFailed(error),
-        E::ControlRequestTimeout => E::ControlRequestTimeout,
-        other => E::UnexpectedServerResponse(Cow::Owned(other.to_string())),
-    }
-}
-
-/// A boxed error from inside a response stream, reduced like a reqwest error.
-fn describe_boxed(error: &(dyn std::error::Error + Send + Sync + 'static)) -> HttpFailure {
-    match error.downcast_ref::<reqwest::Error>() {
-        Some(error) => describe_reqwest(error),
-        None => HttpFailure::new(error.to_string(), true),
-    }
 }
 
 /// What a reqwest error means, without its URL.

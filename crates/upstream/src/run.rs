@@ -17,18 +17,42 @@ use toolweave_config::{Expanded, Transport};
 
 use crate::Error;
 use crate::client::UpstreamClient;
+use crate::decode::Method;
 use crate::manager::{Ending, Shared};
 use crate::process::Process;
-use crate::remote::{describe_initialize_error, find_failure, streamable_http_transport};
+use crate::remote::{describe_initialize_error, find_failure};
 use crate::sse::{ClosedReason, SseTransport};
+use crate::streamable::streamable_http_transport;
+use crate::wire::Wire;
 
 /// How long a server may take to go by itself once its connection is closed, before it is
 /// stopped (a process is killed then).
 const EXIT_GRACE: Duration = Duration::from_secs(1);
 
 /// The MCP session once `initialize` and `tools/list` are done, or why they failed.
-pub(crate) type Handshake =
-    BoxFuture<'static, Result<(RunningService<RoleClient, UpstreamClient>, Vec<Tool>), String>>;
+pub(crate) type Handshake = BoxFuture<
+    'static,
+    Result<(RunningService<RoleClient, UpstreamClient>, Vec<Tool>), StartFailure>,
+>;
+
+/// Why a handshake failed.
+#[derive(Debug)]
+pub(crate) struct StartFailure {
+    /// What went wrong, for the server's error.
+    pub(crate) message: String,
+    /// Whether the connection closed under it (then a process's exit status says more).
+    pub(crate) connection_closed: bool,
+}
+
+impl StartFailure {
+    /// A failure in the protocol, on a connection that still stands.
+    pub(crate) fn protocol(message: String) -> Self {
+        Self {
+            message,
+            connection_closed: false,
+        }
+    }
+}
 
 /// Lets a caller end the current run when it finds the connection broken (a remote server that
 /// went away shows up only when a request fails).
@@ -121,14 +145,14 @@ impl Link {
         }
     }
 
-    /// The handshake failed with `message`.
-    async fn start_failed(&mut self, name: String, message: String) -> Error {
+    /// The handshake failed.
+    async fn start_failed(&mut self, name: String, failure: StartFailure) -> Error {
         match self {
             Link::Process(process) => {
-                let error = process.start_failed(name, message).await;
+                let error = process.start_failed(name, failure).await;
                 process.explain_start(error)
             }
-            Link::Remote(remote) => remote.unreachable(message),
+            Link::Remote(remote) => remote.unreachable(failure.message),
         }
     }
 
@@ -217,6 +241,7 @@ fn connect_remote(
     name: &str,
     transport: &Transport,
     client: UpstreamClient,
+    wire: Arc<Wire>,
 ) -> Option<(Link, Handshake)> {
     let (url, headers, closed) = match transport {
         Transport::Stdio { .. } => return None,
@@ -231,51 +256,75 @@ fn connect_remote(
     };
     let handshake: Handshake = match closed {
         None => {
-            let transport = streamable_http_transport(url, headers);
+            let transport = streamable_http_transport(url, headers, wire.clone());
             Box::pin(async move {
-                let transport = transport.map_err(|failure| failure.cause)?;
+                let transport =
+                    transport.map_err(|failure| StartFailure::protocol(failure.cause))?;
                 let service = client
                     .serve(transport)
                     .await
-                    .map_err(|error| describe_initialize_error(&error))?;
-                list_tools(service).await
+                    .map_err(|error| remote_start_failure(&error, &wire))?;
+                list_tools(service, &wire).await
             })
         }
         Some(closed) => {
             let url: Expanded = url.clone();
             let headers = headers.clone();
             Box::pin(async move {
-                let transport = SseTransport::connect(&url, &headers, closed)
+                let transport = SseTransport::connect(&url, &headers, closed, wire.clone())
                     .await
-                    .map_err(|failure| failure.cause)?;
+                    .map_err(|failure| StartFailure::protocol(failure.cause))?;
                 let service = client
                     .serve(transport)
                     .await
-                    .map_err(|error| describe_initialize_error(&error))?;
-                list_tools(service).await
+                    .map_err(|error| remote_start_failure(&error, &wire))?;
+                list_tools(service, &wire).await
             })
         }
     };
     Some((Link::Remote(remote), handshake))
 }
 
+/// Why `initialize` failed on a remote server.
+fn remote_start_failure(error: &rmcp::service::ClientInitializeError, wire: &Wire) -> StartFailure {
+    match wire.take_unreadable_answer_to(Method::Initialize) {
+        Some(malformed) => StartFailure::protocol(format!(
+            "its answer to initialize cannot be read: {malformed}"
+        )),
+        None => StartFailure::protocol(describe_initialize_error(error)),
+    }
+}
+
 /// Lists every tool (following pages) once `initialize` is done.
 pub(crate) async fn list_tools(
     service: RunningService<RoleClient, UpstreamClient>,
-) -> Result<(RunningService<RoleClient, UpstreamClient>, Vec<Tool>), String> {
+    wire: &Wire,
+) -> Result<(RunningService<RoleClient, UpstreamClient>, Vec<Tool>), StartFailure> {
+    use rmcp::service::ServiceError;
     match service.peer().list_all_tools().await {
         Ok(tools) => Ok((service, tools)),
         Err(error) => {
+            if let Some(malformed) = wire.take_unreadable_answer_to(Method::ListTools) {
+                return Err(StartFailure::protocol(format!(
+                    "its answer to tools/list cannot be read: {malformed}"
+                )));
+            }
             let cause = match &error {
-                rmcp::service::ServiceError::TransportSend(error) => {
+                ServiceError::TransportSend(error) => {
                     find_failure(error).map(|failure| failure.cause)
                 }
                 _ => None,
             };
-            Err(format!(
-                "its tools/list failed: {}",
-                cause.unwrap_or_else(|| error.to_string())
-            ))
+            Err(StartFailure {
+                message: format!(
+                    "its tools/list failed: {}",
+                    cause.unwrap_or_else(|| error.to_string())
+                ),
+                connection_closed: matches!(
+                    error,
+                    ServiceError::TransportClosed | ServiceError::TransportSend(_)
+                ),
+            })
         }
     }
 }
@@ -291,7 +340,7 @@ pub(crate) async fn supervise(shared: Arc<Shared>, index: usize, run: u32) {
 
 enum Start {
     Ready(RunningService<RoleClient, UpstreamClient>, Vec<Tool>),
-    Failed(String),
+    Failed(StartFailure),
     TimedOut,
     Exited(String),
     Shutdown,
@@ -315,12 +364,17 @@ async fn run_server(shared: &Arc<Shared>, index: usize, run: u32) -> Ending {
         server.tools_changed.clone(),
         server.routes.clone(),
     );
+    let wire = Wire::new(name.clone());
     let connected = match &server.config.transport {
-        Transport::Stdio { .. } => crate::process::spawn(&name, &server.config.transport, client)
-            .map(|(process, handshake)| (Link::Process(process), handshake)),
-        remote => connect_remote(&name, remote, client).ok_or_else(|| Error::Stopped {
-            server: name.clone(),
-        }),
+        Transport::Stdio { .. } => {
+            crate::process::spawn(&name, &server.config.transport, client, wire.clone())
+                .map(|(process, handshake)| (Link::Process(process), handshake))
+        }
+        remote => {
+            connect_remote(&name, remote, client, wire.clone()).ok_or_else(|| Error::Stopped {
+                server: name.clone(),
+            })
+        }
     };
     let (mut link, handshake) = match connected {
         Ok(connected) => connected,
@@ -334,7 +388,7 @@ async fn run_server(shared: &Arc<Shared>, index: usize, run: u32) -> Ending {
         status = link.gone() => Start::Exited(status),
         result = tokio::time::timeout(limit, handshake) => match result {
             Err(_elapsed) => Start::TimedOut,
-            Ok(Err(message)) => Start::Failed(message),
+            Ok(Err(failure)) => Start::Failed(failure),
             Ok(Ok((service, tools))) => Start::Ready(service, tools),
         },
     };
@@ -344,9 +398,18 @@ async fn run_server(shared: &Arc<Shared>, index: usize, run: u32) -> Ending {
             link.stop(Duration::ZERO).await;
             return Ending::Stopped;
         }
-        Start::Exited(status) => return failed(link.exited_during_startup(name, status).await),
-        Start::Failed(message) => return failed(link.start_failed(name, message).await),
-        Start::TimedOut => return failed(link.timed_out(name, limit).await),
+        Start::Exited(status) => {
+            let error = link.exited_during_startup(name, status).await;
+            return failed(explain_unreadable(error, &wire));
+        }
+        Start::Failed(failure) => {
+            let error = link.start_failed(name, failure).await;
+            return failed(explain_unreadable(error, &wire));
+        }
+        Start::TimedOut => {
+            let error = link.timed_out(name, limit).await;
+            return failed(explain_unreadable(error, &wire));
+        }
     };
 
     let peer = service.peer().clone();
@@ -362,10 +425,13 @@ async fn run_server(shared: &Arc<Shared>, index: usize, run: u32) -> Ending {
     shared.set_ready(
         index,
         run,
-        peer.clone(),
-        tools,
-        link.process_id(),
-        breaker.clone(),
+        crate::manager::Ready {
+            peer: peer.clone(),
+            tools,
+            process_id: link.process_id(),
+            breaker: breaker.clone(),
+            wire,
+        },
     );
     let ready_at = Instant::now();
     let service_done = service.waiting();
@@ -416,6 +482,24 @@ async fn run_server(shared: &Arc<Shared>, index: usize, run: u32) -> Ending {
         }
     };
     Ending::Failed { error, uptime }
+}
+
+/// `error`, a failed start, told again with the messages the server sent that toolweave could not
+/// read (and could not tie to a request), when there were some: they are the likely cause.
+fn explain_unreadable(error: Error, wire: &Wire) -> Error {
+    let Some((count, first)) = wire.untied() else {
+        return error;
+    };
+    match error.into_failed_start() {
+        Ok((server, outcome, stderr)) => Error::UnreadableAtStart {
+            server,
+            outcome,
+            count,
+            first: Box::new(first),
+            stderr,
+        },
+        Err(error) => error,
+    }
 }
 
 fn failed(error: Error) -> Ending {

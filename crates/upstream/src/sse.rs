@@ -6,8 +6,9 @@
 //! go with every request, and only to the configured origin: an endpoint on another origin is
 //! refused, since the headers often carry credentials.
 //!
-//! One event may be at most [`MAX_MESSAGE_BYTES`]; a longer one ends the connection with a
-//! reason that says so, as for stdio servers.
+//! Events are read as bytes ([`crate::events`]) and each message is checked by the connection's
+//! [`Wire`] before rmcp sees it. One event may be at most [`MAX_MESSAGE_BYTES`]; a longer one ends
+//! the connection with a reason that says so, as for stdio servers.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -19,11 +20,12 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use rmcp::RoleClient;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
-use sse_stream::{Error as SseError, Sse, SseStream};
 use toolweave_config::Expanded;
 
 use crate::bounded::MAX_MESSAGE_BYTES;
+use crate::events::{Event, EventError, Events};
 use crate::remote::{HttpFailure, describe_reqwest, describe_status, header_map, http_client};
+use crate::wire::Wire;
 
 /// Why the event stream ended, recorded by the transport for the server's error.
 #[derive(Debug, Clone, Default)]
@@ -50,8 +52,9 @@ pub(crate) struct SseTransport {
     /// Where messages are posted (from the `endpoint` event).
     endpoint: Url,
     headers: HeaderMap,
-    events: BoxStream<'static, Result<Sse, SseError>>,
+    events: BoxStream<'static, Result<Event, EventError>>,
     closed: ClosedReason,
+    wire: Arc<Wire>,
 }
 
 impl SseTransport {
@@ -61,6 +64,7 @@ impl SseTransport {
         url: &Expanded,
         headers: &BTreeMap<String, Expanded>,
         closed: ClosedReason,
+        wire: Arc<Wire>,
     ) -> Result<Self, HttpFailure> {
         let client = http_client()?;
         let headers = header_map(headers)?;
@@ -100,17 +104,15 @@ impl SseTransport {
                 false,
             ));
         }
-        let mut sizes = EventSize::default();
-        let bytes = response.bytes_stream().map(move |chunk| {
-            let chunk = chunk.map_err(|error| std::io::Error::other(describe_reqwest(&error)))?;
-            sizes.feed(&chunk)?;
-            Ok::<_, std::io::Error>(chunk)
-        });
-        let mut events = SseStream::from_bytes_stream(bytes).boxed();
+        let bytes = response
+            .bytes_stream()
+            .map(|chunk| chunk.map_err(|error| describe_reqwest(&error)));
+        let mut events = Events::new(bytes, MAX_MESSAGE_BYTES).boxed();
         let endpoint = loop {
             match events.next().await {
                 Some(Ok(event)) if event.event.as_deref() == Some("endpoint") => {
-                    let target = event.data.unwrap_or_default();
+                    let target =
+                        String::from_utf8_lossy(&event.data.unwrap_or_default()).into_owned();
                     break stream_url.join(target.trim()).map_err(|error| {
                         HttpFailure::new(
                             format!("its endpoint event did not hold a usable URL ({error})"),
@@ -140,6 +142,7 @@ impl SseTransport {
             headers,
             events,
             closed,
+            wire,
         })
     }
 }
@@ -151,6 +154,7 @@ impl Transport<RoleClient> for SseTransport {
         &mut self,
         item: ClientJsonRpcMessage,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.wire.sent(&item);
         let request = self
             .client
             .post(self.endpoint.clone())
@@ -179,17 +183,17 @@ impl Transport<RoleClient> for SseTransport {
         loop {
             match self.events.next().await {
                 Some(Ok(event)) => {
-                    if !matches!(event.event.as_deref(), None | Some("message")) {
+                    if !event.is_message() {
                         continue;
                     }
                     let Some(data) = event.data else {
                         continue;
                     };
-                    match serde_json::from_str::<ServerJsonRpcMessage>(&data) {
-                        Ok(message) => return Some(message),
-                        Err(error) => {
-                            tracing::warn!(%error, "ignored a message event that is not a JSON-RPC message");
-                        }
+                    if data.iter().all(u8::is_ascii_whitespace) {
+                        continue;
+                    }
+                    if let Some(received) = self.wire.receive(&data) {
+                        return Some(received.message);
                     }
                 }
                 Some(Err(error)) => {
@@ -212,64 +216,15 @@ impl Transport<RoleClient> for SseTransport {
     }
 }
 
-fn stream_failure(error: &SseError) -> HttpFailure {
+fn stream_failure(error: &EventError) -> HttpFailure {
     match error {
-        SseError::Body(body) => HttpFailure::new(format!("its event stream broke: {body}"), true),
-        other => HttpFailure::new(
-            format!("its event stream could not be read ({other})"),
+        EventError::Body(body) => HttpFailure::new(format!("its event stream broke: {body}"), true),
+        EventError::TooLarge { .. } => HttpFailure::new(
+            format!(
+                "it sent a message longer than {} MiB, which toolweave does not accept (a tool result that large: ask the tool for less)",
+                MAX_MESSAGE_BYTES / (1024 * 1024)
+            ),
             true,
         ),
-    }
-}
-
-/// Bytes of the event being received, failing past [`MAX_MESSAGE_BYTES`]. An event ends at an
-/// empty line; carriage returns do not count.
-#[derive(Debug, Default)]
-struct EventSize {
-    event: usize,
-    line: usize,
-}
-
-impl EventSize {
-    fn feed(&mut self, chunk: &[u8]) -> std::io::Result<()> {
-        for byte in chunk {
-            match byte {
-                b'\n' => {
-                    if self.line == 0 {
-                        self.event = 0;
-                    }
-                    self.line = 0;
-                }
-                b'\r' => {}
-                _ => {
-                    self.line += 1;
-                    self.event += 1;
-                    if self.event > MAX_MESSAGE_BYTES {
-                        return Err(std::io::Error::other(format!(
-                            "it sent a message longer than {} MiB, which toolweave does not accept (a tool result that large: ask the tool for less)",
-                            MAX_MESSAGE_BYTES / (1024 * 1024)
-                        )));
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn event_size_resets_at_each_empty_line() {
-        let mut size = EventSize::default();
-        size.feed(b"event: message\r\ndata: 12345\r\n\r\n").unwrap();
-        assert_eq!(size.event, 0);
-        size.feed(b"data: 1").unwrap();
-        assert_eq!(size.event, 7);
-        let long = vec![b'x'; MAX_MESSAGE_BYTES];
-        let error = size.feed(&long).unwrap_err();
-        assert!(error.to_string().contains("longer than 64 MiB"), "{error}");
     }
 }

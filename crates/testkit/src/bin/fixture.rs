@@ -4,6 +4,7 @@
 
 use std::process::ExitCode;
 
+use toolweave_testkit::faults::serve_faults;
 use toolweave_testkit::fixture::{FixtureOptions, serve_stdio};
 use toolweave_testkit::fixture_http::serve_http;
 use tracing_subscriber::EnvFilter;
@@ -41,7 +42,9 @@ fn main() -> ExitCode {
         }
     };
     let serve = async move {
-        if options.listen.is_some() {
+        if options.faults.is_some() {
+            serve_faults(options).await
+        } else if options.listen.is_some() {
             serve_http(options).await
         } else {
             serve_stdio(options).await

@@ -3,9 +3,7 @@
 //!
 //! Like `manager.rs`, these need the fixture binary built (`cargo build -p toolweave-testkit`).
 
-use std::io::Write;
 use std::path::Path;
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
@@ -19,6 +17,7 @@ const URL_KEY: &str = "url-SECRET-7171";
 
 /// A config from `servers` (the inside of `mcpServers`), with `${VAR}`s resolved from `variables`.
 fn config(servers: Value, variables: &[(&str, &str)]) -> Config {
+    super::logs();
     let variables: Vec<(String, String)> = variables
         .iter()
         .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
@@ -311,42 +310,12 @@ async fn a_remote_server_that_never_answers_hits_the_startup_timeout() {
     upstream.shutdown().await;
 }
 
-/// A `Write` into a shared buffer, for capturing logs.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// Every failure is explained (401 with what to change, 404, refused), and neither the messages
-/// nor the logs (at trace level, every crate) hold a secret that came from a variable.
-///
-/// The subscriber is the process's global one, so the logs hold the other tests' too (which
-/// must not show a secret either). A subscriber for this thread only is not enough: tracing
-/// remembers, for every place that logs, whether anyone listens, and a place first reached on
-/// another test's thread would stay silent here.
+/// nor the logs (at trace level, every crate; the other tests' too, which must not show a secret
+/// either) hold a secret that came from a variable.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failures_are_explained_and_secrets_never_shown() {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_env_filter("trace")
-        .with_ansi(false)
-        .finish();
-    tracing::subscriber::set_global_default(subscriber)
-        .expect("no other test of this file sets a subscriber");
+    let captured = super::logs();
 
     let mut http = fixture_with_token("--http", "web").await;
     let sse = fixture_with_token("--sse", "legacy").await;
@@ -440,8 +409,7 @@ async fn failures_are_explained_and_secrets_never_shown() {
     }
     upstream.shutdown().await;
 
-    let logs = String::from_utf8_lossy(&captured.0.lock().unwrap_or_else(PoisonError::into_inner))
-        .into_owned();
+    let logs = captured.text();
     assert!(
         logs.contains("http-401"),
         "the logs were not captured:\n{logs}"

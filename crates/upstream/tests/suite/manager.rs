@@ -16,10 +16,7 @@ use toolweave_testkit::fixture_binary;
 use toolweave_upstream::{Error, Options, ServerState, UpstreamManager};
 
 fn init_logs() {
-    let _ = tracing_subscriber::fmt()
-        .with_test_writer()
-        .with_env_filter("toolweave_upstream=debug,toolweave::upstream=debug")
-        .try_init();
+    super::logs();
 }
 
 fn stdio(name: &str, command: &str, args: &[&str]) -> ServerConfig {
