@@ -11,7 +11,9 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 use rmcp::ServiceExt;
 use toolweave_config::{Config, Limits};
-use toolweave_core::{ExecuteRequest, Flavor, Gateway, Isolation, Language, WorkerCommand};
+use toolweave_core::{
+    ClientSessions, ExecuteRequest, Flavor, Gateway, Isolation, Language, WorkerCommand,
+};
 use tracing_subscriber::EnvFilter;
 
 /// One MCP server that stands in for all of them: models call every upstream tool from
@@ -406,7 +408,9 @@ async fn dispatch(command: Command) -> Result<ExitCode> {
     }
 }
 
-fn start(common: &CommonArgs) -> Result<Arc<Gateway>> {
+/// Starts the gateway for `client_sessions` (whom it serves decides what upstream servers are
+/// told it supports).
+fn start(common: &CommonArgs, client_sessions: ClientSessions) -> Result<Arc<Gateway>> {
     let limits = common.limits.resolve()?;
     let config = load_config(common.config.as_deref())?;
     for disabled in &config.disabled {
@@ -429,6 +433,7 @@ fn start(common: &CommonArgs) -> Result<Arc<Gateway>> {
         worker_command(),
         policy,
         audit_log(&settings)?,
+        client_sessions,
     ))
 }
 
@@ -462,7 +467,11 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
         Some(address) => Some(toolweave_server::http::bind(args.http.resolve(address)?).await?),
         None => None,
     };
-    let gateway = start(&args.common)?;
+    let client_sessions = match listener {
+        Some(_) => ClientSessions::Many,
+        None => ClientSessions::One,
+    };
+    let gateway = start(&args.common, client_sessions)?;
     let mut server = toolweave_server::ToolweaveServer::new(gateway.clone());
     if let Some(per_minute) = args.http.rate_limit {
         server = server.with_rate_limit(per_minute);
@@ -543,7 +552,7 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         std::fs::read_to_string(&args.file)
             .with_context(|| format!("cannot read {}", args.file.display()))?
     };
-    let gateway = start(&args.common)?;
+    let gateway = start(&args.common, ClientSessions::None)?;
     let report = gateway
         .execute(
             ExecuteRequest {
@@ -593,7 +602,7 @@ fn language_of(path: &Path) -> Result<Language> {
 }
 
 async fn tools(args: ToolsArgs) -> Result<ExitCode> {
-    let gateway = start(&args.common)?;
+    let gateway = start(&args.common, ClientSessions::None)?;
     let results = gateway
         .search(&args.query, args.limit.max(1), flavor(args.python))
         .await;
@@ -615,7 +624,7 @@ async fn tools(args: ToolsArgs) -> Result<ExitCode> {
 }
 
 async fn types(args: TypesArgs) -> Result<ExitCode> {
-    let gateway = start(&args.common)?;
+    let gateway = start(&args.common, ClientSessions::None)?;
     let declarations = gateway.declarations(flavor(args.python)).await;
     report_unavailable(&gateway);
     std::io::stdout()
@@ -758,9 +767,24 @@ struct ServerCheck {
     /// From the start of the attempt to its tool list, or to its failure.
     elapsed_ms: u128,
     error: Option<String>,
+    /// What the server said about using it (`instructions` in its `initialize` answer).
+    instructions: Option<String>,
 }
 
 impl ServerCheck {
+    /// Its line, then its instructions (indented) when it gave some.
+    fn text(&self) -> String {
+        let mut text = self.line();
+        if let Some(instructions) = &self.instructions {
+            text.push_str("\n  instructions:");
+            for line in instructions.lines() {
+                text.push_str("\n    ");
+                text.push_str(line);
+            }
+        }
+        text
+    }
+
     fn line(&self) -> String {
         match (&self.error, self.tools) {
             (Some(error), _) => format!(
@@ -786,6 +810,7 @@ async fn check_servers(config: &Config, startup_timeout: Duration) -> Vec<Server
         toolweave_upstream::Options {
             startup_timeout,
             call_timeout: Limits::default().tool_call_timeout,
+            client_sessions: ClientSessions::None,
         },
     );
     let started = std::time::Instant::now();
@@ -798,6 +823,11 @@ async fn check_servers(config: &Config, startup_timeout: Duration) -> Vec<Server
                 Ok(tools) => ("ready", Some(tools.len()), None),
                 Err(error) => ("failed", None, Some(error.to_string())),
             };
+            let instructions = upstream
+                .status()
+                .into_iter()
+                .find(|status| status.name == server.name)
+                .and_then(|status| status.instructions);
             ServerCheck {
                 name: server.name.clone(),
                 transport: server.transport.kind(),
@@ -805,6 +835,7 @@ async fn check_servers(config: &Config, startup_timeout: Duration) -> Vec<Server
                 tools,
                 elapsed_ms,
                 error,
+                instructions,
             }
         }
     }))
@@ -829,7 +860,7 @@ async fn servers(args: ServersArgs) -> Result<ExitCode> {
         writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
     } else {
         for check in &checks {
-            writeln!(out, "{}", check.line())?;
+            writeln!(out, "{}", check.text())?;
         }
         for disabled in &config.disabled {
             writeln!(out, "{disabled}: disabled in the config")?;

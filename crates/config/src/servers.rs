@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -37,6 +38,9 @@ pub struct ServerConfig {
     pub transport: Transport,
     /// The file this entry came from.
     pub source: PathBuf,
+    /// Call timeouts of particular tools (`toolTimeouts`), by the tool's name as the server lists
+    /// it; every other tool has `--tool-timeout-ms`.
+    pub tool_timeouts: BTreeMap<String, Duration>,
 }
 
 /// How an upstream server is reached.
@@ -97,9 +101,13 @@ struct RawServer {
     url: Option<String>,
     headers: Option<BTreeMap<String, String>>,
     disabled: Option<bool>,
+    /// Tool name → milliseconds one call to it may take.
+    #[serde(rename = "toolTimeouts")]
+    tool_timeouts: Option<BTreeMap<String, Value>>,
 }
 
-const SERVER_KEYS: &str = "type, command, args, env, envFile, cwd, url, headers, disabled";
+const SERVER_KEYS: &str =
+    "type, command, args, env, envFile, cwd, url, headers, disabled, toolTimeouts";
 
 /// One entry under `mcpServers`, read but not yet resolved (its variables are not looked up).
 #[derive(Debug, Clone)]
@@ -160,16 +168,35 @@ pub(crate) fn resolve_entry(
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<ServerConfig> {
     let base = path.parent().unwrap_or(Path::new("."));
-    let transport = resolve(entry.raw, base, lookup).map_err(|message| Error::Server {
+    let server_error = |message| Error::Server {
         path: path.to_path_buf(),
         server: name.to_owned(),
         message,
-    })?;
+    };
+    let tool_timeouts = tool_timeouts(entry.raw.tool_timeouts.as_ref()).map_err(server_error)?;
+    let transport = resolve(entry.raw, base, lookup).map_err(server_error)?;
     Ok(ServerConfig {
         name: name.to_owned(),
         transport,
         source: path.to_path_buf(),
+        tool_timeouts,
     })
+}
+
+/// An entry's `toolTimeouts`: each value a whole number of milliseconds, at least 1.
+fn tool_timeouts(
+    written: Option<&BTreeMap<String, Value>>,
+) -> std::result::Result<BTreeMap<String, Duration>, String> {
+    let mut timeouts = BTreeMap::new();
+    for (tool, value) in written.into_iter().flatten() {
+        let millis = value.as_u64().filter(|millis| *millis > 0).ok_or_else(|| {
+            format!(
+                "\"toolTimeouts\".{tool:?} is {value}; give the milliseconds one call to that tool may take, as a whole number such as 120000 for two minutes"
+            )
+        })?;
+        timeouts.insert(tool.clone(), Duration::from_millis(millis));
+    }
+    Ok(timeouts)
 }
 
 /// The server map of a config file's top level: `mcpServers`, or VS Code's `servers`.
@@ -497,7 +524,7 @@ mod tests {
         let error = parse(r#"{"mcpServers": {"gh": {"comand": "x"}}}"#).unwrap_err();
         assert_eq!(
             error.to_string(),
-            "/etc/tw/mcp.json: server \"gh\": unknown field `comand`, expected one of `type`, `command`, `args`, `env`, `envFile`, `cwd`, `url`, `headers`, `disabled`; the keys a server entry may have are type, command, args, env, envFile, cwd, url, headers, disabled"
+            "/etc/tw/mcp.json: server \"gh\": unknown field `comand`, expected one of `type`, `command`, `args`, `env`, `envFile`, `cwd`, `url`, `headers`, `disabled`, `toolTimeouts`; the keys a server entry may have are type, command, args, env, envFile, cwd, url, headers, disabled, toolTimeouts"
         );
         let error = parse(r#"{"mcpServers": {"gh": {"args": []}}}"#).unwrap_err();
         assert!(
@@ -657,5 +684,35 @@ mod tests {
             error.to_string().contains("expected a JSON object"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn tool_timeouts_are_milliseconds_per_tool() {
+        let config = parse(
+            r#"{"mcpServers": {"reports": {"command": "x", "toolTimeouts": {"export": 600000, "ping": 1}}}}"#,
+        )
+        .unwrap();
+        let timeouts = &config.servers[0].tool_timeouts;
+        assert_eq!(timeouts.get("export"), Some(&Duration::from_secs(600)));
+        assert_eq!(timeouts.get("ping"), Some(&Duration::from_millis(1)));
+        assert!(
+            parse(r#"{"mcpServers": {"a": {"command": "x"}}}"#)
+                .unwrap()
+                .servers[0]
+                .tool_timeouts
+                .is_empty()
+        );
+        for bad in ["\"10s\"", "0", "1.5", "-3"] {
+            let error = parse(&format!(
+                r#"{{"mcpServers": {{"reports": {{"command": "x", "toolTimeouts": {{"export": {bad}}}}}}}}}"#
+            ))
+            .unwrap_err();
+            assert_eq!(
+                error.to_string(),
+                format!(
+                    "/etc/tw/mcp.json: server \"reports\": \"toolTimeouts\".\"export\" is {bad}; give the milliseconds one call to that tool may take, as a whole number such as 120000 for two minutes"
+                )
+            );
+        }
     }
 }

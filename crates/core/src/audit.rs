@@ -2,9 +2,10 @@
 //! never waits on the disk, rotated by size, and flushed on a clean shutdown.
 //!
 //! A line holds when, which session, the language, the SHA-256 and length of the code, each tool
-//! call (name, duration, outcome, argument and result sizes), policy refusals, the outcome (and
-//! the limit, when one ended it) and the duration. Arguments and results themselves are written
-//! only when asked for (`auditLogContents`).
+//! call (name, duration, outcome, argument and result sizes), policy refusals, each request an
+//! upstream server made of the client during the execution (kind, server, duration, outcome),
+//! the outcome (and the limit, when one ended it) and the duration. Arguments, results, and what
+//! a request asked and was answered are written only when asked for (`auditLogContents`).
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -13,9 +14,12 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+use tokio_util::sync::CancellationToken;
+use toolweave_upstream::{ClientSession, ForwardedAnswer, ForwardedRequest, Listener, Refusal};
 
 /// Rotated files kept beside the current one (`audit.jsonl.1` … `.3`).
 const KEPT_FILES: u32 = 3;
@@ -76,6 +80,140 @@ pub struct CallRecord {
     pub result: Option<Value>,
 }
 
+/// One request an upstream server made of the client while the execution's calls were in
+/// flight, as the audit log records it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestRecord {
+    /// The server that asked.
+    pub server: String,
+    /// `elicitation`, `sampling` or `roots`.
+    pub kind: &'static str,
+    /// From request to answer, in milliseconds.
+    pub duration_ms: f64,
+    /// `accept`, `decline` or `cancel` (what the person did with an elicitation), `ok` (a
+    /// sampling or roots answer), `refused` (not passed on: the client lacks the capability),
+    /// `abandoned` (the calls it was for ended first) or `error`.
+    pub outcome: &'static str,
+    /// What the server asked, when contents are logged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request: Option<Value>,
+    /// What the client answered, when contents are logged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer: Option<Value>,
+}
+
+/// The requests of one execution's servers, recorded as they are answered.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RequestLog {
+    records: Arc<Mutex<Vec<RequestRecord>>>,
+}
+
+impl RequestLog {
+    /// `listener`, whose client session (when it has one) records each request here; with
+    /// `contents`, what was asked and answered too.
+    pub(crate) fn recording(&self, listener: Listener, contents: bool) -> Listener {
+        let Some(client) = listener.client().cloned() else {
+            return listener;
+        };
+        listener.with_client(Arc::new(RecordedClient {
+            inner: client,
+            log: self.clone(),
+            contents,
+        }))
+    }
+
+    /// The records so far, in the order they were answered.
+    pub(crate) fn take(&self) -> Vec<RequestRecord> {
+        std::mem::take(&mut *self.records.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+/// A client session whose requests are recorded in an execution's [`RequestLog`].
+#[derive(Debug)]
+struct RecordedClient {
+    inner: Arc<dyn ClientSession>,
+    log: RequestLog,
+    contents: bool,
+}
+
+impl ClientSession for RecordedClient {
+    fn session(&self) -> u64 {
+        self.inner.session()
+    }
+
+    fn ask(
+        &self,
+        server: &str,
+        request: ForwardedRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, Result<ForwardedAnswer, Refusal>> {
+        let kind = request.kind().name();
+        let asked = self.contents.then(|| asked_value(&request));
+        let answering = self.inner.ask(server, request, cancel);
+        let log = self.log.clone();
+        let server = server.to_owned();
+        let contents = self.contents;
+        Box::pin(async move {
+            let started = std::time::Instant::now();
+            let answer = answering.await;
+            let (outcome, answered) = match &answer {
+                Ok(answer) => (
+                    answer_outcome(answer),
+                    contents.then(|| answer_value(answer)),
+                ),
+                Err(refusal) => (refusal.outcome(), None),
+            };
+            log.records
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(RequestRecord {
+                    server,
+                    kind,
+                    duration_ms: millis(started.elapsed().as_secs_f64() * 1000.0),
+                    outcome,
+                    request: asked,
+                    answer: answered.flatten(),
+                });
+            answer
+        })
+    }
+}
+
+/// An answer's outcome: the person's action for an elicitation, `ok` otherwise.
+fn answer_outcome(answer: &ForwardedAnswer) -> &'static str {
+    use rmcp::model::ElicitationAction;
+    match answer {
+        ForwardedAnswer::Elicitation(result) => match result.action {
+            ElicitationAction::Accept => "accept",
+            ElicitationAction::Decline => "decline",
+            ElicitationAction::Cancel => "cancel",
+            // A later protocol's action: the answer came, whatever it says.
+            _ => "ok",
+        },
+        ForwardedAnswer::Sampling(_) | ForwardedAnswer::Roots(_) => "ok",
+    }
+}
+
+/// What a request asked, as JSON (its params).
+fn asked_value(request: &ForwardedRequest) -> Value {
+    let value = match request {
+        ForwardedRequest::Elicitation(params) => serde_json::to_value(params),
+        ForwardedRequest::Sampling(params) => serde_json::to_value(params),
+        ForwardedRequest::Roots => Ok(Value::Null),
+    };
+    value.unwrap_or(Value::Null)
+}
+
+/// What the client answered, as JSON.
+fn answer_value(answer: &ForwardedAnswer) -> Option<Value> {
+    match answer {
+        ForwardedAnswer::Elicitation(result) => serde_json::to_value(result).ok(),
+        ForwardedAnswer::Sampling(result) => serde_json::to_value(result).ok(),
+        ForwardedAnswer::Roots(result) => serde_json::to_value(result).ok(),
+    }
+}
+
 /// One execution, as the audit log records it.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -91,6 +229,8 @@ pub(crate) struct ExecutionRecord<'a> {
     pub(crate) error: Option<&'static str>,
     pub(crate) tool_calls: &'a [CallRecord],
     pub(crate) denied_calls: usize,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub(crate) server_requests: &'a [RequestRecord],
 }
 
 impl AuditLog {
@@ -237,6 +377,7 @@ mod tests {
             error: None,
             tool_calls: calls,
             denied_calls: 0,
+            server_requests: &[],
         }
     }
 

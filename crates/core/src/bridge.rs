@@ -117,7 +117,9 @@ pub(crate) async fn answer(
         }
         HostRequest::Describe { names } => {
             let state = gateway.catalog(true).await;
-            let answer = describe_in(&state, &names, flavor);
+            let answer = describe_in(&state, &names, flavor, &|server| {
+                gateway.server_instructions(server)
+            });
             if answer.tools.is_empty() && !answer.unknown.is_empty() {
                 return Err(unknown_names_message(
                     &answer.unknown,

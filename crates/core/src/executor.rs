@@ -18,7 +18,7 @@ use toolweave_sandbox::{
     EngineEvent, EngineLimits, FromWorker, HostReply, HostRequest, Language, LogStream, Outcome,
 };
 
-use crate::audit::{CallRecord, ExecutionRecord};
+use crate::audit::{CallRecord, ExecutionRecord, RequestLog};
 use crate::bridge;
 use crate::budget::Budget;
 use crate::error::ExecutionError;
@@ -102,6 +102,12 @@ impl Gateway {
             .audit
             .as_ref()
             .map(|_| (crate::audit::sha256_hex(&code), code.len()));
+        // Requests upstream servers make of the client during the execution are audited too.
+        let requests = RequestLog::default();
+        let listener = match (listener, &self.audit) {
+            (Some(listener), Some(audit)) => Some(requests.recording(listener, audit.contents())),
+            (listener, _) => listener,
+        };
         let flavor = Flavor::of(language);
         let manifest = self.catalog(false).await.manifest();
         let engine_request = toolweave_sandbox::ExecuteRequest {
@@ -247,6 +253,7 @@ impl Gateway {
                     .filter(|record| record.outcome == "denied")
                     .count(),
                 tool_calls: &call_records,
+                server_requests: &requests.take(),
             });
         }
         ExecutionReport {

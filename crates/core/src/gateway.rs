@@ -10,7 +10,7 @@ use toolweave_config::{Config, Limits, Policy};
 use crate::audit::AuditLog;
 use toolweave_sandbox::Language;
 use toolweave_sandbox::WorkerCommand;
-use toolweave_upstream::UpstreamManager;
+use toolweave_upstream::{ClientSessions, UpstreamManager};
 
 use crate::catalog_state::CatalogState;
 use crate::engines::{Engines, Isolation};
@@ -115,10 +115,22 @@ pub struct Described {
     pub output_schema: Option<Value>,
 }
 
+/// What a server said about using its tools (the `instructions` of its `initialize` answer).
+#[derive(Debug, Clone, Serialize)]
+pub struct ServerInstructions {
+    /// The server's name, as configured.
+    pub server: String,
+    /// Its words, cut with a note when long.
+    pub instructions: String,
+}
+
 /// What `describe` found: descriptions, and names it could not resolve with suggestions.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DescribeAnswer {
+    /// The instructions of the servers named as a whole (a bare server name), before their tools.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub instructions: Vec<ServerInstructions>,
     /// One entry per resolved tool, in the order asked.
     pub tools: Vec<Described>,
     /// Names that matched nothing, each with up to three close names.
@@ -131,7 +143,8 @@ pub struct DescribeAnswer {
 
 impl Gateway {
     /// Starts every upstream server in the background and returns at once. Worker processes
-    /// are started with `worker`, when given.
+    /// are started with `worker`, when given. `client_sessions` says whom the gateway serves,
+    /// which decides what upstream servers are told it supports.
     pub fn start(
         config: &Config,
         limits: Limits,
@@ -139,6 +152,7 @@ impl Gateway {
         worker: Option<WorkerCommand>,
         policy: Policy,
         audit: Option<AuditLog>,
+        client_sessions: ClientSessions,
     ) -> Arc<Self> {
         // Engines first: their first workers are on the path of the first execution, and the
         // upstream servers start in the background either way.
@@ -148,6 +162,7 @@ impl Gateway {
             toolweave_upstream::Options {
                 startup_timeout: limits.startup_timeout,
                 call_timeout: limits.tool_call_timeout,
+                client_sessions,
             },
         );
         Self::with_upstream(upstream, limits, engines, policy, audit)
@@ -326,11 +341,22 @@ impl Gateway {
     /// `mcp__server__tool`, or a bare server name for all of its tools.
     pub async fn describe(&self, names: &[String], flavor: Flavor) -> DescribeAnswer {
         let state = self.catalog(true).await;
-        let mut answer = describe_in(&state, names, flavor);
+        let mut answer = describe_in(&state, names, flavor, &|server| {
+            self.server_instructions(server)
+        });
         if !answer.unknown.is_empty() {
             answer.unavailable = self.unavailable();
         }
         answer
+    }
+
+    /// What server `server` said about using its tools, when it is ready and said something.
+    pub(crate) fn server_instructions(&self, server: &str) -> Option<String> {
+        self.upstream
+            .status()
+            .into_iter()
+            .find(|status| status.name == server)
+            .and_then(|status| status.instructions)
     }
 
     /// TypeScript declarations of every tool, as one `.d.ts` (waits for servers, bounded).
@@ -362,13 +388,17 @@ pub(crate) fn search_in(
         .collect()
 }
 
+/// The declarations of the tools `names` name; a bare server name names all of its tools, and
+/// brings the server's instructions (from `instructions`) with them.
 pub(crate) fn describe_in(
     state: &CatalogState,
     names: &[String],
     flavor: Flavor,
+    instructions: &dyn Fn(&str) -> Option<String>,
 ) -> DescribeAnswer {
     let catalog = &state.catalog;
     let mut answer = DescribeAnswer {
+        instructions: Vec::new(),
         tools: Vec::new(),
         unknown: Vec::new(),
         unavailable: Vec::new(),
@@ -386,6 +416,18 @@ pub(crate) fn describe_in(
                     .iter()
                     .filter(|entry| entry.guest_server == trimmed || entry.server == trimmed),
             );
+            if let Some(entry) = found.first()
+                && !answer
+                    .instructions
+                    .iter()
+                    .any(|known| known.server == entry.server)
+                && let Some(text) = instructions(&entry.server)
+            {
+                answer.instructions.push(ServerInstructions {
+                    server: entry.server.clone(),
+                    instructions: text,
+                });
+            }
         }
         if found.is_empty() {
             answer
@@ -477,6 +519,7 @@ mod tests {
             None,
             Policy::default(),
             None,
+            ClientSessions::None,
         );
         let deadline = Instant::now() + Duration::from_secs(5);
         loop {

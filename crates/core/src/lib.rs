@@ -20,11 +20,13 @@ mod render;
 mod workers;
 
 pub use approval::{Approval, ApprovalRequest, Approver};
-pub use audit::{AuditLog, AuditOptions, CallRecord};
+pub use audit::{AuditLog, AuditOptions, CallRecord, RequestRecord};
 pub use engines::{Engines, Isolation};
 pub use error::ExecutionError;
 pub use executor::{ExecuteRequest, ExecutionReport, ExecutionStats, LogLine};
-pub use gateway::{DescribeAnswer, Described, Flavor, Gateway, SearchResult, Unavailable};
+pub use gateway::{
+    DescribeAnswer, Described, Flavor, Gateway, SearchResult, ServerInstructions, Unavailable,
+};
 pub use render::{describe_text, execution_text, search_text};
 pub use tokio_util::sync::CancellationToken;
 pub use toolweave_sandbox::confine;
@@ -33,4 +35,7 @@ pub use toolweave_sandbox::zygote;
 pub use toolweave_sandbox::{
     Language, LogStream, WorkerCommand, WorkerKind, WorkerSpec, worker_main,
 };
-pub use toolweave_upstream::{Listener, Notice};
+pub use toolweave_upstream::{
+    ClientConnection, ClientSession, ClientSessions, ForwardedAnswer, ForwardedRequest, Listener,
+    Notice, Refusal, RequestKind,
+};

@@ -32,12 +32,25 @@ pub fn search_text(query: &str, results: &[SearchResult], unavailable: &[Unavail
     text.trim_end().to_owned()
 }
 
-/// Declarations of every described tool, then the names that matched nothing.
+/// The instructions of servers named as a whole, declarations of every described tool, then the
+/// names that matched nothing.
 pub fn describe_text(answer: &DescribeAnswer) -> String {
     let mut text = answer
-        .tools
+        .instructions
         .iter()
-        .map(|tool| tool.declaration.trim_end().to_owned())
+        .map(|server| {
+            format!(
+                "Instructions from server \"{}\":\n{}",
+                server.server,
+                server.instructions.trim_end()
+            )
+        })
+        .chain(
+            answer
+                .tools
+                .iter()
+                .map(|tool| tool.declaration.trim_end().to_owned()),
+        )
         .collect::<Vec<_>>()
         .join("\n\n");
     if !answer.unknown.is_empty() {

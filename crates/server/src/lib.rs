@@ -3,12 +3,13 @@
 //! [`ToolweaveServer`] implements rmcp's `ServerHandler` once; the binary picks the transport.
 //! Failures of guest code, limits, unknown tools and arguments a tool cannot use come back as
 //! `isError` results the model can read; only requests that are malformed as requests are
-//! JSON-RPC errors.
+//! JSON-RPC errors. Upstream servers' requests to the client reach it through `forward.rs`.
 
 // MCP logging (`logging/setLevel`, `notifications/message`) is deprecated by SEP-2577 for the
 // newest protocol version; clients speaking 2025-06-18 and 2025-11-25 use it, so it is served.
 #![allow(deprecated)]
 
+mod forward;
 pub mod http;
 pub mod stdio;
 mod tools;
@@ -17,11 +18,11 @@ use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, LoggingLevel, LoggingMessageNotificationParam, PaginatedRequestParams,
-    ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerConfig,
-    SetLevelRequestParams,
+    InitializeRequestParams, InitializeResult, ListToolsResult, LoggingLevel,
+    LoggingMessageNotificationParam, PaginatedRequestParams, ProgressNotificationParam,
+    ProgressToken, ServerCapabilities, ServerConfig, SetLevelRequestParams,
 };
-use rmcp::service::{Peer, RequestContext};
+use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
@@ -30,9 +31,11 @@ use tokio_util::task::TaskTracker;
 use futures::future::BoxFuture;
 use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
 use toolweave_core::{
-    Approval, ApprovalRequest, Approver, ExecuteRequest, Flavor, Gateway, Language, Listener,
-    Notice,
+    Approval, ApprovalRequest, Approver, ClientConnection, ExecuteRequest, Flavor, Gateway,
+    Language, Listener, Notice,
 };
+
+use crate::forward::{ClientPeer, SessionRequests};
 
 pub use tools::{DESCRIBE_TOOLS, EXECUTE_CODE, SEARCH_TOOLS, tool_definitions};
 
@@ -55,6 +58,11 @@ pub struct ToolweaveServer {
     rate: Option<governor::Quota>,
     /// This session's share of that rate.
     limiter: Option<Arc<governor::DefaultDirectRateLimiter>>,
+    /// What this session keeps for upstream servers' requests (its roots).
+    requests: Arc<SessionRequests>,
+    /// This session's place among those upstream servers' requests may reach, once it has
+    /// initialized; it leaves when the session's handler is dropped.
+    connection: Arc<Mutex<Option<ClientConnection>>>,
 }
 
 /// Numbers handed to sessions.
@@ -80,6 +88,8 @@ impl ToolweaveServer {
             session: next_session(),
             rate: None,
             limiter: None,
+            requests: Arc::default(),
+            connection: Arc::default(),
         }
     }
 
@@ -101,8 +111,25 @@ impl ToolweaveServer {
             limiter: self
                 .rate
                 .map(|quota| Arc::new(governor::RateLimiter::direct(quota))),
+            requests: Arc::default(),
+            connection: Arc::default(),
             ..self.clone()
         }
+    }
+
+    /// This session's client as upstream servers' requests reach it; in the name of request
+    /// `originating` when they are made during it.
+    fn client_peer(
+        &self,
+        peer: &Peer<RoleServer>,
+        originating: Option<rmcp::model::RequestId>,
+    ) -> ClientPeer {
+        ClientPeer::new(
+            self.session,
+            peer.clone(),
+            originating,
+            self.requests.clone(),
+        )
     }
 
     /// How the audit log names this request's session: the HTTP session id when there is one,
@@ -232,6 +259,11 @@ impl ToolweaveServer {
             return Ok(result);
         }
         let (listener, notices) = Listener::new();
+        // Upstream servers' requests about this execution's calls go to this session's client,
+        // in the name of this request.
+        let listener = listener.with_client(Arc::new(
+            self.client_peer(&context.peer, Some(context.id.clone())),
+        ));
         let (finished, done) = oneshot::channel();
         let execution = async {
             let report = self
@@ -493,6 +525,32 @@ impl ServerHandler for ToolweaveServer {
             "Call upstream MCP tools from code: find them with search_tools, read their types \
                  with describe_tools, then run TypeScript with execute_code.",
         )
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        let answer = self.negotiate_initialize(&request)?;
+        // Upstream servers' requests may reach this client from now on; over stdio, upstream
+        // servers start once they can be told what it supports.
+        let client = Arc::new(self.client_peer(&context.peer, None));
+        let connection = self
+            .gateway
+            .upstream()
+            .client_connected(client, &request.capabilities);
+        *self
+            .connection
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(connection);
+        Ok(answer)
+    }
+
+    async fn on_roots_list_changed(&self, _context: NotificationContext<RoleServer>) {
+        self.requests.roots_changed();
+        self.gateway.upstream().roots_changed().await;
     }
 
     async fn list_tools(

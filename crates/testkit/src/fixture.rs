@@ -8,9 +8,10 @@
 //! added while it runs. Logs go to stderr only: stdout is the MCP channel.
 //!
 //! Tools: `add`, `get-sum`, `echo`, `whoami`, `env`, `slow`, `fail`, `structured`, `image`,
-//! `large`, `dotted.name`, `dash-name`, `crash`, `register`, `remove` (annotated destructive) and
-//! `stats` (see
-//! [`tool_definitions`]).
+//! `large`, `dotted.name`, `dash-name`, `crash`, `register`, `remove` (annotated destructive),
+//! `stats`, and `ask`, `sample` and `roots`, which ask the client (elicitation, sampling, roots)
+//! and answer with what it said (see [`tool_definitions`]). `--instructions TEXT` gives the
+//! server instructions in its `initialize` answer.
 //!
 //! Faults, for tests of how a client copes: `--fail-start` (exit before `initialize`),
 //! `--start-delay-ms N` (a slow start), `--stdout-garbage banner|only` (lines on stdout that are
@@ -19,8 +20,8 @@
 //! asked). `--faults` serves another server instead, written by hand, whose answers are faulty
 //! byte for byte (see [`crate::faults`]).
 
-// MCP logging is deprecated by SEP-2577 for the newest protocol version; the fixture's `slow`
-// logs as servers of 2025-11-25 and before do.
+// MCP logging, sampling and roots are deprecated by SEP-2577 for the newest protocol version; the
+// fixture's `slow` logs, and `sample` and `roots` ask, as servers of 2025-11-25 and before do.
 #![allow(deprecated)]
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -80,6 +81,8 @@ pub struct FixtureOptions {
     /// `--faults` (with `--fault-initialize`, `--fault-tools`, `--fault-framing`): serve the
     /// fault mode instead of the fixture's tools.
     pub faults: Option<FaultOptions>,
+    /// `--instructions TEXT`: the instructions its `initialize` answer gives.
+    pub instructions: Option<String>,
 }
 
 /// What `--stdout-garbage` does.
@@ -112,6 +115,7 @@ impl Default for FixtureOptions {
             stdout_garbage: None,
             exit_after_calls: None,
             faults: None,
+            instructions: None,
         }
     }
 }
@@ -129,6 +133,7 @@ impl FixtureOptions {
             };
             match argument.as_str() {
                 "--name" => options.name = value("--name")?,
+                "--instructions" => options.instructions = Some(value("--instructions")?),
                 "--fail-start" => options.fail_start = true,
                 "--start-delay-ms" => {
                     let text = value("--start-delay-ms")?;
@@ -205,7 +210,7 @@ impl FixtureOptions {
 }
 
 /// What `--help` prints.
-pub const USAGE: &str = "usage: toolweave-fixture [--name NAME] [--fail-start] [--start-delay-ms N] [--page-size N] [--http ADDR | --sse ADDR] [--require-header \"Name: value\"] [--stdout-garbage banner|only] [--exit-after-calls N] [--faults [--fault-initialize KIND] [--fault-tools malformed,deep:N] [--fault-framing events|json]]";
+pub const USAGE: &str = "usage: toolweave-fixture [--name NAME] [--instructions TEXT] [--fail-start] [--start-delay-ms N] [--page-size N] [--http ADDR | --sse ADDR] [--require-header \"Name: value\"] [--stdout-garbage banner|only] [--exit-after-calls N] [--faults [--fault-initialize KIND] [--fault-tools malformed,deep:N] [--fault-framing events|json]]";
 
 /// The server handler. Cheap to clone: clones share the tool list.
 #[derive(Debug, Clone)]
@@ -217,6 +222,8 @@ pub struct FixtureServer {
     exit_after_calls: Option<u64>,
     /// Tool calls received, for `--exit-after-calls`.
     calls: Arc<AtomicU64>,
+    /// What `initialize` answers as instructions.
+    instructions: Option<String>,
 }
 
 /// What became of `slow` calls, reported by the `stats` tool: tests see from outside whether a
@@ -238,7 +245,14 @@ impl FixtureServer {
             slow: Arc::default(),
             exit_after_calls: None,
             calls: Arc::default(),
+            instructions: None,
         }
+    }
+
+    /// Gives `instructions` in the `initialize` answer (see [`FixtureOptions::instructions`]).
+    pub fn with_instructions(mut self, instructions: Option<String>) -> Self {
+        self.instructions = instructions;
+        self
     }
 
     /// Exits the process once `calls` tool calls are answered (see
@@ -327,6 +341,7 @@ impl FixtureServer {
                 text("x".repeat(usize::try_from(bytes).unwrap_or_default()))
             }
             "dotted.name" | "dash-name" => text(name),
+            "ask" | "sample" | "roots" => ask_client(name, arguments, context).await?,
             "stats" => {
                 let counts = json!({
                     "slow": {
@@ -379,9 +394,62 @@ impl FixtureServer {
     }
 }
 
+/// `ask`, `sample` and `roots`: sends the client an elicitation, a sampling request or
+/// `roots/list`, and answers with what it said (as text and structured content), or with the
+/// client's error as an error result.
+async fn ask_client(
+    name: &str,
+    arguments: &Map<String, Value>,
+    context: &RequestContext<RoleServer>,
+) -> Result<CallToolResult, ErrorData> {
+    use rmcp::model::{CreateMessageRequestParams, ElicitRequestParams, ElicitationSchema};
+    let answer = match name {
+        "ask" => {
+            let schema = ElicitationSchema::builder()
+                .required_string("answer")
+                .build()
+                .map_err(|error| ErrorData::internal_error(error.to_string(), None))?;
+            let params = ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message: string(arguments, "message")?,
+                requested_schema: schema,
+            };
+            context
+                .peer
+                .create_elicitation(params)
+                .await
+                .map(|answer| serde_json::to_value(answer).unwrap_or_default())
+        }
+        "sample" => {
+            let message = rmcp::model::SamplingMessage::user_text(string(arguments, "prompt")?);
+            let params = CreateMessageRequestParams::new(vec![message], 50);
+            context
+                .peer
+                .create_message(params)
+                .await
+                .map(|answer| serde_json::to_value(answer).unwrap_or_default())
+        }
+        _ => context
+            .peer
+            .list_roots()
+            .await
+            .map(|answer| serde_json::to_value(answer).unwrap_or_default()),
+    };
+    Ok(match answer {
+        Ok(answer) => {
+            let mut result = CallToolResult::success(vec![ContentBlock::text(answer.to_string())]);
+            result.structured_content = Some(answer);
+            result
+        }
+        Err(error) => CallToolResult::error(vec![ContentBlock::text(format!(
+            "the client did not answer: {error}"
+        ))]),
+    })
+}
+
 impl ServerHandler for FixtureServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
+        let config = ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_logging()
@@ -391,7 +459,11 @@ impl ServerHandler for FixtureServer {
         .with_server_info(Implementation::new(
             "toolweave-fixture",
             env!("CARGO_PKG_VERSION"),
-        ))
+        ));
+        match &self.instructions {
+            Some(instructions) => config.with_instructions(instructions.clone()),
+            None => config,
+        }
     }
 
     async fn list_tools(
@@ -476,7 +548,8 @@ pub async fn serve_stdio(options: FixtureOptions) -> anyhow::Result<()> {
         }
     }
     let server = FixtureServer::new(options.name.clone(), options.page_size)
-        .with_exit_after_calls(options.exit_after_calls);
+        .with_exit_after_calls(options.exit_after_calls)
+        .with_instructions(options.instructions.clone());
     let service = server.serve(rmcp::transport::stdio()).await?;
     tracing::info!(name = %options.name, "fixture serving on stdio");
     let reason = service.waiting().await?;
@@ -604,6 +677,21 @@ pub fn tool_definitions() -> Vec<Tool> {
             "Count the slow calls this server started, saw cancelled, and finished.",
             empty_schema(),
         ),
+        tool(
+            "ask",
+            "Ask the person at the client (elicitation) for an answer to the message; return what they did.",
+            one_string("message", "The question."),
+        ),
+        tool(
+            "sample",
+            "Ask the client's model (sampling) to complete the prompt; return its answer.",
+            one_string("prompt", "What to ask the model."),
+        ),
+        tool(
+            "roots",
+            "Ask the client for its roots (roots/list); return them.",
+            empty_schema(),
+        ),
     ]
 }
 
@@ -723,6 +811,7 @@ mod tests {
                 stdout_garbage: None,
                 exit_after_calls: Some(2),
                 faults: None,
+                instructions: None,
             }
         );
         let options = FixtureOptions::parse(

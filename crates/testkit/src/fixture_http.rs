@@ -44,7 +44,8 @@ pub async fn serve_http(options: FixtureOptions) -> anyhow::Result<()> {
         tokio::time::sleep(options.start_delay).await;
     }
     let server = FixtureServer::new(options.name.clone(), options.page_size)
-        .with_exit_after_calls(options.exit_after_calls);
+        .with_exit_after_calls(options.exit_after_calls)
+        .with_instructions(options.instructions.clone());
     let (app, path) = if sse {
         (sse_app(server), "/sse")
     } else {

@@ -12,7 +12,9 @@
 //!   its fault (a definition nested too deep, a missing input schema, no name);
 //! - or a message that cannot be used ([`Decoded::Malformed`]), with the id it names when one can
 //!   be found in it (even in JSON cut short, or in bytes that are not UTF-8), so the request it
-//!   answers fails at once with the cause.
+//!   answers fails at once with the cause;
+//! - or a request of the server's that cannot be read ([`Decoded::UnreadableRequest`]): its id is
+//!   the server's own, not one of toolweave's, and the server is answered with what was wrong.
 //!
 //! Nesting is bounded before anything is parsed: one pass over the bytes counts it (and finds the
 //! id), and only a message within [`MAX_MESSAGE_DEPTH`] is parsed as a whole. A deeper
@@ -107,6 +109,15 @@ pub(crate) enum Decoded {
         /// What is wrong.
         malformed: Malformed,
     },
+    /// A request from the server (it has a `method` and an `id`) that cannot be read.
+    UnreadableRequest {
+        /// The server's id for it.
+        id: RequestId,
+        /// Its method.
+        method: String,
+        /// What is wrong.
+        malformed: Malformed,
+    },
 }
 
 impl Decoded {
@@ -125,9 +136,17 @@ pub(crate) fn decode(bytes: &[u8], answers: impl Fn(&RequestId) -> Option<Method
     let bytes = bytes.strip_prefix(BYTE_ORDER_MARK).unwrap_or(bytes);
     let scan = scan(bytes);
     let method = scan.id.as_ref().and_then(&answers);
-    let malformed = |malformed| Decoded::Malformed {
-        id: scan.id.clone(),
-        malformed,
+    let malformed = |malformed| match (&scan.id, &scan.method) {
+        // A request of the server's: its id is the server's, whatever toolweave's ids are.
+        (Some(id), Some(method)) => Decoded::UnreadableRequest {
+            id: id.clone(),
+            method: method.clone(),
+            malformed,
+        },
+        _ => Decoded::Malformed {
+            id: scan.id.clone(),
+            malformed,
+        },
     };
     let text = match std::str::from_utf8(bytes) {
         Ok(text) => text,
@@ -471,6 +490,9 @@ pub(crate) struct Scan {
     pub(crate) depth: usize,
     /// The `id` member of the top-level object, when it is a number or a string.
     pub(crate) id: Option<RequestId>,
+    /// The `method` member of the top-level object, when it is a string: the message is a
+    /// request or a notification, not an answer.
+    pub(crate) method: Option<String>,
 }
 
 /// Counts how deep `bytes` nest and finds the top-level `id`, without parsing: it works on JSON cut
@@ -479,9 +501,12 @@ pub(crate) struct Scan {
 pub(crate) fn scan(bytes: &[u8]) -> Scan {
     let mut found = Scan::default();
     let mut depth = 0usize;
-    // At depth 1, whether the next string is a key, and whether the last key was `id`.
+    // At depth 1, whether the next string is a key, and whether the last key was `id` or
+    // `method` (and its value is next).
     let mut expecting_key = false;
     let mut after_id_key = false;
+    let mut after_method_key = false;
+    let mut method_value_next = false;
     // Where the value of the top-level `id` starts.
     let mut id_start: Option<usize> = None;
     let mut index = 0;
@@ -491,8 +516,15 @@ pub(crate) fn scan(bytes: &[u8]) -> Scan {
             b'"' => {
                 let end = string_end(bytes, index + 1);
                 if depth == 1 && expecting_key {
-                    after_id_key = bytes.get(index + 1..end) == Some(b"id".as_slice());
+                    let key = bytes.get(index + 1..end);
+                    after_id_key = key == Some(b"id".as_slice());
+                    after_method_key = key == Some(b"method".as_slice());
                     expecting_key = false;
+                } else if depth == 1 && method_value_next {
+                    found.method = bytes
+                        .get(index..=end)
+                        .and_then(|text| serde_json::from_slice::<String>(text).ok());
+                    method_value_next = false;
                 }
                 index = end + 1;
                 continue;
@@ -512,9 +544,14 @@ pub(crate) fn scan(bytes: &[u8]) -> Scan {
                 id_start = Some(index + 1);
                 after_id_key = false;
             }
+            b':' if depth == 1 && after_method_key => {
+                method_value_next = true;
+                after_method_key = false;
+            }
             b',' if depth == 1 => {
                 take_id(bytes, &mut id_start, index, &mut found);
                 expecting_key = true;
+                method_value_next = false;
             }
             _ => {}
         }
@@ -570,9 +607,18 @@ mod tests {
             scanned,
             Scan {
                 depth: 4,
-                id: number(7)
+                id: number(7),
+                method: None,
             }
         );
+        // A request names its method; one nested deeper, or a key's text, is not the message's.
+        let scanned = scan(
+            br#"{"jsonrpc":"2.0","id":0,"method":"elicitation/create","params":{"method":"x"}"#,
+        );
+        assert_eq!(scanned.method.as_deref(), Some("elicitation/create"));
+        assert_eq!(scanned.id, number(0));
+        assert_eq!(scan(br#"{"result":{"method":"x"},"id":1}"#).method, None);
+        assert_eq!(scan(br#"{"x":"method","method":7}"#).method, None);
         // The id last, as some servers write it; strings with brackets, quotes and escapes.
         let scanned = scan(br#"{"result":{"text":"[{\"id\":9}]\\"},"id" : "abc"}"#);
         assert_eq!(scanned.depth, 2);
@@ -597,7 +643,40 @@ mod tests {
         match decode(bytes, pending(method)) {
             Decoded::Malformed { id, malformed } => (id, malformed.to_string()),
             Decoded::Message { message, .. } => panic!("read as a message: {message:?}"),
+            Decoded::UnreadableRequest { method, .. } => panic!("read as a request: {method}"),
         }
+    }
+
+    #[test]
+    fn a_request_of_the_servers_that_cannot_be_read_keeps_its_own_id() {
+        // The id 7 is also one of toolweave's waiting requests: this is not its answer.
+        let bytes =
+            br#"{"jsonrpc":"2.0","id":7,"method":"sampling/createMessage","params":{"maxTokens":"#;
+        let decoded = decode(bytes, pending(Method::CallTool));
+        let Decoded::UnreadableRequest {
+            id,
+            method,
+            malformed,
+        } = decoded
+        else {
+            panic!("not read as a request: {decoded:?}");
+        };
+        assert_eq!(
+            (id, method.as_str()),
+            (NumberOrString::Number(7), "sampling/createMessage")
+        );
+        assert!(
+            malformed
+                .to_string()
+                .starts_with("invalid JSON (EOF while parsing"),
+            "{malformed}"
+        );
+        // A notification that cannot be read has no id to answer: it is only reported.
+        let bytes = br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"#;
+        assert!(matches!(
+            decode(bytes, pending(Method::CallTool)),
+            Decoded::Malformed { id: None, .. }
+        ));
     }
 
     #[test]

@@ -12,10 +12,16 @@
 //!
 //! Calls go through the connection's cloneable `Peer`, which multiplexes requests: a hung call
 //! does not hold up others to the same server. A call that times out or is cancelled is dropped,
-//! and rmcp then sends `notifications/cancelled` upstream. A server that exits after it was ready
-//! is started again on a later call, waiting longer between restarts each time it keeps crashing.
-//! A remote server that goes away shows when a call finds its connection broken: that ends the
-//! run, and a later call connects again with the same backoff.
+//! and rmcp then sends `notifications/cancelled` upstream. A call's timeout is the tool's own
+//! (`toolTimeouts` in the server's entry), else `--tool-timeout-ms`. A server that exits, or
+//! never came up (a remote server that was not listening yet), is started again on a later call,
+//! waiting longer between starts each time it keeps failing. A remote server that goes away shows
+//! when a call finds its connection broken: that ends the run, and a later call connects again
+//! with the same backoff.
+//!
+//! A server's requests to the client (elicitation, sampling, roots) go to the client session
+//! whose calls it is working on (`requests.rs`); what the server said about using it in
+//! `initialize` (its instructions) is kept for [`ServerStatus`].
 //!
 //! What a server sends is read as bytes before rmcp sees it, by the connection's wire (`wire.rs`,
 //! `decode.rs`): an answer that cannot be read fails its call at once with what is wrong
@@ -40,6 +46,7 @@ mod manager;
 mod notices;
 mod process;
 mod remote;
+mod requests;
 mod run;
 mod sse;
 mod status;
@@ -49,27 +56,40 @@ mod wire;
 
 use std::time::Duration;
 
-pub use error::{Delivery, Error, Malformed, Result};
+pub use error::{Delivery, Error, LimitFrom, Malformed, Result};
 pub use manager::{CallOptions, UpstreamManager};
 pub use notices::{Listener, Notice};
+pub use requests::{
+    ClientConnection, ClientSession, ClientSessions, ForwardedAnswer, ForwardedRequest, Refusal,
+    RequestKind,
+};
 pub use status::{ServerState, ServerStatus};
 
-/// Timeouts the manager applies.
+/// The most of a server's instructions toolweave keeps, in bytes; longer ones are cut with a
+/// note that says so.
+pub const MAX_INSTRUCTIONS_BYTES: usize = 8 * 1024;
+
+/// Timeouts the manager applies, and whom it serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Options {
     /// How long a server may take from spawn (or connect) to a listed set of tools
     /// (`--startup-timeout-ms`).
     pub startup_timeout: Duration,
-    /// Default time one tool call may take (`--tool-timeout-ms`).
+    /// Default time one tool call may take (`--tool-timeout-ms`); a tool named in its server's
+    /// `toolTimeouts` has its own.
     pub call_timeout: Duration,
+    /// The MCP client sessions toolweave serves, which decides what upstream servers are told
+    /// it supports (elicitation, sampling, roots).
+    pub client_sessions: ClientSessions,
 }
 
 impl Default for Options {
-    /// The command line's defaults: 30 s each.
+    /// The command line's defaults: 30 s each; no client sessions.
     fn default() -> Self {
         Self {
             startup_timeout: Duration::from_secs(30),
             call_timeout: Duration::from_secs(30),
+            client_sessions: ClientSessions::None,
         }
     }
 }

@@ -16,7 +16,9 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use toolweave_config::{Config, ServerConfig, Transport};
 
+use crate::error::LimitFrom;
 use crate::notices::{Listener, Routes};
+use crate::requests::{ClientConnection, ClientSession, Clients};
 use crate::run::Breaker;
 use crate::status::{ServerState, ServerStatus};
 use crate::wire::Wire;
@@ -30,7 +32,8 @@ const SHUTDOWN_LIMIT: Duration = Duration::from_secs(5);
 const SETTLE_GRACE: Duration = Duration::from_secs(2);
 /// After a call lost its connection, how long it waits for the server's task to record why.
 const EXIT_REPORT_WAIT: Duration = Duration::from_secs(2);
-/// First wait before restarting a server that exited; doubles for each crash in a row.
+/// First wait before starting a server again after it exited or failed to start; doubles for each
+/// failure in a row.
 const FIRST_RESTART_DELAY: Duration = Duration::from_secs(1);
 /// Longest wait between restarts.
 const MAX_RESTART_DELAY: Duration = Duration::from_secs(30);
@@ -51,6 +54,9 @@ pub(crate) struct Shared {
     /// Cancelled by `shutdown` (or when the manager is dropped): every task stops its child.
     pub(crate) shutdown: CancellationToken,
     tasks: TaskTracker,
+    /// The client sessions toolweave serves: what servers are told it supports, and where
+    /// their requests go.
+    pub(crate) clients: Arc<Clients>,
 }
 
 /// One configured server.
@@ -67,9 +73,8 @@ struct Slot {
     state: State,
     /// Processes started so far; identifies the current run.
     starts: u32,
-    /// Whether any run got as far as ready (then failures are worth a restart).
-    ever_ready: bool,
-    /// Crashes in a row, for the delay before the next restart.
+    /// Failures in a row (exits, lost connections, failed starts), for the delay before the next
+    /// start.
     crashes: u32,
 }
 
@@ -81,11 +86,11 @@ enum State {
         process_id: Option<u32>,
         breaker: Breaker,
         wire: Arc<Wire>,
+        instructions: Option<Arc<str>>,
     },
     Down {
         error: Error,
         at: Instant,
-        restartable: bool,
     },
     Stopped,
 }
@@ -113,6 +118,8 @@ pub(crate) struct Ready {
     pub(crate) breaker: Breaker,
     /// What crosses the connection.
     pub(crate) wire: Arc<Wire>,
+    /// What the server's `initialize` said about using it, bounded.
+    pub(crate) instructions: Option<String>,
 }
 
 /// A ready server's connection, as a caller takes it.
@@ -129,7 +136,8 @@ struct Connection {
 /// How one tool call is made, beyond its server, tool and arguments.
 #[derive(Debug, Clone, Default)]
 pub struct CallOptions<'a> {
-    /// Overrides the default per-call timeout (`--tool-timeout-ms`).
+    /// Overrides the call's timeout (the tool's own from the server's `toolTimeouts`, else
+    /// `--tool-timeout-ms`).
     pub timeout: Option<Duration>,
     /// Abandons the call when cancelled: rmcp tells the server, and the answer is
     /// [`Error::Cancelled`].
@@ -157,7 +165,6 @@ impl UpstreamManager {
                 slot: Mutex::new(Slot {
                     state: State::Starting,
                     starts: 0,
-                    ever_ready: false,
                     crashes: 0,
                 }),
             })
@@ -169,6 +176,7 @@ impl UpstreamManager {
             version,
             shutdown: CancellationToken::new(),
             tasks: TaskTracker::new(),
+            clients: Arc::new(Clients::new(options.client_sessions)),
         });
         for (index, server) in shared.servers.iter().enumerate() {
             shared.launch(index, &mut server.lock());
@@ -224,26 +232,29 @@ impl UpstreamManager {
             .iter()
             .map(|server| {
                 let slot = server.lock();
-                let (state, process_id) = match &slot.state {
-                    State::Starting => (ServerState::Starting, None),
+                let (state, process_id, instructions) = match &slot.state {
+                    State::Starting => (ServerState::Starting, None, None),
                     State::Ready {
-                        tools, process_id, ..
+                        tools,
+                        process_id,
+                        instructions,
+                        ..
                     } => (
                         ServerState::Ready {
                             tool_count: tools.len(),
                         },
                         *process_id,
+                        instructions.as_deref().map(str::to_owned),
                     ),
-                    State::Down {
-                        error, restartable, ..
-                    } => (
+                    State::Down { error, .. } => (
                         ServerState::Failed {
                             error: error.clone(),
-                            restarts_on_use: *restartable && !self.shared.shutdown.is_cancelled(),
+                            restarts_on_use: !self.shared.shutdown.is_cancelled(),
                         },
                         None,
+                        None,
                     ),
-                    State::Stopped => (ServerState::Stopped, None),
+                    State::Stopped => (ServerState::Stopped, None, None),
                 };
                 ServerStatus {
                     name: server.config.name.clone(),
@@ -251,6 +262,7 @@ impl UpstreamManager {
                     state,
                     starts: slot.starts,
                     process_id,
+                    instructions,
                 }
             })
             .collect()
@@ -299,7 +311,10 @@ impl UpstreamManager {
         // Waiting for the server to start has a bound of its own: it counts neither against the
         // timeout nor as time in toolweave.
         let taken = taken.unwrap_or(asked) + asked.elapsed();
-        let limit = timeout.unwrap_or(self.shared.options.call_timeout);
+        let (limit, limit_from) = match timeout {
+            Some(limit) => (limit, LimitFrom::Caller),
+            None => self.shared.call_timeout(index, tool),
+        };
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = arguments;
         let routes = match (listener, self.shared.servers.get(index)) {
@@ -331,6 +346,7 @@ impl UpstreamManager {
                 server: server.to_owned(),
                 tool: tool.to_owned(),
                 limit,
+                limit_from,
                 delivery: connection
                     .wire
                     .delivery(request_id.as_ref(), taken, Instant::now()),
@@ -349,6 +365,43 @@ impl UpstreamManager {
                 .call_failure(index, tool, &connection, request_id.as_ref(), error)
                 .await),
         }
+    }
+
+    /// A client session connected, declaring `capabilities` in its `initialize`: upstream servers'
+    /// requests may go to it (see [`ClientSession`]), and over stdio, servers start once the one
+    /// client has declared what it supports. The session stays known until the returned
+    /// connection is dropped.
+    pub fn client_connected(
+        &self,
+        session: Arc<dyn ClientSession>,
+        capabilities: &rmcp::model::ClientCapabilities,
+    ) -> ClientConnection {
+        let number = session.session();
+        self.shared.clients.connect(session, capabilities);
+        ClientConnection::new(self.shared.clients.clone(), number)
+    }
+
+    /// A client said its roots changed (`notifications/roots/list_changed`): every ready server
+    /// is told, when servers were told toolweave has roots.
+    pub async fn roots_changed(&self) {
+        if !self.shared.clients.has_roots() {
+            return;
+        }
+        let peers: Vec<(String, Peer<RoleClient>)> = self
+            .shared
+            .servers
+            .iter()
+            .filter_map(|server| match &server.lock().state {
+                State::Ready { peer, .. } => Some((server.config.name.clone(), peer.clone())),
+                _ => None,
+            })
+            .collect();
+        let notices = peers.iter().map(|(name, peer)| async move {
+            if let Err(error) = peer.notify_roots_list_changed().await {
+                tracing::debug!(server = %name, %error, "could not pass notifications/roots/list_changed on");
+            }
+        });
+        futures::future::join_all(notices).await;
     }
 
     /// Stops every child process (graceful close, then kill) and waits briefly. Nothing is left
@@ -525,6 +578,19 @@ impl Shared {
         self.version.send_modify(|version| *version += 1);
     }
 
+    /// The time one call to `tool` of server `index` may take, and what set it: the tool's
+    /// entry in the server's `toolTimeouts`, else `--tool-timeout-ms`.
+    fn call_timeout(&self, index: usize, tool: &str) -> (Duration, LimitFrom) {
+        let own = self
+            .servers
+            .get(index)
+            .and_then(|server| server.config.tool_timeouts.get(tool));
+        match own {
+            Some(limit) => (*limit, LimitFrom::ToolConfig),
+            None => (self.options.call_timeout, LimitFrom::Flag),
+        }
+    }
+
     /// Whether the server is reached over HTTP.
     fn is_remote(&self, index: usize) -> bool {
         self.servers
@@ -565,18 +631,14 @@ impl Shared {
                     wire: wire.clone(),
                 }));
             }
-            State::Down {
-                error,
-                at,
-                restartable,
-            } => {
-                if *restartable && self.shutdown.is_cancelled() {
+            State::Down { error, at } => {
+                if self.shutdown.is_cancelled() {
                     return Some(Err(self.stopped(index)));
                 }
-                if !*restartable || at.elapsed() < restart_delay(slot.crashes) {
+                if at.elapsed() < restart_delay(slot.crashes) {
                     return Some(Err(error.clone()));
                 }
-                tracing::info!(server = %server.config.name, crashes = slot.crashes, "restarting the server");
+                tracing::info!(server = %server.config.name, failures = slot.crashes, "starting the server again");
                 true
             }
         };
@@ -639,13 +701,22 @@ impl Shared {
         if slot.starts != run {
             return;
         }
-        slot.ever_ready = true;
+        for tool in server.config.tool_timeouts.keys() {
+            if !ready
+                .tools
+                .iter()
+                .any(|listed| listed.name == tool.as_str())
+            {
+                tracing::warn!(server = %server.config.name, tool = %tool, "\"toolTimeouts\" names the tool {tool:?}, which the server does not list; its entry has no effect (tools are named as the server lists them)");
+            }
+        }
         slot.state = State::Ready {
             peer: ready.peer,
             tools: Arc::new(ready.tools),
             process_id: ready.process_id,
             breaker: ready.breaker,
             wire: ready.wire,
+            instructions: ready.instructions.map(Arc::from),
         };
         drop(slot);
         self.bump();
@@ -679,17 +750,15 @@ impl Shared {
         slot.state = match ending {
             Ending::Stopped => State::Stopped,
             Ending::Failed { error, uptime } => {
-                let restartable = slot.ever_ready;
-                if restartable {
-                    slot.crashes = match uptime {
-                        Some(uptime) if uptime >= STABLE_UPTIME => 1,
-                        _ => slot.crashes.saturating_add(1),
-                    };
-                }
+                // A server that never came up is tried again like one that crashed: a remote
+                // server may come up after toolweave did.
+                slot.crashes = match uptime {
+                    Some(uptime) if uptime >= STABLE_UPTIME => 1,
+                    _ => slot.crashes.saturating_add(1),
+                };
                 State::Down {
                     error,
                     at: Instant::now(),
-                    restartable,
                 }
             }
         };
@@ -752,7 +821,8 @@ impl Drop for CancelOnDrop<'_> {
     }
 }
 
-/// Delay before restart number `crashes` (1, 2, 4, ... seconds, at most 30).
+/// Delay before the start that follows `crashes` failures in a row (1, 2, 4, ... seconds, at
+/// most 30).
 fn restart_delay(crashes: u32) -> Duration {
     let doublings = crashes.saturating_sub(1).min(16);
     FIRST_RESTART_DELAY

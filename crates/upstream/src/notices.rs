@@ -1,11 +1,13 @@
 //! Progress and log notifications an upstream server sends while it works on a call, routed to
-//! whoever made the call.
+//! whoever made the call; and the client session its requests go to (`requests.rs`).
 //!
 //! Progress is exact: each call that has a listener carries a progress token of its own, and a
 //! notification with that token belongs to that call. Log messages (`notifications/message`)
 //! name no request, so a server's message goes to the one listener with calls in flight to that
 //! server; when several listeners have calls there at once, the message cannot be told apart and
-//! stays in toolweave's own log, so one client never reads what another's call caused.
+//! stays in toolweave's own log, so one client never reads what another's call caused. Requests
+//! (elicitation, sampling, roots) name no call either: they go to the one client session with
+//! calls in flight to the server, whichever of its executions made them.
 
 // MCP logging is deprecated by SEP-2577 for the newest protocol version; servers speaking
 // 2025-06-18 and 2025-11-25 still send it.
@@ -18,6 +20,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use rmcp::model::{LoggingLevel, ProgressToken};
 use serde_json::Value;
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::requests::{ClientSession, Refusal, Route};
 
 /// How many notices wait for the receiver before more are dropped (and counted in the log).
 const NOTICE_BUFFER: usize = 256;
@@ -51,11 +56,14 @@ pub enum Notice {
     },
 }
 
-/// Where the notices of one caller's calls go. Cheap to clone; every clone is the same listener.
+/// Where the notices of one caller's calls go, and the client session that upstream servers'
+/// requests about them go to. Cheap to clone; every clone is the same listener.
 #[derive(Debug, Clone)]
 pub struct Listener {
     id: u64,
     sender: mpsc::Sender<Notice>,
+    /// The client session requests go to; none for a caller that is no MCP client.
+    client: Option<Arc<dyn ClientSession>>,
 }
 
 impl Listener {
@@ -64,7 +72,25 @@ impl Listener {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         let (sender, receiver) = mpsc::channel(NOTICE_BUFFER);
         let id = NEXT.fetch_add(1, Ordering::Relaxed);
-        (Self { id, sender }, receiver)
+        let listener = Self {
+            id,
+            sender,
+            client: None,
+        };
+        (listener, receiver)
+    }
+
+    /// The same listener, whose calls' servers may send their requests to `client`.
+    pub fn with_client(self, client: Arc<dyn ClientSession>) -> Self {
+        Self {
+            client: Some(client),
+            ..self
+        }
+    }
+
+    /// The client session requests go to, when there is one.
+    pub fn client(&self) -> Option<&Arc<dyn ClientSession>> {
+        self.client.as_ref()
     }
 
     fn send(&self, notice: Notice) {
@@ -87,6 +113,18 @@ struct RoutesInner {
     progress: HashMap<ProgressToken, (Listener, String)>,
     /// Listener id → (listener, calls in flight).
     active: HashMap<u64, (Listener, usize)>,
+    /// Client session → its calls in flight, and what ends the requests made for them.
+    sessions: HashMap<u64, SessionCalls>,
+}
+
+/// One client session's calls in flight to the server.
+#[derive(Debug)]
+struct SessionCalls {
+    /// The session (as the listener of its first call in flight gave it).
+    client: Arc<dyn ClientSession>,
+    calls: usize,
+    /// Cancelled when the last of them ends: requests made for them end too.
+    ended: CancellationToken,
 }
 
 /// One call's place in the routes; leaving them when dropped (answered, failed, timed out or
@@ -96,6 +134,8 @@ pub(crate) struct Registration {
     routes: Arc<Routes>,
     token: ProgressToken,
     listener: u64,
+    /// The client session the call came from, when it came from one.
+    session: Option<u64>,
 }
 
 impl Drop for Registration {
@@ -106,6 +146,15 @@ impl Drop for Registration {
             *calls -= 1;
             if *calls == 0 {
                 inner.active.remove(&self.listener);
+            }
+        }
+        if let Some(session) = self.session
+            && let Some(entry) = inner.sessions.get_mut(&session)
+        {
+            entry.calls -= 1;
+            if entry.calls == 0 {
+                entry.ended.cancel();
+                inner.sessions.remove(&session);
             }
         }
     }
@@ -133,10 +182,41 @@ impl Routes {
             .entry(listener.id)
             .or_insert_with(|| (listener.clone(), 0))
             .1 += 1;
+        let session = listener.client.as_ref().map(|client| {
+            let session = client.session();
+            inner
+                .sessions
+                .entry(session)
+                .or_insert_with(|| SessionCalls {
+                    client: client.clone(),
+                    calls: 0,
+                    ended: CancellationToken::new(),
+                })
+                .calls += 1;
+            session
+        });
         Registration {
             routes: self.clone(),
             token,
             listener: listener.id,
+            session,
+        }
+    }
+
+    /// Where a request from the server goes: the one client session with calls in flight to
+    /// it, until the last of those calls ends.
+    pub(crate) fn route(&self) -> Result<Route, Refusal> {
+        let inner = self.lock();
+        let mut sessions = inner.sessions.values();
+        match (sessions.next(), sessions.next()) {
+            (Some(calls), None) => Ok(Route {
+                client: calls.client.clone(),
+                cancel: calls.ended.clone(),
+                limit: None,
+            }),
+            (Some(_), Some(_)) => Err(Refusal::SeveralSessions),
+            (None, _) if inner.active.is_empty() => Err(Refusal::NoCall),
+            (None, _) => Err(Refusal::NoClient),
         }
     }
 

@@ -1,7 +1,8 @@
 //! One run of one server, whatever its transport: connect (spawn the process, or open the HTTP
 //! connection), complete the MCP handshake and `tools/list` under the startup timeout, serve until
 //! the process exits, the connection closes or breaks, or toolweave shuts down, then report how it
-//! ended. The task owns what it connected, so it is the one place that stops it.
+//! ended. The task owns what it connected, so it is the one place that stops it. Over stdio, a
+//! run starts once the one client has said what it supports, which the handshake passes on.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -358,11 +359,19 @@ async fn run_server(shared: &Arc<Shared>, index: usize, run: u32) -> Ending {
         return Ending::Stopped;
     };
     let name = server.config.name.clone();
+    // What the server is told toolweave supports is what the client declared (stdio).
+    tokio::select! {
+        biased;
+        () = shared.shutdown.cancelled() => return Ending::Stopped,
+        () = shared.clients.declared() => {}
+    }
     let started = Instant::now();
     let client = UpstreamClient::new(
         name.clone(),
         server.tools_changed.clone(),
         server.routes.clone(),
+        shared.clients.clone(),
+        shared.options.call_timeout,
     );
     let wire = Wire::new(name.clone());
     let connected = match &server.config.transport {
@@ -413,6 +422,9 @@ async fn run_server(shared: &Arc<Shared>, index: usize, run: u32) -> Ending {
     };
 
     let peer = service.peer().clone();
+    let instructions = service
+        .peer_info()
+        .and_then(|info| info.instructions.as_deref().map(bounded_instructions));
     let stop_service = service.cancellation_token();
     let breaker = Breaker::default();
     tracing::info!(
@@ -431,6 +443,7 @@ async fn run_server(shared: &Arc<Shared>, index: usize, run: u32) -> Ending {
             process_id: link.process_id(),
             breaker: breaker.clone(),
             wire,
+            instructions,
         },
     );
     let ready_at = Instant::now();
@@ -502,9 +515,53 @@ fn explain_unreadable(error: Error, wire: &Wire) -> Error {
     }
 }
 
+/// A server's instructions, cut to [`MAX_INSTRUCTIONS_BYTES`](crate::MAX_INSTRUCTIONS_BYTES)
+/// (on a character boundary) with a note that says how much was left out.
+fn bounded_instructions(text: &str) -> String {
+    let text = text.trim();
+    let max = crate::MAX_INSTRUCTIONS_BYTES;
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(
+        "{}\n[… cut by toolweave: the server's instructions are {} bytes; the first {max} are shown]",
+        &text[..end],
+        text.len()
+    )
+}
+
 fn failed(error: Error) -> Ending {
     Ending::Failed {
         error,
         uptime: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_instructions_are_cut_with_a_note() {
+        assert_eq!(
+            bounded_instructions("  Use search first.\n"),
+            "Use search first."
+        );
+        let long = "é".repeat(crate::MAX_INSTRUCTIONS_BYTES);
+        let cut = bounded_instructions(&long);
+        let (kept, note) = cut.split_once('\n').unwrap();
+        assert_eq!(kept.len(), crate::MAX_INSTRUCTIONS_BYTES);
+        assert_eq!(
+            note,
+            format!(
+                "[… cut by toolweave: the server's instructions are {} bytes; the first {} are shown]",
+                2 * crate::MAX_INSTRUCTIONS_BYTES,
+                crate::MAX_INSTRUCTIONS_BYTES
+            )
+        );
     }
 }

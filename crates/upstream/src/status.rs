@@ -16,6 +16,10 @@ pub struct ServerStatus {
     pub starts: u32,
     /// The process id of the running process, when there is one.
     pub process_id: Option<u32>,
+    /// What the server said about using it (`instructions` in its `initialize` answer), when it
+    /// is ready and said something; cut to [`MAX_INSTRUCTIONS_BYTES`](crate::MAX_INSTRUCTIONS_BYTES)
+    /// with a note.
+    pub instructions: Option<String>,
 }
 
 /// Where one server stands.
@@ -32,8 +36,8 @@ pub enum ServerState {
     Failed {
         /// Why it is not available (the message names the cause and what to change).
         error: Error,
-        /// Whether the next call starts it again (a server that ran, then exited or lost its
-        /// connection).
+        /// Whether a later call starts it again (after a delay that grows with each failure in a
+        /// row); not once toolweave is shutting down.
         restarts_on_use: bool,
     },
     /// Stopped because toolweave is shutting down.

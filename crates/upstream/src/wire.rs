@@ -14,18 +14,26 @@
 //!   for it, and the caller finds what was wrong with [`Wire::take_unreadable`];
 //! - logs, with the server's name, what cannot be tied to a request, and keeps a count and the
 //!   first one for a start that fails ([`Wire::untied`]);
+//! - hands rmcp a request of the server's that cannot be read as a request named
+//!   [`UNREADABLE_REQUEST`], with its own id and what was wrong, so the client handler answers
+//!   the server with an error that says so instead of leaving it waiting;
 //! - tells a call that timed out where its time went ([`Wire::delivery`]).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use rmcp::model::{
-    ClientJsonRpcMessage, ClientNotification, ErrorCode, ErrorData, RequestId, ServerJsonRpcMessage,
+    ClientJsonRpcMessage, ClientNotification, CustomRequest, ErrorCode, ErrorData, RequestId,
+    ServerJsonRpcMessage, ServerRequest,
 };
 use tokio::time::Instant;
 
 use crate::decode::{Decoded, Method, decode};
 use crate::error::{Delivery, Malformed};
+
+/// The method under which rmcp is handed a request of the server's that cannot be read; its
+/// params hold the request's `method` and the `fault`.
+pub(crate) const UNREADABLE_REQUEST: &str = "toolweave/unreadable-request";
 
 /// How many abandoned requests are remembered, so that a late answer to one is dropped quietly.
 const ABANDONED_KEPT: usize = 256;
@@ -186,6 +194,23 @@ impl Wire {
                     }
                 }
                 self.answered(&mut state, message, rewritten, answering)
+            }
+            Decoded::UnreadableRequest {
+                id,
+                method,
+                malformed,
+            } => {
+                tracing::warn!(server = %self.server, %id, "the server's {method} request cannot be read, and it is answered with an error: {malformed}");
+                let params =
+                    serde_json::json!({ "method": method, "fault": malformed.to_string() });
+                let request = CustomRequest::new(UNREADABLE_REQUEST, Some(params));
+                Some(Received {
+                    message: ServerJsonRpcMessage::request(
+                        ServerRequest::CustomRequest(request),
+                        id,
+                    ),
+                    rewritten: true,
+                })
             }
             Decoded::Malformed { id, malformed } => {
                 let id = answering.cloned().or(id);

@@ -202,7 +202,7 @@ fn doctor_checks_the_sandbox_and_every_server() {
     let stdout = text(&output.stdout);
     for server in ["alpha", "beta"] {
         assert!(
-            stdout.contains(&format!("  {server} (stdio): ready, 16 tools (")),
+            stdout.contains(&format!("  {server} (stdio): ready, 19 tools (")),
             "{stdout}"
         );
     }
@@ -252,7 +252,7 @@ fn servers_shows_each_upstream_state_tools_and_error() {
         "a failed server fails the command: {stdout}"
     );
     assert!(
-        stdout.contains("good (stdio): ready, 16 tools ("),
+        stdout.contains("good (stdio): ready, 19 tools ("),
         "{stdout}"
     );
     assert!(stdout.contains("broken (stdio): FAILED after "), "{stdout}");
@@ -268,7 +268,7 @@ fn servers_shows_each_upstream_state_tools_and_error() {
     assert_eq!(servers.len(), 2, "{report}");
     let good = servers.iter().find(|s| s["name"] == "good").unwrap();
     assert_eq!(good["state"], "ready");
-    assert_eq!(good["tools"], 16);
+    assert_eq!(good["tools"], 19);
     assert!(good["error"].is_null());
     let broken = servers.iter().find(|s| s["name"] == "broken").unwrap();
     assert_eq!(broken["state"], "failed");

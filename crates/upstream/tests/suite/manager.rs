@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 use toolweave_config::{Config, ServerConfig, Transport};
 use toolweave_testkit::fixture_binary;
-use toolweave_upstream::{Error, Options, ServerState, UpstreamManager};
+use toolweave_upstream::{Error, LimitFrom, Options, ServerState, UpstreamManager};
 
 fn init_logs() {
     super::logs();
@@ -32,6 +32,7 @@ fn stdio(name: &str, command: &str, args: &[&str]) -> ServerConfig {
             cwd: None,
         },
         source: PathBuf::from("/test/mcp.json"),
+        tool_timeouts: BTreeMap::new(),
     }
 }
 
@@ -227,7 +228,10 @@ async fn a_hung_call_times_out_without_blocking_others() {
     assert!(matches!(error, Error::CallTimeout { .. }), "{error:?}");
     let message = error.to_string();
     assert!(message.contains("300 ms"), "{message}");
-    assert!(message.contains("--tool-timeout-ms"), "{message}");
+    assert!(
+        message.contains("(the timeout its caller gave)"),
+        "{message}"
+    );
     assert!(message.contains("\"fixture\""), "{message}");
 
     // The default timeout applies when the call gives none.
@@ -242,6 +246,17 @@ async fn a_hung_call_times_out_without_blocking_others() {
         .await
         .unwrap_err();
     assert!(error.to_string().contains("200 ms"), "{error}");
+    assert!(
+        matches!(
+            error,
+            Error::CallTimeout {
+                limit_from: LimitFrom::Flag,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("(--tool-timeout-ms)"), "{error}");
     assert_eq!(
         call_text(&quick, "quick", "add", json!({ "a": 1, "b": 1 }))
             .await
@@ -249,6 +264,72 @@ async fn a_hung_call_times_out_without_blocking_others() {
         "2"
     );
     quick.shutdown().await;
+    upstream.shutdown().await;
+}
+
+/// A tool named in its server's `toolTimeouts` has its own timeout, instead of the default; a
+/// timeout given to the call wins over both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_timeout_applies_to_that_tool() {
+    let mut config = fixture("reports", &[]);
+    config
+        .tool_timeouts
+        .insert("slow".to_owned(), Duration::from_millis(3000));
+    let upstream = manager(
+        vec![config],
+        Options {
+            call_timeout: Duration::from_millis(300),
+            ..Options::default()
+        },
+    );
+    upstream.tools("reports").await.unwrap();
+    // Longer than the default, within the tool's own.
+    assert_eq!(
+        call_text(&upstream, "reports", "slow", json!({ "ms": 1000 }))
+            .await
+            .unwrap(),
+        "done"
+    );
+    let error = call_text(&upstream, "reports", "slow", json!({ "ms": 10000 }))
+        .await
+        .unwrap_err();
+    let Error::CallTimeout {
+        limit, limit_from, ..
+    } = &error
+    else {
+        panic!("{error:?}");
+    };
+    assert_eq!(
+        (*limit, *limit_from),
+        (Duration::from_millis(3000), LimitFrom::ToolConfig)
+    );
+    assert!(
+        error.to_string().starts_with(
+            "server \"reports\" did not answer the call to \"slow\" within 3000 ms (the tool's \
+             entry in \"toolTimeouts\" of its server in the config file)"
+        ),
+        "{error}"
+    );
+    let error = upstream
+        .call_tool(
+            "reports",
+            "slow",
+            arguments(json!({ "ms": 1000 })),
+            Some(Duration::from_millis(200)),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::CallTimeout {
+                limit_from: LimitFrom::Caller,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
     upstream.shutdown().await;
 }
 
@@ -334,6 +415,7 @@ async fn failures_to_start_say_why() {
                     headers: BTreeMap::new(),
                 },
                 source: PathBuf::from("/test/mcp.json"),
+                tool_timeouts: BTreeMap::new(),
             },
             ServerConfig {
                 name: "legacy".to_owned(),
@@ -342,6 +424,7 @@ async fn failures_to_start_say_why() {
                     headers: BTreeMap::new(),
                 },
                 source: PathBuf::from("/test/mcp.json"),
+                tool_timeouts: BTreeMap::new(),
             },
             fixture("good", &[]),
             stdio("relative", "./toolweave-no-such-server", &[]),
@@ -432,11 +515,11 @@ async fn failures_to_start_say_why() {
         status[0].describe()
     );
     assert_eq!(status[4].transport, "http");
-    assert_eq!(status[4].starts, 1);
+    // A server that never came up is tried again on a later call (after a delay).
     assert!(matches!(
         status[0].state,
         ServerState::Failed {
-            restarts_on_use: false,
+            restarts_on_use: true,
             ..
         }
     ));

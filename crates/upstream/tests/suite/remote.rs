@@ -36,6 +36,7 @@ fn options() -> Options {
     Options {
         startup_timeout: Duration::from_secs(10),
         call_timeout: Duration::from_secs(10),
+        ..Options::default()
     }
 }
 
@@ -239,6 +240,7 @@ async fn a_call_racing_a_remote_server_s_death_is_answered_at_once() {
             Options {
                 startup_timeout: Duration::from_secs(10),
                 call_timeout: Duration::from_secs(10),
+                ..Options::default()
             },
         );
         assert_eq!(
