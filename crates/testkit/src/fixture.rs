@@ -9,8 +9,9 @@
 //!
 //! Tools: `add`, `get-sum`, `echo`, `whoami`, `env`, `slow`, `fail`, `structured`, `image`,
 //! `large`, `dotted.name`, `dash-name`, `crash`, `register`, `remove` (annotated destructive),
-//! `stats`, and `ask`, `sample` and `roots`, which ask the client (elicitation, sampling, roots)
-//! and answer with what it said (see [`tool_definitions`]). `--instructions TEXT` gives the
+//! `stats`, `ask`, `sample` and `roots`, which ask the client (elicitation, sampling, roots) and
+//! answer with what it said, and `capabilities`, what the client declared (see
+//! [`tool_definitions`]). `--instructions TEXT` gives the
 //! server instructions in its `initialize` answer.
 //!
 //! Faults, for tests of how a client copes: `--fail-start` (exit before `initialize`),
@@ -342,6 +343,17 @@ impl FixtureServer {
             }
             "dotted.name" | "dash-name" => text(name),
             "ask" | "sample" | "roots" => ask_client(name, arguments, context).await?,
+            "capabilities" => {
+                let declared = context
+                    .peer
+                    .peer_info()
+                    .map(|info| serde_json::to_value(&info.capabilities).unwrap_or_default())
+                    .unwrap_or_default();
+                let mut result =
+                    CallToolResult::success(vec![ContentBlock::text(declared.to_string())]);
+                result.structured_content = Some(declared);
+                result
+            }
             "stats" => {
                 let counts = json!({
                     "slow": {
@@ -690,6 +702,11 @@ pub fn tool_definitions() -> Vec<Tool> {
         tool(
             "roots",
             "Ask the client for its roots (roots/list); return them.",
+            empty_schema(),
+        ),
+        tool(
+            "capabilities",
+            "Return the capabilities the client declared in its initialize.",
             empty_schema(),
         ),
     ]

@@ -185,7 +185,7 @@ async fn pages_tools_and_announces_new_ones() {
     let first = client.list_tools(None).await.unwrap();
     assert_eq!(first.tools.len(), 4);
     assert_eq!(first.next_cursor.as_deref(), Some("4"));
-    assert_eq!(client.list_all_tools().await.unwrap().len(), 19);
+    assert_eq!(client.list_all_tools().await.unwrap().len(), 20);
 
     assert_eq!(
         text(

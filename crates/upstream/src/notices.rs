@@ -308,4 +308,63 @@ mod tests {
         assert!(!routes.log("s", LoggingLevel::Info, None, Value::Null));
         assert!(second_notices.try_recv().is_err());
     }
+
+    /// A client session that is never asked here; only its number matters.
+    #[derive(Debug)]
+    struct Session(u64);
+
+    impl ClientSession for Session {
+        fn session(&self) -> u64 {
+            self.0
+        }
+
+        fn ask(
+            &self,
+            _server: &str,
+            _request: crate::ForwardedRequest,
+            _cancel: CancellationToken,
+        ) -> futures::future::BoxFuture<'static, Result<crate::ForwardedAnswer, Refusal>> {
+            Box::pin(async { Err(Refusal::NoCall) })
+        }
+    }
+
+    #[test]
+    fn requests_go_to_the_one_session_with_calls_in_flight_until_they_end() {
+        let routes = Arc::new(Routes::default());
+        let token = |n: i64| ProgressToken(rmcp::model::NumberOrString::Number(n));
+        let route = |routes: &Routes| {
+            routes
+                .route()
+                .map(|route| (route.client.session(), route.cancel))
+        };
+        assert_eq!(route(&routes).err(), Some(Refusal::NoCall));
+
+        // A caller that is no client (toolweave run) cannot be asked.
+        let (run, _) = Listener::new();
+        let from_run = routes.register(&run, "add", token(1));
+        assert_eq!(route(&routes).err(), Some(Refusal::NoClient));
+        drop(from_run);
+
+        // Two executions of one session: one route, which ends with the last of their calls.
+        let (first, _) = Listener::new();
+        let (second, _) = Listener::new();
+        let first = first.with_client(Arc::new(Session(7)));
+        let second = second.with_client(Arc::new(Session(7)));
+        let one = routes.register(&first, "ask", token(2));
+        let two = routes.register(&second, "slow", token(3));
+        let (session, ended) = route(&routes).unwrap();
+        assert_eq!(session, 7);
+        drop(one);
+        assert!(!ended.is_cancelled());
+        // Another session's call too: whose request it is cannot be told.
+        let (other, _) = Listener::new();
+        let other = other.with_client(Arc::new(Session(8)));
+        let three = routes.register(&other, "ask", token(4));
+        assert_eq!(route(&routes).err(), Some(Refusal::SeveralSessions));
+        drop(two);
+        assert!(ended.is_cancelled());
+        assert_eq!(route(&routes).unwrap().0, 8);
+        drop(three);
+        assert_eq!(route(&routes).err(), Some(Refusal::NoCall));
+    }
 }

@@ -202,7 +202,7 @@ fn doctor_checks_the_sandbox_and_every_server() {
     let stdout = text(&output.stdout);
     for server in ["alpha", "beta"] {
         assert!(
-            stdout.contains(&format!("  {server} (stdio): ready, 19 tools (")),
+            stdout.contains(&format!("  {server} (stdio): ready, 20 tools (")),
             "{stdout}"
         );
     }
@@ -237,7 +237,7 @@ fn servers_shows_each_upstream_state_tools_and_error() {
     std::fs::write(
         &config,
         serde_json::json!({ "mcpServers": {
-            "good": { "command": fixture, "args": ["--name", "good"] },
+            "good": { "command": fixture, "args": ["--name", "good", "--instructions", "Call add for sums.\nNever call crash."] },
             "broken": { "command": fixture, "args": ["--fail-start"] },
             "off": { "command": fixture, "disabled": true },
         }})
@@ -252,7 +252,12 @@ fn servers_shows_each_upstream_state_tools_and_error() {
         "a failed server fails the command: {stdout}"
     );
     assert!(
-        stdout.contains("good (stdio): ready, 19 tools ("),
+        stdout.contains("good (stdio): ready, 20 tools ("),
+        "{stdout}"
+    );
+    // What the server says about using it, under its line.
+    assert!(
+        stdout.contains(" ms)\n  instructions:\n    Call add for sums.\n    Never call crash.\n"),
         "{stdout}"
     );
     assert!(stdout.contains("broken (stdio): FAILED after "), "{stdout}");
@@ -268,8 +273,12 @@ fn servers_shows_each_upstream_state_tools_and_error() {
     assert_eq!(servers.len(), 2, "{report}");
     let good = servers.iter().find(|s| s["name"] == "good").unwrap();
     assert_eq!(good["state"], "ready");
-    assert_eq!(good["tools"], 19);
+    assert_eq!(good["tools"], 20);
     assert!(good["error"].is_null());
+    assert_eq!(
+        good["instructions"],
+        "Call add for sums.\nNever call crash."
+    );
     let broken = servers.iter().find(|s| s["name"] == "broken").unwrap();
     assert_eq!(broken["state"], "failed");
     assert!(

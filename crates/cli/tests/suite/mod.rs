@@ -10,7 +10,9 @@ mod notices;
 mod npm;
 mod policy;
 mod protocol;
+mod requests;
 mod setup;
+mod upstreams;
 
 use std::path::{Path, PathBuf};
 

@@ -193,9 +193,10 @@ async fn npm_server_over_streamable_http_and_sse() {
     server.stop().await.unwrap();
 }
 
-/// The official Python SDK as the client (installed by `.ci/run` into `target/venv`).
-#[test]
-fn official_python_sdk_as_client() {
+/// Runs `tests/python/<script>` with the official Python SDK (installed by `.ci/run` into
+/// `target/venv`) against `toolweave serve` fronting the npm servers, and checks it printed
+/// `<name>: ok`. Skipped, loudly, where the SDK or the servers are missing (never in CI).
+fn run_python_sdk_script(script: &str, name: &str) {
     let dir = tempfile::tempdir().unwrap();
     let python = std::env::var_os("TOOLWEAVE_TEST_PYTHON")
         .map(std::path::PathBuf::from)
@@ -213,12 +214,12 @@ fn official_python_sdk_as_client() {
             std::env::var_os("CI").is_none(),
             "CI must run the Python SDK client: {why}"
         );
-        eprintln!("SKIPPED official_python_sdk_as_client: {why}");
+        eprintln!("SKIPPED {script}: {why}");
         return;
     }
     let config = npm_config(dir.path()).unwrap();
     let output = std::process::Command::new(&python)
-        .arg(repo_root().join("tests/python/sdk_client.py"))
+        .arg(repo_root().join("tests/python").join(script))
         .arg(toolweave())
         .arg(&config)
         .output()
@@ -229,5 +230,19 @@ fn official_python_sdk_as_client() {
         output.status.success(),
         "stdout:\n{stdout}\nstderr:\n{stderr}"
     );
-    assert!(stdout.contains("sdk_client: ok"), "{stdout}");
+    assert!(stdout.contains(&format!("{name}: ok")), "{stdout}");
+}
+
+/// The official Python SDK as the client.
+#[test]
+fn official_python_sdk_as_client() {
+    run_python_sdk_script("sdk_client.py", "sdk_client");
+}
+
+/// server-everything's elicitation, sampling and roots requests, made while guest code calls its
+/// tools, reach the Python SDK client's callbacks and their answers come back; its instructions
+/// are shown; a roots change the client announces reaches it.
+#[test]
+fn server_requests_reach_the_official_python_sdk_client() {
+    run_python_sdk_script("sdk_requests.py", "sdk_requests");
 }

@@ -1,0 +1,131 @@
+//! Upstream servers as users meet them, through the real binary: what a server says about using
+//! it (its instructions) reaches the model, and a remote server that comes up after toolweave
+//! answers once it is there.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use toolweave_testkit::fixture_http::RemoteFixture;
+use toolweave_testkit::harness::Toolweave;
+use toolweave_testkit::http::HttpToolweave;
+
+use super::toolweave;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn describing_a_server_shows_its_instructions_before_its_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        json!({ "mcpServers": {
+            "fixture": {
+                "command": toolweave_testkit::fixture_binary(),
+                "args": ["--instructions", "Call add for sums.\nNever call crash."],
+            },
+            "plain": { "command": toolweave_testkit::fixture_binary() },
+        } })
+        .to_string(),
+    )
+    .unwrap();
+    let server = Toolweave::start(toolweave(), &config, &[]).await.unwrap();
+    let described = server
+        .call("describe_tools", json!({ "names": ["fixture"] }))
+        .await
+        .unwrap();
+    let text = described.content[0].as_text().unwrap().text.clone();
+    assert!(
+        text.starts_with(
+            "Instructions from server \"fixture\":\nCall add for sums.\nNever call crash.\n\n"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("add(args"), "the declarations follow: {text}");
+    let structured = described.structured_content.unwrap();
+    assert_eq!(
+        structured["instructions"],
+        json!([{ "server": "fixture", "instructions": "Call add for sums.\nNever call crash." }])
+    );
+
+    // Not for a single tool, nor for a server that gave none.
+    for names in [json!(["fixture.add"]), json!(["plain"])] {
+        let described = server
+            .call("describe_tools", json!({ "names": names }))
+            .await
+            .unwrap();
+        let text = described.content[0].as_text().unwrap().text.clone();
+        assert!(!text.contains("Instructions from server"), "{text}");
+        assert!(described.structured_content.unwrap()["instructions"].is_null());
+    }
+    server.stop().await.unwrap();
+}
+
+/// A free port on the loopback address, for a server that is not listening yet.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `toolweave serve --http` and a remote server started at the same moment: toolweave's first
+/// connection is refused, and once the server listens a call answers within one backoff (the
+/// first is 1 s), without restarting toolweave.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_server_that_comes_up_late_answers_within_one_backoff() {
+    let dir = tempfile::tempdir().unwrap();
+    let address = format!("127.0.0.1:{}", free_port());
+    let config = dir.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        json!({ "mcpServers": { "web": { "type": "http", "url": format!("http://{address}/mcp") } } })
+            .to_string(),
+    )
+    .unwrap();
+    let late = tokio::spawn({
+        let address = address.clone();
+        async move {
+            let fixture =
+                RemoteFixture::start(&["--http", &address, "--start-delay-ms", "4000"]).await;
+            (fixture, Instant::now())
+        }
+    });
+    let gateway = HttpToolweave::start(toolweave(), &config, &[], &[])
+        .await
+        .unwrap();
+    let client = gateway.connect(None).await.unwrap();
+    let code = "try { return await tools.web.add({ a: 2, b: 5 }) } catch (e) { return String(e) }";
+
+    let before = client.execute(code, "javascript").await.unwrap();
+    if late.is_finished() {
+        eprintln!("SKIPPED the check before the server listens: this machine took 4 s to get here");
+    } else {
+        let text = before
+            .value()
+            .unwrap()
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        assert!(text.contains("the connection was refused"), "{text}");
+    }
+
+    let (fixture, listening) = late.await.unwrap();
+    let _fixture = fixture.unwrap();
+    let answered = loop {
+        let run = client.execute(code, "javascript").await.unwrap();
+        if run.value().unwrap() == &json!(7) {
+            break listening.elapsed();
+        }
+        assert!(
+            listening.elapsed() < Duration::from_secs(6),
+            "no answer {} ms after the server listened: {}",
+            listening.elapsed().as_millis(),
+            run.text
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    eprintln!(
+        "answered {} ms after the server listened",
+        answered.as_millis()
+    );
+}
