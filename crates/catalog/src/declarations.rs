@@ -50,6 +50,8 @@ declare function searchTools(
 
 /** Full declarations and JSON Schemas of tools, by call name ("server.tool") or server name. */
 declare function describeTools(names: string[]): Promise<{
+  /** What each server named whole says about using its tools (its instructions), if anything. */
+  instructions?: { server: string; instructions: string }[];
   tools: {
     name: string;
     server: string;

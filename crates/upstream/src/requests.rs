@@ -489,4 +489,30 @@ mod tests {
         one.disconnect(7);
         assert!(one.only().is_none());
     }
+
+    /// rmcp reads an elicitation's schema into types of its own and writes it again for the
+    /// client: nothing a server wrote may be lost on the way (titles of choices, defaults,
+    /// formats, the legacy `enumNames`).
+    #[test]
+    fn an_elicitations_schema_passes_through_whole() {
+        let asked = serde_json::json!({
+            "mode": "form",
+            "message": "Please provide inputs",
+            "requestedSchema": {
+                "type": "object",
+                "properties": {
+                    "name": { "type": "string", "title": "Name", "description": "Your name", "default": "Ada" },
+                    "email": { "type": "string", "format": "email" },
+                    "amount": { "type": "number", "minimum": 0.5, "maximum": 99.5, "default": 3.25 },
+                    "hero": { "type": "string", "oneOf": [{ "const": "h1", "title": "Superman" }], "default": "h1" },
+                    "fish": { "type": "array", "minItems": 1, "items": { "anyOf": [{ "const": "f1", "title": "Tuna" }] } },
+                    "pet": { "type": "string", "enum": ["p1", "p2"], "enumNames": ["Cats", "Dogs"] },
+                    "agree": { "type": "boolean" }
+                },
+                "required": ["name"]
+            }
+        });
+        let params: ElicitRequestParams = serde_json::from_value(asked.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&params).unwrap(), asked);
+    }
 }
