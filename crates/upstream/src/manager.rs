@@ -75,7 +75,7 @@ struct Slot {
     starts: u32,
     /// Failures in a row (exits, lost connections, failed starts), for the delay before the next
     /// start.
-    crashes: u32,
+    failures: u32,
 }
 
 enum State {
@@ -165,7 +165,7 @@ impl UpstreamManager {
                 slot: Mutex::new(Slot {
                     state: State::Starting,
                     starts: 0,
-                    crashes: 0,
+                    failures: 0,
                 }),
             })
             .collect();
@@ -635,10 +635,10 @@ impl Shared {
                 if self.shutdown.is_cancelled() {
                     return Some(Err(self.stopped(index)));
                 }
-                if at.elapsed() < restart_delay(slot.crashes) {
+                if at.elapsed() < restart_delay(slot.failures) {
                     return Some(Err(error.clone()));
                 }
-                tracing::info!(server = %server.config.name, failures = slot.crashes, "starting the server again");
+                tracing::info!(server = %server.config.name, failures = slot.failures, "starting the server again");
                 true
             }
         };
@@ -752,9 +752,9 @@ impl Shared {
             Ending::Failed { error, uptime } => {
                 // A server that never came up is tried again like one that crashed: a remote
                 // server may come up after toolweave did.
-                slot.crashes = match uptime {
+                slot.failures = match uptime {
                     Some(uptime) if uptime >= STABLE_UPTIME => 1,
-                    _ => slot.crashes.saturating_add(1),
+                    _ => slot.failures.saturating_add(1),
                 };
                 State::Down {
                     error,
@@ -821,10 +821,10 @@ impl Drop for CancelOnDrop<'_> {
     }
 }
 
-/// Delay before the start that follows `crashes` failures in a row (1, 2, 4, ... seconds, at
+/// Delay before the start that follows `failures` failures in a row (1, 2, 4, ... seconds, at
 /// most 30).
-fn restart_delay(crashes: u32) -> Duration {
-    let doublings = crashes.saturating_sub(1).min(16);
+fn restart_delay(failures: u32) -> Duration {
+    let doublings = failures.saturating_sub(1).min(16);
     FIRST_RESTART_DELAY
         .saturating_mul(1 << doublings)
         .min(MAX_RESTART_DELAY)

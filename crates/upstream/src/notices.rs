@@ -120,8 +120,6 @@ struct RoutesInner {
 /// One client session's calls in flight to the server.
 #[derive(Debug)]
 struct SessionCalls {
-    /// The session (as the listener of its first call in flight gave it).
-    client: Arc<dyn ClientSession>,
     calls: usize,
     /// Cancelled when the last of them ends: requests made for them end too.
     ended: CancellationToken,
@@ -188,7 +186,6 @@ impl Routes {
                 .sessions
                 .entry(session)
                 .or_insert_with(|| SessionCalls {
-                    client: client.clone(),
                     calls: 0,
                     ended: CancellationToken::new(),
                 })
@@ -204,20 +201,31 @@ impl Routes {
     }
 
     /// Where a request from the server goes: the one client session with calls in flight to
-    /// it, until the last of those calls ends.
+    /// it, as one of its executions with calls in flight gives it (so the request is sent in the
+    /// name of a request still open, and recorded with an execution still running), until the
+    /// last of those calls ends.
     pub(crate) fn route(&self) -> Result<Route, Refusal> {
         let inner = self.lock();
-        let mut sessions = inner.sessions.values();
-        match (sessions.next(), sessions.next()) {
-            (Some(calls), None) => Ok(Route {
-                client: calls.client.clone(),
-                cancel: calls.ended.clone(),
-                limit: None,
-            }),
-            (Some(_), Some(_)) => Err(Refusal::SeveralSessions),
-            (None, _) if inner.active.is_empty() => Err(Refusal::NoCall),
-            (None, _) => Err(Refusal::NoClient),
-        }
+        let mut sessions = inner.sessions.iter();
+        let (session, calls) = match (sessions.next(), sessions.next()) {
+            (Some(only), None) => only,
+            (Some(_), Some(_)) => return Err(Refusal::SeveralSessions),
+            (None, _) if inner.active.is_empty() => return Err(Refusal::NoCall),
+            (None, _) => return Err(Refusal::NoClient),
+        };
+        let client = inner
+            .active
+            .values()
+            .filter_map(|(listener, _)| listener.client.as_ref())
+            .find(|client| client.session() == *session)
+            .cloned();
+        // A session counts calls only while a listener of it has some: there is one.
+        let client = client.ok_or(Refusal::NoCall)?;
+        Ok(Route {
+            client,
+            cancel: calls.ended.clone(),
+            limit: None,
+        })
     }
 
     /// Routes a progress notification to its call, if it is still in flight.
@@ -348,14 +356,17 @@ mod tests {
         // Two executions of one session: one route, which ends with the last of their calls.
         let (first, _) = Listener::new();
         let (second, _) = Listener::new();
+        let second_client: Arc<dyn ClientSession> = Arc::new(Session(7));
         let first = first.with_client(Arc::new(Session(7)));
-        let second = second.with_client(Arc::new(Session(7)));
+        let second = second.with_client(second_client.clone());
         let one = routes.register(&first, "ask", token(2));
         let two = routes.register(&second, "slow", token(3));
         let (session, ended) = route(&routes).unwrap();
         assert_eq!(session, 7);
         drop(one);
         assert!(!ended.is_cancelled());
+        // Asked through the execution that still has calls in flight.
+        assert!(Arc::ptr_eq(&routes.route().unwrap().client, &second_client));
         // Another session's call too: whose request it is cannot be told.
         let (other, _) = Listener::new();
         let other = other.with_client(Arc::new(Session(8)));
