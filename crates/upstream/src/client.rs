@@ -18,9 +18,12 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, RoleClient};
 use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
 
 use crate::notices::Routes;
-use crate::requests::{Clients, ForwardedAnswer, ForwardedRequest, Refusal, Route, forward};
+use crate::requests::{
+    Clients, ForwardedAnswer, ForwardedRequest, Refusal, RequestKind, Route, forward,
+};
 use crate::wire::UNREADABLE_REQUEST;
 
 /// The rmcp client handler of one upstream server.
@@ -65,20 +68,25 @@ impl UpstreamClient {
         context: RequestContext<RoleClient>,
     ) -> Result<ForwardedAnswer, ErrorData> {
         let kind = request.kind();
-        let route = match self.routes.route() {
-            Ok(route) => Ok(route),
-            // A server asks for roots when it starts and when they change, outside any call:
-            // the one client there is can answer.
-            Err(Refusal::NoCall) if kind == crate::RequestKind::Roots => self
+        let route = match (self.routes.route(), kind) {
+            // Roots are the session's, not a call's: a server asks for them when it starts or
+            // when the client says they changed, whatever calls are in flight. Such a request
+            // does not end with a call; the client has the call timeout to answer it.
+            (Ok(route), RequestKind::Roots) => Ok(Route {
+                cancel: CancellationToken::new(),
+                limit: Some(self.outside_calls),
+                ..route
+            }),
+            (Err(Refusal::NoCall | Refusal::NoClient), RequestKind::Roots) => self
                 .clients
                 .only()
                 .ok_or(Refusal::NoCall)
                 .map(|client| Route {
                     client,
-                    cancel: tokio_util::sync::CancellationToken::new(),
+                    cancel: CancellationToken::new(),
                     limit: Some(self.outside_calls),
                 }),
-            Err(refusal) => Err(refusal),
+            (route, _) => route,
         };
         let answer = match route {
             Ok(route) => forward(&self.server, request, route, context.ct).await,

@@ -6,9 +6,10 @@
 //! a server asks while it works on a call, so the request goes to the client session whose
 //! execution made the calls in flight to that server. With none, or calls from several sessions
 //! at once, it is refused with a JSON-RPC error that says why ([`Refusal`]); toolweave never asks
-//! one client's user or model on behalf of another's call. A forwarded request ends when the
-//! calls it was made for end (answered, timed out or cancelled), or when the server cancels it.
-//! `roots/list` outside any call goes to the one client session there is, when there is one.
+//! one client's user or model on behalf of another's call. An elicitation or sampling request
+//! ends when the calls it was made for end (answered, timed out or cancelled), or when the server
+//! cancels it. Roots are the session's rather than a call's: `roots/list` is not ended with a
+//! call, and outside any call it goes to the one client session there is, when there is one.
 //!
 //! What toolweave tells upstream servers it supports ([`ClientSessions`]) depends on whom it
 //! serves: over stdio, one client, whose capabilities are passed on as declared (an upstream
