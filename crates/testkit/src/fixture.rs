@@ -11,7 +11,8 @@
 //! `large`, `dotted.name`, `dash-name`, `crash`, `register`, `remove` (annotated destructive),
 //! `stats`, `ask`, `sample` and `roots`, which ask the client (elicitation, sampling, roots) and
 //! answer with what it said, and `capabilities`, what the client declared (see
-//! [`tool_definitions`]). `--instructions TEXT` gives the
+//! [`tool_definitions`]). When the client says its roots changed, the fixture asks for them at
+//! once, as servers do, and keeps them for `roots` with `kept: true`. `--instructions TEXT` gives the
 //! server instructions in its `initialize` answer.
 //!
 //! Faults, for tests of how a client copes: `--fail-start` (exit before `initialize`),
@@ -225,6 +226,8 @@ pub struct FixtureServer {
     calls: Arc<AtomicU64>,
     /// What `initialize` answers as instructions.
     instructions: Option<String>,
+    /// The roots the client gave when asked after it said they changed.
+    kept_roots: Arc<RwLock<Option<Value>>>,
 }
 
 /// What became of `slow` calls, reported by the `stats` tool: tests see from outside whether a
@@ -247,6 +250,7 @@ impl FixtureServer {
             exit_after_calls: None,
             calls: Arc::default(),
             instructions: None,
+            kept_roots: Arc::default(),
         }
     }
 
@@ -342,6 +346,18 @@ impl FixtureServer {
                 text("x".repeat(usize::try_from(bytes).unwrap_or_default()))
             }
             "dotted.name" | "dash-name" => text(name),
+            "roots" if arguments.get("kept") == Some(&Value::Bool(true)) => {
+                let kept = self
+                    .kept_roots
+                    .read()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clone()
+                    .unwrap_or(Value::Null);
+                let mut result =
+                    CallToolResult::success(vec![ContentBlock::text(kept.to_string())]);
+                result.structured_content = Some(kept);
+                result
+            }
             "ask" | "sample" | "roots" => ask_client(name, arguments, context).await?,
             "capabilities" => {
                 let declared = context
@@ -508,6 +524,20 @@ impl ServerHandler for FixtureServer {
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.tools().into_iter().find(|tool| tool.name == name)
+    }
+
+    async fn on_roots_list_changed(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        // Asked at once, whatever calls are in flight, as servers do.
+        let kept = self.kept_roots.clone();
+        tokio::spawn(async move {
+            match context.peer.list_roots().await {
+                Ok(roots) => {
+                    *kept.write().unwrap_or_else(PoisonError::into_inner) =
+                        serde_json::to_value(roots).ok();
+                }
+                Err(error) => tracing::warn!(%error, "the client did not give its roots"),
+            }
+        });
     }
 
     async fn call_tool(
@@ -701,8 +731,13 @@ pub fn tool_definitions() -> Vec<Tool> {
         ),
         tool(
             "roots",
-            "Ask the client for its roots (roots/list); return them.",
-            empty_schema(),
+            "Ask the client for its roots (roots/list) and return them; with kept: true, return the roots it gave when last asked after it said they changed.",
+            json!({
+                "type": "object",
+                "properties": { "kept": { "type": "boolean", "description": "Return the kept roots instead of asking." } },
+                "required": [],
+                "additionalProperties": false
+            }),
         ),
         tool(
             "capabilities",

@@ -26,7 +26,8 @@ use toolweave_testkit::http::HttpToolweave;
 use super::toolweave;
 
 /// A client that supports elicitation, sampling and roots, answers each, and keeps what it was
-/// asked. With `hang`, it never answers an elicitation, and notes when it is cancelled.
+/// asked. With `hang`, it never answers an elicitation, and notes when it is cancelled; with
+/// `slow_roots`, it takes 600 ms to give its roots.
 #[derive(Clone, Default)]
 struct Answering {
     asked: Arc<Mutex<Vec<String>>>,
@@ -34,6 +35,7 @@ struct Answering {
     roots_asked: Arc<AtomicUsize>,
     cancelled: Arc<AtomicUsize>,
     hang: bool,
+    slow_roots: bool,
 }
 
 impl ClientHandler for Answering {
@@ -90,6 +92,9 @@ impl ClientHandler for Answering {
         _context: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, ErrorData> {
         let asked = self.roots_asked.fetch_add(1, Ordering::SeqCst) + 1;
+        if self.slow_roots {
+            tokio::time::sleep(Duration::from_millis(600)).await;
+        }
         Ok(ListRootsResult::new(vec![Root::new(format!(
             "file:///work/project-{asked}"
         ))]))
@@ -308,6 +313,44 @@ async fn a_request_ends_with_the_call_it_was_made_for() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert_eq!(hanging.cancelled.load(Ordering::SeqCst), 1);
+    client.cancel().await.unwrap();
+}
+
+/// A server asks for roots as soon as the client says they changed, whatever calls are in flight:
+/// the request is not ended when such a call ends before the client answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn roots_asked_after_a_change_outlive_the_call_in_flight() {
+    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    let slow = Answering {
+        slow_roots: true,
+        ..Answering::default()
+    };
+    let (client, _) = serve_with(toolweave(), &config, &[], &[], slow.clone())
+        .await
+        .unwrap();
+    // The server is up first: a server still starting is told nothing.
+    let warm = execute(&client, "return await tools.fixture.add({ a: 1, b: 1 })").await;
+    assert_eq!(warm.value().unwrap(), &json!(2));
+    let in_flight = execute(&client, "return await tools.fixture.slow({ ms: 200 })");
+    let change = async {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        client.peer().notify_roots_list_changed().await.unwrap();
+    };
+    let (done, ()) = tokio::join!(in_flight, change);
+    assert_eq!(done.value().unwrap(), &json!("done"));
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let kept = loop {
+        let run = execute(&client, "return await tools.fixture.roots({ kept: true })").await;
+        let kept = run.value().unwrap().clone();
+        if !kept.is_null() || std::time::Instant::now() > deadline {
+            break kept;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(
+        kept,
+        json!({ "roots": [{ "uri": "file:///work/project-1" }] })
+    );
     client.cancel().await.unwrap();
 }
 
