@@ -99,11 +99,20 @@ impl ClientPeer {
                 .extensions_mut()
                 .insert(OriginatingRequestId(id.clone()));
         }
-        let handle = self
-            .peer
-            .send_cancellable_request(request, PeerRequestOptions::no_options())
-            .await
-            .map_err(gone)?;
+        // rmcp names an outgoing request after the request its task is serving (a task-local),
+        // which here is the upstream server's own request: it means nothing to the client, and
+        // over HTTP would send this request down the wrong stream. A task of its own keeps the
+        // name given above.
+        let peer = self.peer.clone();
+        let sent = tokio::spawn(async move {
+            peer.send_cancellable_request(request, PeerRequestOptions::no_options())
+                .await
+        })
+        .await;
+        let handle = match sent {
+            Ok(handle) => handle.map_err(gone)?,
+            Err(error) => return Err(Refusal::SessionGone(error.to_string())),
+        };
         let id = handle.id.clone();
         tokio::select! {
             answer = handle.await_response() => answer.map_err(|error| match error {

@@ -381,6 +381,12 @@ async fn over_http_a_request_goes_to_the_session_that_made_the_call() {
     let alone = execute(&second_client, ask).await;
     assert_eq!(alone.value().unwrap()["action"], "accept");
     assert_eq!(*second.asked.lock().unwrap(), ["[fixture] Who?"]);
+    // It travelled on the stream of the execute_code request, not the session's other one.
+    let logged = server.stderr();
+    assert!(
+        !logged.contains("could not be routed to its originating stream"),
+        "{logged}"
+    );
 
     // The first session has a call in flight to the same server meanwhile.
     let busy = execute(
