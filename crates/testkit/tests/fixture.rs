@@ -67,7 +67,11 @@ async fn lists_the_known_tools_and_answers_calls() {
             "crash",
             "register",
             "remove",
-            "stats"
+            "stats",
+            "ask",
+            "sample",
+            "roots",
+            "capabilities"
         ]
     );
     assert_eq!(
@@ -196,7 +200,7 @@ async fn pages_tools_and_announces_new_ones() {
         "registered late"
     );
     let tools = client.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 17);
+    assert_eq!(tools.len(), 21);
     assert_eq!(
         text(&call(&client, "late", json!({})).await.unwrap()),
         "late"
