@@ -3,8 +3,8 @@
 use std::collections::HashMap;
 
 use crate::Entry;
-use crate::text::{bounded_edit_distance, stem, words};
 use crate::MAX_NAME_BYTES;
+use crate::text::{bounded_edit_distance, stem, words};
 
 /// How many suggestions an unknown name gets at most.
 const MAX_SUGGESTIONS: usize = 3;
@@ -267,7 +267,11 @@ fn similarity(query: &Comparable, candidate: &Comparable, floor: f64) -> f64 {
     let known = containment.max(overlap);
     // Spelling counts only when it beats what is known and reaches the floor: at most this
     // many edits.
-    let longest = query.characters.len().max(candidate.characters.len()).max(1);
+    let longest = query
+        .characters
+        .len()
+        .max(candidate.characters.len())
+        .max(1);
     let threshold = known.max(floor);
     let most_edits = ((1.0 - threshold) * longest as f64).floor() as usize;
     let distance = bounded_edit_distance(&query.characters, &candidate.characters, most_edits);
@@ -288,7 +292,11 @@ mod tests {
         similarity(query, candidate, 0.0).max(if query.text == candidate.text {
             1.0
         } else {
-            let longest = query.characters.len().max(candidate.characters.len()).max(1);
+            let longest = query
+                .characters
+                .len()
+                .max(candidate.characters.len())
+                .max(1);
             let distance = bounded_edit_distance(&query.characters, &candidate.characters, longest);
             1.0 - distance as f64 / longest as f64
         })
@@ -298,9 +306,27 @@ mod tests {
     #[test]
     fn the_cutoff_changes_nothing_that_counts() {
         let names = [
-            "add", "ad", "get_sum", "getsum", "sum", "get-sum-of", "list_files", "files_list",
-            "echo", "ehco", "remove", "demo", "fixture", "fixtures", "a", "", "x_y_z", "zzzzzz",
-            "completely_unrelated", "add_numbers", "number_add",
+            "add",
+            "ad",
+            "get_sum",
+            "getsum",
+            "sum",
+            "get-sum-of",
+            "list_files",
+            "files_list",
+            "echo",
+            "ehco",
+            "remove",
+            "demo",
+            "fixture",
+            "fixtures",
+            "a",
+            "",
+            "x_y_z",
+            "zzzzzz",
+            "completely_unrelated",
+            "add_numbers",
+            "number_add",
         ];
         for query in names {
             for candidate in names {
@@ -310,7 +336,12 @@ mod tests {
                 if exact >= MIN_SIMILARITY {
                     assert_eq!(floored, exact, "{} {}", query.text, candidate.text);
                 } else {
-                    assert!(floored < MIN_SIMILARITY, "{} {}", query.text, candidate.text);
+                    assert!(
+                        floored < MIN_SIMILARITY,
+                        "{} {}",
+                        query.text,
+                        candidate.text
+                    );
                 }
                 assert_eq!(similarity(&query, &candidate, 0.0), exact);
             }

@@ -189,8 +189,7 @@ pub(crate) fn bounded_edit_distance(left: &[char], right: &[char], limit: usize)
         }
         let mut row_minimum = current[low - 1];
         for column in low..=high {
-            let substitution =
-                previous[column - 1] + usize::from(*left_char != right[column - 1]);
+            let substitution = previous[column - 1] + usize::from(*left_char != right[column - 1]);
             let value = substitution
                 .min(previous[column] + 1)
                 .min(current[column - 1] + 1)
