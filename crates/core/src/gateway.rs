@@ -484,7 +484,8 @@ fn search_in(
 ) -> SearchAnswer {
     let catalog = &state.catalog;
     let mut answer = SearchAnswer::default();
-    let mut used = 0;
+    // The array's brackets, then each hit with its comma.
+    let mut used = 1;
     for hit in catalog.search(query, limit) {
         let Some(entry) = catalog.entries().get(hit.entry) else {
             continue;
@@ -498,7 +499,7 @@ fn search_in(
             description: first_line(entry.description.as_deref().unwrap_or("")),
             signature: flavor.signature(catalog, entry),
         };
-        used += json_len(&result);
+        used += json_len(&result) + 1;
         if used > max_bytes {
             answer.omitted += 1;
             continue;
@@ -554,7 +555,8 @@ fn describe_in(
         unavailable: Vec::new(),
     };
     let mut described: HashSet<String> = HashSet::new();
-    let mut used = 0;
+    // The array's brackets, then each tool with its comma.
+    let mut used = 1;
     for name in names {
         let trimmed = name.trim();
         let trimmed = trimmed.strip_prefix("tools.").unwrap_or(trimmed);
@@ -592,7 +594,7 @@ fn describe_in(
                 input_schema: entry.input_schema.clone(),
                 output_schema: entry.output_schema.clone(),
             };
-            used += json_len(&tool);
+            used += json_len(&tool) + 1;
             if used > max_bytes {
                 answer.omitted.push(tool.name);
                 continue;

@@ -163,7 +163,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin + Send + 'static> StdioTranspor
             Incoming::Invalid(invalid) => {
                 match preview {
                     Some(preview) => self.report(&format!(
-                        "is not a JSON-RPC message toolweave can answer (it begins {preview:?}) and was ignored: {}; toolweave reads one JSON-RPC message, a JSON object, per line",
+                        "is not a JSON-RPC message (it begins {preview:?}) and was ignored: {}; toolweave reads one JSON-RPC message, a JSON object, per line",
                         invalid.message
                     )),
                     None => tracing::debug!(
