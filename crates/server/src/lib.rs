@@ -36,10 +36,10 @@ use toolweave_core::{
 };
 
 pub use tools::{DESCRIBE_TOOLS, EXECUTE_CODE, SEARCH_TOOLS, tool_definitions};
+use tools::MAX_SEARCH_LIMIT;
 
-/// Default and maximum number of search hits.
+/// Search hits when the client does not say how many.
 const DEFAULT_SEARCH_LIMIT: usize = 8;
-const MAX_SEARCH_LIMIT: usize = 50;
 
 /// The MCP server handler. Cheap to clone: every session shares one [`Gateway`].
 #[derive(Clone)]

@@ -64,6 +64,7 @@ pub struct StdioTransport<R, W> {
 /// A line over the length limit, as far as it has been read.
 #[derive(Debug, Default)]
 struct Oversized {
+    /// Its length so far, without the newline.
     bytes: usize,
     id: IdScanner,
 }
@@ -116,12 +117,14 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin + Send + 'static> StdioTranspor
                 }
                 let newline = memchr::memchr(b'\n', available);
                 let piece = &available[..newline.map_or(available.len(), |at| at + 1)];
+                // The newline ends the message; it is no part of it.
+                let message_bytes = piece.len() - usize::from(newline.is_some());
                 if let Some(oversized) = &mut self.oversized {
-                    oversized.bytes += piece.len();
+                    oversized.bytes += message_bytes;
                     oversized.id.feed(piece);
-                } else if self.line.len() + piece.len() > self.max_line_bytes {
+                } else if self.line.len() + message_bytes > self.max_line_bytes {
                     let mut oversized = Oversized {
-                        bytes: self.line.len() + piece.len(),
+                        bytes: self.line.len() + message_bytes,
                         id: IdScanner::default(),
                     };
                     oversized.id.feed(&self.line);
@@ -180,7 +183,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin + Send + 'static> StdioTranspor
 
     /// Answers a line over the limit when its id could be read, and names it on stderr.
     fn refuse_oversized(&mut self, oversized: &Oversized) {
-        let size = oversized.bytes.saturating_sub(1);
+        let size = oversized.bytes;
         let limit = self.max_line_bytes;
         let reply_to = oversized.id.id();
         let answered = if reply_to.is_some() {
@@ -391,6 +394,25 @@ mod tests {
         assert_eq!(transport.reported, 1);
         drop(client);
         assert!(transport.receive().await.is_none());
+    }
+
+    /// The limit is on the message: one exactly that long is read, one a byte longer is not.
+    #[tokio::test]
+    async fn the_limit_counts_the_message_not_its_newline() {
+        let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+        let longer = r#"{"jsonrpc":"2.0","id":22,"method":"ping"}"#;
+        let (mut transport, mut client, mut answers) = pipes(ping.len());
+        client
+            .write_all(format!("{ping}\n{longer}\n").as_bytes())
+            .await
+            .unwrap();
+        drop(client);
+        assert_eq!(id_of(&transport.receive().await.unwrap()), json!(1));
+        assert!(transport.receive().await.is_none());
+        let answer = read_answer(&mut answers).await;
+        assert_eq!(answer["id"], 22);
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(message.starts_with(&format!("the message is {} bytes", longer.len())), "{message}");
     }
 
     /// A line that arrives in pieces (as reads of a pipe do) is one line.
