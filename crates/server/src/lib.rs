@@ -35,8 +35,8 @@ use toolweave_core::{
     Notice,
 };
 
-pub use tools::{DESCRIBE_TOOLS, EXECUTE_CODE, SEARCH_TOOLS, tool_definitions};
 use tools::MAX_SEARCH_LIMIT;
+pub use tools::{DESCRIBE_TOOLS, EXECUTE_CODE, SEARCH_TOOLS, tool_definitions};
 
 /// Search hits when the client does not say how many.
 const DEFAULT_SEARCH_LIMIT: usize = 8;

@@ -412,7 +412,10 @@ mod tests {
         let answer = read_answer(&mut answers).await;
         assert_eq!(answer["id"], 22);
         let message = answer["error"]["message"].as_str().unwrap();
-        assert!(message.starts_with(&format!("the message is {} bytes", longer.len())), "{message}");
+        assert!(
+            message.starts_with(&format!("the message is {} bytes", longer.len())),
+            "{message}"
+        );
     }
 
     /// A line that arrives in pieces (as reads of a pipe do) is one line.

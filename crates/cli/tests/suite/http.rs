@@ -526,7 +526,7 @@ async fn raw_exchange(address: std::net::SocketAddr, request: &[u8]) -> (u16, St
     let mut answer = Vec::new();
     tokio::time::timeout(Duration::from_secs(20), stream.read_to_end(&mut answer))
         .await
-        .expect("no answer within 20 s")
+        .unwrap_or_else(|_| panic!("no answer within 20 s"))
         .unwrap();
     let answer = String::from_utf8_lossy(&answer).into_owned();
     let status = answer

@@ -375,7 +375,7 @@ impl RawStdio {
         let line = self
             .answers
             .recv_timeout(std::time::Duration::from_secs(30))
-            .expect("no answer within 30 s");
+            .unwrap_or_else(|_| panic!("no answer within 30 s"));
         serde_json::from_str(&line)
             .unwrap_or_else(|e| panic!("stdout is not JSON-RPC: {line:?}: {e}"))
     }
