@@ -539,7 +539,7 @@ async fn raw_exchange(address: std::net::SocketAddr, request: &[u8]) -> (u16, St
 }
 
 /// Over HTTP every request gets an answer that says what is wrong: a DELETE of a session that
-/// does not exist 404 (as MCP asks), a body framed both ways 400, a request that is no message
+/// does not exist 404 (as MCP asks), a body framed both ways 400, one too long 413, a request that is no message
 /// toolweave can serve 400 with its JSON-RPC error (addressed to its id), and a request with a
 /// lone surrogate escape is served.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -577,6 +577,21 @@ async fn every_http_request_gets_an_answer() {
     assert!(
         text.contains("toolweave: the request body could not be read (Invalid chunk size line"),
         "{text}"
+    );
+
+    // A body over 8 MiB is not read to its end.
+    let response = client
+        .post(&url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(vec![b' '; 9 * 1024 * 1024])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 413);
+    assert_eq!(
+        response.text().await.unwrap(),
+        "toolweave: a request body is at most 8 MiB (8388608 bytes); send less in one request\n"
     );
 
     // A session to send requests in.
