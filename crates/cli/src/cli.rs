@@ -594,19 +594,25 @@ fn language_of(path: &Path) -> Result<Language> {
 
 async fn tools(args: ToolsArgs) -> Result<ExitCode> {
     let gateway = start(&args.common)?;
-    let results = gateway
-        .search(&args.query, args.limit.max(1), flavor(args.python))
-        .await;
+    let answer = gateway
+        .search(args.query.clone(), args.limit.max(1), flavor(args.python))
+        .await?;
     let mut stdout = std::io::stdout().lock();
     if args.json {
         report_unavailable(&gateway);
-        writeln!(stdout, "{}", serde_json::to_string_pretty(&results)?)?;
+        if answer.omitted > 0 {
+            eprintln!(
+                "toolweave: {} more matching tools are left out (--max-result-bytes)",
+                answer.omitted
+            );
+        }
+        writeln!(stdout, "{}", serde_json::to_string_pretty(&answer.results)?)?;
     } else {
         let unavailable = gateway.unavailable();
         writeln!(
             stdout,
             "{}",
-            toolweave_core::search_text(&args.query, &results, &unavailable)
+            toolweave_core::search_text(&args.query, &answer, &unavailable)
         )?;
     }
     drop(stdout);

@@ -18,7 +18,7 @@ use crate::audit::CallRecord;
 use crate::budget::{Budget, json_len};
 use crate::catalog_state::{CatalogState, Direction};
 use crate::error::{MAX_ERROR_TEXT, cut};
-use crate::gateway::{Flavor, Gateway, describe_in, guest_name, search_in};
+use crate::gateway::{Flavor, Gateway, guest_name};
 
 /// What one execution's calls answer to besides the gateway: where upstream notices go, its
 /// budget, and who approves destructive calls.
@@ -109,23 +109,8 @@ pub(crate) async fn answer(
         HostRequest::Tool { name, args, raw } => {
             call_tool(gateway, &name, args, raw, flavor, cancel, scope).await
         }
-        HostRequest::Search { query, limit } => {
-            let state = gateway.catalog(true).await;
-            let limit = limit.map_or(10, |limit| limit.clamp(1, 100) as usize);
-            serde_json::to_value(search_in(&state, &query, limit, flavor))
-                .map_err(|e| e.to_string())
-        }
-        HostRequest::Describe { names } => {
-            let state = gateway.catalog(true).await;
-            let answer = describe_in(&state, &names, flavor);
-            if answer.tools.is_empty() && !answer.unknown.is_empty() {
-                return Err(unknown_names_message(
-                    &answer.unknown,
-                    flavor.search_function(),
-                ));
-            }
-            serde_json::to_value(answer).map_err(|e| e.to_string())
-        }
+        HostRequest::Search { query, limit } => gateway.search_for_code(query, limit, flavor).await,
+        HostRequest::Describe { names } => gateway.describe_for_code(names, flavor).await,
     }
 }
 

@@ -293,6 +293,53 @@ fn human_duration(duration: Duration) -> String {
     }
 }
 
+/// A search or describe request past the bounds discovery keeps to: it does no work, and the
+/// requester reads what to change. Bounding the request bounds the work the gateway does for it
+/// (every name is compared with every tool when it names none).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DiscoveryError {
+    /// More different names than one describe request may hold.
+    #[error(
+        "describe at most {limit} tools at once: this request names more than {limit} different ones ({given} names in all). Describe them {limit} at a time, or name a server to describe all of its tools."
+    )]
+    TooManyNames {
+        /// How many names the request holds, duplicates included.
+        given: usize,
+        /// The bound.
+        limit: usize,
+    },
+    /// A name longer than any tool's name can be.
+    #[error(
+        "a tool name is at most {limit} bytes, and name {position} of this request is {size} bytes (it begins {beginning:?}). Name tools as \"server.tool\"."
+    )]
+    NameTooLong {
+        /// Its position in the request, from 1.
+        position: usize,
+        /// Its size in bytes.
+        size: usize,
+        /// Its first characters.
+        beginning: String,
+        /// The bound.
+        limit: usize,
+    },
+    /// A search query longer than the bound.
+    #[error(
+        "a search query is at most {limit} bytes, and this one is {size}. Search with a few words that say what the tool should do."
+    )]
+    QueryTooLong {
+        /// Its size in bytes.
+        size: usize,
+        /// The bound.
+        limit: usize,
+    },
+    /// The work failed inside toolweave.
+    #[error("internal error: {message}")]
+    Internal {
+        /// What went wrong.
+        message: String,
+    },
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -132,6 +132,9 @@ impl Gateway {
         let mut log_bytes = 0usize;
         let mut tool_calls = 0u32;
         let mut host_error: Option<ExecutionError> = None;
+        // One search or describe of this execution at a time: a program that starts a thousand
+        // at once waits for its own, and other sessions' discovery does not queue behind them.
+        let discovery_turn = Arc::new(tokio::sync::Semaphore::new(1));
         let backstop = tokio::time::sleep(limits.timeout + DEADLINE_GRACE);
         tokio::pin!(backstop);
 
@@ -174,7 +177,14 @@ impl Gateway {
                         let listener = listener.clone();
                         let budget = budget.clone();
                         let approver = approver.clone();
+                        let discovery_turn = discovery_turn.clone();
                         calls.push(Box::pin(async move {
+                            let _turn = match call.request {
+                                HostRequest::Tool { .. } => None,
+                                HostRequest::Search { .. } | HostRequest::Describe { .. } => {
+                                    discovery_turn.acquire_owned().await.ok()
+                                }
+                            };
                             let scope = bridge::Scope {
                                 listener: listener.as_ref(),
                                 budget: &budget,

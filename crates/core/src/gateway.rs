@@ -1,10 +1,12 @@
 //! The gateway: upstream servers, the catalog built from their tool lists, and the limits.
 
+use std::collections::HashSet;
 use std::sync::{Arc, RwLock};
 
 use serde::Serialize;
 use serde_json::Value;
-use toolweave_catalog::{Catalog, Entry};
+use tokio::sync::Semaphore;
+use toolweave_catalog::{Catalog, Entry, MAX_NAME_BYTES};
 use toolweave_config::{Config, Limits, Policy};
 
 use crate::audit::AuditLog;
@@ -12,8 +14,20 @@ use toolweave_sandbox::Language;
 use toolweave_sandbox::WorkerCommand;
 use toolweave_upstream::UpstreamManager;
 
+use crate::budget::json_len;
 use crate::catalog_state::CatalogState;
 use crate::engines::{Engines, Isolation};
+use crate::error::DiscoveryError;
+
+/// Different names one describe request may hold: each one that names no tool is compared with
+/// every tool for suggestions.
+pub const MAX_DESCRIBE_NAMES: usize = 50;
+/// Bytes of one search query: each word is looked up, and compared with the words of every tool
+/// when it matches none.
+pub const MAX_QUERY_BYTES: usize = 1000;
+/// Hits one search from code returns unless it asks for fewer or more, and the most it gets.
+const CODE_SEARCH_LIMIT: usize = 10;
+const MAX_CODE_SEARCH_LIMIT: u32 = 100;
 
 /// Everything an execution, a search or a describe needs. Shared as `Arc<Gateway>`.
 pub struct Gateway {
@@ -29,6 +43,9 @@ pub struct Gateway {
     current: RwLock<Arc<CatalogState>>,
     /// Serializes rebuilds so concurrent callers share one.
     rebuild: tokio::sync::Mutex<()>,
+    /// Searches and describes computed at once, off the protocol thread: they wait their turn
+    /// rather than take every core from executions.
+    discovery: Arc<Semaphore>,
 }
 
 /// The language tools are described in: TypeScript declarations or Python stubs.
@@ -86,6 +103,16 @@ pub struct SearchResult {
     pub signature: String,
 }
 
+/// What `search` found, best first.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SearchAnswer {
+    /// The hits that fit in the answer.
+    pub results: Vec<SearchResult>,
+    /// How many more hits there were that did not fit within the result limit
+    /// (`--max-result-bytes`).
+    pub omitted: usize,
+}
+
 /// A configured server whose tools cannot be searched or called right now, and why.
 #[derive(Debug, Clone, Serialize)]
 pub struct Unavailable {
@@ -123,6 +150,10 @@ pub struct DescribeAnswer {
     pub tools: Vec<Described>,
     /// Names that matched nothing, each with up to three close names.
     pub unknown: Vec<(String, Vec<String>)>,
+    /// Tools the names matched that were not described because the answer reached the result
+    /// limit (`--max-result-bytes`), by guest call name.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub omitted: Vec<String>,
     /// When some names matched nothing: the servers that are not available now, whose tools
     /// they may have named.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -172,6 +203,7 @@ impl Gateway {
             servers,
             current: RwLock::new(Arc::new(empty)),
             rebuild: tokio::sync::Mutex::new(()),
+            discovery: Arc::new(Semaphore::new(discovery_threads())),
         });
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let versions = gateway.upstream.subscribe();
@@ -292,10 +324,24 @@ impl Gateway {
         state
     }
 
-    /// Ranked search over every tool (waits for servers still starting, bounded).
-    pub async fn search(&self, query: &str, limit: usize, flavor: Flavor) -> Vec<SearchResult> {
+    /// Ranked search over every tool (waits for servers still starting, bounded), computed off
+    /// the protocol thread; the answer stays within the result limit.
+    pub async fn search(
+        &self,
+        query: String,
+        limit: usize,
+        flavor: Flavor,
+    ) -> Result<SearchAnswer, DiscoveryError> {
+        if query.len() > MAX_QUERY_BYTES {
+            return Err(DiscoveryError::QueryTooLong {
+                size: query.len(),
+                limit: MAX_QUERY_BYTES,
+            });
+        }
         let state = self.catalog(true).await;
-        search_in(&state, query, limit, flavor)
+        let max_bytes = self.limits.max_result_bytes;
+        self.off_thread(move || search_in(&state, &query, limit, flavor, max_bytes))
+            .await
     }
 
     /// The configured servers that are not ready now (starting or failed), so that an answer
@@ -323,14 +369,90 @@ impl Gateway {
     }
 
     /// Full declarations of the named tools. Names may be `server.tool`, `tools.server.tool`,
-    /// `mcp__server__tool`, or a bare server name for all of its tools.
-    pub async fn describe(&self, names: &[String], flavor: Flavor) -> DescribeAnswer {
+    /// `mcp__server__tool`, or a bare server name for all of its tools. At most
+    /// [`MAX_DESCRIBE_NAMES`] different names of at most [`MAX_NAME_BYTES`] each; computed off
+    /// the protocol thread; the answer stays within the result limit.
+    pub async fn describe(
+        &self,
+        names: Vec<String>,
+        flavor: Flavor,
+    ) -> Result<DescribeAnswer, DiscoveryError> {
         let state = self.catalog(true).await;
-        let mut answer = describe_in(&state, names, flavor);
+        let max_bytes = self.limits.max_result_bytes;
+        let mut answer = self
+            .off_thread(move || {
+                let names = distinct_names(names)?;
+                Ok(describe_in(&state, &names, flavor, max_bytes))
+            })
+            .await??;
         if !answer.unknown.is_empty() {
             answer.unavailable = self.unavailable();
         }
-        answer
+        Ok(answer)
+    }
+
+    /// What guest code's `searchTools(query, limit)` (`search_tools` in Python) resolves to, or
+    /// the message it rejects with.
+    pub(crate) async fn search_for_code(
+        &self,
+        query: String,
+        limit: Option<u32>,
+        flavor: Flavor,
+    ) -> Result<Value, String> {
+        let limit = limit.map_or(CODE_SEARCH_LIMIT, |limit| {
+            limit.clamp(1, MAX_CODE_SEARCH_LIMIT) as usize
+        });
+        let answer = self
+            .search(query, limit, flavor)
+            .await
+            .map_err(|error| error.to_string())?;
+        serde_json::to_value(answer.results).map_err(|error| error.to_string())
+    }
+
+    /// What guest code's `describeTools(names)` (`describe_tools` in Python) resolves to, or the
+    /// message it rejects with: when no name matched a tool, why each did not.
+    pub(crate) async fn describe_for_code(
+        &self,
+        names: Vec<String>,
+        flavor: Flavor,
+    ) -> Result<Value, String> {
+        let answer = self
+            .describe(names, flavor)
+            .await
+            .map_err(|error| error.to_string())?;
+        if answer.tools.is_empty() && !answer.unknown.is_empty() {
+            return Err(crate::bridge::unknown_names_message(
+                &answer.unknown,
+                flavor.search_function(),
+            ));
+        }
+        serde_json::to_value(answer).map_err(|error| error.to_string())
+    }
+
+    /// Runs `work` on a blocking thread when a discovery slot is free, so that a long search or
+    /// describe costs its requester the wait, and neither the protocol thread nor the other
+    /// sessions. The slot is held until the work ends, also when its requester stops waiting.
+    async fn off_thread<T: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, DiscoveryError> {
+        let slot = self
+            .discovery
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|error| DiscoveryError::Internal {
+                message: format!("no discovery slot: {error}"),
+            })?;
+        tokio::task::spawn_blocking(move || {
+            let answer = work();
+            drop(slot);
+            answer
+        })
+        .await
+        .map_err(|error| DiscoveryError::Internal {
+            message: format!("the search or describe failed: {error}"),
+        })
     }
 
     /// TypeScript declarations of every tool, as one `.d.ts` (waits for servers, bounded).
@@ -343,36 +465,98 @@ impl Gateway {
     }
 }
 
-pub(crate) fn search_in(
+/// How many searches and describes run at once: every core but one, which stays for the
+/// protocol and the executions.
+fn discovery_threads() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .saturating_sub(1)
+        .max(1)
+}
+
+/// At most `limit` hits for `query`, as many as fit in `max_bytes` of JSON.
+fn search_in(
     state: &CatalogState,
     query: &str,
     limit: usize,
     flavor: Flavor,
-) -> Vec<SearchResult> {
+    max_bytes: usize,
+) -> SearchAnswer {
     let catalog = &state.catalog;
-    catalog
-        .search(query, limit)
-        .into_iter()
-        .filter_map(|hit| catalog.entries().get(hit.entry))
-        .map(|entry| SearchResult {
+    let mut answer = SearchAnswer::default();
+    // The array's brackets, then each hit with its comma.
+    let mut used = 1;
+    for hit in catalog.search(query, limit) {
+        let Some(entry) = catalog.entries().get(hit.entry) else {
+            continue;
+        };
+        if answer.omitted > 0 {
+            answer.omitted += 1;
+            continue;
+        }
+        let result = SearchResult {
             name: guest_name(entry),
             description: first_line(entry.description.as_deref().unwrap_or("")),
             signature: flavor.signature(catalog, entry),
-        })
-        .collect()
+        };
+        used += json_len(&result) + 1;
+        if used > max_bytes {
+            answer.omitted += 1;
+            continue;
+        }
+        answer.results.push(result);
+    }
+    answer
 }
 
-pub(crate) fn describe_in(
+/// `names` without repeats, in the order given; an error past [`MAX_DESCRIBE_NAMES`] different
+/// names, or for a name longer than [`MAX_NAME_BYTES`].
+fn distinct_names(names: Vec<String>) -> Result<Vec<String>, DiscoveryError> {
+    let given = names.len();
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut distinct = Vec::new();
+    for (position, name) in names.into_iter().enumerate() {
+        if name.len() > MAX_NAME_BYTES {
+            return Err(DiscoveryError::NameTooLong {
+                position: position + 1,
+                size: name.len(),
+                beginning: name.chars().take(40).collect(),
+                limit: MAX_NAME_BYTES,
+            });
+        }
+        if seen.contains(&name) {
+            continue;
+        }
+        if distinct.len() == MAX_DESCRIBE_NAMES {
+            return Err(DiscoveryError::TooManyNames {
+                given,
+                limit: MAX_DESCRIBE_NAMES,
+            });
+        }
+        seen.insert(name.clone());
+        distinct.push(name);
+    }
+    Ok(distinct)
+}
+
+/// Each tool `names` name, once, in the order named, as many as fit in `max_bytes` of JSON (the
+/// rest under `omitted`); names that match nothing under `unknown`, with suggestions.
+fn describe_in(
     state: &CatalogState,
     names: &[String],
     flavor: Flavor,
+    max_bytes: usize,
 ) -> DescribeAnswer {
     let catalog = &state.catalog;
     let mut answer = DescribeAnswer {
         tools: Vec::new(),
         unknown: Vec::new(),
+        omitted: Vec::new(),
         unavailable: Vec::new(),
     };
+    let mut described: HashSet<String> = HashSet::new();
+    // The array's brackets, then each tool with its comma.
+    let mut used = 1;
     for name in names {
         let trimmed = name.trim();
         let trimmed = trimmed.strip_prefix("tools.").unwrap_or(trimmed);
@@ -393,14 +577,29 @@ pub(crate) fn describe_in(
                 .push((name.clone(), catalog.suggest(trimmed)));
         }
         for entry in found {
-            answer.tools.push(Described {
-                name: guest_name(entry),
+            let call_name = guest_name(entry);
+            if !described.insert(call_name.clone()) {
+                continue;
+            }
+            // Once one tool is left out, the ones after it are too: the answer is a prefix.
+            if !answer.omitted.is_empty() {
+                answer.omitted.push(call_name);
+                continue;
+            }
+            let tool = Described {
+                name: call_name,
                 server: entry.server.clone(),
                 tool: entry.tool.clone(),
                 declaration: flavor.declaration(catalog, entry),
                 input_schema: entry.input_schema.clone(),
                 output_schema: entry.output_schema.clone(),
-            });
+            };
+            used += json_len(&tool) + 1;
+            if used > max_bytes {
+                answer.omitted.push(tool.name);
+                continue;
+            }
+            answer.tools.push(tool);
         }
     }
     answer

@@ -22,9 +22,12 @@ mod workers;
 pub use approval::{Approval, ApprovalRequest, Approver};
 pub use audit::{AuditLog, AuditOptions, CallRecord};
 pub use engines::{Engines, Isolation};
-pub use error::ExecutionError;
+pub use error::{DiscoveryError, ExecutionError};
 pub use executor::{ExecuteRequest, ExecutionReport, ExecutionStats, LogLine};
-pub use gateway::{DescribeAnswer, Described, Flavor, Gateway, SearchResult, Unavailable};
+pub use gateway::{
+    DescribeAnswer, Described, Flavor, Gateway, MAX_DESCRIBE_NAMES, MAX_QUERY_BYTES, SearchAnswer,
+    SearchResult, Unavailable,
+};
 pub use render::{describe_text, execution_text, search_text};
 pub use tokio_util::sync::CancellationToken;
 pub use toolweave_sandbox::confine;

@@ -10,16 +10,17 @@
 #![allow(deprecated)]
 
 pub mod http;
+mod incoming;
 pub mod stdio;
 mod tools;
 
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, LoggingLevel, LoggingMessageNotificationParam, PaginatedRequestParams,
-    ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerConfig,
-    SetLevelRequestParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
+    CustomResult, Implementation, ListToolsResult, LoggingLevel, LoggingMessageNotificationParam,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
+    ServerConfig, SetLevelRequestParams,
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -34,11 +35,11 @@ use toolweave_core::{
     Notice,
 };
 
+use tools::MAX_SEARCH_LIMIT;
 pub use tools::{DESCRIBE_TOOLS, EXECUTE_CODE, SEARCH_TOOLS, tool_definitions};
 
-/// Default and maximum number of search hits.
+/// Search hits when the client does not say how many.
 const DEFAULT_SEARCH_LIMIT: usize = 8;
-const MAX_SEARCH_LIMIT: usize = 50;
 
 /// The MCP server handler. Cheap to clone: every session shares one [`Gateway`].
 #[derive(Clone)]
@@ -55,6 +56,9 @@ pub struct ToolweaveServer {
     rate: Option<governor::Quota>,
     /// This session's share of that rate.
     limiter: Option<Arc<governor::DefaultDirectRateLimiter>>,
+    /// One search or describe of this session at a time: a client that sends a thousand at once
+    /// waits for its own, and other sessions' do not queue behind them.
+    discovery_turn: Arc<tokio::sync::Semaphore>,
 }
 
 /// Numbers handed to sessions.
@@ -80,6 +84,7 @@ impl ToolweaveServer {
             session: next_session(),
             rate: None,
             limiter: None,
+            discovery_turn: Arc::new(tokio::sync::Semaphore::new(1)),
         }
     }
 
@@ -101,6 +106,7 @@ impl ToolweaveServer {
             limiter: self
                 .rate
                 .map(|quota| Arc::new(governor::RateLimiter::direct(quota))),
+            discovery_turn: Arc::new(tokio::sync::Semaphore::new(1)),
             ..self.clone()
         }
     }
@@ -152,15 +158,22 @@ impl ToolweaveServer {
             Some(_) => return Err(invalid("\"limit\" must be a positive integer")),
         };
         let flavor = flavor(arguments)?;
-        let results = self.gateway.search(&query, limit, flavor).await;
+        let answer = {
+            let _turn = self.discovery_turn.acquire().await;
+            self.gateway.search(query.clone(), limit, flavor).await
+        }
+        .map_err(|error| invalid(error.to_string()))?;
         let unavailable = self.gateway.unavailable();
-        let text = toolweave_core::search_text(&query, &results, &unavailable);
+        let text = toolweave_core::search_text(&query, &answer, &unavailable);
         let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-        result.structured_content = Some(if unavailable.is_empty() {
-            json!({ "results": results })
-        } else {
-            json!({ "results": results, "unavailable": unavailable })
-        });
+        let mut structured = json!({ "results": answer.results });
+        if answer.omitted > 0 {
+            structured["omitted"] = json!(answer.omitted);
+        }
+        if !unavailable.is_empty() {
+            structured["unavailable"] = json!(unavailable);
+        }
+        result.structured_content = Some(structured);
         Ok(result)
     }
 
@@ -181,7 +194,11 @@ impl ToolweaveServer {
             }
         };
         let flavor = flavor(arguments)?;
-        let answer = self.gateway.describe(&names, flavor).await;
+        let answer = {
+            let _turn = self.discovery_turn.acquire().await;
+            self.gateway.describe(names, flavor).await
+        }
+        .map_err(|error| invalid(error.to_string()))?;
         let text = toolweave_core::describe_text(&answer);
         let failed = answer.tools.is_empty();
         let mut result = if failed {
@@ -535,6 +552,20 @@ impl ServerHandler for ToolweaveServer {
             result
         });
         Ok(CallToolResponse::Complete(result))
+    }
+
+    /// rmcp hands over a request it could not match: one for a method toolweave serves whose
+    /// params did not decode (`-32602`, saying what is wrong), or one for another method
+    /// (`-32601`).
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        Err(incoming::unserved_request(
+            &request.method,
+            request.params.as_ref(),
+        ))
     }
 
     async fn set_level(
