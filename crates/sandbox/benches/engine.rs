@@ -58,7 +58,6 @@ fn manifest() -> std::sync::Arc<Manifest> {
                 .chain((0..14).map(|index| format!("tool_{index}")))
                 .collect(),
         ),
-        hidden: Vec::new(),
     };
     Manifest {
         namespaces: vec![
@@ -85,7 +84,6 @@ fn catalog(servers: usize, per_server: usize) -> std::sync::Arc<Manifest> {
                         .chain((1..per_server).map(|index| format!("tool_{index}")))
                         .collect(),
                 ),
-                hidden: Vec::new(),
             })
             .collect(),
     }

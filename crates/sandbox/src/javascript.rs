@@ -81,6 +81,8 @@ struct Shared {
     log_bytes: Cell<usize>,
     timers: RefCell<Timers>,
     stop: Cell<Option<Stop>>,
+    /// The names the program may call, set when it starts; `tools` reads it as code names them.
+    manifest: RefCell<Arc<Manifest>>,
 }
 
 impl Shared {
@@ -104,6 +106,7 @@ impl Shared {
             log_bytes: Cell::new(0),
             timers: RefCell::new(Timers::default()),
             stop: Cell::new(None),
+            manifest: RefCell::new(Arc::default()),
         }
     }
 
@@ -212,19 +215,11 @@ pub(crate) fn run(
 /// A runtime made ready before its program is known: context created, prelude compiled. Creating
 /// one costs most of an execution's time, so an engine thread prepares the next while it waits.
 pub(crate) struct Prepared {
-    // Field order is drop order: the prelude's interface and the tools made ahead, then the
-    // context, then the runtime.
+    // Field order is drop order: the prelude's interface, then the context, then the runtime.
     host: Persistent<Object<'static>>,
-    tools: Option<ToolsMade>,
     context: Context,
     runtime: Runtime,
     shared: Rc<Shared>,
-}
-
-/// A `tools` object made ahead of the program, for the manifest the host expected it to have.
-struct ToolsMade {
-    manifest: Arc<Manifest>,
-    tools: Persistent<Object<'static>>,
 }
 
 /// What is left of a runtime after its execution, dropped off the hot path.
@@ -253,30 +248,10 @@ impl Prepared {
         })?;
         Ok(Self {
             host,
-            tools: None,
             context,
             runtime,
             shared,
         })
-    }
-
-    /// Makes the `tools` object for `manifest` now, while nothing waits: a program with that
-    /// manifest starts without setting up a function per tool (about 3 µs each). A program
-    /// with another manifest gets its own, as if this had not been called.
-    pub(crate) fn expect(&mut self, manifest: Arc<Manifest>) {
-        if self
-            .tools
-            .as_ref()
-            .is_some_and(|made| same_manifest(&made.manifest, &manifest))
-        {
-            return;
-        }
-        let tools = self.context.with(|ctx| {
-            let host = self.host.clone().restore(&ctx).ok()?;
-            let tools = build_tools(&ctx, &host, &manifest).ok()?;
-            Some(Persistent::save(&ctx, tools))
-        });
-        self.tools = tools.map(|tools| ToolsMade { manifest, tools });
     }
 
     /// Runs one program in this runtime. The outcome is final; the rest can be dropped later.
@@ -290,13 +265,13 @@ impl Prepared {
         let started = Instant::now();
         let Self {
             host,
-            tools,
             context,
             runtime,
             shared,
         } = self;
         let limits = request.limits;
         shared.limits.set(limits);
+        *shared.manifest.borrow_mut() = request.manifest.clone();
         shared.budget.arm(
             limits.memory_bytes,
             started + limits.timeout,
@@ -321,7 +296,6 @@ impl Prepared {
                         drive(
                             ctx,
                             host,
-                            tools,
                             &request,
                             &transpiled,
                             &shared,
@@ -339,7 +313,6 @@ impl Prepared {
                 })
             }
             Err(error) => {
-                drop(tools);
                 drop(host);
                 Err(error)
             }
@@ -373,7 +346,6 @@ impl Prepared {
 fn drive<'js>(
     ctx: Ctx<'js>,
     host: Persistent<Object<'static>>,
-    tools: Option<ToolsMade>,
     request: &ExecuteRequest,
     transpiled: &Transpiled,
     shared: &Rc<Shared>,
@@ -382,21 +354,6 @@ fn drive<'js>(
     cancel: &CancelFlag,
 ) -> Result<Value, EngineError> {
     let host = host.restore(&ctx).map_err(internal)?;
-    let made = match tools {
-        Some(made) if same_manifest(&made.manifest, &request.manifest) => {
-            Some(made.tools.restore(&ctx).map_err(internal)?)
-        }
-        _ => None,
-    };
-    let tools = match made {
-        Some(tools) => tools,
-        None => build_tools(&ctx, &host, &request.manifest)?,
-    };
-    let define: Function<'js> = host.get("define").map_err(internal)?;
-    define
-        .call::<_, ()>((tools,))
-        .catch(&ctx)
-        .map_err(|error| internal_message(format!("the tools could not be set up: {error}")))?;
     let settle: Function<'js> = host.get("settle").map_err(internal)?;
     let fire: Function<'js> = host.get("fire").map_err(internal)?;
     let to_json: Function<'js> = host.get("toJson").map_err(internal)?;
@@ -517,27 +474,6 @@ fn drive<'js>(
     }
 }
 
-/// Whether two manifests name the same tools (the same snapshot, most often).
-fn same_manifest(a: &Arc<Manifest>, b: &Arc<Manifest>) -> bool {
-    Arc::ptr_eq(a, b) || a == b
-}
-
-/// The frozen `tools` object for `manifest`, not yet given to any program.
-fn build_tools<'js>(
-    ctx: &Ctx<'js>,
-    host: &Object<'js>,
-    manifest: &Manifest,
-) -> Result<Object<'js>, EngineError> {
-    let manifest = serde_json::to_string(&manifest.namespaces)
-        .map_err(|error| internal_message(error.to_string()))?;
-    let manifest = ctx.json_parse(manifest).map_err(internal)?;
-    let build: Function<'js> = host.get("build").map_err(internal)?;
-    build
-        .call::<_, Object<'js>>((manifest,))
-        .catch(ctx)
-        .map_err(|error| internal_message(format!("the tools could not be set up: {error}")))
-}
-
 /// The prelude's factory function, from bytecode compiled once per process.
 fn load_prelude<'js>(ctx: &Ctx<'js>) -> Result<Function<'js>, String> {
     static BYTECODE: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
@@ -631,10 +567,45 @@ fn install_prelude<'js>(
         })
         .map_err(internal)?
     };
+    let list_names = {
+        let shared = shared.clone();
+        Function::new(ctx.clone(), move |server: Option<String>| {
+            list_names(&shared.manifest.borrow(), server.as_deref())
+        })
+        .map_err(internal)?
+    };
     factory
-        .call((call_tool, search, describe, log, start_timer, stop_timer))
+        .call((
+            call_tool,
+            search,
+            describe,
+            log,
+            start_timer,
+            stop_timer,
+            list_names,
+        ))
         .catch(ctx)
         .map_err(|error| internal_message(format!("the prelude did not start: {error}")))
+}
+
+/// `listNames(server)`: the servers (`server` null), or the tools of a server that is ready;
+/// `None` (null) for a server that is starting, or that does not exist.
+fn list_names(manifest: &Manifest, server: Option<&str>) -> Option<Vec<String>> {
+    let Some(server) = server else {
+        return Some(
+            manifest
+                .namespaces
+                .iter()
+                .map(|namespace| namespace.name.clone())
+                .collect(),
+        );
+    };
+    manifest
+        .namespaces
+        .iter()
+        .find(|namespace| namespace.name == server)?
+        .tools
+        .clone()
 }
 
 /// Queues a host request and returns its id; the prelude keeps the promise. A request the engine

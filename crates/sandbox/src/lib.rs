@@ -169,13 +169,11 @@ impl ExpectedManifest {
 pub struct Namespace {
     /// The guest name of the server.
     pub name: String,
-    /// The guest names of its tools; `None` when the server is not ready (starting or failed):
-    /// then every property is a function that asks the host, which waits or explains.
+    /// The guest names of its tools, which code can list; `None` when the server is not ready
+    /// (starting or failed). Whatever the list, every name code writes is a call the host
+    /// answers: it resolves other spellings, waits for a server starting, and explains the rest
+    /// (a name it does not know, a tool its policy keeps from code).
     pub tools: Option<Vec<String>>,
-    /// Tools of a ready server that the host's policy keeps from code: not listed, but a call
-    /// still goes to the host, which answers with the policy error.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub hidden: Vec<String>,
 }
 
 /// Engine → host.
@@ -190,6 +188,13 @@ pub enum EngineEvent {
         /// Which console method.
         stream: LogStream,
         /// Its arguments, formatted.
+        text: String,
+    },
+    /// Something about the run the program's value does not tell (a promise rejected that
+    /// nothing awaited, calls still running at the end, a program that returned nothing), in one
+    /// sentence for the model.
+    Warning {
+        /// The sentence.
         text: String,
     },
 }

@@ -8,7 +8,7 @@
 //
 // It is a module (strict by definition) so that it is compiled once per process and loaded as
 // bytecode into each runtime.
-export default function prelude(callTool, search, describeNames, log, startTimer, stopTimer) {
+export default function prelude(callTool, search, describeNames, log, startTimer, stopTimer, listNames) {
   const PromiseCtor = Promise;
   const ErrorCtor = Error;
   const SetCtor = Set;
@@ -26,6 +26,8 @@ export default function prelude(callTool, search, describeNames, log, startTimer
   const weakGet = WeakMap.prototype.get;
   const weakSet = WeakMap.prototype.set;
   const ownKeys = Reflect.ownKeys;
+  const getOwnPropertyDescriptor = Reflect.getOwnPropertyDescriptor;
+  const reflectDefineProperty = Reflect.defineProperty;
   const apply = Reflect.apply;
   const setHas = Set.prototype.has;
   const setAdd = Set.prototype.add;
@@ -110,10 +112,9 @@ export default function prelude(callTool, search, describeNames, log, startTimer
     apply(timer.callback, undefined, timer.args);
   }
 
-  // What every tool function inherits: `raw`, made on first use. A runtime is prepared with a
-  // function for every tool of the catalog, and most are never called, so each costs as little
-  // as it can: one arrow function (nothing to construct, so no `prototype` object to make and
-  // freeze), its name, and this prototype.
+  // What every tool function inherits: `raw`, made on first use. A tool function is made when
+  // code first names it, and each costs as little as it can: one arrow function (nothing to
+  // construct, so no `prototype` object to make and freeze), its name, and this prototype.
   const rawOf = new WeakMapCtor();
   const toolPrototype = create(Function.prototype);
   defineProperty(toolPrototype, "raw", {
@@ -141,57 +142,99 @@ export default function prelude(callTool, search, describeNames, log, startTimer
     return freeze(call);
   }
 
-  function dynamicNamespace(namespace) {
+  // Names the language itself reads on any object (`await` reads `then`, `JSON.stringify` reads
+  // `toJSON`, string conversion `toString` and `valueOf`): `undefined` on `tools` and its
+  // namespaces unless a server or tool has that name.
+  const reserved = create(null);
+  const reservedNames = ["then", "toJSON", "toString", "valueOf", "constructor", "__proto__", "toLocaleString", "hasOwnProperty", "isPrototypeOf", "propertyIsEnumerable"];
+  for (let i = 0; i < reservedNames.length; i++) reserved[reservedNames[i]] = true;
+
+  // `tools` and each `tools.<server>`: resolved as code names them, from the names the host
+  // lists (`listNames`), so an execution sets up nothing per tool. Any name reads as something
+  // code can call: a server's namespace, a tool function. A name the host does not know reaches
+  // it when called, and the host answers with what exists and what comes close (a server still
+  // starting is waited for first). Listing (`Object.keys`, `in`, `Object.isFrozen`) is truthful:
+  // the names the host lists, made into frozen properties on first use (a proxy may only report
+  // properties its target has once it says it is frozen).
+  function lazy(prefix, scope, make) {
+    // A function, so that calling a namespace (`tools.add(...)`, the server left out) reaches
+    // the host like any unknown name; without its own `name`, `length` or prototype.
+    const target = () => {};
+    delete target.name;
+    delete target.length;
+    setPrototypeOf(target, null);
     const made = create(null);
-    return new ProxyCtor(freeze(create(null)), {
+    let known;
+    let settled = false;
+    function knows(name) {
+      if (known === undefined) {
+        known = create(null);
+        const names = listNames(scope);
+        for (let i = 0; isArray(names) && i < names.length; i++) known[names[i]] = true;
+      }
+      return known[name] === true;
+    }
+    function get(name) {
+      if (made[name] === undefined) made[name] = make(prefix + name);
+      return made[name];
+    }
+    // Before anything that must agree with the target: it gets every known name, and is frozen.
+    function settle() {
+      if (settled) return;
+      const names = listNames(scope);
+      for (let i = 0; isArray(names) && i < names.length; i++) {
+        defineProperty(target, names[i], { __proto__: null, value: get(names[i]), writable: false, enumerable: true, configurable: false });
+      }
+      freeze(target);
+      settled = true;
+    }
+    return new ProxyCtor(target, {
       get: function (_target, property) {
-        if (typeof property !== "string" || property === "then") return undefined;
-        if (made[property] === undefined) made[property] = tool(namespace + "." + property);
-        return made[property];
+        if (typeof property !== "string") return undefined;
+        if (reserved[property] === true && !knows(property)) return undefined;
+        return get(property);
       },
-      has: function () {
+      has: function (_target, property) {
+        return typeof property === "string" && knows(property);
+      },
+      apply: function (_target, _this, args) {
+        return requestTool(scope === null ? "tools" : scope, args[0], false);
+      },
+      ownKeys: function (target) {
+        settle();
+        return ownKeys(target);
+      },
+      getOwnPropertyDescriptor: function (target, property) {
+        settle();
+        return getOwnPropertyDescriptor(target, property);
+      },
+      defineProperty: function (target, property, descriptor) {
+        settle();
+        return reflectDefineProperty(target, property, descriptor);
+      },
+      isExtensible: function () {
+        settle();
+        return false;
+      },
+      preventExtensions: function () {
+        settle();
         return true;
       },
       set: function () {
         return false;
       },
-      defineProperty: function () {
-        return false;
-      },
       deleteProperty: function () {
         return false;
+      },
+      setPrototypeOf: function (_target, prototype) {
+        return prototype === null;
       },
     });
   }
 
-  // Makes the `tools` object for the names a program may call: ahead of time, when the host
-  // expects the next program's names, or once the program is known.
-  function build(manifest) {
-    const tools = create(null);
-    for (let i = 0; i < manifest.length; i++) {
-      const namespace = manifest[i];
-      if (namespace.tools === null) {
-        tools[namespace.name] = dynamicNamespace(namespace.name);
-      } else {
-        const server = create(null);
-        for (let j = 0; j < namespace.tools.length; j++) {
-          server[namespace.tools[j]] = tool(namespace.name + "." + namespace.tools[j]);
-        }
-        // Kept from code by the host's policy: not listed, and a call gets the host's refusal.
-        const hidden = namespace.hidden || [];
-        for (let j = 0; j < hidden.length; j++) {
-          defineProperty(server, hidden[j], { __proto__: null, value: tool(namespace.name + "." + hidden[j]), enumerable: false });
-        }
-        tools[namespace.name] = freeze(server);
-      }
-    }
-    return freeze(tools);
-  }
-
-  // Gives the program its `tools`, just before it runs.
-  function define(tools) {
-    defineProperty(globalThis, "tools", { __proto__: null, value: tools, writable: false, enumerable: false, configurable: false });
-  }
+  const tools = lazy("", null, function (server) {
+    return lazy(server + ".", server, tool);
+  });
 
   // Formats a value the way a developer expects in a log line; never throws.
   function describe(value) {
@@ -288,6 +331,7 @@ export default function prelude(callTool, search, describeNames, log, startTimer
   }
 
   const globals = {
+    tools: tools,
     callMCPTool: freeze(callMCPTool),
     searchTools: freeze(searchTools),
     describeTools: freeze(describeTools),
@@ -339,5 +383,5 @@ export default function prelude(callTool, search, describeNames, log, startTimer
     return explained;
   }
 
-  return freeze({ build: build, define: define, settle: settle, fire: fire, toJson: toJson, explain: explain });
+  return freeze({ settle: settle, fire: fire, toJson: toJson, explain: explain });
 }

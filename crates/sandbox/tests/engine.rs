@@ -84,6 +84,86 @@ fn namespaces_of_servers_not_ready_ask_the_host() {
 }
 
 #[test]
+fn every_name_code_writes_reaches_the_host_and_listing_names_only_known_tools() {
+    // Unknown tools, unknown servers, a server left out, original spellings: each is a call the
+    // host answers (here: "unknown tool").
+    let run = run_js(
+        "const outcomes = [];
+         for (const call of [
+           () => tools.t.ad({ a: 1 }),
+           () => tools.fs.add({ a: 1 }),
+           () => tools.add({ a: 1 }),
+           () => tools.t['get-sum']({ a: 1 }),
+         ]) {
+           try { outcomes.push(await call()); } catch (error) { outcomes.push(error.message); }
+         }
+         return outcomes;",
+    );
+    assert_eq!(
+        run.value(),
+        &json!([
+            "unknown tool \"t.ad\"",
+            "unknown tool \"fs.add\"",
+            "unknown tool \"add\"",
+            "unknown tool \"t.get-sum\"",
+        ])
+    );
+    // Listing is truthful: the servers, a ready server's tools, nothing for one starting or
+    // unknown; `in` agrees; everything reads as frozen.
+    let run = run_js(
+        "[Object.keys(tools), Object.keys(tools.t), Object.keys(tools.later), Object.keys(tools.fs),
+          'add' in tools.t, 'ad' in tools.t, 'fs' in tools, 't' in tools, 'anything' in tools.later,
+          Object.isFrozen(tools), Object.isFrozen(tools.t), Object.isFrozen(tools.fs),
+          tools.t.add === tools.t.add, typeof tools.t.ad, tools.t.add.name]",
+    );
+    assert_eq!(
+        run.value(),
+        &json!([
+            ["t", "later"],
+            ["add", "slow", "fail", "echo"],
+            [],
+            [],
+            true,
+            false,
+            false,
+            true,
+            false,
+            true,
+            true,
+            true,
+            true,
+            "function",
+            "t.add"
+        ])
+    );
+    // What the language reads on any object is no tool: `await` on a namespace gives it back, and
+    // JSON leaves `tools` out as the function it also is (callable, so that a call that leaves
+    // the server out reaches the host).
+    let run = run_js(
+        "const t = await tools.t;
+         [t === tools.t, tools.t.then, tools.toJSON, JSON.stringify(tools), Object.getPrototypeOf(tools.t)]",
+    );
+    assert_eq!(run.value(), &json!([true, null, null, null, null]));
+    assert!(run.calls.is_empty(), "{:?}", run.calls);
+    // Nothing can be added, replaced or deleted, listed or not.
+    let run = run_js(
+        "const refused = [];
+         for (const attempt of [
+           () => { tools.t.add = 1; }, () => { tools.t.extra = 1; }, () => { tools.fresh = 1; },
+           () => { delete tools.t.add; }, () => { Object.defineProperty(tools.t, 'x', { value: 1 }); },
+           () => { Object.setPrototypeOf(tools.t, {}); },
+         ]) {
+           try { attempt(); refused.push(false); } catch (error) { refused.push(error instanceof TypeError); }
+         }
+         return [refused, Object.keys(tools.t).length, typeof Object.freeze(tools.t)];",
+    );
+    assert_eq!(
+        run.value(),
+        &json!([[true, true, true, true, true, true], 4, "function"])
+    );
+}
+
+#[test]
 fn raw_calls_and_call_mcp_tool_send_the_names_given() {
     let run = run_js(
         "await tools.t.echo.raw({ a: 1 });
@@ -915,7 +995,6 @@ fn one_tool(namespace: &str, tool: &str) -> std::sync::Arc<Manifest> {
         namespaces: vec![Namespace {
             name: namespace.to_owned(),
             tools: Some(vec![tool.to_owned()]),
-            hidden: Vec::new(),
         }],
     }
     .into()
@@ -941,40 +1020,40 @@ fn run_on_pool_with(
 }
 
 #[test]
-fn a_program_gets_the_tools_of_its_own_manifest_whatever_the_runtime_was_prepared_for() {
+fn a_program_gets_the_tools_of_its_own_manifest_whatever_the_last_program_had() {
     let pool = toolweave_sandbox::EnginePool::new(1, limits().stack_bytes);
     let a = one_tool("a", "one");
     let b = one_tool("b", "two");
     let names = "const space = Object.keys(tools)[0]; [space, Object.keys(tools[space])]";
-    // After each program the thread prepares its next runtime with that program's tools set up
-    // (at once: it is the only thread); the pauses let it finish.
+    // After each program the thread prepares its next runtime (at once: it is the only thread);
+    // the pauses let it finish.
     assert_eq!(
         run_on_pool_with(&pool, names, a.clone()).result,
         Ok(json!(["a", ["one"]]))
     );
     thread::sleep(Duration::from_millis(50));
-    // Prepared for `a`, given `b`.
+    // After `a`, given `b`.
     assert_eq!(
         run_on_pool_with(&pool, names, b.clone()).result,
         Ok(json!(["b", ["two"]]))
     );
     thread::sleep(Duration::from_millis(50));
-    // Prepared for `b`, given `b`: the tools made ahead call the host like any others.
+    // A tool of `b` calls the host like any other.
     assert_eq!(
         run_on_pool_with(&pool, "await tools.b.two({ x: 1 })", b.clone()).result,
         Ok(json!({ "name": "b.two", "args": { "x": 1 } }))
     );
     thread::sleep(Duration::from_millis(50));
-    // Prepared for `b`, given an equal manifest that is another value: the same tools, frozen.
+    // Given an equal manifest that is another value: the same tools, frozen.
     let copy = std::sync::Arc::new((*b).clone());
     assert_eq!(
         run_on_pool_with(
             &pool,
-            "[Object.isFrozen(tools.b), Object.isFrozen(tools.b.two), typeof tools.a]",
+            "[Object.isFrozen(tools.b), Object.isFrozen(tools.b.two), 'a' in tools]",
             copy
         )
         .result,
-        Ok(json!([true, true, "undefined"]))
+        Ok(json!([true, true, false]))
     );
 }
 

@@ -126,12 +126,10 @@ fn run_here(code: &str, language: Language, limits: EngineLimits, cancel: &Cance
                         "fail".into(),
                         "echo".into(),
                     ]),
-                    hidden: Vec::new(),
                 },
                 Namespace {
                     name: "later".to_owned(),
                     tools: None,
-                    hidden: Vec::new(),
                 },
             ],
         }
