@@ -242,7 +242,7 @@ impl Gateway {
             (Some(error), _) => Err(error),
             (None, Some(outcome)) => outcome
                 .result
-                .map_err(|error| ExecutionError::from_engine(error, limits.stack_bytes, language)),
+                .map_err(|error| ExecutionError::from_engine(error, limits.stack_bytes)),
             (None, None) => Err(ExecutionError::Timeout {
                 limit: limits.timeout,
             }),

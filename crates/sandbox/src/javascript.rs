@@ -34,6 +34,7 @@ use rquickjs::{
 use serde_json::Value;
 
 use crate::alloc::{Budget, LimitedAllocator, stack_address};
+use crate::report;
 use crate::surrogates::{well_formed_json, well_formed_text};
 use crate::transpile::{SCRIPT_NAME, Transpiled, check_nesting, compile_error, transpile};
 use crate::{
@@ -381,7 +382,7 @@ fn drive<'js>(
         Ok(promise) => promise,
         Err(caught) => {
             flush(shared, emit);
-            return Err(failure(&ctx, shared, transpiled, &explain, caught));
+            return Err(failure(&ctx, shared, request, transpiled, &explain, caught));
         }
     };
 
@@ -415,6 +416,7 @@ fn drive<'js>(
                 return Err(failure(
                     &ctx,
                     shared,
+                    request,
                     transpiled,
                     &explain,
                     CaughtError::Value(reason),
@@ -871,6 +873,7 @@ fn compile_failure<'js>(
 fn failure<'js>(
     ctx: &Ctx<'js>,
     shared: &Shared,
+    request: &ExecuteRequest,
     transpiled: &Transpiled,
     explain: &Function<'js>,
     caught: CaughtError<'js>,
@@ -882,13 +885,45 @@ fn failure<'js>(
     if explained.overflow {
         return EngineError::StackOverflow;
     }
-    let position = position_of(&explained.stack, transpiled);
+    guest_error(request, transpiled, explained)
+}
+
+/// An error the guest threw (or QuickJS raised in its code), told in the code as written: what
+/// failed named where QuickJS's message does not, and the calls inside the program that led
+/// there, the innermost with its line and a caret.
+fn guest_error(
+    request: &ExecuteRequest,
+    transpiled: &Transpiled,
+    explained: Explained,
+) -> EngineError {
+    let Explained {
+        name,
+        message,
+        stack,
+        ..
+    } = explained;
+    let stack = report::guest_stack(&stack, transpiled);
+    let innermost = stack.frames.first();
+    let message = match innermost {
+        Some(frame) if stack.raised_in_guest_code && name == "TypeError" => {
+            report::name_the_operation(&request.code, request.language, &message, frame)
+                .unwrap_or(message)
+        }
+        _ => message,
+    };
+    let head = if name.is_empty() || message.starts_with(&name) {
+        message.clone()
+    } else {
+        format!("{name}: {message}")
+    };
+    let traceback =
+        (!stack.frames.is_empty()).then(|| report::traceback(&request.code, &head, &stack.frames));
     EngineError::Guest {
-        message: explained.message,
-        name: explained.name,
-        line: position.map(|(line, _)| line),
-        column: position.map(|(_, column)| column),
-        stack: (!explained.stack.is_empty()).then_some(explained.stack),
+        message,
+        name,
+        line: innermost.map(|frame| frame.line),
+        column: innermost.map(|frame| frame.column),
+        stack: traceback,
     }
 }
 

@@ -12,6 +12,7 @@ pub mod confine;
 mod javascript;
 mod pool;
 mod python;
+mod report;
 pub mod surrogates;
 mod transpile;
 mod worker;
@@ -343,7 +344,9 @@ pub enum EngineError {
         line: Option<u32>,
         /// 1-based column, when known.
         column: Option<u32>,
-        /// The stack as the engine reported it.
+        /// Where it was raised, in the submitted code's lines, as the model reads it: a Python
+        /// traceback, or for JavaScript the error, the line with a caret and the calls inside
+        /// the program that led there.
         stack: Option<String>,
     },
     /// The deadline passed.

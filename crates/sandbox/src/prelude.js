@@ -73,10 +73,13 @@ export default function prelude(callTool, search, describeNames, log, startTimer
   const timers = create(null);
 
   // `send()` hands the request to the engine and returns its id; the answer settles the promise.
+  // The error a failure rejects with is made now, so that its stack is the call's: the lines of
+  // the program that made it, which an error made when the answer arrives would not have.
   function request(send) {
     return new PromiseCtor(function (resolve, reject) {
+      const failed = new ErrorCtor("");
       const id = send();
-      pending[id] = { resolve: resolve, reject: reject };
+      pending[id] = { resolve: resolve, reject: reject, failed: failed };
     });
   }
 
@@ -100,8 +103,12 @@ export default function prelude(callTool, search, describeNames, log, startTimer
     const waiter = pending[id];
     if (waiter === undefined) return;
     delete pending[id];
-    if (ok) waiter.resolve(parse(text));
-    else waiter.reject(new ErrorCtor(text));
+    if (ok) {
+      waiter.resolve(parse(text));
+    } else {
+      defineProperty(waiter.failed, "message", { __proto__: null, value: text, writable: true, enumerable: false, configurable: true });
+      waiter.reject(waiter.failed);
+    }
   }
 
   // Called by the engine when a timer is due.

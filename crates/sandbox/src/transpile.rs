@@ -454,17 +454,11 @@ fn syntax_error(code: &str, offset: u32, message: &str) -> EngineError {
     let line = before.matches('\n').count() as u32 + 1;
     let line_start = before.rfind('\n').map_or(0, |i| i + 1);
     let column = before[line_start..].chars().count() as u32 + 1;
-    let line_text = code[line_start..].lines().next().unwrap_or("");
-    let gutter = format!("{line} | ");
-    let frame = format!(
-        "{gutter}{line_text}\n{}^",
-        " ".repeat(gutter.chars().count() + column as usize - 1)
-    );
     EngineError::Syntax {
         message: message.to_owned(),
         line,
         column,
-        frame,
+        frame: crate::report::code_frame(code, line, column),
     }
 }
 
@@ -483,7 +477,7 @@ pub(crate) fn compile_error(
 }
 
 /// The byte offset of a 1-based line and column (in characters), clamped to the code.
-fn offset_of(code: &str, line: u32, column: u32) -> u32 {
+pub(crate) fn offset_of(code: &str, line: u32, column: u32) -> u32 {
     let mut start = 0;
     for _ in 1..line {
         match code[start..].find('\n') {

@@ -140,7 +140,7 @@ async fn guest_cases(isolation: &str) {
     );
     let mistakes = named("mistake__");
     assert!(
-        mistakes >= 20,
+        mistakes >= 1,
         "expected the corpus of model mistakes (mistake__*), found {mistakes} files"
     );
     assert!(
