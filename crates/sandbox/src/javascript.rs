@@ -34,7 +34,7 @@ use rquickjs::{
 use serde_json::Value;
 
 use crate::alloc::{Budget, LimitedAllocator, stack_address};
-use crate::report;
+use crate::{program, report};
 use crate::surrogates::{well_formed_json, well_formed_text};
 use crate::transpile::{SCRIPT_NAME, Transpiled, check_nesting, compile_error, transpile};
 use crate::{
@@ -51,6 +51,9 @@ const MAX_DISCOVERY_CALLS: u32 = 1000;
 /// Timers one execution may have pending at once; one more ends the execution with
 /// [`EngineError::TimerLimit`].
 const MAX_TIMERS: usize = 10_000;
+/// Rejected promises nothing awaited that one execution keeps track of, and warns of.
+const MAX_TRACKED_REJECTIONS: usize = 100;
+const MAX_REJECTION_WARNINGS: usize = 5;
 /// QuickJS's message for a real stack overflow.
 const STACK_OVERFLOW_MESSAGE: &str = "Maximum call stack size exceeded";
 
@@ -84,6 +87,16 @@ struct Shared {
     stop: Cell<Option<Stop>>,
     /// The names the program may call, set when it starts; `tools` reads it as code names them.
     manifest: RefCell<Arc<Manifest>>,
+    /// Promises rejected with no handler yet, kept alive until the end (see [`Rejection`]).
+    rejections: RefCell<Vec<Rejection>>,
+}
+
+/// A promise that was rejected while nothing waited for it. Kept alive, so its address names it
+/// until the end; emptied before the runtime is dropped.
+struct Rejection {
+    promise: usize,
+    _kept: Persistent<rquickjs::Value<'static>>,
+    reason: Persistent<rquickjs::Value<'static>>,
 }
 
 impl Shared {
@@ -108,6 +121,7 @@ impl Shared {
             timers: RefCell::new(Timers::default()),
             stop: Cell::new(None),
             manifest: RefCell::new(Arc::default()),
+            rejections: RefCell::new(Vec::new()),
         }
     }
 
@@ -240,6 +254,14 @@ impl Prepared {
             let shared = shared.clone();
             runtime.set_interrupt_handler(Some(Box::new(move || shared.should_stop())));
         }
+        {
+            let shared = shared.clone();
+            runtime.set_host_promise_rejection_tracker(Some(Box::new(
+                move |ctx, promise, reason, is_handled| {
+                    track_rejection(&shared, &ctx, promise, reason, is_handled);
+                },
+            )));
+        }
         let context = Context::full(&runtime).map_err(internal)?;
         let host = context.with(|ctx| {
             let factory = load_prelude(&ctx)
@@ -327,7 +349,10 @@ impl Prepared {
                 memory_peak_bytes: shared.budget.peak(),
             },
         };
-        // The interrupt handler holds the last other reference to `shared`; the runtime drops it.
+        // What is kept of rejected promises goes while the runtime is whole.
+        shared.rejections.borrow_mut().clear();
+        // The interrupt handler and the rejection tracker hold the last other references to
+        // `shared`; the runtime drops them.
         drop(shared);
         (
             outcome,
@@ -405,6 +430,21 @@ fn drive<'js>(
                     .result::<rquickjs::Value<'js>>()
                     .and_then(Result::ok)
                     .unwrap_or_else(|| rquickjs::Value::new_undefined(ctx.clone()));
+                if value.is_undefined()
+                    && shared.log_bytes.get() == 0
+                    && let Some(ending) = &transpiled.ending
+                {
+                    warn(shared, program::no_value_warning(request.language, ending));
+                }
+                let running = shared.outstanding.borrow().len();
+                if running > 0 {
+                    warn(
+                        shared,
+                        program::calls_still_running_warning(request.language, running),
+                    );
+                }
+                warn_of_unhandled_rejections(&ctx, shared, transpiled, &explain, &promise);
+                flush(shared, emit);
                 return convert_result(&ctx, shared, transpiled, &to_json, &explain, value);
             }
             PromiseState::Rejected => {
@@ -413,14 +453,17 @@ fn drive<'js>(
                     Some(Ok(value)) => value,
                     _ => rquickjs::Value::new_undefined(ctx.clone()),
                 };
-                return Err(failure(
+                let error = failure(
                     &ctx,
                     shared,
                     request,
                     transpiled,
                     &explain,
                     CaughtError::Value(reason),
-                ));
+                );
+                warn_of_unhandled_rejections(&ctx, shared, transpiled, &explain, &promise);
+                flush(shared, emit);
+                return Err(error);
             }
             PromiseState::Pending => {}
         }
@@ -741,6 +784,91 @@ fn deliver<'js>(
             let _ = settle.call::<_, ()>((id as f64, ok, text)).catch(ctx);
         }
         HostReply::Cancel => cancel.cancel(),
+    }
+}
+
+/// QuickJS's report that `promise` was rejected with nothing to handle it (`is_handled` false),
+/// or got a handler after all.
+fn track_rejection<'js>(
+    shared: &Shared,
+    ctx: &Ctx<'js>,
+    promise: rquickjs::Value<'js>,
+    reason: rquickjs::Value<'js>,
+    is_handled: bool,
+) {
+    let Some(address) = object_address(&promise) else {
+        return;
+    };
+    let mut rejections = shared.rejections.borrow_mut();
+    if is_handled {
+        rejections.retain(|rejection| rejection.promise != address);
+    } else if rejections.len() < MAX_TRACKED_REJECTIONS {
+        rejections.push(Rejection {
+            promise: address,
+            _kept: Persistent::save(ctx, promise),
+            reason: Persistent::save(ctx, reason),
+        });
+    }
+}
+
+/// Queues a warning for the host.
+fn warn(shared: &Shared, text: String) {
+    shared
+        .events
+        .borrow_mut()
+        .push(EngineEvent::Warning { text });
+}
+
+/// A warning for each promise that was rejected and that nothing awaited or caught by the end
+/// (the program's own promise aside: its rejection is the execution's failure), naming the
+/// reason and where it was made.
+fn warn_of_unhandled_rejections<'js>(
+    ctx: &Ctx<'js>,
+    shared: &Shared,
+    transpiled: &Transpiled,
+    explain: &Function<'js>,
+    program: &Promise<'js>,
+) {
+    let program = object_address(program.as_value());
+    let rejections = std::mem::take(&mut *shared.rejections.borrow_mut());
+    let unhandled: Vec<Rejection> = rejections
+        .into_iter()
+        .filter(|rejection| Some(rejection.promise) != program)
+        .collect();
+    for rejection in unhandled.iter().take(MAX_REJECTION_WARNINGS) {
+        let Ok(reason) = rejection.reason.clone().restore(ctx) else {
+            continue;
+        };
+        let explained = explain_caught(ctx, shared, explain, CaughtError::Value(reason));
+        if limit_error(shared).is_some() {
+            return;
+        }
+        let what = if explained.name.is_empty() {
+            explained.message
+        } else {
+            format!("{}: {}", explained.name, explained.message)
+        };
+        let at = report::guest_stack(&explained.stack, transpiled)
+            .frames
+            .first()
+            .map(|frame| format!(" (made at line {}, column {})", frame.line, frame.column))
+            .unwrap_or_default();
+        warn(
+            shared,
+            format!(
+                "a promise was rejected and nothing awaited it{at}: {what}. Await it (or \
+                 `.catch(...)` it when its failure does not matter)."
+            ),
+        );
+    }
+    if unhandled.len() > MAX_REJECTION_WARNINGS {
+        warn(
+            shared,
+            format!(
+                "{} more promises were rejected and nothing awaited them.",
+                unhandled.len() - MAX_REJECTION_WARNINGS
+            ),
+        );
     }
 }
 
@@ -1070,6 +1198,22 @@ fn json_depth(json: &[u8]) -> usize {
         }
     }
     deepest
+}
+
+/// The address of the object `value` holds, if it is an object: what tells one promise from
+/// another while it is alive.
+#[expect(
+    unsafe_code,
+    reason = "reads the pointer inside a JSValue; it is compared, never followed"
+)]
+fn object_address(value: &rquickjs::Value<'_>) -> Option<usize> {
+    if !value.is_object() {
+        return None;
+    }
+    // SAFETY: `value` is a live object value, whose JSValue holds a pointer to its JSObject; the
+    // pointer is only turned into a number to compare with others.
+    let pointer = unsafe { rquickjs::qjs::JS_VALUE_GET_PTR(value.as_raw()) };
+    Some(pointer as usize)
 }
 
 /// The address of the string `value` holds, if it is a string: what the allocator knows it by.

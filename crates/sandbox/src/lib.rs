@@ -11,6 +11,7 @@ mod alloc;
 pub mod confine;
 mod javascript;
 mod pool;
+mod program;
 mod python;
 mod report;
 pub mod surrogates;

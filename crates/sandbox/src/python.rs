@@ -44,11 +44,13 @@ use self::monitor::{Monitor, Stop, StopUnwind};
 use self::values::{ValuePath, from_json, to_json};
 use crate::{
     CancelFlag, EngineError, EngineEvent, EngineLimits, ExecuteRequest, HostCall, HostReply,
-    HostRequest, MAX_CODE_BYTES, Outcome, Replies, Stats,
+    HostRequest, Language, MAX_CODE_BYTES, Outcome, Replies, Stats, program,
 };
 
 /// Requests other than tool calls (`search_tools`, `describe_tools`) one execution may make.
 const MAX_DISCOVERY_CALLS: u32 = 1000;
+/// Failed calls that nothing awaited one execution warns of by name.
+const MAX_FAILURE_WARNINGS: usize = 5;
 /// Guest stack bytes per level of Python recursion: the recursion depth is the stack limit
 /// divided by this (512 KiB allow 1024 levels, CPython's default is 1000).
 const STACK_BYTES_PER_LEVEL: usize = 512;
@@ -142,13 +144,14 @@ impl Engine<'_> {
                 limit: MAX_CODE_BYTES,
             });
         }
-        let program = MontyRun::new(
-            format!("{PRELUDE}{code}"),
-            SCRIPT_NAME,
-            Vec::new(),
-            CompileOptions::default(),
-        )
-        .map_err(|exception| syntax_error(&exception, code))?;
+        let code = program::without_fence(code);
+        // An entry function defined and never called is called, on a line after the program.
+        let source = match program::python_entry_call(&code) {
+            Some(call) => format!("{PRELUDE}{code}\n{call}\n"),
+            None => format!("{PRELUDE}{code}"),
+        };
+        let program = MontyRun::new(source, SCRIPT_NAME, Vec::new(), CompileOptions::default())
+            .map_err(|exception| syntax_error(&exception, &code))?;
         self.monitor.emit(EngineEvent::Started);
         let tracker = ResourceTracker::new(ResourceLimits {
             max_duration: Some(self.limits.timeout),
@@ -171,7 +174,10 @@ impl Engine<'_> {
                 return Err(self.stop_error(reason));
             }
             step = match progress {
-                RunProgress::Complete(value) => return self.complete(&value),
+                RunProgress::Complete(value) => {
+                    self.warn_of_what_the_value_does_not_tell(&code, &value);
+                    return self.complete(&value);
+                }
                 RunProgress::NameLookup(lookup) => {
                     let answer = self.api.lookup(&lookup.name, lookup.object_id());
                     self.step(|print| lookup.resume(answer, print))
@@ -303,6 +309,49 @@ impl Engine<'_> {
                 }
             }
             HostReply::Cancel => self.cancel.cancel(),
+        }
+    }
+
+    /// Warnings for a program that ended with tool calls it never awaited, or with no value
+    /// although it printed nothing.
+    fn warn_of_what_the_value_does_not_tell(&mut self, code: &str, value: &MontyObject) {
+        let running = self.outstanding.len();
+        if running > 0 {
+            self.monitor.emit(EngineEvent::Warning {
+                text: program::calls_still_running_warning(Language::Python, running),
+            });
+        }
+        // Answers Monty never asked for: calls made and never awaited. A failure among them
+        // would otherwise go unseen.
+        let mut failures: Vec<(u32, String)> = self
+            .arrived
+            .iter()
+            .filter_map(|(id, answer)| Some((*id, answer.as_ref().err()?.clone())))
+            .collect();
+        failures.sort();
+        for (_, message) in failures.iter().take(MAX_FAILURE_WARNINGS) {
+            self.monitor.emit(EngineEvent::Warning {
+                text: format!(
+                    "a tool call that nothing awaited failed: {message}. Await every call, or \
+                     `await asyncio.gather(...)` them."
+                ),
+            });
+        }
+        if failures.len() > MAX_FAILURE_WARNINGS {
+            self.monitor.emit(EngineEvent::Warning {
+                text: format!(
+                    "{} more tool calls that nothing awaited failed.",
+                    failures.len() - MAX_FAILURE_WARNINGS
+                ),
+            });
+        }
+        if matches!(value, MontyObject::None)
+            && self.monitor.log_bytes() == 0
+            && let Some(ending) = program::python_ending(code)
+        {
+            self.monitor.emit(EngineEvent::Warning {
+                text: program::no_value_warning(Language::Python, &ending),
+            });
         }
     }
 
