@@ -34,13 +34,13 @@ use rquickjs::{
 use serde_json::Value;
 
 use crate::alloc::{Budget, LimitedAllocator, stack_address};
-use crate::{program, report};
 use crate::surrogates::{well_formed_json, well_formed_text};
 use crate::transpile::{SCRIPT_NAME, Transpiled, check_nesting, compile_error, transpile};
 use crate::{
     CancelFlag, EngineError, EngineEvent, EngineLimits, ExecuteRequest, HostCall, HostReply,
     HostRequest, LogStream, MAX_VALUE_DEPTH, Manifest, Outcome, Replies, Stats,
 };
+use crate::{program, report};
 
 /// The host's view of the guest, evaluated before guest code runs.
 const PRELUDE: &str = include_str!("prelude.js");
@@ -619,18 +619,63 @@ fn install_prelude<'js>(
         })
         .map_err(internal)?
     };
+    let kind_of = Function::new(ctx.clone(), |value: rquickjs::Value<'_>| kind_of(&value))
+        .map_err(internal)?;
+    let native = Object::new(ctx.clone()).map_err(internal)?;
+    for (name, function) in [
+        ("callTool", call_tool),
+        ("search", search),
+        ("describeNames", describe),
+        ("log", log),
+        ("startTimer", start_timer),
+        ("stopTimer", stop_timer),
+        ("listNames", list_names),
+        ("kindOf", kind_of),
+    ] {
+        native.set(name, function).map_err(internal)?;
+    }
     factory
-        .call((
-            call_tool,
-            search,
-            describe,
-            log,
-            start_timer,
-            stop_timer,
-            list_names,
-        ))
+        .call((native,))
         .catch(ctx)
         .map_err(|error| internal_message(format!("the prelude did not start: {error}")))
+}
+
+/// `kindOf(value)`: which of the built-in objects JSON cannot carry as they are `value` is, by
+/// QuickJS's own class of it (which no guest code can fake or observe): `map`, `set`, `typed`
+/// (a typed array), `error`, `promise`, `weak`, `buffer`, `regexp`, or `""`.
+#[expect(
+    unsafe_code,
+    reason = "asks QuickJS for the class of a value; no guest code runs"
+)]
+fn kind_of(value: &rquickjs::Value<'_>) -> &'static str {
+    if !value.is_object() {
+        return "";
+    }
+    let raw = value.as_raw();
+    // SAFETY: `raw` is a live object value for the duration of these calls, which only read its
+    // class.
+    unsafe {
+        use rquickjs::qjs;
+        if qjs::JS_IsMap(raw) {
+            "map"
+        } else if qjs::JS_IsSet(raw) {
+            "set"
+        } else if qjs::JS_GetTypedArrayType(raw) >= 0 {
+            "typed"
+        } else if qjs::JS_IsError(raw) {
+            "error"
+        } else if qjs::JS_IsPromise(raw) {
+            "promise"
+        } else if qjs::JS_IsWeakMap(raw) || qjs::JS_IsWeakSet(raw) || qjs::JS_IsWeakRef(raw) {
+            "weak"
+        } else if qjs::JS_IsArrayBuffer(raw) || qjs::JS_IsDataView(raw) {
+            "buffer"
+        } else if qjs::JS_IsRegExp(raw) {
+            "regexp"
+        } else {
+            ""
+        }
+    }
 }
 
 /// `listNames(server)`: the servers (`server` null), or the tools of a server that is ready;
@@ -916,7 +961,25 @@ fn convert_result<'js>(
     explain: &Function<'js>,
     value: rquickjs::Value<'js>,
 ) -> Result<Value, EngineError> {
-    let text = match to_json.call::<_, GuestText>((value,)).catch(ctx) {
+    let converted = to_json
+        .call::<_, rquickjs::Value<'js>>((value, "result"))
+        .catch(ctx);
+    let converted = match converted {
+        Ok(converted) if converted.is_object() => {
+            // The prelude's `{ problem }`, an object only the host sees: reading it runs no
+            // guest code.
+            let problem = converted
+                .as_object()
+                .and_then(|problem| problem.get::<_, GuestText>("problem").ok())
+                .map_or_else(String::new, |GuestText(problem)| problem);
+            return Err(
+                limit_error(shared).unwrap_or(EngineError::Unserializable { message: problem })
+            );
+        }
+        Ok(text) => GuestText::from_js(ctx, text).catch(ctx),
+        Err(caught) => Err(caught),
+    };
+    let text = match converted {
         Ok(GuestText(text)) => text,
         Err(caught) => {
             if let Some(error) = limit_error(shared) {

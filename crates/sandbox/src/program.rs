@@ -126,15 +126,16 @@ pub(crate) fn without_fence(code: &str) -> Cow<'_, str> {
     let fence = ["```", "~~~"]
         .into_iter()
         .find(|fence| open.starts_with(fence));
-    let closes = fence.is_some_and(|fence| {
-        close.len() >= 3 && close.chars().all(|c| Some(c) == fence.chars().next())
-    });
+    let closes =
+        fence.is_some_and(|fence| close.len() >= 3 && close.chars().all(|c| fence.starts_with(c)));
     if !closes {
         return Cow::Borrowed(code);
     }
     let mut blanked = code.to_owned();
     for at in [open_at, close_at] {
-        let end = code[at..].find('\n').map_or(code.len(), |newline| at + newline);
+        let end = code[at..]
+            .find('\n')
+            .map_or(code.len(), |newline| at + newline);
         blanked.replace_range(at..end, &" ".repeat(end - at));
     }
     Cow::Owned(blanked)
@@ -247,7 +248,12 @@ mod tests {
             "         \nx = 1\n    "
         );
         // Not a fence around the code: left alone.
-        for code in ["const a = '```';", "```ts\nno close", "a\n```", "```\n```ts"] {
+        for code in [
+            "const a = '```';",
+            "```ts\nno close",
+            "a\n```",
+            "```\n```ts",
+        ] {
             assert_eq!(without_fence(code), code, "{code}");
         }
     }
@@ -284,10 +290,7 @@ mod tests {
             python_ending("total = 1 + 2"),
             Some(Ending::Declaration(Some("total".to_owned())))
         );
-        assert_eq!(
-            python_ending("for x in []:\n    pass"),
-            Some(Ending::Loop)
-        );
+        assert_eq!(python_ending("for x in []:\n    pass"), Some(Ending::Loop));
         assert_eq!(python_ending("total = 1\ntotal"), None);
     }
 }

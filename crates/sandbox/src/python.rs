@@ -49,8 +49,6 @@ use crate::{
 
 /// Requests other than tool calls (`search_tools`, `describe_tools`) one execution may make.
 const MAX_DISCOVERY_CALLS: u32 = 1000;
-/// Failed calls that nothing awaited one execution warns of by name.
-const MAX_FAILURE_WARNINGS: usize = 5;
 /// Guest stack bytes per level of Python recursion: the recursion depth is the stack limit
 /// divided by this (512 KiB allow 1024 levels, CPython's default is 1000).
 const STACK_BYTES_PER_LEVEL: usize = 512;
@@ -312,37 +310,15 @@ impl Engine<'_> {
         }
     }
 
-    /// Warnings for a program that ended with tool calls it never awaited, or with no value
-    /// although it printed nothing.
+    /// Warnings for a program that ended with tool calls still running (never awaited), or with
+    /// no value although it printed nothing. (A call never awaited that failed before the end
+    /// goes unseen: Monty takes every answer and keeps a failure for an `await` that never
+    /// comes.)
     fn warn_of_what_the_value_does_not_tell(&mut self, code: &str, value: &MontyObject) {
         let running = self.outstanding.len();
         if running > 0 {
             self.monitor.emit(EngineEvent::Warning {
                 text: program::calls_still_running_warning(Language::Python, running),
-            });
-        }
-        // Answers Monty never asked for: calls made and never awaited. A failure among them
-        // would otherwise go unseen.
-        let mut failures: Vec<(u32, String)> = self
-            .arrived
-            .iter()
-            .filter_map(|(id, answer)| Some((*id, answer.as_ref().err()?.clone())))
-            .collect();
-        failures.sort();
-        for (_, message) in failures.iter().take(MAX_FAILURE_WARNINGS) {
-            self.monitor.emit(EngineEvent::Warning {
-                text: format!(
-                    "a tool call that nothing awaited failed: {message}. Await every call, or \
-                     `await asyncio.gather(...)` them."
-                ),
-            });
-        }
-        if failures.len() > MAX_FAILURE_WARNINGS {
-            self.monitor.emit(EngineEvent::Warning {
-                text: format!(
-                    "{} more tool calls that nothing awaited failed.",
-                    failures.len() - MAX_FAILURE_WARNINGS
-                ),
             });
         }
         if matches!(value, MontyObject::None)

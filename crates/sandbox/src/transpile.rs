@@ -22,8 +22,8 @@ use std::path::Path;
 use oxc::allocator::{Allocator, TakeIn};
 use oxc::ast::ast::{
     AssignmentTarget, BinaryExpression, BindingPattern, CallExpression, ComputedMemberExpression,
-    Decorator, Expression, IdentifierReference, LogicalExpression, PrivateFieldExpression,
-    Program, Statement, StaticMemberExpression, TaggedTemplateExpression,
+    Decorator, Expression, IdentifierReference, LogicalExpression, PrivateFieldExpression, Program,
+    Statement, StaticMemberExpression, TaggedTemplateExpression,
 };
 use oxc::ast::builder::AstBuilder;
 use oxc::ast_visit::Visit;
@@ -277,12 +277,11 @@ fn call_entry_function<'a>(
             .push(call(Expression::new_identifier(span, name, builder), span));
         return;
     }
-    let gives_a_value = program.body.iter().any(|statement| {
-        matches!(statement, Statement::ReturnStatement(_))
-    }) || matches!(
-        program.body.last(),
-        Some(Statement::ExpressionStatement(_))
-    );
+    let gives_a_value = program
+        .body
+        .iter()
+        .any(|statement| matches!(statement, Statement::ReturnStatement(_)))
+        || matches!(program.body.last(), Some(Statement::ExpressionStatement(_)));
     if gives_a_value {
         return;
     }
@@ -292,20 +291,22 @@ fn call_entry_function<'a>(
                 let id = function.id.as_ref()?;
                 (id.name, function.span)
             }
-            Statement::VariableDeclaration(declaration) => match declaration.declarations.as_slice() {
-                [declarator]
-                    if declarator.init.as_ref().is_some_and(|init| {
-                        matches!(
-                            init.without_parentheses(),
-                            Expression::ArrowFunctionExpression(_)
-                                | Expression::FunctionExpression(_)
-                        )
-                    }) =>
-                {
-                    (declarator.id.get_identifier_name()?, declaration.span)
+            Statement::VariableDeclaration(declaration) => {
+                match declaration.declarations.as_slice() {
+                    [declarator]
+                        if declarator.init.as_ref().is_some_and(|init| {
+                            matches!(
+                                init.without_parentheses(),
+                                Expression::ArrowFunctionExpression(_)
+                                    | Expression::FunctionExpression(_)
+                            )
+                        }) =>
+                    {
+                        (declarator.id.get_identifier_name()?, declaration.span)
+                    }
+                    _ => return None,
                 }
-                _ => return None,
-            },
+            }
             _ => return None,
         };
         matches!(name.as_str(), "main" | "run").then_some((name, span))

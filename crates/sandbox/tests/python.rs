@@ -947,3 +947,73 @@ fn unsupported_python_fails_clearly() {
         &json!(["001", "x=1", { "name": "pen" }, [2], ["A", "b"]])
     );
 }
+
+#[test]
+fn programs_run_as_models_write_them() {
+    // A markdown fence: blanked, so lines keep their numbers.
+    assert_eq!(run_py("```python\nx = 2\nx * 3\n```\n").value(), &json!(6));
+    let (_, _, line) = guest(run_py("```py\nx = 1\nraise ValueError('three')\n```").error());
+    assert_eq!(line, Some(3));
+    // An entry function defined and never called is called.
+    assert_eq!(
+        run_py("async def main():\n    return await tools.t.add(a=1, b=2)\n").value(),
+        &json!(3.0)
+    );
+    assert_eq!(
+        run_py("limit = 2\ndef run():\n    return limit * 5\nunused = 0").value(),
+        &json!(10)
+    );
+    // Not when the program calls it (asyncio.run included), or has a value of its own.
+    assert_eq!(
+        run_py("import asyncio\ncalls = []\nasync def main():\n    calls.append(1)\n    return len(calls)\nasyncio.run(main())").value(),
+        &json!(1)
+    );
+    assert_eq!(
+        run_py("def main():\n    return 1\n'mine'").value(),
+        &json!("mine")
+    );
+}
+
+#[test]
+fn what_the_value_does_not_tell_is_a_warning() {
+    let run = run_py("total = await tools.t.add(a=1, b=2)");
+    assert_eq!(run.value(), &json!(null));
+    assert_eq!(
+        run.warnings,
+        [
+            "the program returned nothing (its value is None, sent as null; a program's value is its \
+          last expression): it ends by assigning `total`. End it with `total` alone on the last \
+          line."
+        ]
+    );
+    for code in ["print('found 3')\nx = 1", "None", "x = 1\nx"] {
+        assert!(run_py(code).warnings.is_empty(), "{code}");
+    }
+    // A call never awaited, still running at the end.
+    let run = run_py("tools.t.slow(ms=200)\n'done'");
+    assert_eq!(run.value(), &json!("done"));
+    assert!(
+        run.warnings[0]
+            .starts_with("the program ended while 1 tool call it made was still running"),
+        "{:?}",
+        run.warnings
+    );
+}
+
+#[test]
+fn sets_are_arrays_and_unawaited_calls_are_named() {
+    assert_eq!(
+        run_py("{'ids': {3}, 'frozen': frozenset([1])}").value(),
+        &json!({ "ids": [3], "frozen": [1] })
+    );
+    let run = run_py("{'sum': tools.t.add(a=1, b=2)}");
+    let EngineError::Unserializable { message } = run.error() else {
+        panic!("{:?}", run.error());
+    };
+    assert!(
+        message.starts_with("the result[\"sum\"] is a coroutine (<coroutine")
+            && message
+                .contains("a call that was not awaited, which cannot be sent as JSON; await it"),
+        "{message}"
+    );
+}
