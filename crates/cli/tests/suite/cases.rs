@@ -3,7 +3,8 @@
 //!
 //! - `expect: <JSON>`: the result, compared as a whole;
 //! - `expect-error: <kind>`: the execution fails with this kind (`Timeout`, `GuestError`, ...);
-//! - `expect-message: <text>`: the error text contains this (repeatable);
+//! - `expect-message: <text>`: the answer's text contains this (repeatable);
+//! - `expect-no-message: <text>`: the answer's text does not contain this (repeatable);
 //! - `expect-logs: <JSON array>`: the console lines, compared as a whole;
 //! - `pending: <why>`: the case is known not to pass yet. Its failure is reported, loudly, but
 //!   does not fail the suite; once it passes, the suite fails until the marker is removed;
@@ -50,6 +51,7 @@ struct Expectation {
     value: Option<Value>,
     error_kind: Option<String>,
     messages: Vec<String>,
+    absent: Vec<String>,
     logs: Option<Value>,
     pending: Option<String>,
     while_starting: bool,
@@ -77,6 +79,8 @@ fn expectation(path: &Path, code: &str) -> Expectation {
             expected.error_kind = Some(kind.trim().to_owned());
         } else if let Some(message) = comment.strip_prefix("expect-message:") {
             expected.messages.push(message.trim().to_owned());
+        } else if let Some(message) = comment.strip_prefix("expect-no-message:") {
+            expected.absent.push(message.trim().to_owned());
         } else if let Some(json) = comment.strip_prefix("expect-logs:") {
             expected.logs = Some(parse(json.trim()));
         } else if let Some(why) = comment.strip_prefix("pending:") {
@@ -140,7 +144,7 @@ async fn guest_cases(isolation: &str) {
     );
     let mistakes = named("mistake__");
     assert!(
-        mistakes >= 1,
+        mistakes >= 40,
         "expected the corpus of model mistakes (mistake__*), found {mistakes} files"
     );
     assert!(
@@ -284,6 +288,11 @@ async fn run_case(server: &Toolweave, path: &Path) -> Vec<String> {
     for message in &expected.messages {
         if !execution.text.contains(message.as_str()) {
             problems.push(format!("text lacks {message:?}: {}", execution.text));
+        }
+    }
+    for message in &expected.absent {
+        if execution.text.contains(message.as_str()) {
+            problems.push(format!("text has {message:?}: {}", execution.text));
         }
     }
     if let Some(logs) = &expected.logs {
