@@ -528,10 +528,16 @@ fn load_prelude<'js>(ctx: &Ctx<'js>) -> Result<Function<'js>, String> {
             let runtime = Runtime::new().map_err(|error| error.to_string())?;
             let context = Context::full(&runtime).map_err(|error| error.to_string())?;
             context.with(|ctx| {
+                // Without line tables and source: each runtime reads the bytecode, and nothing
+                // reads positions in the prelude.
                 Module::declare(ctx.clone(), PRELUDE_NAME, PRELUDE)
                     .catch(&ctx)
                     .map_err(|error| error.to_string())?
-                    .write(WriteOptions::default())
+                    .write(WriteOptions {
+                        strip_source: true,
+                        strip_debug: true,
+                        ..WriteOptions::default()
+                    })
                     .map_err(|error| error.to_string())
             })
         })

@@ -181,86 +181,97 @@ export default function prelude(native) {
   // it when called, and the host answers with what exists and what comes close (a server still
   // starting is waited for first). Listing (`Object.keys`, `in`, `Object.isFrozen`) is truthful:
   // the names the host lists, made into frozen properties on first use (a proxy may only report
-  // properties its target has once it says it is frozen).
-  function lazy(prefix, scope, make) {
+  // properties its target has once it says it is frozen). One handler serves every namespace;
+  // what is a namespace's own hangs off its target.
+  const lazyState = new WeakMapCtor();
+
+  function lazy(scope) {
     // A function, so that calling a namespace (`tools.add(...)`, the server left out) reaches
     // the host like any unknown name; without its own `name`, `length` or prototype.
     const target = () => {};
     delete target.name;
     delete target.length;
     setPrototypeOf(target, null);
-    const made = create(null);
-    let known;
-    let settled = false;
-    function knows(name) {
-      if (known === undefined) {
-        known = create(null);
-        const names = listNames(scope);
-        for (let i = 0; isArray(names) && i < names.length; i++) known[names[i]] = true;
-      }
-      return known[name] === true;
-    }
-    function get(name) {
-      if (made[name] === undefined) made[name] = make(prefix + name);
-      return made[name];
-    }
-    // Before anything that must agree with the target: it gets every known name, and is frozen.
-    function settle() {
-      if (settled) return;
-      const names = listNames(scope);
-      for (let i = 0; isArray(names) && i < names.length; i++) {
-        defineProperty(target, names[i], { __proto__: null, value: get(names[i]), writable: false, enumerable: true, configurable: false });
-      }
-      freeze(target);
-      settled = true;
-    }
-    return new ProxyCtor(target, {
-      get: function (_target, property) {
-        if (typeof property !== "string") return undefined;
-        if (reserved[property] === true && !knows(property)) return undefined;
-        return get(property);
-      },
-      has: function (_target, property) {
-        return typeof property === "string" && knows(property);
-      },
-      apply: function (_target, _this, args) {
-        return requestTool(scope === null ? "tools" : scope, args[0], false);
-      },
-      ownKeys: function (target) {
-        settle();
-        return ownKeys(target);
-      },
-      getOwnPropertyDescriptor: function (target, property) {
-        settle();
-        return getOwnPropertyDescriptor(target, property);
-      },
-      defineProperty: function (target, property, descriptor) {
-        settle();
-        return reflectDefineProperty(target, property, descriptor);
-      },
-      isExtensible: function () {
-        settle();
-        return false;
-      },
-      preventExtensions: function () {
-        settle();
-        return true;
-      },
-      set: function () {
-        return false;
-      },
-      deleteProperty: function () {
-        return false;
-      },
-      setPrototypeOf: function (_target, prototype) {
-        return prototype === null;
-      },
-    });
+    apply(weakSet, lazyState, [target, { __proto__: null, scope: scope, made: create(null), known: undefined, settled: false }]);
+    return new ProxyCtor(target, lazyHandler);
   }
 
-  const tools = lazy("", null, function (server) {
-    return lazy(server + ".", server, tool);
+  function knows(state, name) {
+    if (state.known === undefined) {
+      state.known = create(null);
+      const names = listNames(state.scope);
+      for (let i = 0; isArray(names) && i < names.length; i++) state.known[names[i]] = true;
+    }
+    return state.known[name] === true;
+  }
+
+  // The tool function, or the namespace, `name` is in `state`'s scope.
+  function member(state, name) {
+    if (state.made[name] === undefined) {
+      state.made[name] = state.scope === null ? lazy(name) : tool(state.scope + "." + name);
+    }
+    return state.made[name];
+  }
+
+  // Before anything that must agree with the target: it gets every known name, and is frozen.
+  function freezeListing(target) {
+    const state = apply(weakGet, lazyState, [target]);
+    if (state.settled) return;
+    const names = listNames(state.scope);
+    for (let i = 0; isArray(names) && i < names.length; i++) {
+      defineProperty(target, names[i], { __proto__: null, value: member(state, names[i]), writable: false, enumerable: true, configurable: false });
+    }
+    freeze(target);
+    state.settled = true;
+  }
+
+  const lazyHandler = freeze({
+    __proto__: null,
+    get: function (target, property) {
+      if (typeof property !== "string") return undefined;
+      const state = apply(weakGet, lazyState, [target]);
+      if (reserved[property] === true && !knows(state, property)) return undefined;
+      return member(state, property);
+    },
+    has: function (target, property) {
+      return typeof property === "string" && knows(apply(weakGet, lazyState, [target]), property);
+    },
+    apply: function (target, _this, args) {
+      const scope = apply(weakGet, lazyState, [target]).scope;
+      return requestTool(scope === null ? "tools" : scope, args[0], false);
+    },
+    ownKeys: function (target) {
+      freezeListing(target);
+      return ownKeys(target);
+    },
+    getOwnPropertyDescriptor: function (target, property) {
+      freezeListing(target);
+      return getOwnPropertyDescriptor(target, property);
+    },
+    defineProperty: function (target, property, descriptor) {
+      freezeListing(target);
+      return reflectDefineProperty(target, property, descriptor);
+    },
+    isExtensible: function (target) {
+      freezeListing(target);
+      return false;
+    },
+    preventExtensions: function (target) {
+      freezeListing(target);
+      return true;
+    },
+    set: function () {
+      return false;
+    },
+    deleteProperty: function () {
+      return false;
+    },
+    setPrototypeOf: function (_target, prototype) {
+      return prototype === null;
+    },
   });
+
+  const tools = lazy(null);
 
   // Formats a value the way a developer expects in a log line; never throws.
   function describe(value) {
