@@ -17,7 +17,7 @@ use crate::approval::{self, Approval, ApprovalRequest, Approver};
 use crate::audit::CallRecord;
 use crate::budget::{Budget, json_len};
 use crate::catalog_state::{CatalogState, Direction};
-use crate::error::{MAX_ERROR_TEXT, cut};
+use crate::error::{ExecutionError, MAX_ERROR_TEXT, cut};
 use crate::gateway::{Flavor, Gateway, describe_in, guest_name, search_in};
 
 /// What one execution's calls answer to besides the gateway: where upstream notices go, its
@@ -105,7 +105,8 @@ pub(crate) async fn answer(
     cancel: CancellationToken,
     scope: &Scope<'_>,
 ) -> Result<Value, String> {
-    match request {
+    let discovery = !matches!(request, HostRequest::Tool { .. });
+    let answer = match request {
         HostRequest::Tool { name, args, raw } => {
             call_tool(gateway, &name, args, raw, flavor, cancel, scope).await
         }
@@ -126,6 +127,33 @@ pub(crate) async fn answer(
             }
             serde_json::to_value(answer).map_err(|e| e.to_string())
         }
+    };
+    within_memory(answer, discovery, gateway.limits.memory_bytes)
+}
+
+/// `answer` as the guest can take it (its engine holds the JSON text whole, in the guest's
+/// memory): a discovery answer larger than `limit` refused, an error message cut to fit. A
+/// tool's result is checked where it arrives, and ends the execution.
+fn within_memory(
+    answer: Result<Value, String>,
+    discovery: bool,
+    limit: usize,
+) -> Result<Value, String> {
+    match answer {
+        Ok(value) if discovery => {
+            let size = json_len(&value);
+            if size <= limit {
+                return Ok(value);
+            }
+            let megabytes = limit / (1024 * 1024);
+            Err(format!(
+                "the answer is {size} bytes as JSON, more than the code can hold in \
+                 {megabytes} MiB (--memory-mb {megabytes}); ask for fewer tools"
+            ))
+        }
+        // JSON writes at most six bytes for one of text.
+        Err(message) if json_len(&message) > limit => Err(cut(message, limit / 6)),
+        answer => answer,
     }
 }
 
@@ -253,28 +281,41 @@ async fn call_tool(
     let received =
         json_len(&result.content) + result.structured_content.as_ref().map_or(0, json_len);
     scope.budget.take_bytes(received as u64)?;
-    if raw {
-        return serde_json::to_value(&result).map_err(|e| e.to_string());
-    }
-    if result.is_error == Some(true) {
-        return Err(format!(
-            "{display} returned an error: {}",
-            error_text(&result)
-        ));
-    }
-    if let Some(structured) = result.structured_content.as_ref() {
-        let violations = check(&state, index, Direction::Output, structured);
-        if !violations.is_empty() {
-            return Err(violation_message(
-                &format!(
-                    "{display} returned structuredContent that does not match its outputSchema"
-                ),
-                &violations,
-                "",
+    let value = if raw {
+        serde_json::to_value(&result).map_err(|e| e.to_string())?
+    } else {
+        if result.is_error == Some(true) {
+            return Err(format!(
+                "{display} returned an error: {}",
+                error_text(&result)
             ));
         }
+        if let Some(structured) = result.structured_content.as_ref() {
+            let violations = check(&state, index, Direction::Output, structured);
+            if !violations.is_empty() {
+                return Err(violation_message(
+                    &format!(
+                        "{display} returned structuredContent that does not match its outputSchema"
+                    ),
+                    &violations,
+                    "",
+                ));
+            }
+        }
+        convert(result)
+    };
+    // The guest's engine holds a value's JSON text whole, in the guest's memory, while it parses
+    // it: a larger one could never reach the code. Refused here, before it is copied there.
+    let size = json_len(&value);
+    let limit = gateway.limits.memory_bytes;
+    if size > limit {
+        return Err(scope.budget.refuse(ExecutionError::ToolResultTooLarge {
+            tool: display,
+            size,
+            limit,
+        }));
     }
-    Ok(convert(result))
+    Ok(value)
 }
 
 /// Every way `value` breaks the tool's schema for `direction`, each as `path: message`. A schema
@@ -406,9 +447,10 @@ fn error_text(result: &CallToolResult) -> String {
     cut(text, MAX_ERROR_TEXT)
 }
 
+/// One violation, its message cut: it may quote the whole value that broke the schema.
 fn describe_violation(path: &str, message: &str) -> String {
     let path = if path.is_empty() { "(arguments)" } else { path };
-    format!("{path}: {message}")
+    cut(format!("{path}: {message}"), MAX_ERROR_TEXT)
 }
 
 fn violation_message(head: &str, violations: &[String], signature: &str) -> String {
