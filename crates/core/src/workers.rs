@@ -308,9 +308,6 @@ struct MessageReader {
     max_line: usize,
 }
 
-/// How much of a worker's stdout is read at a time: what a pipe holds.
-const STDOUT_READ_BYTES: usize = 64 * 1024;
-
 /// Why what a worker wrote is not a message.
 #[derive(Debug)]
 enum Unreadable {
@@ -323,7 +320,8 @@ enum Unreadable {
 impl MessageReader {
     fn new(stdout: pipe::Receiver, max_line: usize) -> Self {
         Self {
-            reader: BufReader::with_capacity(STDOUT_READ_BYTES, stdout),
+            // Events are small: what goes a long way goes to the worker, not from it.
+            reader: BufReader::new(stdout),
             line: Vec::new(),
             max_line,
         }
