@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use rmcp::model::CallToolResult;
+use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 use toolweave_sandbox::HostRequest;
@@ -52,6 +52,9 @@ impl Scope<'_> {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
+
+/// A result this large (as the server sent it) is measured off the protocol thread.
+const LARGE_RESULT_BYTES: usize = 1024 * 1024;
 
 /// How many validation errors a message lists before it says "and N more".
 const MAX_LISTED_VIOLATIONS: usize = 8;
@@ -281,7 +284,7 @@ async fn call_tool(
     let received =
         json_len(&result.content) + result.structured_content.as_ref().map_or(0, json_len);
     scope.budget.take_bytes(received as u64)?;
-    let value = if raw {
+    let mut value = if raw {
         serde_json::to_value(&result).map_err(|e| e.to_string())?
     } else {
         if result.is_error == Some(true) {
@@ -306,7 +309,18 @@ async fn call_tool(
     };
     // The guest's engine holds a value's JSON text whole, in the guest's memory, while it parses
     // it: a larger one could never reach the code. Refused here, before it is copied there.
-    let size = json_len(&value);
+    let size = if received > LARGE_RESULT_BYTES {
+        // Counting tens of megabytes would hold up every other execution on this thread.
+        let (size, counted) = tokio::task::spawn_blocking(move || (json_len(&value), value))
+            .await
+            .map_err(|error| {
+                format!("internal error: the result of {display} was lost: {error}")
+            })?;
+        value = counted;
+        size
+    } else {
+        json_len(&value)
+    };
     let limit = gateway.limits.memory_bytes;
     if size > limit {
         return Err(scope.budget.refuse(ExecutionError::ToolResultTooLarge {
@@ -422,13 +436,18 @@ pub(crate) fn convert(result: CallToolResult) -> Value {
     if let Some(structured) = result.structured_content {
         return structured;
     }
-    if let [only] = result.content.as_slice()
-        && let Some(text) = only.as_text()
-    {
-        return serde_json::from_str(&text.text)
-            .unwrap_or_else(|_| Value::String(text.text.clone()));
-    }
-    serde_json::to_value(&result.content).unwrap_or(Value::Null)
+    // The text is moved, not copied: it may be tens of megabytes.
+    let content = match <[ContentBlock; 1]>::try_from(result.content) {
+        Ok([ContentBlock::Text(text)]) => {
+            return match serde_json::from_str(&text.text) {
+                Ok(value) => value,
+                Err(_) => Value::String(text.text),
+            };
+        }
+        Ok(only) => serde_json::to_value(only),
+        Err(content) => serde_json::to_value(content),
+    };
+    content.unwrap_or(Value::Null)
 }
 
 fn error_text(result: &CallToolResult) -> String {
@@ -486,7 +505,6 @@ fn type_name(value: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rmcp::model::ContentBlock;
 
     #[test]
     fn conversion_follows_the_contract() {

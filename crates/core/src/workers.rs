@@ -742,7 +742,23 @@ impl WorkerSession {
 
     /// Delivers one reply to the guest; a worker that is gone is reported by [`Self::next`].
     pub(crate) async fn reply(&mut self, reply: HostReply) {
-        self.unwritten.push(&ToWorker::Reply(reply));
+        let large = match &reply {
+            HostReply::Result { outcome, .. } => match outcome {
+                Ok(value) => at_least(value, LARGE_REPLY_BYTES),
+                Err(message) => message.len() >= LARGE_REPLY_BYTES,
+            },
+            HostReply::Cancel => false,
+        };
+        let message = ToWorker::Reply(reply);
+        if large {
+            // Writing tens of megabytes as JSON would hold up every other execution here.
+            match tokio::task::spawn_blocking(move || Outbox::line(&message)).await {
+                Ok(line) => self.unwritten.push_line(line),
+                Err(error) => tracing::error!(%error, "a reply to a worker was lost"),
+            }
+        } else {
+            self.unwritten.push(&message);
+        }
         if self.write_some().is_err() {
             self.unwritten.clear();
         }
@@ -845,13 +861,23 @@ impl Outbox {
 
     /// Adds `message` as a line.
     fn push(&mut self, message: &ToWorker) {
-        let end = self.lines.len();
-        if serde_json::to_writer(&mut self.lines, message).is_err() {
-            // A message of ours always serializes; should one not, nothing of it goes out.
-            self.lines.truncate(end);
-            return;
+        write_line(&mut self.lines, message);
+    }
+
+    /// `message` as a line, made apart from any outbox.
+    fn line(message: &ToWorker) -> Vec<u8> {
+        let mut line = Vec::new();
+        write_line(&mut line, message);
+        line
+    }
+
+    /// Adds a line made with [`Self::line`].
+    fn push_line(&mut self, line: Vec<u8>) {
+        if self.lines.is_empty() {
+            self.lines = line;
+        } else {
+            self.lines.extend_from_slice(&line);
         }
-        self.lines.push(b'\n');
     }
 
     /// What is still to be written.
@@ -875,6 +901,55 @@ impl Outbox {
             self.lines = Vec::new();
         }
     }
+}
+
+/// Appends `message` and a line end to `lines`.
+fn write_line(lines: &mut Vec<u8>, message: &ToWorker) {
+    let end = lines.len();
+    if serde_json::to_writer(&mut *lines, message).is_err() {
+        // A message of ours always serializes; should one not, nothing of it goes out.
+        lines.truncate(end);
+        return;
+    }
+    lines.push(b'\n');
+}
+
+/// A reply at least this large (as JSON) is written out off the protocol thread.
+const LARGE_REPLY_BYTES: usize = 1024 * 1024;
+
+/// Whether `value` takes at least `bytes` as JSON: its strings' lengths and a byte a node,
+/// counted until they reach `bytes`, so a look at a large value stops early.
+fn at_least(value: &serde_json::Value, bytes: usize) -> bool {
+    let mut left = bytes;
+    reaches(value, &mut left)
+}
+
+/// Takes what `value` adds from `left`; whether nothing is left.
+fn reaches(value: &serde_json::Value, left: &mut usize) -> bool {
+    use serde_json::Value;
+    let own = match value {
+        Value::String(text) => text.len(),
+        Value::Array(items) => {
+            for item in items {
+                if reaches(item, left) {
+                    return true;
+                }
+            }
+            items.len()
+        }
+        Value::Object(map) => {
+            for (key, item) in map {
+                *left = left.saturating_sub(key.len());
+                if reaches(item, left) {
+                    return true;
+                }
+            }
+            map.len()
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => 1,
+    };
+    *left = left.saturating_sub(own);
+    *left == 0
 }
 
 /// Writes one message to a worker's stdin.
@@ -1042,6 +1117,26 @@ mod tests {
         .unwrap();
         assert!(!status.success(), "it read a job");
         assert!(!taken.exists(), "it was handed the job");
+    }
+
+    #[test]
+    fn a_value_is_at_least_as_large_as_its_strings_and_nodes_and_never_its_json() {
+        use serde_json::json;
+        assert!(at_least(&json!("x".repeat(10)), 10));
+        assert!(!at_least(&json!("x".repeat(9)), 10));
+        // Two numbers, four bytes of string, a null, and four and one items.
+        assert!(at_least(&json!([1, 2, "abcd", [null]]), 12));
+        assert!(!at_least(&json!([1, 2, "abcd", [null]]), 13));
+        assert!(at_least(&json!({ "key": { "k": true } }), 7));
+        assert!(!at_least(&json!({ "key": { "k": true } }), 8));
+        for value in [
+            json!("x".repeat(100)),
+            json!([[1, 2], { "a": "b" }, null, "é\n"]),
+            json!({ "key": { "k": [true, false] } }),
+        ] {
+            let length = crate::budget::json_len(&value);
+            assert!(!at_least(&value, length + 1), "{value}");
+        }
     }
 
     #[tokio::test]
