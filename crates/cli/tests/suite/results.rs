@@ -72,17 +72,17 @@ async fn a_result_larger_than_the_code_can_hold_fails_at_once_naming_the_memory_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_large_result_within_the_limits_reaches_the_code_through_a_worker() {
     let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    // A deadline generous for a loaded machine and a debug build: how long it takes is measured
+    // by `scripts/large_result.py`; this checks that every byte arrives, read a pipe's worth at
+    // a time by both ends.
     let server = Toolweave::start(
         toolweave(),
         &config,
-        &["--memory-mb", "160", "--timeout-ms", "30000"],
+        &["--memory-mb", "160", "--timeout-ms", "120000"],
     )
     .await
     .unwrap();
-    // Read as it arrives, each byte looked at once, it comes well within the deadline on a
-    // loaded machine; a reader that looked through its whole buffer again after each read ran
-    // past it.
-    let bytes = 24_000_000;
+    let bytes = 16_000_000;
     for language in ["javascript", "python"] {
         let large = server
             .execute(&length_of_large(language, bytes), language)
