@@ -1,6 +1,6 @@
-//! Worker isolation, tried from outside and from inside: what a confined worker can no longer do,
-//! what the kernel reports about a worker while it runs a guest, and what happens to a worker
-//! that crashes or stops answering.
+//! Worker isolation, tried from outside and from inside: what a confined worker can no longer do
+//! (down to each flag a thread may not be started with), what the kernel reports about a worker
+//! while it runs a guest, and what happens to a worker that crashes or stops answering.
 
 use std::time::{Duration, Instant};
 
@@ -112,6 +112,57 @@ fn a_confined_worker_cannot_open_connect_exec_fork_or_trace() {
         !std::path::Path::new("/tmp/toolweave-confinement-check").exists(),
         "the confined worker created a file"
     );
+}
+
+/// Every flag `clone` reads in its low half that a thread made by `pthread_create` does not
+/// pass, by the name the confinement check reports it under.
+const REFUSED_CLONE_FLAGS: &[&str] = &[
+    // The exit signal of a child process.
+    "clone_sigchld",
+    "clone_pidfd",
+    "clone_ptrace",
+    "clone_vfork",
+    "clone_parent",
+    "clone_newns",
+    #[cfg(not(target_env = "musl"))]
+    "clone_detached",
+    "clone_untraced",
+    "clone_child_settid",
+    "clone_newcgroup",
+    "clone_newuts",
+    "clone_newipc",
+    "clone_newuser",
+    "clone_newpid",
+    "clone_newnet",
+    "clone_io",
+];
+
+#[test]
+fn a_confined_worker_starts_threads_as_pthread_create_does_and_with_no_other_flag() {
+    if !confinement_supported() {
+        return;
+    }
+    let output = std::process::Command::new(toolweave())
+        .args(["__toolweave-worker", "confinement-check"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(
+        report.get("error").is_none(),
+        "confinement failed: {report}"
+    );
+    // `clone` as `pthread_create` calls it: the thread starts (and ends).
+    assert_eq!(report["clone_thread"], json!("allowed"), "{report}");
+    // Each other flag added to those: refused by the filter, before the kernel looks at the
+    // call (which would refuse some combinations itself, with EINVAL).
+    let eperm = json!("denied: Operation not permitted");
+    let allowed: Vec<String> = REFUSED_CLONE_FLAGS
+        .iter()
+        .filter(|flag| report[**flag] != eperm)
+        .map(|flag| format!("{flag}: {}", report[*flag]))
+        .collect();
+    assert!(allowed.is_empty(), "not refused with EPERM: {allowed:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

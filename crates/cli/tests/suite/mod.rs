@@ -10,6 +10,7 @@ mod notices;
 mod npm;
 mod policy;
 mod protocol;
+mod results;
 mod setup;
 
 use std::path::{Path, PathBuf};
