@@ -159,7 +159,7 @@ pub enum Error {
 
     /// One call took longer than its timeout; it was abandoned (and cancelled upstream).
     #[error(
-        "server \"{server}\" did not answer the call to \"{tool}\" within {} ms (--tool-timeout-ms); the call was cancelled. Ask for less in one call, or raise --tool-timeout-ms",
+        "server \"{server}\" did not answer the call to \"{tool}\" within {} ms ({limit_from}); the call was cancelled. Ask for less in one call, or raise {limit_from}",
         limit.as_millis()
     )]
     CallTimeout {
@@ -169,6 +169,8 @@ pub enum Error {
         tool: String,
         /// The timeout that was hit.
         limit: Duration,
+        /// What set it.
+        limit_from: LimitFrom,
     },
 
     /// The caller cancelled the call before it finished.
@@ -218,6 +220,27 @@ pub enum Error {
 /// Result alias for this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// What set a call's timeout, named as the person running toolweave changes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitFrom {
+    /// `--tool-timeout-ms`, for every server without a `timeout` of its own.
+    Flag,
+    /// The server's `timeout` in its config entry.
+    ServerConfig,
+    /// The caller of [`UpstreamManager::call_tool`](crate::UpstreamManager::call_tool).
+    Caller,
+}
+
+impl std::fmt::Display for LimitFrom {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            LimitFrom::Flag => "--tool-timeout-ms",
+            LimitFrom::ServerConfig => "the server's \"timeout\" in its config entry",
+            LimitFrom::Caller => "the timeout given to the call",
+        })
+    }
+}
+
 /// The stderr tail as the end of a message: nothing when there is none.
 fn stderr_suffix(stderr: &str) -> String {
     if stderr.trim().is_empty() {
@@ -252,11 +275,23 @@ mod tests {
             server: "fixture".into(),
             tool: "slow".into(),
             limit: Duration::from_millis(300),
+            limit_from: LimitFrom::Flag,
         };
         assert_eq!(
             error.to_string(),
             "server \"fixture\" did not answer the call to \"slow\" within 300 ms (--tool-timeout-ms); \
              the call was cancelled. Ask for less in one call, or raise --tool-timeout-ms"
+        );
+        let error = Error::CallTimeout {
+            server: "reports".into(),
+            tool: "export".into(),
+            limit: Duration::from_secs(120),
+            limit_from: LimitFrom::ServerConfig,
+        };
+        assert_eq!(
+            error.to_string(),
+            "server \"reports\" did not answer the call to \"export\" within 120000 ms (the server's \"timeout\" in its config entry); \
+             the call was cancelled. Ask for less in one call, or raise the server's \"timeout\" in its config entry"
         );
         let error = Error::Exited {
             server: "good".into(),

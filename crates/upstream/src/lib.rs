@@ -37,7 +37,7 @@ mod stderr;
 
 use std::time::Duration;
 
-pub use error::{Error, Result};
+pub use error::{Error, LimitFrom, Result};
 pub use manager::UpstreamManager;
 pub use notices::{Listener, Notice};
 pub use status::{ServerState, ServerStatus};
