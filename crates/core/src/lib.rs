@@ -24,7 +24,9 @@ pub use audit::{AuditLog, AuditOptions, CallRecord};
 pub use engines::{Engines, Isolation};
 pub use error::ExecutionError;
 pub use executor::{ExecuteRequest, ExecutionReport, ExecutionStats, LogLine};
-pub use gateway::{DescribeAnswer, Described, Flavor, Gateway, SearchResult, Unavailable};
+pub use gateway::{
+    DISCOVERY_WAIT, DescribeAnswer, Described, Flavor, Gateway, SearchResult, Unavailable,
+};
 pub use render::{describe_text, execution_text, search_text};
 pub use tokio_util::sync::CancellationToken;
 pub use toolweave_sandbox::confine;
