@@ -11,6 +11,7 @@ mod npm;
 mod policy;
 mod protocol;
 mod setup;
+mod waits;
 
 use std::path::{Path, PathBuf};
 
