@@ -69,7 +69,8 @@ async fn allow_rules_pre_approve_nothing_and_approve_rules_let_nothing_in() {
     for allow in ["fixture.*", "*.*", "*", "fixture.remove"] {
         let (refused, _) = remove_with(&config, &["--allow", allow]).await;
         assert!(
-            refused.contains("marks it destructive") && refused.contains("--approve fixture.remove"),
+            refused.contains("marks it destructive")
+                && refused.contains("--approve fixture.remove"),
             "--allow {allow}: {refused}"
         );
     }
@@ -228,7 +229,11 @@ async fn a_client_that_supports_elicitation_is_asked_for_each_call() {
         .call_tool(CallToolRequestParams::new("execute_code").with_arguments(arguments))
         .await
         .unwrap();
-    let value = Execution::from_result(result).unwrap().value().unwrap().clone();
+    let value = Execution::from_result(result)
+        .unwrap()
+        .value()
+        .unwrap()
+        .clone();
     assert_eq!(value, json!("removed keep-3"));
     assert!(approving.asked.lock().unwrap().is_empty());
     client.cancel().await.unwrap();
@@ -240,6 +245,9 @@ async fn a_client_that_supports_elicitation_is_asked_for_each_call() {
             .unwrap(),
     )
     .unwrap();
-    assert_eq!(record["toolCalls"][0]["approval"], "pre-approved", "{record}");
+    assert_eq!(
+        record["toolCalls"][0]["approval"], "pre-approved",
+        "{record}"
+    );
     assert_eq!(record["toolCalls"][0]["outcome"], "ok", "{record}");
 }

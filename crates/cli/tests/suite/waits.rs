@@ -16,7 +16,8 @@ use super::toolweave;
 fn servers(dir: &Path, late_ms: u64) -> PathBuf {
     let fixture = toolweave_testkit::fixture_binary();
     let entry = |name: &str, delay_ms: u64| {
-        json!({ "command": fixture, "args": ["--name", name, "--start-delay-ms", delay_ms.to_string()] })
+        let args = json!(["--name", name, "--start-delay-ms", delay_ms.to_string()]);
+        json!({ "command": fixture, "args": args })
     };
     let config = json!({ "mcpServers": {
         "quick": entry("quick", 0),
@@ -83,13 +84,18 @@ async fn a_server_that_never_answers_costs_discovery_seconds_not_the_startup_tim
         )
         .await
         .unwrap();
-    assert!(asked.elapsed() < PROMPT, "the search took {:?}", asked.elapsed());
-    let found_names = names(&found);
-    assert!(found_names.contains(&"quick.add".to_owned()), "{found_names:?}");
     assert!(
-        found_names
-            .iter()
-            .all(|name| name.starts_with("quick.")),
+        asked.elapsed() < PROMPT,
+        "the search took {:?}",
+        asked.elapsed()
+    );
+    let found_names = names(&found);
+    assert!(
+        found_names.contains(&"quick.add".to_owned()),
+        "{found_names:?}"
+    );
+    assert!(
+        found_names.iter().all(|name| name.starts_with("quick.")),
         "{found_names:?}"
     );
     let still_starting = |server: &str| {
@@ -105,10 +111,7 @@ async fn a_server_that_never_answers_costs_discovery_seconds_not_the_startup_tim
         [still_starting("hung"), still_starting("late")]
     );
     let text = &found.content[0].as_text().unwrap().text;
-    assert!(
-        text.contains("server \"hung\" is still starting"),
-        "{text}"
-    );
+    assert!(text.contains("server \"hung\" is still starting"), "{text}");
 
     // Describing a tool of a server still starting answers at once too, and says why.
     let asked = Instant::now();
@@ -116,7 +119,11 @@ async fn a_server_that_never_answers_costs_discovery_seconds_not_the_startup_tim
         .call("describe_tools", json!({ "names": ["hung.add"] }))
         .await
         .unwrap();
-    assert!(asked.elapsed() < PROMPT, "describe took {:?}", asked.elapsed());
+    assert!(
+        asked.elapsed() < PROMPT,
+        "describe took {:?}",
+        asked.elapsed()
+    );
     let text = &described.content[0].as_text().unwrap().text;
     assert!(text.contains("no tool named \"hung.add\""), "{text}");
     assert!(text.contains("server \"hung\" is still starting"), "{text}");
@@ -139,7 +146,11 @@ async fn a_server_that_never_answers_costs_discovery_seconds_not_the_startup_tim
         run.value().unwrap(),
         &json!({ "quickFound": true, "hungFound": false, "late": 5, "quick": 2 })
     );
-    assert!(asked.elapsed() < PROMPT, "the execution took {:?}", asked.elapsed());
+    assert!(
+        asked.elapsed() < PROMPT,
+        "the execution took {:?}",
+        asked.elapsed()
+    );
 
     // Once `late` is ready, a search lists its tools, without waiting for `hung`.
     let asked = Instant::now();
@@ -150,7 +161,11 @@ async fn a_server_that_never_answers_costs_discovery_seconds_not_the_startup_tim
         )
         .await
         .unwrap();
-    assert!(asked.elapsed() < PROMPT, "the search took {:?}", asked.elapsed());
+    assert!(
+        asked.elapsed() < PROMPT,
+        "the search took {:?}",
+        asked.elapsed()
+    );
     assert!(
         names(&found).contains(&"late.add".to_owned()),
         "{:?}",
