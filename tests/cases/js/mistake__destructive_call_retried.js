@@ -1,6 +1,6 @@
 // Retrying a refused destructive call gets the same refusal each time: nothing but the person
 // running toolweave can change it, and the message says so.
-// expect: {"refusals":3,"same":true,"codeCannot":true}
+// expect: {"refusals":3,"same":true,"codeCannot":true,"approve":true}
 const messages = [];
 for (let attempt = 0; attempt < 3; attempt++) {
   try {
@@ -13,4 +13,5 @@ return {
   refusals: messages.length,
   same: messages.every((message) => message === messages[0]),
   codeCannot: messages[0].includes("Code cannot change this"),
+  approve: messages[0].includes("--approve fixture.remove"),
 };

@@ -1,5 +1,5 @@
 # Retrying a refused destructive call gets the same refusal each time: code cannot change it.
-# expect: {"refusals":3,"same":true,"code_cannot":true}
+# expect: {"refusals":3,"same":true,"code_cannot":true,"approve":true}
 messages = []
 for attempt in range(3):
     try:
@@ -10,4 +10,5 @@ for attempt in range(3):
     "refusals": len(messages),
     "same": all(message == messages[0] for message in messages),
     "code_cannot": "Code cannot change this" in messages[0],
+    "approve": "--approve fixture.remove" in messages[0],
 }
