@@ -43,7 +43,7 @@ pub fn not_applicable(test: &str, why: &str) {
 }
 
 /// Part `what` of a test is known not to pass yet (`why`), by design without failing the test:
-/// writes `PENDING <what>: <why>` where `cargo test` shows it, in CI too.
+/// writes `PENDING <what> (known not to pass yet): <why>` where `cargo test` shows it, in CI too.
 pub fn pending(what: &str, why: &str) {
     announce(&format!("PENDING {what} (known not to pass yet): {why}"));
 }
