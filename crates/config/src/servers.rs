@@ -145,7 +145,12 @@ const RAW_KEYS: [&str; 9] = [
 /// The key whose value is the server's tool-call timeout, in milliseconds.
 const TIMEOUT_KEY: &str = "timeout";
 
-const SERVER_KEYS: &str = "type, command, args, env, envFile, cwd, url, headers, disabled, timeout";
+/// Every key toolweave reads in a server entry, for messages: `type, command, ..., timeout`.
+fn server_keys() -> String {
+    let mut keys = RAW_KEYS.to_vec();
+    keys.push(TIMEOUT_KEY);
+    keys.join(", ")
+}
 
 /// Keys MCP clients write into server entries for their own use, and why toolweave does without
 /// them. They are ignored with a note, in a `--config` file too.
@@ -283,7 +288,8 @@ pub(crate) fn read_entry(name: &str, entry: &Value, path: &Path, owner: Owner) -
             match owner {
                 Owner::Toolweave => {
                     return Err(server_error(format!(
-                        "unknown key \"{key}\"{hint}; the keys a server entry may have are {SERVER_KEYS}"
+                        "unknown key \"{key}\"{hint}; the keys a server entry may have are {}",
+                        server_keys()
                     )));
                 }
                 Owner::Client => notes.push(format!(
@@ -845,7 +851,7 @@ mod tests {
             assert_eq!(
                 error,
                 format!(
-                    "/etc/tw/mcp.json: server \"s\": unknown key \"{key}\"{hint}; the keys a server entry may have are {SERVER_KEYS}"
+                    "/etc/tw/mcp.json: server \"s\": unknown key \"{key}\"{hint}; the keys a server entry may have are type, command, args, env, envFile, cwd, url, headers, disabled, timeout"
                 )
             );
         }
