@@ -11,7 +11,9 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 use rmcp::ServiceExt;
 use toolweave_config::{Config, Limits};
-use toolweave_core::{ExecuteRequest, Flavor, Gateway, Isolation, Language, WorkerCommand};
+use toolweave_core::{
+    DISCOVERY_WAIT, ExecuteRequest, Flavor, Gateway, Isolation, Language, WorkerCommand,
+};
 use tracing_subscriber::EnvFilter;
 
 /// One MCP server that stands in for all of them: models call every upstream tool from
@@ -71,6 +73,9 @@ struct DoctorArgs {
     /// An MCP config file whose servers to check; without it, the discovered servers are checked.
     #[arg(long, short = 'c', value_name = "FILE", env = "TOOLWEAVE_CONFIG")]
     config: Option<PathBuf>,
+    /// Time each server may take to start.
+    #[arg(long, value_name = "MS", default_value_t = Limits::default().startup_timeout.as_millis() as u64)]
+    startup_timeout_ms: u64,
 }
 
 #[derive(Debug, Args)]
@@ -94,18 +99,23 @@ struct CommonArgs {
 
 #[derive(Debug, Args)]
 struct PolicyArgs {
-    /// toolweave's settings file (allow, deny, auditLog); by default
+    /// toolweave's settings file (allow, deny, approve, auditLog); by default
     /// ~/.config/toolweave/settings.json when it exists.
     #[arg(long, value_name = "FILE", env = "TOOLWEAVE_SETTINGS")]
     settings: Option<PathBuf>,
-    /// Let code call only tools matching this glob over server.tool (e.g. "github.*");
-    /// repeatable, added to the settings file's.
+    /// Let code call only tools matching this glob over server.tool (e.g. "github.*"; "*" is
+    /// every tool); repeatable, added to the settings file's. Approves nothing.
     #[arg(long, value_name = "GLOB")]
     allow: Vec<String>,
     /// Keep tools matching this glob (e.g. "*.delete_*") from code: absent from search, describe
     /// and types, and refused when called. Repeatable; deny wins over allow.
     #[arg(long, value_name = "GLOB")]
     deny: Vec<String>,
+    /// Let code call the destructive tools matching this glob (e.g. "filesystem.write_file")
+    /// without anyone being asked. Repeatable, added to the settings file's; it never lets in a
+    /// tool that --allow or --deny keeps out.
+    #[arg(long, value_name = "GLOB")]
+    approve: Vec<String>,
     /// Append one JSON line per execution to this file (who, when, code hash, tool calls,
     /// outcome).
     #[arg(long, value_name = "FILE")]
@@ -140,6 +150,7 @@ impl PolicyArgs {
         };
         settings.allow.extend(self.allow.iter().cloned());
         settings.deny.extend(self.deny.iter().cloned());
+        settings.approve.extend(self.approve.iter().cloned());
         if let Some(path) = &self.audit_log {
             settings.audit_log = Some(path.clone());
         }
@@ -418,6 +429,7 @@ fn start(common: &CommonArgs) -> Result<Arc<Gateway>> {
     };
     let settings = common.policy.settings()?;
     let policy = toolweave_config::Policy::new(&settings.allow, &settings.deny)
+        .and_then(|policy| policy.with_approve(&settings.approve))
         .map_err(|error| anyhow::anyhow!("{error}"))?;
     if !policy.is_open() {
         tracing::info!(policy = %policy.describe(), "tool policy");
@@ -594,6 +606,7 @@ fn language_of(path: &Path) -> Result<Language> {
 
 async fn tools(args: ToolsArgs) -> Result<ExitCode> {
     let gateway = start(&args.common)?;
+    wait_for_servers(&gateway).await;
     let answer = gateway
         .search(args.query.clone(), args.limit.max(1), flavor(args.python))
         .await?;
@@ -622,6 +635,7 @@ async fn tools(args: ToolsArgs) -> Result<ExitCode> {
 
 async fn types(args: TypesArgs) -> Result<ExitCode> {
     let gateway = start(&args.common)?;
+    wait_for_servers(&gateway).await;
     let declarations = gateway.declarations(flavor(args.python)).await;
     report_unavailable(&gateway);
     std::io::stdout()
@@ -633,6 +647,7 @@ async fn types(args: TypesArgs) -> Result<ExitCode> {
 
 /// Checks the sandbox and the configured servers; exits non-zero when something needs fixing.
 async fn doctor(args: DoctorArgs) -> Result<ExitCode> {
+    let startup_timeout = startup_timeout(args.startup_timeout_ms)?;
     let mut problems = 0usize;
     let mut out = std::io::stdout().lock();
     writeln!(out, "sandbox")?;
@@ -731,15 +746,8 @@ async fn doctor(args: DoctorArgs) -> Result<ExitCode> {
                 return Ok(ExitCode::FAILURE);
             }
         };
-        for server in check_servers(&config, Limits::default().startup_timeout).await {
-            match &server.error {
-                None => writeln!(out, "  {}", server.line())?,
-                Some(_) => {
-                    problems += 1;
-                    writeln!(out, "  {}", server.line())?;
-                }
-            }
-        }
+        let checks = check_servers(&config, startup_timeout, Some((&mut out, "  "))).await?;
+        problems += checks.iter().filter(|check| check.error.is_some()).count();
         for disabled in &config.disabled {
             writeln!(out, "  {disabled}: disabled in the config")?;
         }
@@ -785,8 +793,16 @@ impl ServerCheck {
     }
 }
 
-/// Starts every server of `config`, each timed on its own, and stops them again.
-async fn check_servers(config: &Config, startup_timeout: Duration) -> Vec<ServerCheck> {
+/// Starts every server of `config`, each timed on its own, and stops them again; the checks come
+/// back in config order. With `out`, each server's line is written (after `indent`) as soon as it
+/// is ready or has failed, and the servers still starting after [`DISCOVERY_WAIT`] are named
+/// there, so one server that never answers holds back no other's line.
+async fn check_servers(
+    config: &Config,
+    startup_timeout: Duration,
+    mut out: Option<(&mut dyn Write, &str)>,
+) -> Result<Vec<ServerCheck>> {
+    use futures::StreamExt;
     let upstream = toolweave_upstream::UpstreamManager::start(
         config,
         toolweave_upstream::Options {
@@ -795,38 +811,81 @@ async fn check_servers(config: &Config, startup_timeout: Duration) -> Vec<Server
         },
     );
     let started = std::time::Instant::now();
-    let checks = futures::future::join_all(config.servers.iter().map(|server| {
-        let upstream = &upstream;
-        async move {
-            let outcome = upstream.tools(&server.name).await;
-            let elapsed_ms = started.elapsed().as_millis();
-            let (state, tools, error) = match outcome {
-                Ok(tools) => ("ready", Some(tools.len()), None),
-                Err(error) => ("failed", None, Some(error.to_string())),
-            };
-            ServerCheck {
-                name: server.name.clone(),
-                transport: server.transport.kind(),
-                state,
-                tools,
-                elapsed_ms,
-                error,
+    let mut pending: futures::stream::FuturesUnordered<_> = config
+        .servers
+        .iter()
+        .enumerate()
+        .map(|(index, server)| {
+            let upstream = &upstream;
+            async move {
+                let outcome = upstream.tools(&server.name).await;
+                let elapsed_ms = started.elapsed().as_millis();
+                let (state, tools, error) = match outcome {
+                    Ok(tools) => ("ready", Some(tools.len()), None),
+                    Err(error) => ("failed", None, Some(error.to_string())),
+                };
+                let check = ServerCheck {
+                    name: server.name.clone(),
+                    transport: server.transport.kind(),
+                    state,
+                    tools,
+                    elapsed_ms,
+                    error,
+                };
+                (index, check)
+            }
+        })
+        .collect();
+    let mut checks: Vec<Option<ServerCheck>> = config.servers.iter().map(|_| None).collect();
+    let patience = tokio::time::sleep(DISCOVERY_WAIT);
+    tokio::pin!(patience);
+    let mut waited = false;
+    loop {
+        tokio::select! {
+            next = pending.next() => {
+                let Some((index, check)) = next else { break };
+                if let Some((out, indent)) = out.as_mut() {
+                    writeln!(out, "{indent}{}", check.line())?;
+                    out.flush()?;
+                }
+                if let Some(slot) = checks.get_mut(index) {
+                    *slot = Some(check);
+                }
+            }
+            () = &mut patience, if !waited => {
+                waited = true;
+                let starting = starting_servers(&upstream);
+                if let Some((out, indent)) = out.as_mut()
+                    && !starting.is_empty()
+                {
+                    writeln!(
+                        out,
+                        "{indent}still starting after {} s: {}; waiting up to {} ms in all (--startup-timeout-ms sets it)",
+                        DISCOVERY_WAIT.as_secs(),
+                        quoted_list(&starting),
+                        startup_timeout.as_millis()
+                    )?;
+                    out.flush()?;
+                }
             }
         }
-    }))
-    .await;
+    }
+    drop(pending);
     upstream.shutdown().await;
-    checks
+    Ok(checks.into_iter().flatten().collect())
 }
 
 async fn servers(args: ServersArgs) -> Result<ExitCode> {
-    if args.startup_timeout_ms == 0 {
-        bail!("--startup-timeout-ms must be greater than 0");
-    }
+    let startup_timeout = startup_timeout(args.startup_timeout_ms)?;
     let config = load_config(args.config.as_deref())?;
-    let checks = check_servers(&config, Duration::from_millis(args.startup_timeout_ms)).await;
-    let failed = checks.iter().filter(|check| check.error.is_some()).count();
     let mut out = std::io::stdout().lock();
+    let lines: Option<(&mut dyn Write, &str)> = if args.json {
+        None
+    } else {
+        Some((&mut out, ""))
+    };
+    let checks = check_servers(&config, startup_timeout, lines).await?;
+    let failed = checks.iter().filter(|check| check.error.is_some()).count();
     if args.json {
         let report = serde_json::json!({
             "servers": checks,
@@ -834,9 +893,6 @@ async fn servers(args: ServersArgs) -> Result<ExitCode> {
         });
         writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
     } else {
-        for check in &checks {
-            writeln!(out, "{}", check.line())?;
-        }
         for disabled in &config.disabled {
             writeln!(out, "{disabled}: disabled in the config")?;
         }
@@ -852,6 +908,56 @@ async fn servers(args: ServersArgs) -> Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// `--startup-timeout-ms`, checked.
+fn startup_timeout(millis: u64) -> Result<Duration> {
+    if millis == 0 {
+        bail!("--startup-timeout-ms must be greater than 0");
+    }
+    Ok(Duration::from_millis(millis))
+}
+
+/// Waits for every server to be ready or failed (each bounded by the startup timeout), as a
+/// command run once to list tools needs them all; servers still starting after
+/// [`DISCOVERY_WAIT`] are named on stderr, with the flag that bounds the wait.
+async fn wait_for_servers(gateway: &Gateway) {
+    let settled = gateway.upstream().all_tools();
+    tokio::pin!(settled);
+    if tokio::time::timeout(DISCOVERY_WAIT, &mut settled)
+        .await
+        .is_ok()
+    {
+        return;
+    }
+    let starting = starting_servers(gateway.upstream());
+    if !starting.is_empty() {
+        eprintln!(
+            "toolweave: waiting for {} to start (up to {} ms in all; --startup-timeout-ms sets it)",
+            quoted_list(&starting),
+            gateway.limits().startup_timeout.as_millis()
+        );
+    }
+    settled.await;
+}
+
+/// The servers still starting, in config order.
+fn starting_servers(upstream: &toolweave_upstream::UpstreamManager) -> Vec<String> {
+    upstream
+        .status()
+        .into_iter()
+        .filter(|status| matches!(status.state, toolweave_upstream::ServerState::Starting))
+        .map(|status| status.name)
+        .collect()
+}
+
+/// `"a"`, `"a" and "b"`, `"a", "b" and "c"`: server names for a sentence.
+fn quoted_list(names: &[String]) -> String {
+    let quoted: Vec<String> = names.iter().map(|name| format!("\"{name}\"")).collect();
+    match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => quoted.concat(),
+    }
 }
 
 /// Servers whose tools are missing from an answer are named on stderr, never dropped silently.

@@ -34,7 +34,9 @@ pub use expand::Expanded;
 pub use install::{Client, EntryChange, Install, Plan, apply, plan};
 pub use limits::Limits;
 pub use policy::{Denial, Policy};
-pub use servers::{Config, ServerConfig, Transport, load_file, parse_str, parse_str_with_env};
+pub use servers::{
+    Config, Note, ServerConfig, Transport, load_file, parse_str, parse_str_with_env,
+};
 pub use settings::{Settings, default_settings_path, load_settings};
 pub use trust::{Trusted, default_trust_path, fingerprint};
 

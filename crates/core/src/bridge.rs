@@ -10,10 +10,11 @@ use std::sync::Arc;
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
+use toolweave_catalog::Entry;
 use toolweave_sandbox::HostRequest;
 use toolweave_upstream::{CallOptions, Listener};
 
-use crate::approval::{self, Approval, ApprovalRequest, Approver};
+use crate::approval::{self, Approval, ApprovalRequest, Approver, Gate};
 use crate::audit::CallRecord;
 use crate::budget::{Budget, json_len};
 use crate::catalog_state::{CatalogState, Direction};
@@ -209,49 +210,13 @@ async fn call_tool(
     let Value::Object(arguments) = arguments_value else {
         return Err("internal error: arguments stopped being an object".to_owned());
     };
-    if approval::needs_approval(entry.annotations.as_ref())
-        && !gateway
-            .policy()
-            .allows_explicitly(&entry.server, &entry.tool)
-    {
-        let request = ApprovalRequest {
-            tool: format!("{}.{}", entry.server, entry.tool),
-            arguments: Value::Object(arguments.clone()),
-        };
-        let answer = match scope.approver {
-            Some(approver) => tokio::select! {
-                biased;
-                () = cancel.cancelled() => return Err(format!("{display} was not called: the execution ended while approval was asked")),
-                answer = approver.approve(request) => answer,
-            },
-            None => Approval::Unavailable("nobody can be asked here".to_owned()),
-        };
-        scope.decided(match &answer {
-            Approval::Approved => "approved",
-            Approval::Declined => "declined",
-            Approval::Unavailable(_) => "unavailable",
-        });
-        if answer != Approval::Approved {
-            scope.refuse();
-        }
-        // The person's time is neither toolweave's nor the server's.
-        taken = tokio::time::Instant::now();
-        match answer {
-            Approval::Approved => {}
-            Approval::Declined => {
-                return Err(format!(
-                    "{display} was not called: its server marks it destructive, and the person \
-                     asked declined this call"
-                ));
-            }
-            Approval::Unavailable(why) => {
-                return Err(format!(
-                    "{display} was not called: its server marks it destructive, so each call \
-                     needs approval, and {why}. To let code call it without asking, start \
-                     toolweave with --allow {}.{} (or add it to \"allow\" in its settings file)",
-                    entry.server, entry.tool
-                ));
-            }
+    match approval::gate(gateway.policy(), entry) {
+        Gate::Open => {}
+        Gate::PreApproved(_) => scope.decided("pre-approved"),
+        Gate::Ask => {
+            ask_approval(entry, &display, &arguments, &cancel, scope).await?;
+            // The person's time is neither toolweave's nor the server's.
+            taken = tokio::time::Instant::now();
         }
     }
     scope
@@ -320,6 +285,54 @@ async fn call_tool(
         }));
     }
     Ok(value)
+}
+
+/// Asks the person at the client whether this call to a destructive tool may go ahead; `Err` is
+/// the refusal guest code reads, naming the approve rule that would admit just this tool.
+async fn ask_approval(
+    entry: &Entry,
+    display: &str,
+    arguments: &Map<String, Value>,
+    cancel: &CancellationToken,
+    scope: &Scope<'_>,
+) -> Result<(), String> {
+    let tool = format!("{}.{}", entry.server, entry.tool);
+    let request = ApprovalRequest {
+        tool: tool.clone(),
+        arguments: Value::Object(arguments.clone()),
+    };
+    let answer = match scope.approver {
+        Some(approver) => tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(format!("{display} was not called: the execution ended while approval was asked")),
+            answer = approver.approve(request) => answer,
+        },
+        None => Approval::Unavailable("nobody can be asked here".to_owned()),
+    };
+    scope.decided(match &answer {
+        Approval::Approved => "approved",
+        Approval::Declined => "declined",
+        Approval::Unavailable(_) => "unavailable",
+    });
+    match answer {
+        Approval::Approved => Ok(()),
+        Approval::Declined => {
+            scope.refuse();
+            Err(format!(
+                "{display} was not called: its server marks it destructive, and the person \
+                 asked declined this call"
+            ))
+        }
+        Approval::Unavailable(why) => {
+            scope.refuse();
+            Err(format!(
+                "{display} was not called: its server marks it destructive, so each call needs \
+                 approval, and {why}. Code cannot change this: the person running toolweave can \
+                 pre-approve this one tool by starting it with --approve {tool} (or adding \
+                 \"{tool}\" to \"approve\" in its settings file)"
+            ))
+        }
+    }
 }
 
 /// Every way `value` breaks the tool's schema for `direction`, each as `path: message`. A schema

@@ -49,7 +49,7 @@ mod wire;
 
 use std::time::Duration;
 
-pub use error::{Delivery, Error, Malformed, Result};
+pub use error::{Delivery, Error, LimitFrom, Malformed, Result};
 pub use manager::{CallOptions, UpstreamManager};
 pub use notices::{Listener, Notice};
 pub use status::{ServerState, ServerStatus};

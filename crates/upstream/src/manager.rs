@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use toolweave_config::{Config, ServerConfig, Transport};
 
+use crate::error::LimitFrom;
 use crate::notices::{Listener, Routes};
 use crate::run::Breaker;
 use crate::status::{ServerState, ServerStatus};
@@ -299,7 +300,10 @@ impl UpstreamManager {
         // Waiting for the server to start has a bound of its own: it counts neither against the
         // timeout nor as time in toolweave.
         let taken = taken.unwrap_or(asked) + asked.elapsed();
-        let limit = timeout.unwrap_or(self.shared.options.call_timeout);
+        let (limit, limit_from) = match timeout {
+            Some(limit) => (limit, LimitFrom::Caller),
+            None => self.shared.call_timeout(index),
+        };
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = arguments;
         let routes = match (listener, self.shared.servers.get(index)) {
@@ -331,6 +335,7 @@ impl UpstreamManager {
                 server: server.to_owned(),
                 tool: tool.to_owned(),
                 limit,
+                limit_from,
                 delivery: connection
                     .wire
                     .delivery(request_id.as_ref(), taken, Instant::now()),
@@ -523,6 +528,19 @@ impl Shared {
 
     fn bump(&self) {
         self.version.send_modify(|version| *version += 1);
+    }
+
+    /// The time one call to server `index` may take, and what set it: the server's `timeout` in
+    /// the config, or `--tool-timeout-ms`.
+    fn call_timeout(&self, index: usize) -> (Duration, LimitFrom) {
+        match self
+            .servers
+            .get(index)
+            .and_then(|server| server.config.tool_timeout)
+        {
+            Some(limit) => (limit, LimitFrom::ServerConfig),
+            None => (self.options.call_timeout, LimitFrom::Flag),
+        }
     }
 
     /// Whether the server is reached over HTTP.

@@ -198,9 +198,9 @@ async fn guest_cases(isolation: &str) {
         match (&expected.pending, problems.is_empty()) {
             (None, true) => {}
             (None, false) => failures.push(format!("{name}:\n  {}", problems.join("\n  "))),
-            (Some(why), false) => eprintln!(
-                "PENDING {name} (known not to pass yet: {why}):\n  {}",
-                problems.join("\n  ")
+            (Some(why), false) => toolweave_testkit::skip::pending(
+                &name,
+                &format!("{why}:\n  {}", problems.join("\n  ")),
             ),
             (Some(why), true) => failures.push(format!(
                 "{name}: passes now; remove its `pending: {why}` marker"

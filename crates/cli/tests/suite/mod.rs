@@ -12,6 +12,7 @@ mod policy;
 mod protocol;
 mod results;
 mod setup;
+mod waits;
 
 use std::path::{Path, PathBuf};
 
