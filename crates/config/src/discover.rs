@@ -1636,7 +1636,7 @@ mod tests {
                     machine.project.join(".mcp.json").display()
                 ),
                 format!(
-                    "server \"typo\" is skipped: {}: server \"typo\": unknown field `comand`, expected one of `type`, `command`, `args`, `env`, `envFile`, `cwd`, `url`, `headers`, `disabled`; the keys a server entry may have are type, command, args, env, envFile, cwd, url, headers, disabled",
+                    "server \"typo\" is skipped: {}: server \"typo\": unknown field `comand`, expected one of `type`, `command`, `args`, `env`, `envFile`, `cwd`, `url`, `headers`, `oauth`, `auth`, `disabled`; the keys a server entry may have are type, command, args, env, envFile, cwd, url, headers, oauth, auth, disabled",
                     cursor.display()
                 ),
                 format!(

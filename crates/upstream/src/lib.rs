@@ -30,6 +30,7 @@
 //! shown as written in the config (`${VAR}` unresolved), header values are never shown, and the
 //! HTTP client's errors are reduced to their cause before they reach rmcp or the log.
 
+mod auth;
 mod bounded;
 mod client;
 mod decode;
@@ -49,6 +50,10 @@ mod wire;
 
 use std::time::Duration;
 
+pub use auth::{
+    LoginError, LoginOptions, LoginOutcome, LoginStatus, Logins, LogoutOutcome, StoreError, login,
+    login_status, logout,
+};
 pub use error::{Delivery, Error, Malformed, Result};
 pub use manager::{CallOptions, UpstreamManager};
 pub use notices::{Listener, Notice};

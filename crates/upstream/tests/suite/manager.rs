@@ -332,6 +332,7 @@ async fn failures_to_start_say_why() {
                 transport: Transport::Http {
                     url: "http://127.0.0.1:9/mcp".into(),
                     headers: BTreeMap::new(),
+                    oauth: None,
                 },
                 source: PathBuf::from("/test/mcp.json"),
             },
@@ -340,6 +341,7 @@ async fn failures_to_start_say_why() {
                 transport: Transport::Sse {
                     url: "http://127.0.0.1:9/sse".into(),
                     headers: BTreeMap::new(),
+                    oauth: None,
                 },
                 source: PathBuf::from("/test/mcp.json"),
             },
