@@ -150,9 +150,10 @@ pub(crate) fn config(args: ConfigArgs) -> Result<ExitCode> {
             for server in &config.servers {
                 writeln!(
                     out,
-                    "  {:<20} used ({})",
+                    "  {:<20} used ({}{})",
                     server.name,
-                    server.transport.kind()
+                    server.transport.kind(),
+                    crate::login::kept_login(server)
                 )?;
             }
             for name in &config.disabled {
@@ -220,12 +221,19 @@ pub(crate) fn config(args: ConfigArgs) -> Result<ExitCode> {
         {
             let what = match &entry.status {
                 Status::Used { fronted } => {
-                    let kind = discovery
+                    let server = discovery
                         .config
                         .servers
                         .iter()
-                        .find(|server| server.name == entry.name)
-                        .map_or("?", |server| server.transport.kind());
+                        .find(|server| server.name == entry.name);
+                    let kind = match server {
+                        Some(server) => format!(
+                            "{}{}",
+                            server.transport.kind(),
+                            crate::login::kept_login(server)
+                        ),
+                        None => "?".to_owned(),
+                    };
                     if *fronted {
                         format!("used ({kind}; disabled for the client: toolweave fronts it)")
                     } else {

@@ -110,7 +110,7 @@ impl LoginStatus {
     pub fn describe(&self) -> Option<String> {
         match self {
             Self::NotUsed => None,
-            Self::None => Some("no login kept".to_owned()),
+            Self::None => Some("not logged in".to_owned()),
             Self::LoggedIn {
                 expires_at,
                 renewable,
@@ -120,17 +120,15 @@ impl LoginStatus {
                 let mut line = "logged in".to_owned();
                 match (expires_at, renewable) {
                     (Some(at), true) => line.push_str(&format!(
-                        ", token expires {} (renewed on use)",
+                        ", token expires {}, renewed on use",
                         login::format_time(*at)
                     )),
-                    (Some(at), false) if *at <= SystemTime::now() => {
-                        line.push_str(&format!(
-                            ", expired {} (cannot be renewed)",
-                            login::format_time(*at)
-                        ));
-                    }
+                    (Some(at), false) if *at <= SystemTime::now() => line.push_str(&format!(
+                        ", token expired {} and cannot be renewed",
+                        login::format_time(*at)
+                    )),
                     (Some(at), false) => line.push_str(&format!(
-                        ", expires {} (cannot be renewed)",
+                        ", token expires {} and cannot be renewed",
                         login::format_time(*at)
                     )),
                     (None, _) => {}
@@ -199,6 +197,11 @@ pub enum LoginError {
         /// What it answered last.
         cause: String,
     },
+}
+
+/// A time for people: `2026-01-02 15:04 UTC`.
+pub fn format_time(at: SystemTime) -> String {
+    login::format_time(at)
 }
 
 /// Logs in to a remote server: connects, follows its challenge to the authorization server,

@@ -51,8 +51,8 @@ mod wire;
 use std::time::Duration;
 
 pub use auth::{
-    LoginError, LoginOptions, LoginOutcome, LoginStatus, Logins, LogoutOutcome, StoreError, login,
-    login_status, logout,
+    LoginError, LoginOptions, LoginOutcome, LoginStatus, Logins, LogoutOutcome, StoreError,
+    format_time, login, login_status, logout,
 };
 pub use error::{Delivery, Error, Malformed, Result};
 pub use manager::{CallOptions, UpstreamManager};

@@ -4,6 +4,7 @@ mod cancel;
 mod cases;
 mod cli;
 mod confinement;
+mod conformance;
 mod failures;
 mod http;
 mod notices;
