@@ -698,7 +698,8 @@ impl Shared {
         slot.state = match ending {
             Ending::Stopped => State::Stopped,
             Ending::Failed { error, uptime } => {
-                let restartable = slot.ever_ready;
+                // A server that wanted a login is tried again once the person may have logged in.
+                let restartable = slot.ever_ready || matches!(error, Error::LoginNeeded { .. });
                 if restartable {
                     slot.crashes = match uptime {
                         Some(uptime) if uptime >= STABLE_UPTIME => 1,

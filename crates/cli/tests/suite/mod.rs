@@ -9,6 +9,7 @@ mod failures;
 mod http;
 mod notices;
 mod npm;
+mod oauth;
 mod policy;
 mod protocol;
 mod setup;

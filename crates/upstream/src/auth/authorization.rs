@@ -30,6 +30,8 @@ use crate::remote::HttpFailure;
 
 /// The login of one remote server's connection.
 pub(crate) struct Authorization {
+    /// The server's URL as written in the config (variables unresolved), for logs.
+    url: String,
     logins: Logins,
     key: LoginKey,
     /// The grant whose token requests carry now.
@@ -84,6 +86,7 @@ impl Authorization {
             }
         };
         Some(Arc::new(Self {
+            url: url.as_written().to_owned(),
             logins,
             key,
             current: Mutex::new(grant),
@@ -119,7 +122,7 @@ impl Authorization {
             Ok(fresh) => Ok(Some(fresh)),
             // Until it has expired, the token may still be taken: the server decides.
             Err(failure) if grant.expires_at().is_some_and(|at| at > now()) => {
-                tracing::warn!(server_url = %self.key.url(), "renewing a login before it expires failed: {}", failure.cause);
+                tracing::warn!(url = %self.url, "renewing a login before it expires failed: {}", failure.cause);
                 Ok(Some(bearer))
             }
             Err(failure) => Err(failure),
@@ -229,7 +232,8 @@ impl Authorization {
         {
             return Ok(self.adopt(grant.clone()));
         }
-        let Some(grant) = login.grant.clone().or_else(|| self.current()) else {
+        // A login removed from the file was logged out of: it is not renewed from memory.
+        let Some(grant) = login.grant.clone() else {
             return Err(HttpFailure::login(
                 "toolweave's login for it was removed (`toolweave logout`)",
             ));
@@ -244,7 +248,7 @@ impl Authorization {
                 login.grant = Some(renewed.clone());
                 login.challenge = None;
                 self.logins.save(&self.key, &login).map_err(store_failure)?;
-                tracing::info!(server_url = %self.key.url(), "renewed the login");
+                tracing::info!(url = %self.url, "renewed the login");
                 Ok(self.adopt(renewed))
             }
             Err(Renewal::Refused(why)) => Err(HttpFailure::login(format!(

@@ -81,11 +81,6 @@ impl LoginKey {
         }
     }
 
-    /// The server's URL.
-    pub(crate) fn url(&self) -> &str {
-        &self.url
-    }
-
     /// The file name's stem: the first 128 bits of the SHA-256 of URL and client, in hex.
     fn stem(&self) -> String {
         let mut hasher = Sha256::new();
