@@ -15,7 +15,9 @@
 //! and rmcp then sends `notifications/cancelled` upstream. A server that exits after it was ready
 //! is started again on a later call, waiting longer between restarts each time it keeps crashing.
 //! A remote server that goes away shows when a call finds its connection broken: that ends the
-//! run, and a later call connects again with the same backoff.
+//! run, and a later call connects again with the same backoff. A remote server's requests carry the
+//! OAuth login [`login`] keeps for its URL, renewed as needed; one that needs a login the person
+//! must give fails with [`Error::LoginNeeded`] (see `auth.rs`).
 //!
 //! What a server sends is read as bytes before rmcp sees it, by the connection's wire (`wire.rs`,
 //! `decode.rs`): an answer that cannot be read fails its call at once with what is wrong
