@@ -142,7 +142,13 @@ impl Authorization {
                 grant: Some(grant), ..
             })) = self.logins.load(&self.key)
             {
-                return Ok(self.adopt(grant));
+                let expiring = grant.expiring(now());
+                let bearer = self.adopt(grant);
+                return if expiring {
+                    self.renew(&bearer).await
+                } else {
+                    Ok(bearer)
+                };
             }
             return Err(self
                 .login_needed(

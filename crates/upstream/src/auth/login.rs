@@ -190,8 +190,8 @@ fn logged_in(tools: usize, grant: Option<&Grant>) -> LoginOutcome {
     }
 }
 
-/// One authorization: discovery, client, browser, code exchange; the grant is kept. The scopes
-/// asked for, or `None` when nothing says the server takes an OAuth login.
+/// One authorization: discovery, scopes, client, browser, code exchange; the grant is kept. The
+/// scopes asked for, or `None` when nothing says the server takes an OAuth login.
 async fn authorize(
     remote: &Remote<'_>,
     logins: &Logins,
@@ -206,52 +206,11 @@ async fn authorize(
             .map_err(|error| remote.failed(describe_auth_error(&error)))?;
     let credentials = InMemoryCredentialStore::new();
     manager.set_credential_store(credentials.clone());
-
-    let header = challenge
-        .map(|challenge| challenge.header.as_str())
-        .filter(|header| !header.is_empty());
-    let mut metadata = match &remote.settings.auth_server_metadata_url {
-        Some(url) => fetch_metadata(&http, url)
-            .await
-            .map_err(|cause| remote.failed(cause))?,
-        None => {
-            let resolution = manager
-                .resolve_metadata_from_challenge(header)
-                .await
-                .map_err(|error| {
-                    remote.failed(format!(
-                        "finding its authorization server failed: {}",
-                        describe_auth_error(&error)
-                    ))
-                })?;
-            if challenge.is_none() && previous.is_none() && !resolution.source.is_discovered() {
-                return Ok(None);
-            }
-            resolution.metadata
-        }
+    let Some(mut metadata) = discover(remote, &manager, &http, challenge, previous).await? else {
+        return Ok(None);
     };
-
-    let mut scopes = match &remote.settings.scopes {
-        Some(scopes) => scopes.clone(),
-        None => {
-            manager.set_metadata(metadata.clone());
-            manager.select_initial_scopes(&[]).await
-        }
-    };
-    // A server asking for more (step-up) gets what was granted and what it asks for.
-    if let (Some(challenge), Some(previous)) = (challenge, previous)
-        && challenge.status == 403
-    {
-        scopes.extend(previous.scopes.iter().cloned());
-    }
-    scopes.extend(challenge.map(Challenge::scopes).unwrap_or_default());
-    let mut unique: Vec<String> = Vec::new();
-    for scope in scopes {
-        if !unique.contains(&scope) {
-            unique.push(scope);
-        }
-    }
-    let scopes = unique;
+    manager.set_metadata(metadata.clone());
+    let scopes = scopes(remote, &manager, challenge, previous).await;
 
     let callback = Callback::bind(remote.settings.callback_port)
         .await
@@ -272,22 +231,15 @@ async fn authorize(
     manager
         .configure_client(config)
         .map_err(|error| remote.failed(describe_auth_error(&error)))?;
+
     let scope_names: Vec<&str> = scopes.iter().map(String::as_str).collect();
     let address = manager
         .get_authorization_url(&scope_names)
         .await
         .map_err(|error| remote.failed(describe_auth_error(&error)))?;
-    let parameter = |name: &str| {
-        Url::parse(&address).ok().and_then(|url| {
-            url.query_pairs()
-                .find(|(key, _)| key == name)
-                .map(|(_, value)| value.into_owned())
-        })
-    };
+    let parameter = |name: &str| query_parameter(&address, name);
     let state =
         parameter("state").ok_or_else(|| remote.failed("the authorization URL has no state"))?;
-    let resource = parameter("resource").unwrap_or_else(|| remote.url.value().to_owned());
-
     (options.open)(&address);
     let answer = callback
         .wait(&state, options.timeout)
@@ -307,7 +259,7 @@ async fn authorize(
         _ => scopes.clone(),
     };
     let grant = Grant {
-        resource,
+        resource: parameter("resource").unwrap_or_else(|| remote.url.value().to_owned()),
         authorization_server: metadata,
         client,
         token,
@@ -316,6 +268,75 @@ async fn authorize(
     };
     keep(logins, &remote.key, grant).await?;
     Ok(Some(scopes))
+}
+
+/// The authorization server's metadata: from the URL the entry names, or discovered from the
+/// challenge (rmcp). `None` when nothing asked for a login and the server publishes no metadata.
+async fn discover(
+    remote: &Remote<'_>,
+    manager: &AuthorizationManager,
+    http: &OAuthHttp,
+    challenge: Option<&Challenge>,
+    previous: Option<&Grant>,
+) -> Result<Option<AuthorizationMetadata>, LoginError> {
+    if let Some(url) = &remote.settings.auth_server_metadata_url {
+        return fetch_metadata(http, url)
+            .await
+            .map(Some)
+            .map_err(|cause| remote.failed(cause));
+    }
+    let header = challenge
+        .map(|challenge| challenge.header.as_str())
+        .filter(|header| !header.is_empty());
+    let asked = challenge.is_some() || previous.is_some();
+    match manager.resolve_metadata_from_challenge(header).await {
+        Ok(resolution) if asked || resolution.source.is_discovered() => {
+            Ok(Some(resolution.metadata))
+        }
+        // Nothing asked for a login, and nothing was found: there is none to make.
+        Ok(_) => Ok(None),
+        Err(_) if !asked => Ok(None),
+        Err(error) => Err(remote.failed(format!(
+            "finding its authorization server failed: {}",
+            describe_auth_error(&error)
+        ))),
+    }
+}
+
+/// The scopes to ask for: the entry's, else rmcp's choice from the challenge and the metadata;
+/// a server asking for more (step-up) also gets what was granted and what it asks for.
+async fn scopes(
+    remote: &Remote<'_>,
+    manager: &AuthorizationManager,
+    challenge: Option<&Challenge>,
+    previous: Option<&Grant>,
+) -> Vec<String> {
+    let mut scopes = match &remote.settings.scopes {
+        Some(scopes) => scopes.clone(),
+        None => manager.select_initial_scopes(&[]).await,
+    };
+    if let (Some(challenge), Some(previous)) = (challenge, previous)
+        && challenge.status == 403
+    {
+        scopes.extend(previous.scopes.iter().cloned());
+    }
+    scopes.extend(challenge.map(Challenge::scopes).unwrap_or_default());
+    let mut unique: Vec<String> = Vec::new();
+    for scope in scopes {
+        if !unique.contains(&scope) {
+            unique.push(scope);
+        }
+    }
+    unique
+}
+
+/// The value of query parameter `name` in `url`.
+fn query_parameter(url: &str, name: &str) -> Option<String> {
+    Url::parse(url).ok().and_then(|url| {
+        url.query_pairs()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.into_owned())
+    })
 }
 
 /// Keeps `grant` as the login of `key`, and forgets the challenge it answers.
