@@ -150,13 +150,17 @@ impl Authorization {
                     Ok(bearer)
                 };
             }
-            return Err(self
-                .login_needed(
-                    "it answered HTTP 401: it wants an OAuth login, and toolweave has none for it",
-                    401,
-                    challenge,
-                )
-                .await);
+            let cause = if challenge.is_some_and(|header| {
+                header
+                    .trim_start()
+                    .to_ascii_lowercase()
+                    .starts_with("bearer")
+            }) {
+                "it answered HTTP 401: it wants an OAuth login, and toolweave has none for it"
+            } else {
+                "it answered HTTP 401 without naming how to sign in, and toolweave has no login for it (a server that takes a token instead wants it in \"headers\")"
+            };
+            return Err(self.login_needed(cause, 401, challenge).await);
         };
         match self.renew(sent).await {
             Ok(fresh) => Ok(fresh),

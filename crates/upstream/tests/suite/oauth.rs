@@ -225,17 +225,23 @@ async fn concurrent_calls_renew_an_expiring_token_once() {
 }
 
 /// A token the server stops taking mid-session is renewed once, however many calls meet the
-/// refusal at once, and the calls go through.
+/// refusal at once, and the calls go through; over both transports.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_token_is_renewed_once_for_concurrent_calls() {
-    let http = fixture("--http", &[]).await;
+    for transport in ["http", "sse"] {
+        refused_token_is_renewed_once(transport).await;
+    }
+}
+
+async fn refused_token_is_renewed_once(transport: &str) {
+    let remote = fixture(&format!("--{transport}"), &[]).await;
     let folder = tempfile::tempdir().unwrap();
     let logins = Logins::at(folder.path());
-    let config = config(json!({ "revoking": { "type": "http", "url": http.url } }));
+    let config = config(json!({ "revoking": { "type": transport, "url": remote.url } }));
     log_in(&config.servers[0], &logins).await;
     let upstream = UpstreamManager::start_with_logins(&config, options(), Some(logins.clone()));
     assert_eq!(add(&upstream, "revoking", 1, 1).await.unwrap(), "2");
-    expire_access_tokens(&origin(&http.url)).await.unwrap();
+    expire_access_tokens(&origin(&remote.url)).await.unwrap();
     let calls = (0..8).map(|index| {
         let upstream = upstream.clone();
         tokio::spawn(async move { add(&upstream, "revoking", index, 10).await })
@@ -247,11 +253,11 @@ async fn a_refused_token_is_renewed_once_for_concurrent_calls() {
     {
         assert_eq!(call.unwrap().unwrap(), (index + 10).to_string());
     }
-    let stats = stats(&http).await;
+    let stats = stats(&remote).await;
     assert_eq!(
         (stats.refreshes, stats.refused_refreshes),
         (1, 0),
-        "{stats:?}"
+        "{transport}: {stats:?}"
     );
     upstream.shutdown().await;
 }
