@@ -283,3 +283,25 @@ fn login_names_what_it_cannot_do() {
     let output = header.run(&["logout", "fx"], "");
     assert!(!output.status.success());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn login_to_a_server_that_wants_none_changes_nothing() {
+    let fixture = RemoteFixture::start(&["--http", "127.0.0.1:0"])
+        .await
+        .unwrap();
+    let setup = Setup::new(json!({ "type": "http", "url": fixture.url }));
+    let output = setup.login();
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(
+        stdout,
+        "\"fx\" lets toolweave in without a login (16 tools) and names no authorization server: nothing to do.\n"
+    );
+    assert!(!setup.logins().exists() || setup.tokens().is_empty());
+    let servers = setup.run(&["servers"], "");
+    assert!(
+        text(&servers).0.ends_with("; no login needed\n"),
+        "{}",
+        text(&servers).0
+    );
+}

@@ -112,30 +112,15 @@ pub(crate) async fn login(
         let kept = logins
             .load(&remote.key)?
             .unwrap_or_else(|| Login::new(&remote.key));
-        let challenge = kept.challenge.clone();
-        match outcome {
+        let tools = match outcome {
             Ok(tools) if authorizations > 0 => return Ok(logged_in(tools, kept.grant.as_ref())),
-            Ok(tools) => {
-                // The server lets toolweave in; a call it refused may have asked for more.
-                let authorized = authorize(
-                    &remote,
-                    logins,
-                    challenge.as_ref(),
-                    kept.grant.as_ref(),
-                    &mut options,
-                )
-                .await?;
-                match authorized {
-                    Some(scopes) => asked = scopes,
-                    None => return Ok(LoginOutcome::NotNeeded { tools }),
-                }
-            }
+            Ok(tools) => Some(tools),
             Err(Error::LoginNeeded { cause, .. }) => {
-                let wanted = challenge
-                    .as_ref()
-                    .map(Challenge::scopes)
-                    .unwrap_or_default();
-                let something_new = wanted.iter().any(|scope| !asked.contains(scope));
+                let wanted = kept.challenge.as_ref().map(Challenge::scopes);
+                let something_new = wanted
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|scope| !asked.contains(scope));
                 if authorizations > 0 && (authorizations >= MAX_AUTHORIZATIONS || !something_new) {
                     return Err(LoginError::StillRefused {
                         server: remote.name.to_owned(),
@@ -143,18 +128,29 @@ pub(crate) async fn login(
                         cause,
                     });
                 }
-                let authorized = authorize(
-                    &remote,
-                    logins,
-                    challenge.as_ref(),
-                    kept.grant.as_ref(),
-                    &mut options,
-                )
-                .await?;
-                // The server wants a login, so there is an authorization server to ask.
-                asked = authorized.unwrap_or_default();
+                None
             }
             Err(other) => return Err(LoginError::Server(other)),
+        };
+        // A server that lets toolweave in may have refused a call for want of more scopes, or
+        // be logged in to again; else it is asked only whether it takes a login at all.
+        let wanted = tools.is_none() || kept.challenge.is_some() || kept.grant.is_some();
+        let authorized = authorize(
+            &remote,
+            logins,
+            kept.challenge.as_ref(),
+            kept.grant.as_ref(),
+            wanted,
+            &mut options,
+        )
+        .await?;
+        match (authorized, tools) {
+            (Some(scopes), _) => asked = scopes,
+            (None, tools) => {
+                return Ok(LoginOutcome::NotNeeded {
+                    tools: tools.unwrap_or_default(),
+                });
+            }
         }
         authorizations += 1;
     }
@@ -191,12 +187,14 @@ fn logged_in(tools: usize, grant: Option<&Grant>) -> LoginOutcome {
 }
 
 /// One authorization: discovery, scopes, client, browser, code exchange; the grant is kept. The
-/// scopes asked for, or `None` when nothing says the server takes an OAuth login.
+/// scopes asked for, or `None` when a login is not `wanted` and the server publishes no
+/// authorization server.
 async fn authorize(
     remote: &Remote<'_>,
     logins: &Logins,
     challenge: Option<&Challenge>,
     previous: Option<&Grant>,
+    wanted: bool,
     options: &mut LoginOptions<'_>,
 ) -> Result<Option<Vec<String>>, LoginError> {
     let http = OAuthHttp::shared().map_err(|failure| remote.failed(failure.cause))?;
@@ -206,7 +204,7 @@ async fn authorize(
             .map_err(|error| remote.failed(describe_auth_error(&error)))?;
     let credentials = InMemoryCredentialStore::new();
     manager.set_credential_store(credentials.clone());
-    let Some(mut metadata) = discover(remote, &manager, &http, challenge, previous).await? else {
+    let Some(mut metadata) = discover(remote, &manager, &http, challenge, wanted).await? else {
         return Ok(None);
     };
     manager.set_metadata(metadata.clone());
@@ -271,13 +269,13 @@ async fn authorize(
 }
 
 /// The authorization server's metadata: from the URL the entry names, or discovered from the
-/// challenge (rmcp). `None` when nothing asked for a login and the server publishes no metadata.
+/// challenge (rmcp). `None` when a login is not `wanted` and the server publishes no metadata.
 async fn discover(
     remote: &Remote<'_>,
     manager: &AuthorizationManager,
     http: &OAuthHttp,
     challenge: Option<&Challenge>,
-    previous: Option<&Grant>,
+    wanted: bool,
 ) -> Result<Option<AuthorizationMetadata>, LoginError> {
     if let Some(url) = &remote.settings.auth_server_metadata_url {
         return fetch_metadata(http, url)
@@ -288,14 +286,13 @@ async fn discover(
     let header = challenge
         .map(|challenge| challenge.header.as_str())
         .filter(|header| !header.is_empty());
-    let asked = challenge.is_some() || previous.is_some();
     match manager.resolve_metadata_from_challenge(header).await {
-        Ok(resolution) if asked || resolution.source.is_discovered() => {
+        Ok(resolution) if wanted || resolution.source.is_discovered() => {
             Ok(Some(resolution.metadata))
         }
         // Nothing asked for a login, and nothing was found: there is none to make.
         Ok(_) => Ok(None),
-        Err(_) if !asked => Ok(None),
+        Err(_) if !wanted => Ok(None),
         Err(error) => Err(remote.failed(format!(
             "finding its authorization server failed: {}",
             describe_auth_error(&error)
