@@ -1,5 +1,6 @@
 //! Commands: `serve` (an MCP server on stdio), `run` (one program), `tools` (search), `types`
-//! (TypeScript declarations), `doctor`, `servers`, and `config` / `init` (in `setup.rs`).
+//! (TypeScript declarations), `doctor`, `servers`, `config` / `init` (in `setup.rs`), and
+//! `login` / `logout` (in `login.rs`).
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -52,6 +53,12 @@ enum Command {
     /// Trust the servers this folder's own .mcp.json, .cursor/mcp.json and .vscode/mcp.json
     /// name, after showing what they run: until then toolweave does not start them.
     Trust(crate::setup::TrustArgs),
+    /// Log in to a remote server that asks for OAuth: prints the address to open (and opens a
+    /// browser where there is one), takes the answer on 127.0.0.1, and keeps the login for
+    /// `serve`, which renews it.
+    Login(crate::login::LoginArgs),
+    /// Forget the login of a remote server, and revoke its token where the server takes that.
+    Logout(crate::login::LogoutArgs),
 }
 
 #[derive(Debug, Args)]
@@ -365,10 +372,17 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let default_level = match cli.command {
         Command::Serve(_) => "info",
+        // A login connects expecting to be refused; what it finds, it says itself.
+        Command::Login(_) | Command::Logout(_) => "error,rmcp::transport::worker=off",
         _ => "warn",
     };
     let filter =
         EnvFilter::try_from_env("TOOLWEAVE_LOG").unwrap_or_else(|_| EnvFilter::new(default_level));
+    // rmcp's OAuth module logs the authorization code at debug level: never below info.
+    let filter = match "rmcp::transport::auth=info".parse() {
+        Ok(directive) => filter.add_directive(directive),
+        Err(_) => filter,
+    };
     // Logs go to stderr: in `serve`, stdout carries the protocol and nothing else.
     tracing_subscriber::fmt()
         .with_env_filter(filter)
@@ -414,6 +428,8 @@ async fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Config(args) => crate::setup::config(args),
         Command::Init(args) => crate::setup::init(args),
         Command::Trust(args) => crate::setup::trust(args),
+        Command::Login(args) => crate::login::login(args).await,
+        Command::Logout(args) => crate::login::logout(args).await,
     }
 }
 
@@ -772,6 +788,9 @@ struct ServerCheck {
     /// From the start of the attempt to its tool list, or to its failure.
     elapsed_ms: u128,
     error: Option<String>,
+    /// A remote server's login: needed, logged in (and until when), or not needed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    login: Option<crate::login::LoginState>,
 }
 
 impl ServerCheck {
@@ -782,12 +801,16 @@ impl ServerCheck {
                 self.name, self.transport, self.elapsed_ms
             ),
             (None, tools) => format!(
-                "{} ({}): ready, {} tool{} ({} ms)",
+                "{} ({}): ready, {} tool{} ({} ms){}",
                 self.name,
                 self.transport,
                 tools.unwrap_or(0),
                 if tools == Some(1) { "" } else { "s" },
-                self.elapsed_ms
+                self.elapsed_ms,
+                self.login
+                    .as_ref()
+                    .map(|login| format!("; {}", login.line()))
+                    .unwrap_or_default()
             ),
         }
     }
@@ -820,6 +843,9 @@ async fn check_servers(
             async move {
                 let outcome = upstream.tools(&server.name).await;
                 let elapsed_ms = started.elapsed().as_millis();
+                let needs_login =
+                    matches!(outcome, Err(toolweave_upstream::Error::LoginNeeded { .. }));
+                let login = crate::login::login_state(server, outcome.is_ok(), needs_login);
                 let (state, tools, error) = match outcome {
                     Ok(tools) => ("ready", Some(tools.len()), None),
                     Err(error) => ("failed", None, Some(error.to_string())),
@@ -831,6 +857,7 @@ async fn check_servers(
                     tools,
                     elapsed_ms,
                     error,
+                    login,
                 };
                 (index, check)
             }

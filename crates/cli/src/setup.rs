@@ -161,9 +161,10 @@ pub(crate) fn config(args: ConfigArgs) -> Result<ExitCode> {
             for server in &config.servers {
                 writeln!(
                     out,
-                    "  {:<20} used ({}{})",
+                    "  {:<20} used ({}{}{})",
                     server.name,
                     server.transport.kind(),
+                    crate::login::kept_login(server),
                     tool_timeout_note(server)
                 )?;
                 for note in config
@@ -244,7 +245,14 @@ pub(crate) fn config(args: ConfigArgs) -> Result<ExitCode> {
                         .servers
                         .iter()
                         .find(|server| server.name == entry.name);
-                    let kind = server.map_or("?", |server| server.transport.kind());
+                    let kind = match server {
+                        Some(server) => format!(
+                            "{}{}",
+                            server.transport.kind(),
+                            crate::login::kept_login(server)
+                        ),
+                        None => "?".to_owned(),
+                    };
                     let timeout = server.map(tool_timeout_note).unwrap_or_default();
                     if *fronted {
                         format!(

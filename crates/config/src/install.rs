@@ -409,7 +409,7 @@ pub fn apply(plan: &Plan, now: SystemTime) -> Result<Option<PathBuf>> {
 /// Puts `text` at `path` whole or not at all: it is written to a temporary file beside `path`
 /// (created with `new_mode`, less the umask, then given `permissions` when there are some),
 /// flushed to disk, and renamed over `path`.
-pub(crate) fn replace_file(
+pub fn replace_file(
     path: &Path,
     text: &[u8],
     permissions: Option<std::fs::Permissions>,

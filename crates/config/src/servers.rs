@@ -15,6 +15,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::expand::{Expanded, MissingVariable, expand};
+use crate::oauth::OAuthSettings;
 use crate::{Error, Result};
 
 /// Every upstream server toolweave fronts, resolved from one or more files.
@@ -96,6 +97,8 @@ pub enum Transport {
         url: Expanded,
         /// Extra request headers; their values are never shown.
         headers: BTreeMap<String, Expanded>,
+        /// How to log in (`"oauth"`, or Cursor's `"auth"`), when the entry says.
+        oauth: Option<OAuthSettings>,
     },
     /// The legacy HTTP+SSE transport.
     Sse {
@@ -103,6 +106,8 @@ pub enum Transport {
         url: Expanded,
         /// Extra request headers; their values are never shown.
         headers: BTreeMap<String, Expanded>,
+        /// How to log in (`"oauth"`, or Cursor's `"auth"`), when the entry says.
+        oauth: Option<OAuthSettings>,
     },
 }
 
@@ -134,12 +139,17 @@ struct RawServer {
     cwd: Option<String>,
     url: Option<String>,
     headers: Option<BTreeMap<String, String>>,
+    /// How to log in to a remote server (toolweave's and Claude Code's key).
+    oauth: Option<Value>,
+    /// Cursor's name for `oauth`.
+    auth: Option<Value>,
     disabled: Option<bool>,
 }
 
 /// The keys [`RawServer`] reads.
-const RAW_KEYS: [&str; 9] = [
-    "type", "command", "args", "env", "envFile", "cwd", "url", "headers", "disabled",
+const RAW_KEYS: [&str; 11] = [
+    "type", "command", "args", "env", "envFile", "cwd", "url", "headers", "oauth", "auth",
+    "disabled",
 ];
 
 /// The key whose value is the server's tool-call timeout, in milliseconds.
@@ -154,15 +164,7 @@ fn server_keys() -> String {
 
 /// Keys MCP clients write into server entries for their own use, and why toolweave does without
 /// them. They are ignored with a note, in a `--config` file too.
-const CLIENT_KEYS: [(&str, &str); 11] = [
-    (
-        "auth",
-        "it is Cursor's OAuth sign-in, which toolweave does not do; give a token in \"headers\" (as \"Bearer ${VAR}\")",
-    ),
-    (
-        "oauth",
-        "it is Claude Code's OAuth sign-in, which toolweave does not do; give a token in \"headers\" (as \"Bearer ${VAR}\")",
-    ),
+const CLIENT_KEYS: [(&str, &str); 9] = [
     (
         "headersHelper",
         "it is a command Claude Code runs for headers, which toolweave does not run; give the headers in \"headers\" (with ${VAR})",
@@ -535,7 +537,8 @@ fn resolve(
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> std::result::Result<Transport, String> {
     let kind = raw.kind.as_deref().map(str::to_ascii_lowercase);
-    let remote = || -> std::result::Result<(Expanded, BTreeMap<String, Expanded>), String> {
+    type Remote = (Expanded, BTreeMap<String, Expanded>, Option<OAuthSettings>);
+    let remote = || -> std::result::Result<Remote, String> {
         for (key, present) in [
             ("command", raw.command.is_some()),
             ("args", raw.args.is_some()),
@@ -566,18 +569,27 @@ fn resolve(
             check_header(name, &value)?;
             headers.insert(name.clone(), value);
         }
-        Ok((url, headers))
+        let oauth = crate::oauth::resolve(raw.oauth.as_ref(), raw.auth.as_ref(), &|text, key| {
+            expand_key(text, key, lookup)
+        })?;
+        Ok((url, headers, oauth))
     };
     match kind.as_deref() {
         None if raw.command.is_none() && raw.url.is_some() => {
             // Cursor and Claude Desktop accept a bare url for streamable HTTP.
-            let (url, headers) = remote()?;
-            Ok(Transport::Http { url, headers })
+            let (url, headers, oauth) = remote()?;
+            Ok(Transport::Http {
+                url,
+                headers,
+                oauth,
+            })
         }
         None | Some("stdio") => {
             for (key, present) in [
                 ("url", raw.url.is_some()),
                 ("headers", raw.headers.is_some()),
+                ("oauth", raw.oauth.is_some()),
+                ("auth", raw.auth.is_some()),
             ] {
                 if present {
                     return Err(format!(
@@ -620,12 +632,20 @@ fn resolve(
             })
         }
         Some("http" | "streamable-http" | "streamablehttp" | "streamable_http") => {
-            let (url, headers) = remote()?;
-            Ok(Transport::Http { url, headers })
+            let (url, headers, oauth) = remote()?;
+            Ok(Transport::Http {
+                url,
+                headers,
+                oauth,
+            })
         }
         Some("sse") => {
-            let (url, headers) = remote()?;
-            Ok(Transport::Sse { url, headers })
+            let (url, headers, oauth) = remote()?;
+            Ok(Transport::Sse {
+                url,
+                headers,
+                oauth,
+            })
         }
         Some(other) => Err(format!(
             "unknown \"type\": {other:?}; use \"stdio\", \"http\" or \"sse\""
@@ -734,7 +754,7 @@ mod tests {
         let error = parse(r#"{"mcpServers": {"gh": {"comand": "x"}}}"#).unwrap_err();
         assert_eq!(
             error.to_string(),
-            "/etc/tw/mcp.json: server \"gh\": unknown key \"comand\" (did you mean \"command\"?); the keys a server entry may have are type, command, args, env, envFile, cwd, url, headers, disabled, timeout"
+            "/etc/tw/mcp.json: server \"gh\": unknown key \"comand\" (did you mean \"command\"?); the keys a server entry may have are type, command, args, env, envFile, cwd, url, headers, oauth, auth, disabled, timeout"
         );
         let error = parse(r#"{"mcpServers": {"gh": {"args": []}}}"#).unwrap_err();
         assert!(
@@ -906,7 +926,7 @@ mod tests {
             &[("API_KEY", "k-123"), ("TOKEN", "t-456"), ("TEAM", "blue")],
         )
         .unwrap();
-        let Transport::Http { url, headers } = &config.servers[1].transport else {
+        let Transport::Http { url, headers, .. } = &config.servers[1].transport else {
             panic!("{:?}", config.servers[1]);
         };
         assert_eq!(url.value(), "https://example.com/mcp?key=k-123");
@@ -985,6 +1005,54 @@ mod tests {
             .to_string();
         assert!(
             error.contains("\"Bad Name\" is not a valid HTTP header name"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn remote_entries_say_how_to_log_in() {
+        let config = parse_with(
+            r#"{"mcpServers": {
+                "linear": {"type": "http", "url": "https://mcp.linear.app/mcp",
+                           "oauth": {"clientId": "tw-cli", "clientSecret": "${SECRET}", "scopes": "read write"}},
+                "cursor": {"url": "https://mcp.example.com/sse", "type": "sse",
+                           "auth": {"CLIENT_ID": "cu", "scopes": ["openid"]}},
+                "plain": {"url": "https://mcp.example.com/mcp"}
+            }}"#,
+            &[("SECRET", "s3cret")],
+        )
+        .unwrap();
+        let oauth = |index: usize| match &config.servers[index].transport {
+            Transport::Http { oauth, .. } | Transport::Sse { oauth, .. } => oauth.clone(),
+            Transport::Stdio { .. } => panic!("remote expected"),
+        };
+        let linear = oauth(1).unwrap();
+        assert_eq!(linear.client_id.unwrap().value(), "tw-cli");
+        assert_eq!(linear.client_secret.unwrap().value(), "s3cret");
+        assert_eq!(
+            linear.scopes,
+            Some(vec!["read".to_owned(), "write".to_owned()])
+        );
+        assert_eq!(oauth(0).unwrap().client_id.unwrap().value(), "cu");
+        assert_eq!(oauth(2), None);
+        assert!(!format!("{config:?}").contains("s3cret"));
+
+        let error = parse(r#"{"mcpServers": {"s": {"command": "x", "oauth": {"clientId": "a"}}}}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("\"oauth\" belongs to remote servers"),
+            "{error}"
+        );
+        let error = parse(
+            r#"{"mcpServers": {"s": {"type": "http", "url": "https://x/mcp", "oauth": {"client_id": "a"}}}}"#,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.starts_with(
+                "/etc/tw/mcp.json: server \"s\": \"oauth\": unknown field `client_id`"
+            ),
             "{error}"
         );
     }

@@ -8,6 +8,7 @@
 pub mod faults;
 pub mod fixture;
 pub mod fixture_http;
+pub mod fixture_oauth;
 pub mod harness;
 pub mod http;
 pub mod skip;

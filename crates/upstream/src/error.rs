@@ -33,6 +33,19 @@ pub enum Error {
         cause: String,
     },
 
+    /// A remote server wants an OAuth login toolweave does not have, or no longer has: the person
+    /// running toolweave logs in from a terminal (the gateway never opens a browser itself).
+    #[error(
+        "server \"{server}\" needs a login: {cause}. Run `toolweave login {server}` in a terminal, then call again"
+    )]
+    LoginNeeded {
+        /// The server's name.
+        server: String,
+        /// Why: no login, one the server refused and that could not be renewed, or more access
+        /// than it grants.
+        cause: String,
+    },
+
     /// A remote server's connection closed or broke after it was ready.
     #[error(
         "server \"{server}\" lost its connection{}: {cause}; toolweave connects again on a later call",

@@ -359,6 +359,7 @@ async fn failures_to_start_say_why() {
                 transport: Transport::Http {
                     url: "http://127.0.0.1:9/mcp".into(),
                     headers: BTreeMap::new(),
+                    oauth: None,
                 },
                 source: PathBuf::from("/test/mcp.json"),
                 tool_timeout: None,
@@ -368,6 +369,7 @@ async fn failures_to_start_say_why() {
                 transport: Transport::Sse {
                     url: "http://127.0.0.1:9/sse".into(),
                     headers: BTreeMap::new(),
+                    oauth: None,
                 },
                 source: PathBuf::from("/test/mcp.json"),
                 tool_timeout: None,
