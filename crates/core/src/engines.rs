@@ -7,7 +7,7 @@ use tokio::sync::mpsc;
 use toolweave_sandbox::confine::{self, Ceilings};
 use toolweave_sandbox::{
     EngineError, EnginePool, ExecuteRequest, Execution, FromWorker, HostReply, Job, Language,
-    Outcome, WorkerCommand, WorkerKind, WorkerSpec,
+    MAX_CODE_BYTES, Outcome, WorkerCommand, WorkerKind, WorkerSpec,
 };
 
 use crate::workers::{WorkerPool, WorkerSession};
@@ -128,6 +128,14 @@ impl Engines {
 
     /// Starts `request` where its language belongs.
     pub(crate) async fn start(&self, request: ExecuteRequest) -> Session {
+        // The engine refuses it too; refused here, a program too large is not copied to a
+        // worker first.
+        if request.code.len() > MAX_CODE_BYTES {
+            return Session::Failed(Some(EngineError::CodeTooLarge {
+                size: request.code.len(),
+                limit: MAX_CODE_BYTES,
+            }));
+        }
         let workers = match request.language {
             Language::JavaScript | Language::TypeScript => &self.javascript_workers,
             // Python's memory limit is the worker's process-wide allocator: without a worker

@@ -105,6 +105,20 @@ pub enum ExecutionError {
         /// Heap limit in bytes.
         limit: usize,
     },
+    /// One tool result is larger than the guest's memory could hold: it was not handed over.
+    #[error(
+        "MemoryLimit: {tool} returned {size} bytes (as JSON), more than the code can hold in {} MiB (--memory-mb {}). Ask the tool for less (filters, pages), or raise the limit.",
+        limit / (1024 * 1024),
+        limit / (1024 * 1024)
+    )]
+    ToolResultTooLarge {
+        /// The tool, by its guest name.
+        tool: String,
+        /// The result's size as JSON.
+        size: usize,
+        /// Heap limit in bytes.
+        limit: usize,
+    },
     /// Recursion went deeper than the stack allows.
     #[error(
         "StackOverflow: recursion went deeper than the {} KiB stack allows (--stack-kb {}). Use a loop instead of deep recursion.",
@@ -244,7 +258,7 @@ impl ExecutionError {
             Self::CodeTooLarge { .. } => "CodeTooLarge",
             Self::Guest { .. } => "GuestError",
             Self::Timeout { .. } => "Timeout",
-            Self::MemoryLimit { .. } => "MemoryLimit",
+            Self::MemoryLimit { .. } | Self::ToolResultTooLarge { .. } => "MemoryLimit",
             Self::StackOverflow { .. } => "StackOverflow",
             Self::LogLimit { .. } => "LogLimit",
             Self::ResultTooLarge { .. } => "ResultTooLarge",

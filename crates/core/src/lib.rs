@@ -25,8 +25,8 @@ pub use engines::{Engines, Isolation};
 pub use error::{DiscoveryError, ExecutionError};
 pub use executor::{ExecuteRequest, ExecutionReport, ExecutionStats, LogLine};
 pub use gateway::{
-    DescribeAnswer, Described, Flavor, Gateway, MAX_DESCRIBE_NAMES, MAX_QUERY_BYTES, SearchAnswer,
-    SearchResult, Unavailable,
+    DISCOVERY_WAIT, DescribeAnswer, Described, Flavor, Gateway, MAX_DESCRIBE_NAMES,
+    MAX_QUERY_BYTES, SearchAnswer, SearchResult, Unavailable,
 };
 pub use render::{describe_text, execution_text, search_text};
 pub use tokio_util::sync::CancellationToken;
