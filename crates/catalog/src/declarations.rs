@@ -42,13 +42,16 @@ const HELPERS: &str = r#"
  */
 declare function callMCPTool(name: string, args?: object, options?: { raw?: boolean }): Promise<unknown>;
 
-/** Ranked search over every tool, best first (default limit 10). */
+/** Ranked search over every tool, best first (default limit 10, at most 100). */
 declare function searchTools(
   query: string,
   limit?: number,
 ): Promise<{ name: string; description: string; signature: string }[]>;
 
-/** Full declarations and JSON Schemas of tools, by call name ("server.tool") or server name. */
+/**
+ * Full declarations and JSON Schemas of tools, by call name ("server.tool") or server name: at
+ * most 50 different names at once.
+ */
 declare function describeTools(names: string[]): Promise<{
   /** What each server named whole says about using its tools (its instructions), if anything. */
   instructions?: { server: string; instructions: string }[];
@@ -62,6 +65,8 @@ declare function describeTools(names: string[]): Promise<{
   }[];
   /** Names that matched nothing, each with close names. */
   unknown: [name: string, suggestions: string[]][];
+  /** Tools named that did not fit in the answer's size limit: describe them a few at a time. */
+  omitted?: string[];
 }>;
 "#;
 

@@ -34,6 +34,11 @@ use crate::lookup::NameIndex;
 use crate::schema::ToolTypes;
 use crate::search::SearchIndex;
 
+/// The longest name (in bytes) [`Catalog::suggest`] looks for close names to. Tool names are
+/// at most 128 characters by the MCP specification; a longer name can only be a mistake, and
+/// comparing it with every tool would be work for nothing.
+pub const MAX_NAME_BYTES: usize = 512;
+
 /// One tool as an upstream server lists it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UpstreamTool {
@@ -203,7 +208,7 @@ impl Catalog {
     /// Up to three guest names (`server.tool`) close to a name that did not resolve, closest
     /// first; empty when nothing is close.
     pub fn suggest(&self, name: &str) -> Vec<String> {
-        lookup::suggest(&self.entries, name)
+        self.names.suggest(&self.entries, name)
     }
 
     /// One-line TypeScript signature, starting with the call:

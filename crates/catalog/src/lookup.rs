@@ -3,7 +3,8 @@
 use std::collections::HashMap;
 
 use crate::Entry;
-use crate::text::{edit_distance, stem, words};
+use crate::MAX_NAME_BYTES;
+use crate::text::{bounded_edit_distance, stem, words};
 
 /// How many suggestions an unknown name gets at most.
 const MAX_SUGGESTIONS: usize = 3;
@@ -21,6 +22,8 @@ pub(crate) struct NameIndex {
     server_by_guest: HashMap<String, String>,
     /// Configured server name → guest name.
     server_by_original: HashMap<String, String>,
+    /// Per entry, its names as suggestions compare them.
+    suggestion_keys: Vec<SuggestionKeys>,
 }
 
 impl NameIndex {
@@ -44,7 +47,13 @@ impl NameIndex {
                 .by_original
                 .insert((entry.server.clone(), entry.tool.clone()), position);
         }
+        index.suggestion_keys = entries.iter().map(SuggestionKeys::new).collect();
         index
+    }
+
+    /// Up to three guest names (`server.tool`) of `entries` close to `name`, closest first.
+    pub(crate) fn suggest(&self, entries: &[Entry], name: &str) -> Vec<String> {
+        suggest(entries, &self.suggestion_keys, name)
     }
 
     /// The entry `name` refers to: `server.tool` (guest names), `tools.server.tool`,
@@ -129,9 +138,63 @@ fn unique(candidates: impl IntoIterator<Item = usize>) -> Option<usize> {
     only
 }
 
-/// Up to three guest names (`server.tool`) close to `name`, closest first.
-pub(crate) fn suggest(entries: &[Entry], name: &str) -> Vec<String> {
+/// A name prepared for comparison: lowercase with every separator as `_` (so `get-sum`,
+/// `get.sum` and `Get_Sum` compare equal), as characters, and the stems of its words.
+#[derive(Debug, Clone, Default)]
+struct Comparable {
+    text: String,
+    characters: Vec<char>,
+    stems: Vec<String>,
+}
+
+impl Comparable {
+    fn new(name: &str) -> Self {
+        let text: String = name
+            .chars()
+            .map(|c| {
+                if c.is_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let stems = words(&text).iter().map(|word| stem(word)).collect();
+        Self {
+            characters: text.chars().collect(),
+            text,
+            stems,
+        }
+    }
+}
+
+/// The names of one entry that a suggestion compares with, prepared once per catalog.
+#[derive(Debug, Clone, Default)]
+struct SuggestionKeys {
+    guest_tool: Comparable,
+    tool: Comparable,
+    guest_server: Comparable,
+    server: Comparable,
+}
+
+impl SuggestionKeys {
+    fn new(entry: &Entry) -> Self {
+        Self {
+            guest_tool: Comparable::new(&entry.guest_tool),
+            tool: Comparable::new(&entry.tool),
+            guest_server: Comparable::new(&entry.guest_server),
+            server: Comparable::new(&entry.server),
+        }
+    }
+}
+
+/// Up to three guest names (`server.tool`) close to `name`, closest first. A name longer than
+/// [`MAX_NAME_BYTES`] names no tool and gets none.
+fn suggest(entries: &[Entry], keys: &[SuggestionKeys], name: &str) -> Vec<String> {
     let name = name.trim();
+    if name.len() > MAX_NAME_BYTES {
+        return Vec::new();
+    }
     let name = name.strip_prefix("tools.").unwrap_or(name);
     let (server_part, tool_part) = match name.strip_prefix("mcp__") {
         Some(rest) => match rest.split_once("__") {
@@ -143,22 +206,22 @@ pub(crate) fn suggest(entries: &[Entry], name: &str) -> Vec<String> {
             None => (None, name),
         },
     };
-    let tool_part = comparable(tool_part);
-    if tool_part.is_empty() {
+    let tool_part = Comparable::new(tool_part);
+    if tool_part.text.is_empty() {
         return Vec::new();
     }
+    let server_part = server_part.map(Comparable::new);
     let mut scored: Vec<(f64, String)> = Vec::new();
-    for entry in entries {
-        let tool_similarity = similarity(&tool_part, &comparable(&entry.guest_tool))
-            .max(similarity(&tool_part, &comparable(&entry.tool)));
+    for (entry, keys) in entries.iter().zip(keys) {
+        let tool_similarity = similarity(&tool_part, &keys.guest_tool, MIN_SIMILARITY)
+            .max(similarity(&tool_part, &keys.tool, MIN_SIMILARITY));
         if tool_similarity < MIN_SIMILARITY {
             continue;
         }
-        let score = match server_part {
+        let score = match &server_part {
             Some(server) => {
-                let server = comparable(server);
-                let server_similarity = similarity(&server, &comparable(&entry.guest_server))
-                    .max(similarity(&server, &comparable(&entry.server)));
+                let server_similarity = similarity(server, &keys.guest_server, 0.0)
+                    .max(similarity(server, &keys.server, 0.0));
                 0.8 * tool_similarity + 0.2 * server_similarity
             }
             None => tool_similarity,
@@ -176,44 +239,112 @@ pub(crate) fn suggest(entries: &[Entry], name: &str) -> Vec<String> {
         .collect()
 }
 
-/// Lowercase with every separator as `_`, so `get-sum`, `get.sum` and `Get_Sum` compare equal.
-fn comparable(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
-/// 0 (nothing alike) to 1 (equal): the best of spelling closeness, containment and shared words.
-fn similarity(query: &str, candidate: &str) -> f64 {
-    if query == candidate {
+/// 0 (nothing alike) to 1 (equal): the best of spelling closeness, containment and shared
+/// words. A similarity under `floor` may come out as any value under `floor`: the spelling is
+/// measured only when it could decide the answer, and then only as far as it could.
+fn similarity(query: &Comparable, candidate: &Comparable, floor: f64) -> f64 {
+    if query.text == candidate.text {
         return 1.0;
     }
-    let longest = query.chars().count().max(candidate.chars().count());
-    let distance = edit_distance(query, candidate, longest);
-    let spelling = 1.0 - distance as f64 / longest.max(1) as f64;
-    let containment =
-        if query.len() >= 3 && (candidate.contains(query) || query.contains(candidate)) {
-            0.6
-        } else {
-            0.0
-        };
-    let query_words: Vec<String> = words(query).iter().map(|word| stem(word)).collect();
-    let candidate_words: Vec<String> = words(candidate).iter().map(|word| stem(word)).collect();
-    let shared = query_words
+    let containment: f64 = if query.text.len() >= 3
+        && (candidate.text.contains(&query.text) || query.text.contains(&candidate.text))
+    {
+        0.6
+    } else {
+        0.0
+    };
+    let shared = query
+        .stems
         .iter()
-        .filter(|word| candidate_words.contains(word))
+        .filter(|word| candidate.stems.contains(word))
         .count();
-    let all = query_words.len() + candidate_words.len() - shared;
+    let all = query.stems.len() + candidate.stems.len() - shared;
     let overlap = if all == 0 {
         0.0
     } else {
         shared as f64 / all as f64
     };
-    spelling.max(containment).max(overlap)
+    let known = containment.max(overlap);
+    // Spelling counts only when it beats what is known and reaches the floor: at most this
+    // many edits.
+    let longest = query
+        .characters
+        .len()
+        .max(candidate.characters.len())
+        .max(1);
+    let threshold = known.max(floor);
+    let most_edits = ((1.0 - threshold) * longest as f64).floor() as usize;
+    let distance = bounded_edit_distance(&query.characters, &candidate.characters, most_edits);
+    let spelling = if distance <= most_edits {
+        1.0 - distance as f64 / longest as f64
+    } else {
+        0.0
+    };
+    spelling.max(known)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The similarity measured in full: the spelling always, with no cutoff.
+    fn exact_similarity(query: &Comparable, candidate: &Comparable) -> f64 {
+        similarity(query, candidate, 0.0).max(if query.text == candidate.text {
+            1.0
+        } else {
+            let longest = query
+                .characters
+                .len()
+                .max(candidate.characters.len())
+                .max(1);
+            let distance = bounded_edit_distance(&query.characters, &candidate.characters, longest);
+            1.0 - distance as f64 / longest as f64
+        })
+    }
+
+    /// With a floor, a similarity at or over it is exact and one under it stays under it.
+    #[test]
+    fn the_cutoff_changes_nothing_that_counts() {
+        let names = [
+            "add",
+            "ad",
+            "get_sum",
+            "getsum",
+            "sum",
+            "get-sum-of",
+            "list_files",
+            "files_list",
+            "echo",
+            "ehco",
+            "remove",
+            "demo",
+            "fixture",
+            "fixtures",
+            "a",
+            "",
+            "x_y_z",
+            "zzzzzz",
+            "completely_unrelated",
+            "add_numbers",
+            "number_add",
+        ];
+        for query in names {
+            for candidate in names {
+                let (query, candidate) = (Comparable::new(query), Comparable::new(candidate));
+                let exact = exact_similarity(&query, &candidate);
+                let floored = similarity(&query, &candidate, MIN_SIMILARITY);
+                if exact >= MIN_SIMILARITY {
+                    assert_eq!(floored, exact, "{} {}", query.text, candidate.text);
+                } else {
+                    assert!(
+                        floored < MIN_SIMILARITY,
+                        "{} {}",
+                        query.text,
+                        candidate.text
+                    );
+                }
+                assert_eq!(similarity(&query, &candidate, 0.0), exact);
+            }
+        }
+    }
 }

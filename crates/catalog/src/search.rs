@@ -275,13 +275,9 @@ fn query_terms(query: &str) -> Vec<String> {
     if query_terms.is_empty() {
         query_terms = words(query).iter().map(|word| stem(word)).collect();
     }
-    let mut unique = Vec::new();
-    for term in query_terms {
-        if !unique.contains(&term) {
-            unique.push(term);
-        }
-    }
-    unique
+    let mut seen = std::collections::HashSet::new();
+    query_terms.retain(|term| seen.insert(term.clone()));
+    query_terms
 }
 
 /// The stems one field of a tool contributes.

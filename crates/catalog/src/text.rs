@@ -158,30 +158,51 @@ pub(crate) fn synonyms(term: &str) -> Vec<String> {
     found
 }
 
-/// Levenshtein distance between two short strings, counted in characters; gives up (returns
+/// Levenshtein distance between two strings, counted in characters; gives up (returns
 /// `limit + 1`) once it is certain the distance is over `limit`.
 pub(crate) fn edit_distance(left: &str, right: &str, limit: usize) -> usize {
     let left: Vec<char> = left.chars().collect();
     let right: Vec<char> = right.chars().collect();
+    bounded_edit_distance(&left, &right, limit)
+}
+
+/// [`edit_distance`] over characters. Only the cells within `limit` of the diagonal are
+/// computed (a path outside that band costs more than `limit`), so the work is
+/// `left.len() * (2 * limit + 1)` at most, however long the strings are.
+pub(crate) fn bounded_edit_distance(left: &[char], right: &[char], limit: usize) -> usize {
+    let over = limit.saturating_add(1);
     if left.len().abs_diff(right.len()) > limit {
-        return limit + 1;
+        return over;
     }
-    let mut previous: Vec<usize> = (0..=right.len()).collect();
-    let mut current = vec![0; right.len() + 1];
-    for (i, left_char) in left.iter().enumerate() {
-        current[0] = i + 1;
-        let mut row_minimum = current[0];
-        for (j, right_char) in right.iter().enumerate() {
-            let substitution = previous[j] + usize::from(left_char != right_char);
-            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
-            row_minimum = row_minimum.min(current[j + 1]);
+    let columns = right.len();
+    // Distances clamped to `over`: a clamped cell stays over the limit whatever follows it.
+    let mut previous: Vec<usize> = (0..=columns).map(|column| column.min(over)).collect();
+    let mut current = vec![over; columns + 1];
+    for (row, left_char) in left.iter().enumerate() {
+        let row = row + 1;
+        let low = row.saturating_sub(limit).max(1);
+        let high = row.saturating_add(limit).min(columns);
+        // The cells just outside the band are read by this row and the next one.
+        current[low - 1] = if low == 1 { row.min(over) } else { over };
+        if high < columns {
+            current[high + 1] = over;
+        }
+        let mut row_minimum = current[low - 1];
+        for column in low..=high {
+            let substitution = previous[column - 1] + usize::from(*left_char != right[column - 1]);
+            let value = substitution
+                .min(previous[column] + 1)
+                .min(current[column - 1] + 1)
+                .min(over);
+            current[column] = value;
+            row_minimum = row_minimum.min(value);
         }
         if row_minimum > limit {
-            return limit + 1;
+            return over;
         }
         std::mem::swap(&mut previous, &mut current);
     }
-    previous[right.len()].min(limit + 1)
+    previous[columns].min(over)
 }
 
 #[cfg(test)]
@@ -241,5 +262,53 @@ mod tests {
         assert_eq!(edit_distance("kitten", "sitting", 5), 3);
         assert_eq!(edit_distance("kitten", "sitting", 1), 2);
         assert_eq!(edit_distance("", "abc", 5), 3);
+        assert_eq!(edit_distance("abc", "abc", 0), 0);
+        assert_eq!(edit_distance("abc", "abd", 0), 1);
+        assert_eq!(edit_distance("ab", "ba", usize::MAX), 2);
+    }
+
+    /// The full table, for comparison.
+    fn plain_edit_distance(left: &[char], right: &[char]) -> usize {
+        let mut previous: Vec<usize> = (0..=right.len()).collect();
+        for (i, left_char) in left.iter().enumerate() {
+            let mut current = vec![i + 1; right.len() + 1];
+            for (j, right_char) in right.iter().enumerate() {
+                current[j + 1] = (previous[j] + usize::from(left_char != right_char))
+                    .min(previous[j + 1] + 1)
+                    .min(current[j] + 1);
+            }
+            previous = current;
+        }
+        previous[right.len()]
+    }
+
+    /// The band gives the full table's answer (or "over the limit" exactly when it is), for
+    /// every limit, on strings from a small alphabet where edits interact most.
+    #[test]
+    fn the_band_agrees_with_the_full_table() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |bound: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % bound
+        };
+        for _ in 0..3000 {
+            let mut word = |length: u64| -> Vec<char> {
+                (0..next(length + 1))
+                    .map(|_| ['a', 'b', 'c', 'é'][next(4) as usize])
+                    .collect()
+            };
+            let (left, right) = (word(12), word(12));
+            let exact = plain_edit_distance(&left, &right);
+            for limit in 0..14 {
+                let expected = if exact > limit { limit + 1 } else { exact };
+                assert_eq!(
+                    bounded_edit_distance(&left, &right, limit),
+                    expected,
+                    "{left:?} {right:?} limit {limit}"
+                );
+            }
+        }
     }
 }

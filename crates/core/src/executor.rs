@@ -28,6 +28,9 @@ use crate::gateway::{Flavor, Gateway};
 const CANCEL_GRACE: Duration = Duration::from_secs(2);
 /// Extra time the engine gets past its own deadline before the host gives up on it.
 const DEADLINE_GRACE: Duration = Duration::from_millis(1500);
+/// Warnings one execution's answer carries at most (an engine sends a few; this bounds a worker
+/// that misbehaves).
+const MAX_WARNINGS: usize = 20;
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -77,6 +80,10 @@ pub struct ExecutionReport {
     pub result: Result<Value, ExecutionError>,
     /// Console output, in order.
     pub logs: Vec<LogLine>,
+    /// What the model should know about a run that its value does not say (a promise rejected
+    /// with nothing awaiting it, calls still running when the program ended, a program that
+    /// computed something and returned nothing), one sentence each, in order.
+    pub warnings: Vec<String>,
     /// What it used.
     pub stats: ExecutionStats,
 }
@@ -135,9 +142,13 @@ impl Gateway {
             limits.max_upstream_bytes,
         ));
         let mut logs = Vec::new();
+        let mut warnings = Vec::new();
         let mut log_bytes = 0usize;
         let mut tool_calls = 0u32;
         let mut host_error: Option<ExecutionError> = None;
+        // One search or describe of this execution at a time: a program that starts a thousand
+        // at once waits for its own, and other sessions' discovery does not queue behind them.
+        let discovery_turn = Arc::new(tokio::sync::Semaphore::new(1));
         let backstop = tokio::time::sleep(limits.timeout + DEADLINE_GRACE);
         tokio::pin!(backstop);
 
@@ -162,6 +173,11 @@ impl Gateway {
                         log_bytes += text.len();
                         logs.push(LogLine { stream: stream_name(stream), text });
                     }
+                    Some(FromWorker::Event(EngineEvent::Warning { text })) => {
+                        if warnings.len() < MAX_WARNINGS {
+                            warnings.push(crate::error::cut(text, crate::error::MAX_ERROR_TEXT));
+                        }
+                    }
                     Some(FromWorker::Event(EngineEvent::Call(call))) => {
                         if matches!(call.request, HostRequest::Tool { .. }) {
                             if tool_calls >= limits.max_tool_calls {
@@ -180,7 +196,14 @@ impl Gateway {
                         let listener = listener.clone();
                         let budget = budget.clone();
                         let approver = approver.clone();
+                        let discovery_turn = discovery_turn.clone();
                         calls.push(Box::pin(async move {
+                            let _turn = match call.request {
+                                HostRequest::Tool { .. } => None,
+                                HostRequest::Search { .. } | HostRequest::Describe { .. } => {
+                                    discovery_turn.acquire_owned().await.ok()
+                                }
+                            };
                             let scope = bridge::Scope {
                                 listener: listener.as_ref(),
                                 budget: &budget,
@@ -225,7 +248,7 @@ impl Gateway {
             (Some(error), _) => Err(error),
             (None, Some(outcome)) => outcome
                 .result
-                .map_err(|error| ExecutionError::from_engine(error, limits.stack_bytes, language)),
+                .map_err(|error| ExecutionError::from_engine(error, limits.stack_bytes)),
             (None, None) => Err(ExecutionError::Timeout {
                 limit: limits.timeout,
             }),
@@ -259,6 +282,7 @@ impl Gateway {
         ExecutionReport {
             result,
             logs,
+            warnings,
             stats,
         }
     }

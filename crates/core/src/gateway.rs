@@ -1,10 +1,12 @@
 //! The gateway: upstream servers, the catalog built from their tool lists, and the limits.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, RwLock};
 
 use serde::Serialize;
 use serde_json::Value;
-use toolweave_catalog::{Catalog, Entry};
+use tokio::sync::Semaphore;
+use toolweave_catalog::{Catalog, Entry, MAX_NAME_BYTES};
 use toolweave_config::{Config, Limits, Policy};
 
 use crate::audit::AuditLog;
@@ -12,8 +14,20 @@ use toolweave_sandbox::Language;
 use toolweave_sandbox::WorkerCommand;
 use toolweave_upstream::{ClientSessions, UpstreamManager};
 
+use crate::budget::json_len;
 use crate::catalog_state::CatalogState;
 use crate::engines::{Engines, Isolation};
+use crate::error::DiscoveryError;
+
+/// Different names one describe request may hold: each one that names no tool is compared with
+/// every tool for suggestions.
+pub const MAX_DESCRIBE_NAMES: usize = 50;
+/// Bytes of one search query: each word is looked up, and compared with the words of every tool
+/// when it matches none.
+pub const MAX_QUERY_BYTES: usize = 1000;
+/// Hits one search from code returns unless it asks for fewer or more, and the most it gets.
+const CODE_SEARCH_LIMIT: usize = 10;
+const MAX_CODE_SEARCH_LIMIT: u32 = 100;
 
 /// Everything an execution, a search or a describe needs. Shared as `Arc<Gateway>`.
 pub struct Gateway {
@@ -29,7 +43,19 @@ pub struct Gateway {
     current: RwLock<Arc<CatalogState>>,
     /// Serializes rebuilds so concurrent callers share one.
     rebuild: tokio::sync::Mutex<()>,
+    /// Searches and describes computed at once, off the protocol thread: they wait their turn
+    /// rather than take every core from executions.
+    discovery: Arc<Semaphore>,
+    /// When the servers started: discovery waits for them until [`DISCOVERY_WAIT`] after.
+    started: std::time::Instant,
 }
+
+/// How long after the gateway starts discovery (`search_tools`, `describe_tools` and their guest
+/// functions) waits for servers still starting. Past it, discovery answers at once with the
+/// servers that are ready and names those still starting, so one server that never answers costs
+/// a search at most this, not the startup timeout. A call from code to a starting server still
+/// waits for that server (up to `--startup-timeout-ms`).
+pub const DISCOVERY_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The language tools are described in: TypeScript declarations or Python stubs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -86,6 +112,16 @@ pub struct SearchResult {
     pub signature: String,
 }
 
+/// What `search` found, best first.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SearchAnswer {
+    /// The hits that fit in the answer.
+    pub results: Vec<SearchResult>,
+    /// How many more hits there were that did not fit within the result limit
+    /// (`--max-result-bytes`).
+    pub omitted: usize,
+}
+
 /// A configured server whose tools cannot be searched or called right now, and why.
 #[derive(Debug, Clone, Serialize)]
 pub struct Unavailable {
@@ -135,6 +171,10 @@ pub struct DescribeAnswer {
     pub tools: Vec<Described>,
     /// Names that matched nothing, each with up to three close names.
     pub unknown: Vec<(String, Vec<String>)>,
+    /// Tools the names matched that were not described because the answer reached the result
+    /// limit (`--max-result-bytes`), by guest call name.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub omitted: Vec<String>,
     /// When some names matched nothing: the servers that are not available now, whose tools
     /// they may have named.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -187,6 +227,8 @@ impl Gateway {
             servers,
             current: RwLock::new(Arc::new(empty)),
             rebuild: tokio::sync::Mutex::new(()),
+            discovery: Arc::new(Semaphore::new(discovery_threads())),
+            started: std::time::Instant::now(),
         });
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let versions = gateway.upstream.subscribe();
@@ -246,29 +288,15 @@ impl Gateway {
         }
     }
 
-    /// A snapshot at least as new as the upstream state now. With `settle`, first waits (bounded
-    /// by the startup timeout) until every server is ready or failed.
+    /// A snapshot at least as new as the upstream state now. With `settle` (discovery), first
+    /// waits for servers still starting, until [`DISCOVERY_WAIT`] after the gateway started.
     pub(crate) async fn catalog(&self, settle: bool) -> Arc<CatalogState> {
         if settle {
-            // all_tools waits for every server; its answer is the freshest possible.
-            let _guard = self.rebuild.lock().await;
-            let version = *self.upstream.subscribe().borrow();
-            let current = self.snapshot();
-            if current.version == version && current.ready.len() == self.servers.len() {
-                return current;
-            }
-            let all = self.upstream.all_tools().await;
-            let version = *self.upstream.subscribe().borrow();
-            let tools = all
-                .into_iter()
-                .filter_map(|(server, tools)| tools.ok().map(|tools| (server, tools)))
-                .collect();
-            return self.install(CatalogState::new(
-                &self.servers,
-                tools,
-                version,
-                &self.policy,
-            ));
+            // Outside the rebuild lock: an execution that needs a fresh snapshot never queues
+            // behind a server that is slow to start. `all_tools` is polled once even with no time
+            // left, which starts again a crashed server whose restart is due.
+            let left = DISCOVERY_WAIT.saturating_sub(self.started.elapsed());
+            let _ = tokio::time::timeout(left, self.upstream.all_tools()).await;
         }
         let version = *self.upstream.subscribe().borrow();
         let current = self.snapshot();
@@ -307,10 +335,25 @@ impl Gateway {
         state
     }
 
-    /// Ranked search over every tool (waits for servers still starting, bounded).
-    pub async fn search(&self, query: &str, limit: usize, flavor: Flavor) -> Vec<SearchResult> {
+    /// Ranked search over every tool (waits for servers still starting, up to [`DISCOVERY_WAIT`]
+    /// after the gateway started), computed off the protocol thread; the answer stays within the
+    /// result limit.
+    pub async fn search(
+        &self,
+        query: String,
+        limit: usize,
+        flavor: Flavor,
+    ) -> Result<SearchAnswer, DiscoveryError> {
+        if query.len() > MAX_QUERY_BYTES {
+            return Err(DiscoveryError::QueryTooLong {
+                size: query.len(),
+                limit: MAX_QUERY_BYTES,
+            });
+        }
         let state = self.catalog(true).await;
-        search_in(&state, query, limit, flavor)
+        let max_bytes = self.limits.max_result_bytes;
+        self.off_thread(move || search_in(&state, &query, limit, flavor, max_bytes))
+            .await
     }
 
     /// The configured servers that are not ready now (starting or failed), so that an answer
@@ -324,7 +367,7 @@ impl Gateway {
                 let reason = match &status.state {
                     ServerState::Ready { .. } | ServerState::Stopped => return None,
                     ServerState::Starting => format!(
-                        "server \"{}\" is still starting: its tools are not listed yet",
+                        "server \"{}\" is still starting, so its tools are not listed yet; look again in a moment (a call from code waits for it)",
                         status.name
                     ),
                     ServerState::Failed { error, .. } => error.to_string(),
@@ -338,28 +381,111 @@ impl Gateway {
     }
 
     /// Full declarations of the named tools. Names may be `server.tool`, `tools.server.tool`,
-    /// `mcp__server__tool`, or a bare server name for all of its tools.
-    pub async fn describe(&self, names: &[String], flavor: Flavor) -> DescribeAnswer {
+    /// `mcp__server__tool`, or a bare server name for all of its tools. At most
+    /// [`MAX_DESCRIBE_NAMES`] different names of at most [`MAX_NAME_BYTES`] each; computed off
+    /// the protocol thread; the answer stays within the result limit.
+    pub async fn describe(
+        &self,
+        names: Vec<String>,
+        flavor: Flavor,
+    ) -> Result<DescribeAnswer, DiscoveryError> {
         let state = self.catalog(true).await;
-        let mut answer = describe_in(&state, names, flavor, &|server| {
-            self.server_instructions(server)
-        });
+        let max_bytes = self.limits.max_result_bytes;
+        let instructions = self.instructions();
+        let mut answer = self
+            .off_thread(move || {
+                let names = distinct_names(names)?;
+                Ok(describe_in(
+                    &state,
+                    &names,
+                    flavor,
+                    &instructions,
+                    max_bytes,
+                ))
+            })
+            .await??;
         if !answer.unknown.is_empty() {
             answer.unavailable = self.unavailable();
         }
-        answer
+        Ok(answer)
     }
 
-    /// What server `server` said about using its tools, when it is ready and said something.
-    pub(crate) fn server_instructions(&self, server: &str) -> Option<String> {
+    /// What each ready server said about using its tools, by server name, for the servers that
+    /// said something.
+    fn instructions(&self) -> HashMap<String, String> {
         self.upstream
             .status()
             .into_iter()
-            .find(|status| status.name == server)
-            .and_then(|status| status.instructions)
+            .filter_map(|status| Some((status.name, status.instructions?)))
+            .collect()
     }
 
-    /// TypeScript declarations of every tool, as one `.d.ts` (waits for servers, bounded).
+    /// What guest code's `searchTools(query, limit)` (`search_tools` in Python) resolves to, or
+    /// the message it rejects with.
+    pub(crate) async fn search_for_code(
+        &self,
+        query: String,
+        limit: Option<u32>,
+        flavor: Flavor,
+    ) -> Result<Value, String> {
+        let limit = limit.map_or(CODE_SEARCH_LIMIT, |limit| {
+            limit.clamp(1, MAX_CODE_SEARCH_LIMIT) as usize
+        });
+        let answer = self
+            .search(query, limit, flavor)
+            .await
+            .map_err(|error| error.to_string())?;
+        serde_json::to_value(answer.results).map_err(|error| error.to_string())
+    }
+
+    /// What guest code's `describeTools(names)` (`describe_tools` in Python) resolves to, or the
+    /// message it rejects with: when no name matched a tool, why each did not.
+    pub(crate) async fn describe_for_code(
+        &self,
+        names: Vec<String>,
+        flavor: Flavor,
+    ) -> Result<Value, String> {
+        let answer = self
+            .describe(names, flavor)
+            .await
+            .map_err(|error| error.to_string())?;
+        if answer.tools.is_empty() && !answer.unknown.is_empty() {
+            return Err(crate::bridge::unknown_names_message(
+                &answer.unknown,
+                flavor.search_function(),
+            ));
+        }
+        serde_json::to_value(answer).map_err(|error| error.to_string())
+    }
+
+    /// Runs `work` on a blocking thread when a discovery slot is free, so that a long search or
+    /// describe costs its requester the wait, and neither the protocol thread nor the other
+    /// sessions. The slot is held until the work ends, also when its requester stops waiting.
+    async fn off_thread<T: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, DiscoveryError> {
+        let slot = self
+            .discovery
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|error| DiscoveryError::Internal {
+                message: format!("no discovery slot: {error}"),
+            })?;
+        tokio::task::spawn_blocking(move || {
+            let answer = work();
+            drop(slot);
+            answer
+        })
+        .await
+        .map_err(|error| DiscoveryError::Internal {
+            message: format!("the search or describe failed: {error}"),
+        })
+    }
+
+    /// TypeScript declarations of every tool, as one `.d.ts` (waits for servers still starting,
+    /// up to [`DISCOVERY_WAIT`] after the gateway started).
     pub async fn declarations(&self, flavor: Flavor) -> String {
         let state = self.catalog(true).await;
         match flavor {
@@ -369,40 +495,102 @@ impl Gateway {
     }
 }
 
-pub(crate) fn search_in(
+/// How many searches and describes run at once: every core but one, which stays for the
+/// protocol and the executions.
+fn discovery_threads() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .saturating_sub(1)
+        .max(1)
+}
+
+/// At most `limit` hits for `query`, as many as fit in `max_bytes` of JSON.
+fn search_in(
     state: &CatalogState,
     query: &str,
     limit: usize,
     flavor: Flavor,
-) -> Vec<SearchResult> {
+    max_bytes: usize,
+) -> SearchAnswer {
     let catalog = &state.catalog;
-    catalog
-        .search(query, limit)
-        .into_iter()
-        .filter_map(|hit| catalog.entries().get(hit.entry))
-        .map(|entry| SearchResult {
+    let mut answer = SearchAnswer::default();
+    // The array's brackets, then each hit with its comma.
+    let mut used = 1;
+    for hit in catalog.search(query, limit) {
+        let Some(entry) = catalog.entries().get(hit.entry) else {
+            continue;
+        };
+        if answer.omitted > 0 {
+            answer.omitted += 1;
+            continue;
+        }
+        let result = SearchResult {
             name: guest_name(entry),
             description: first_line(entry.description.as_deref().unwrap_or("")),
             signature: flavor.signature(catalog, entry),
-        })
-        .collect()
+        };
+        used += json_len(&result) + 1;
+        if used > max_bytes {
+            answer.omitted += 1;
+            continue;
+        }
+        answer.results.push(result);
+    }
+    answer
 }
 
-/// The declarations of the tools `names` name; a bare server name names all of its tools, and
-/// brings the server's instructions (from `instructions`) with them.
-pub(crate) fn describe_in(
+/// `names` without repeats, in the order given; an error past [`MAX_DESCRIBE_NAMES`] different
+/// names, or for a name longer than [`MAX_NAME_BYTES`].
+fn distinct_names(names: Vec<String>) -> Result<Vec<String>, DiscoveryError> {
+    let given = names.len();
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut distinct = Vec::new();
+    for (position, name) in names.into_iter().enumerate() {
+        if name.len() > MAX_NAME_BYTES {
+            return Err(DiscoveryError::NameTooLong {
+                position: position + 1,
+                size: name.len(),
+                beginning: name.chars().take(40).collect(),
+                limit: MAX_NAME_BYTES,
+            });
+        }
+        if seen.contains(&name) {
+            continue;
+        }
+        if distinct.len() == MAX_DESCRIBE_NAMES {
+            return Err(DiscoveryError::TooManyNames {
+                given,
+                limit: MAX_DESCRIBE_NAMES,
+            });
+        }
+        seen.insert(name.clone());
+        distinct.push(name);
+    }
+    Ok(distinct)
+}
+
+/// Each tool `names` name, once, in the order named, as many as fit in `max_bytes` of JSON (the
+/// rest under `omitted`); names that match nothing under `unknown`, with suggestions. A bare
+/// server name names all of its tools, and brings the server's `instructions` with them (counted
+/// in `max_bytes`, and never left out: they are bounded, and come before the tools).
+fn describe_in(
     state: &CatalogState,
     names: &[String],
     flavor: Flavor,
-    instructions: &dyn Fn(&str) -> Option<String>,
+    instructions: &HashMap<String, String>,
+    max_bytes: usize,
 ) -> DescribeAnswer {
     let catalog = &state.catalog;
     let mut answer = DescribeAnswer {
         instructions: Vec::new(),
         tools: Vec::new(),
         unknown: Vec::new(),
+        omitted: Vec::new(),
         unavailable: Vec::new(),
     };
+    let mut described: HashSet<String> = HashSet::new();
+    // The array's brackets, then each tool with its comma.
+    let mut used = 1;
     for name in names {
         let trimmed = name.trim();
         let trimmed = trimmed.strip_prefix("tools.").unwrap_or(trimmed);
@@ -421,12 +609,14 @@ pub(crate) fn describe_in(
                     .instructions
                     .iter()
                     .any(|known| known.server == entry.server)
-                && let Some(text) = instructions(&entry.server)
+                && let Some(text) = instructions.get(&entry.server)
             {
-                answer.instructions.push(ServerInstructions {
+                let server = ServerInstructions {
                     server: entry.server.clone(),
-                    instructions: text,
-                });
+                    instructions: text.clone(),
+                };
+                used += json_len(&server) + 1;
+                answer.instructions.push(server);
             }
         }
         if found.is_empty() {
@@ -435,14 +625,29 @@ pub(crate) fn describe_in(
                 .push((name.clone(), catalog.suggest(trimmed)));
         }
         for entry in found {
-            answer.tools.push(Described {
-                name: guest_name(entry),
+            let call_name = guest_name(entry);
+            if !described.insert(call_name.clone()) {
+                continue;
+            }
+            // Once one tool is left out, the ones after it are too: the answer is a prefix.
+            if !answer.omitted.is_empty() {
+                answer.omitted.push(call_name);
+                continue;
+            }
+            let tool = Described {
+                name: call_name,
                 server: entry.server.clone(),
                 tool: entry.tool.clone(),
                 declaration: flavor.declaration(catalog, entry),
                 input_schema: entry.input_schema.clone(),
                 output_schema: entry.output_schema.clone(),
-            });
+            };
+            used += json_len(&tool) + 1;
+            if used > max_bytes {
+                answer.omitted.push(tool.name);
+                continue;
+            }
+            answer.tools.push(tool);
         }
     }
     answer

@@ -22,10 +22,11 @@ mod workers;
 pub use approval::{Approval, ApprovalRequest, Approver};
 pub use audit::{AuditLog, AuditOptions, CallRecord, RequestRecord};
 pub use engines::{Engines, Isolation};
-pub use error::ExecutionError;
+pub use error::{DiscoveryError, ExecutionError};
 pub use executor::{ExecuteRequest, ExecutionReport, ExecutionStats, LogLine};
 pub use gateway::{
-    DescribeAnswer, Described, Flavor, Gateway, SearchResult, ServerInstructions, Unavailable,
+    DISCOVERY_WAIT, DescribeAnswer, Described, Flavor, Gateway, MAX_DESCRIBE_NAMES,
+    MAX_QUERY_BYTES, SearchAnswer, SearchResult, ServerInstructions, Unavailable,
 };
 pub use render::{describe_text, execution_text, search_text};
 pub use tokio_util::sync::CancellationToken;

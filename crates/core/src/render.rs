@@ -2,13 +2,18 @@
 
 use crate::bridge::unknown_names_message;
 use crate::executor::ExecutionReport;
-use crate::gateway::{DescribeAnswer, SearchResult, Unavailable};
+use crate::gateway::{DescribeAnswer, SearchAnswer, Unavailable};
 
-/// Search hits as lines: signature, then the one-line description; then the servers whose tools
-/// are missing from them because they are not available.
-pub fn search_text(query: &str, results: &[SearchResult], unavailable: &[Unavailable]) -> String {
+/// How many names of tools left out of an answer its text lists; `omitted` in the structured
+/// content has them all.
+const MAX_LISTED_OMITTED: usize = 20;
+
+/// Search hits as lines: signature, then the one-line description; then how many more did not
+/// fit, and the servers whose tools are missing from them because they are not available.
+pub fn search_text(query: &str, answer: &SearchAnswer, unavailable: &[Unavailable]) -> String {
+    let results = &answer.results;
     let mut text = String::new();
-    if results.is_empty() {
+    if results.is_empty() && answer.omitted == 0 {
         if query.trim().is_empty() {
             text.push_str("No tools are available.");
         } else {
@@ -25,6 +30,13 @@ pub fn search_text(query: &str, results: &[SearchResult], unavailable: &[Unavail
         }
         text.push('\n');
     }
+    if answer.omitted > 0 {
+        text.push_str(&format!(
+            "{} {}matching tools are left out: the answer is limited to the result size (--max-result-bytes). Ask for fewer, or search with more precise words.\n",
+            answer.omitted,
+            if results.is_empty() { "" } else { "more " }
+        ));
+    }
     push_unavailable(&mut text, unavailable);
     if !results.is_empty() {
         text.push_str("Use describe_tools for full type declarations.");
@@ -33,7 +45,7 @@ pub fn search_text(query: &str, results: &[SearchResult], unavailable: &[Unavail
 }
 
 /// The instructions of servers named as a whole, declarations of every described tool, then the
-/// names that matched nothing.
+/// ones left out for size, then the names that matched nothing.
 pub fn describe_text(answer: &DescribeAnswer) -> String {
     let mut text = answer
         .instructions
@@ -53,6 +65,22 @@ pub fn describe_text(answer: &DescribeAnswer) -> String {
         )
         .collect::<Vec<_>>()
         .join("\n\n");
+    if !answer.omitted.is_empty() {
+        if !text.is_empty() {
+            text.push_str("\n\n");
+        }
+        let listed = answer.omitted.len().min(MAX_LISTED_OMITTED);
+        text.push_str(&format!(
+            "{} {}tools are not described: the answer is limited to the result size (--max-result-bytes). Describe them a few at a time: {}",
+            answer.omitted.len(),
+            if answer.tools.is_empty() { "" } else { "more " },
+            answer.omitted[..listed].join(", ")
+        ));
+        if listed < answer.omitted.len() {
+            text.push_str(&format!(" and {} more", answer.omitted.len() - listed));
+        }
+        text.push('.');
+    }
     if !answer.unknown.is_empty() {
         if !text.is_empty() {
             text.push_str("\n\n");
@@ -76,12 +104,17 @@ fn push_unavailable(text: &mut String, unavailable: &[Unavailable]) {
     }
 }
 
-/// The value as JSON, then the captured logs; or the error, then the logs.
+/// The value as JSON, then the warnings, then the captured logs; or the error, then the
+/// warnings and logs.
 pub fn execution_text(report: &ExecutionReport) -> String {
     let mut text = match &report.result {
         Ok(value) => serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string()),
         Err(error) => error.to_string(),
     };
+    for warning in &report.warnings {
+        text.push_str("\nWarning: ");
+        text.push_str(warning);
+    }
     if !report.logs.is_empty() {
         text.push_str("\n\n--- console ---");
         for line in &report.logs {

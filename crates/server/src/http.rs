@@ -2,8 +2,9 @@
 //! rebinding (`Host` and `Origin` checked), an optional bearer token, and a graceful end.
 //!
 //! The protocol (sessions, SSE streams, Host and Origin checks) is rmcp's
-//! `StreamableHttpService`; this module decides who may reach it (the bind rule and the token)
-//! and how serving ends. Every session gets its own [`ToolweaveServer`] handle over the one
+//! `StreamableHttpService`; this module decides who may reach it (the bind rule and the token),
+//! what it is handed (every request body read and decoded here first, see [`screen`]), and how
+//! serving ends. Every session gets its own [`ToolweaveServer`] handle over the one
 //! shared gateway, so a request's cancellation belongs to that request alone.
 
 use std::net::SocketAddr;
@@ -11,11 +12,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::serve::ListenerExt;
+use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use sha2::{Digest, Sha256};
@@ -24,6 +27,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::ToolweaveServer;
+use crate::incoming::{self, Incoming, Invalid};
 
 /// The path MCP is served at.
 pub const MCP_PATH: &str = "/mcp";
@@ -170,13 +174,18 @@ impl HttpListener {
         let session_handler = handler.clone();
         let mut sessions_manager = LocalSessionManager::default();
         sessions_manager.session_config.completed_cache_ttl = COMPLETED_ANSWER_KEPT;
+        let sessions_manager = Arc::new(sessions_manager);
         let service = StreamableHttpService::new(
             move || Ok(session_handler.for_session()),
-            Arc::new(sessions_manager),
+            sessions_manager.clone(),
             config,
         );
         let router = Router::new()
             .route_service(MCP_PATH, service)
+            .route_layer(axum::middleware::from_fn_with_state(
+                sessions_manager,
+                screen,
+            ))
             .fallback(not_found)
             .layer(axum::middleware::from_fn_with_state(
                 Arc::new(self.options.token.clone()),
@@ -261,6 +270,101 @@ async fn authorize(
             response
         }
     }
+}
+
+/// What reaches rmcp's service, checked first (after the token):
+///
+/// - a `DELETE` naming a session that does not exist gets `404`, as MCP asks (rmcp answers
+///   `202` whatever the id);
+/// - a `POST` body is read here, at most [`MAX_REQUEST_BYTES`]: one that cannot be read (its
+///   chunked framing is broken, as when `Content-Length` and `Transfer-Encoding: chunked` frame
+///   one body two ways) gets `400` rather than rmcp's `500`, one too long `413`;
+/// - a body that is no message toolweave can serve gets `400` with the JSON-RPC error that says
+///   why, addressed to the request's id when it has one (rmcp answers `415` with serde's words);
+///   lone surrogate escapes (`"\ud800"`) are replaced before rmcp decodes it, as over stdio.
+async fn screen(
+    State(sessions): State<Arc<LocalSessionManager>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if request.method() == Method::DELETE {
+        let session = request
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|id| id.to_str().ok())
+            .map(|id| id.to_owned().into());
+        if let Some(session) = session
+            && matches!(sessions.has_session(&session).await, Ok(false))
+        {
+            return (
+                StatusCode::NOT_FOUND,
+                "toolweave: no such session (it ended, or never began); start a new one with initialize\n",
+            )
+                .into_response();
+        }
+        return next.run(request).await;
+    }
+    if request.method() != Method::POST {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let body = match read_body(body).await {
+        Ok(body) => body,
+        Err(refusal) => return refusal,
+    };
+    if let Incoming::Invalid(invalid) = incoming::decode(&body) {
+        return json_rpc_error(&invalid);
+    }
+    let body = match incoming::replace_lone_surrogates(&body) {
+        std::borrow::Cow::Owned(replaced) => replaced,
+        std::borrow::Cow::Borrowed(_) => body,
+    };
+    next.run(Request::from_parts(parts, Body::from(body))).await
+}
+
+/// A request body, or the answer to a body that cannot be read or is too long.
+async fn read_body(body: Body) -> Result<Vec<u8>, Response> {
+    use futures::StreamExt;
+    let mut stream = body.into_data_stream();
+    let mut bytes = Vec::new();
+    while let Some(piece) = stream.next().await {
+        let piece = piece.map_err(|error| {
+            // The innermost cause says what was wrong with the framing.
+            let mut cause: &dyn std::error::Error = &error;
+            while let Some(inner) = cause.source() {
+                cause = inner;
+            }
+            (
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "toolweave: the request body could not be read ({cause}). Frame it one way: with Content-Length, or with Transfer-Encoding: chunked, not both\n"
+                ),
+            )
+                .into_response()
+        })?;
+        if bytes.len() + piece.len() > MAX_REQUEST_BYTES {
+            return Err((
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!(
+                    "toolweave: a request body is at most {} MiB ({MAX_REQUEST_BYTES} bytes); send less in one request\n",
+                    MAX_REQUEST_BYTES / (1024 * 1024)
+                ),
+            )
+                .into_response());
+        }
+        bytes.extend_from_slice(&piece);
+    }
+    Ok(bytes)
+}
+
+/// `400` with a JSON-RPC error as its body.
+fn json_rpc_error(invalid: &Invalid) -> Response {
+    (
+        StatusCode::BAD_REQUEST,
+        [(header::CONTENT_TYPE, "application/json")],
+        invalid.answer().to_string(),
+    )
+        .into_response()
 }
 
 async fn not_found(request: Request) -> Response {

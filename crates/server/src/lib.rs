@@ -11,16 +11,18 @@
 
 mod forward;
 pub mod http;
+mod incoming;
 pub mod stdio;
 mod tools;
 
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    InitializeRequestParams, InitializeResult, ListToolsResult, LoggingLevel,
-    LoggingMessageNotificationParam, PaginatedRequestParams, ProgressNotificationParam,
-    ProgressToken, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
+    CustomResult, Implementation, InitializeRequestParams, InitializeResult, ListToolsResult,
+    LoggingLevel, LoggingMessageNotificationParam, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerConfig,
+    SetLevelRequestParams,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -36,12 +38,11 @@ use toolweave_core::{
 };
 
 use crate::forward::{ClientPeer, SessionRequests};
-
+use tools::MAX_SEARCH_LIMIT;
 pub use tools::{DESCRIBE_TOOLS, EXECUTE_CODE, SEARCH_TOOLS, tool_definitions};
 
-/// Default and maximum number of search hits.
+/// Search hits when the client does not say how many.
 const DEFAULT_SEARCH_LIMIT: usize = 8;
-const MAX_SEARCH_LIMIT: usize = 50;
 
 /// The MCP server handler. Cheap to clone: every session shares one [`Gateway`].
 #[derive(Clone)]
@@ -63,6 +64,9 @@ pub struct ToolweaveServer {
     /// This session's place among those upstream servers' requests may reach, once it has
     /// initialized; it leaves when the session's handler is dropped.
     connection: Arc<Mutex<Option<ClientConnection>>>,
+    /// One search or describe of this session at a time: a client that sends a thousand at once
+    /// waits for its own, and other sessions' do not queue behind them.
+    discovery_turn: Arc<tokio::sync::Semaphore>,
 }
 
 /// Numbers handed to sessions.
@@ -90,6 +94,7 @@ impl ToolweaveServer {
             limiter: None,
             requests: Arc::default(),
             connection: Arc::default(),
+            discovery_turn: Arc::new(tokio::sync::Semaphore::new(1)),
         }
     }
 
@@ -113,6 +118,7 @@ impl ToolweaveServer {
                 .map(|quota| Arc::new(governor::RateLimiter::direct(quota))),
             requests: Arc::default(),
             connection: Arc::default(),
+            discovery_turn: Arc::new(tokio::sync::Semaphore::new(1)),
             ..self.clone()
         }
     }
@@ -179,15 +185,22 @@ impl ToolweaveServer {
             Some(_) => return Err(invalid("\"limit\" must be a positive integer")),
         };
         let flavor = flavor(arguments)?;
-        let results = self.gateway.search(&query, limit, flavor).await;
+        let answer = {
+            let _turn = self.discovery_turn.acquire().await;
+            self.gateway.search(query.clone(), limit, flavor).await
+        }
+        .map_err(|error| invalid(error.to_string()))?;
         let unavailable = self.gateway.unavailable();
-        let text = toolweave_core::search_text(&query, &results, &unavailable);
+        let text = toolweave_core::search_text(&query, &answer, &unavailable);
         let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-        result.structured_content = Some(if unavailable.is_empty() {
-            json!({ "results": results })
-        } else {
-            json!({ "results": results, "unavailable": unavailable })
-        });
+        let mut structured = json!({ "results": answer.results });
+        if answer.omitted > 0 {
+            structured["omitted"] = json!(answer.omitted);
+        }
+        if !unavailable.is_empty() {
+            structured["unavailable"] = json!(unavailable);
+        }
+        result.structured_content = Some(structured);
         Ok(result)
     }
 
@@ -208,7 +221,11 @@ impl ToolweaveServer {
             }
         };
         let flavor = flavor(arguments)?;
-        let answer = self.gateway.describe(&names, flavor).await;
+        let answer = {
+            let _turn = self.discovery_turn.acquire().await;
+            self.gateway.describe(names, flavor).await
+        }
+        .map_err(|error| invalid(error.to_string()))?;
         let text = toolweave_core::describe_text(&answer);
         let failed = answer.tools.is_empty();
         let mut result = if failed {
@@ -593,6 +610,20 @@ impl ServerHandler for ToolweaveServer {
             result
         });
         Ok(CallToolResponse::Complete(result))
+    }
+
+    /// rmcp hands over a request it could not match: one for a method toolweave serves whose
+    /// params did not decode (`-32602`, saying what is wrong), or one for another method
+    /// (`-32601`).
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        Err(incoming::unserved_request(
+            &request.method,
+            request.params.as_ref(),
+        ))
     }
 
     async fn set_level(

@@ -5,6 +5,8 @@ use std::sync::Arc;
 
 use rmcp::model::{Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
+use toolweave_catalog::MAX_NAME_BYTES;
+use toolweave_core::{MAX_DESCRIBE_NAMES, MAX_QUERY_BYTES};
 
 /// Ranked search over every upstream tool.
 pub const SEARCH_TOOLS: &str = "search_tools";
@@ -12,6 +14,8 @@ pub const SEARCH_TOOLS: &str = "search_tools";
 pub const DESCRIBE_TOOLS: &str = "describe_tools";
 /// Run code that calls upstream tools.
 pub const EXECUTE_CODE: &str = "execute_code";
+/// The most hits one search_tools call returns (more asked for is this many).
+pub(crate) const MAX_SEARCH_LIMIT: usize = 50;
 
 /// The three tool definitions; `namespaces` are the guest server names listed in the execute
 /// description.
@@ -45,8 +49,8 @@ pub fn tool_definitions(namespaces: &[String]) -> Vec<Tool> {
             json!({
                 "type": "object",
                 "properties": {
-                    "query": {"type": "string", "description": "What you want to do"},
-                    "limit": {"type": "integer", "minimum": 1, "description": "Max results (default 8)"},
+                    "query": {"type": "string", "maxLength": MAX_QUERY_BYTES, "description": "What you want to do"},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_SEARCH_LIMIT, "description": "Max results (default 8)"},
                     "language": flavor
                 },
                 "required": ["query"]
@@ -60,7 +64,11 @@ pub fn tool_definitions(namespaces: &[String]) -> Vec<Tool> {
             json!({
                 "type": "object",
                 "properties": {
-                    "names": {"type": "array", "items": {"type": "string"}},
+                    "names": {
+                        "type": "array",
+                        "items": {"type": "string", "maxLength": MAX_NAME_BYTES},
+                        "maxItems": MAX_DESCRIBE_NAMES
+                    },
                     "language": flavor
                 },
                 "required": ["names"]

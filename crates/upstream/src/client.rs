@@ -13,7 +13,7 @@ use rmcp::model::LoggingMessageNotificationParam;
 use rmcp::model::{
     ClientConfig, CreateMessageRequestParams, CreateMessageResult, CustomRequest, CustomResult,
     ElicitRequestParams, ElicitResult, ErrorCode, ErrorData, Implementation, ListRootsResult,
-    ProgressNotificationParam,
+    ProgressNotificationParam, ProtocolVersion,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, RoleClient};
@@ -157,10 +157,13 @@ fn mismatched() -> ErrorData {
 
 impl ClientHandler for UpstreamClient {
     fn get_info(&self) -> ClientConfig {
+        // The newest version with an `initialize` handshake: rmcp's default (its latest) has none,
+        // and is not one to name in `initialize`.
         ClientConfig::new(
             self.clients.capabilities(),
             Implementation::new("toolweave", env!("CARGO_PKG_VERSION")),
         )
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
 
     async fn create_elicitation(

@@ -33,6 +33,19 @@ pub enum Error {
         cause: String,
     },
 
+    /// A remote server wants an OAuth login toolweave does not have, or no longer has: the person
+    /// running toolweave logs in from a terminal (the gateway never opens a browser itself).
+    #[error(
+        "server \"{server}\" needs a login: {cause}. Run `toolweave login {server}` in a terminal, then call again"
+    )]
+    LoginNeeded {
+        /// The server's name.
+        server: String,
+        /// Why: no login, one the server refused and that could not be renewed, or more access
+        /// than it grants.
+        cause: String,
+    },
+
     /// A remote server's connection closed or broke after it was ready.
     #[error(
         "server \"{server}\" lost its connection{}: {cause}; toolweave connects again on a later call",
@@ -254,29 +267,6 @@ pub enum Error {
 /// Result alias for this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// What set a call's timeout, named as the person running toolweave changes it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LimitFrom {
-    /// `--tool-timeout-ms`, for every tool without a timeout of its own.
-    Flag,
-    /// The tool's entry in its server's `toolTimeouts`, in the config file.
-    ToolConfig,
-    /// The caller of [`UpstreamManager::call_tool`](crate::UpstreamManager::call_tool).
-    Caller,
-}
-
-impl std::fmt::Display for LimitFrom {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            LimitFrom::Flag => "--tool-timeout-ms",
-            LimitFrom::ToolConfig => {
-                "the tool's entry in \"toolTimeouts\" of its server in the config file"
-            }
-            LimitFrom::Caller => "the timeout its caller gave",
-        })
-    }
-}
-
 impl Error {
     /// A failed start as its server, how it ended (`it exited: exit status: 1`) and its stderr,
     /// for a message that explains it further; any other error is given back.
@@ -449,8 +439,8 @@ fn describe_timeout(
     let limit = limit.as_millis();
     let busy = format!(
         "toolweave itself was too busy (too many executions at once, or executions busy \
-         computing), so the server is not the likely cause. Retry when toolweave is less busy, \
-         run fewer executions at once, or raise {limit_from}"
+         computing), so the server is not the likely cause. Retry when toolweave is less busy, run \
+         fewer executions at once, or raise {limit_from}"
     );
     match *delivery {
         Delivery::Queued { waited } => format!(
@@ -480,6 +470,32 @@ fn describe_timeout(
             blocked.as_millis(),
             waited.as_millis()
         ),
+    }
+}
+
+/// What set a call's timeout, named as the person running toolweave changes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitFrom {
+    /// `--tool-timeout-ms`, for every tool without a timeout of its own or of its server.
+    Flag,
+    /// The server's `timeout` in its config entry.
+    ServerConfig,
+    /// The tool's entry in its server's `toolTimeouts`, in the server's config entry.
+    ToolConfig,
+    /// The caller of [`UpstreamManager::call_tool`](crate::UpstreamManager::call_tool).
+    Caller,
+}
+
+impl std::fmt::Display for LimitFrom {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            LimitFrom::Flag => "--tool-timeout-ms",
+            LimitFrom::ServerConfig => "the server's \"timeout\" in its config entry",
+            LimitFrom::ToolConfig => {
+                "the tool's entry in \"toolTimeouts\" in the server's config entry"
+            }
+            LimitFrom::Caller => "the timeout given to the call",
+        })
     }
 }
 
@@ -534,9 +550,9 @@ mod tests {
         assert_eq!(
             own.to_string(),
             "server \"reports\" did not answer the call to \"export\" within 120000 ms (the tool's \
-             entry in \"toolTimeouts\" of its server in the config file): it had 120000 ms after the \
+             entry in \"toolTimeouts\" in the server's config entry): it had 120000 ms after the \
              call was sent (1 ms after toolweave took it); the call was cancelled. Ask for less in \
-             one call, or raise the tool's entry in \"toolTimeouts\" of its server in the config file"
+             one call, or raise the tool's entry in \"toolTimeouts\" in the server's config entry"
         );
         assert_eq!(
             timeout(Delivery::Sent {
@@ -583,6 +599,22 @@ mod tests {
                 "server \"fixture\" did not take the call to \"slow\" within 300 ms \
                  (--tool-timeout-ms): it stopped reading its input"
             )
+        );
+        let error = Error::CallTimeout {
+            server: "reports".into(),
+            tool: "export".into(),
+            limit: Duration::from_secs(120),
+            limit_from: LimitFrom::ServerConfig,
+            delivery: Delivery::Sent {
+                waited: Duration::from_millis(1),
+                upstream: Duration::from_millis(120_001),
+            },
+        };
+        assert_eq!(
+            error.to_string(),
+            "server \"reports\" did not answer the call to \"export\" within 120000 ms (the server's \"timeout\" in its config entry): \
+             it had 120001 ms after the call was sent (1 ms after toolweave took it); the call was cancelled. \
+             Ask for less in one call, or raise the server's \"timeout\" in its config entry"
         );
         let error = Error::Exited {
             server: "good".into(),

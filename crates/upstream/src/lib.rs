@@ -13,11 +13,13 @@
 //! Calls go through the connection's cloneable `Peer`, which multiplexes requests: a hung call
 //! does not hold up others to the same server. A call that times out or is cancelled is dropped,
 //! and rmcp then sends `notifications/cancelled` upstream. A call's timeout is the tool's own
-//! (`toolTimeouts` in the server's entry), else `--tool-timeout-ms`. A server that exits, or
-//! never came up (a remote server that was not listening yet), is started again on a later call,
-//! waiting longer between starts each time it keeps failing. A remote server that goes away shows
-//! when a call finds its connection broken: that ends the run, and a later call connects again
-//! with the same backoff.
+//! (`toolTimeouts` in the server's entry), else the server's (`timeout`), else
+//! `--tool-timeout-ms`. A server that exits, or never came up (a remote server that was not
+//! listening yet), is started again on a later call, waiting longer between starts each time it
+//! keeps failing. A remote server that goes away shows when a call finds its connection broken:
+//! that ends the run, and a later call connects again with the same backoff. A remote server's
+//! requests carry the OAuth login [`login`] keeps for its URL, renewed as needed; one that needs a
+//! login the person must give fails with [`Error::LoginNeeded`] (see `auth.rs`).
 //!
 //! A server's requests to the client (elicitation, sampling, roots) go to the client session
 //! whose calls it is working on (`requests.rs`); what the server said about using it in
@@ -36,6 +38,7 @@
 //! shown as written in the config (`${VAR}` unresolved), header values are never shown, and the
 //! HTTP client's errors are reduced to their cause before they reach rmcp or the log.
 
+mod auth;
 mod bounded;
 mod client;
 mod decode;
@@ -56,6 +59,10 @@ mod wire;
 
 use std::time::Duration;
 
+pub use auth::{
+    LoginError, LoginOptions, LoginOutcome, LoginStatus, Logins, LogoutOutcome, StoreError,
+    format_time, login, login_status, logout,
+};
 pub use error::{Delivery, Error, LimitFrom, Malformed, Result};
 pub use manager::{CallOptions, UpstreamManager};
 pub use notices::{Listener, Notice};
@@ -75,8 +82,8 @@ pub struct Options {
     /// How long a server may take from spawn (or connect) to a listed set of tools
     /// (`--startup-timeout-ms`).
     pub startup_timeout: Duration,
-    /// Default time one tool call may take (`--tool-timeout-ms`); a tool named in its server's
-    /// `toolTimeouts` has its own.
+    /// Default time one tool call may take (`--tool-timeout-ms`); a server with a `timeout`, and
+    /// a tool named in its server's `toolTimeouts`, has its own.
     pub call_timeout: Duration,
     /// The MCP client sessions toolweave serves, which decides what upstream servers are told
     /// it supports (elicitation, sampling, roots).

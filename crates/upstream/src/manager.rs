@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use toolweave_config::{Config, ServerConfig, Transport};
 
+use crate::auth::Logins;
 use crate::error::LimitFrom;
 use crate::notices::{Listener, Routes};
 use crate::requests::{ClientConnection, ClientSession, Clients};
@@ -48,6 +49,8 @@ pub struct UpstreamManager {
 /// What the manager and the servers' tasks share.
 pub(crate) struct Shared {
     pub(crate) options: Options,
+    /// Where remote servers' logins are kept (`None`: nowhere, so none is used).
+    pub(crate) logins: Option<Logins>,
     pub(crate) servers: Vec<Server>,
     /// Bumped on every state change.
     version: watch::Sender<u64>,
@@ -136,8 +139,8 @@ struct Connection {
 /// How one tool call is made, beyond its server, tool and arguments.
 #[derive(Debug, Clone, Default)]
 pub struct CallOptions<'a> {
-    /// Overrides the call's timeout (the tool's own from the server's `toolTimeouts`, else
-    /// `--tool-timeout-ms`).
+    /// Overrides the call's timeout (the tool's own from the server's `toolTimeouts`, else the
+    /// server's `timeout`, else `--tool-timeout-ms`).
     pub timeout: Option<Duration>,
     /// Abandons the call when cancelled: rmcp tells the server, and the answer is
     /// [`Error::Cancelled`].
@@ -153,8 +156,17 @@ pub struct CallOptions<'a> {
 
 impl UpstreamManager {
     /// Called inside a tokio runtime; spawns every server's start in parallel in the background
-    /// and returns at once.
+    /// and returns at once. Remote servers' logins are the ones `toolweave login` keeps.
     pub fn start(config: &Config, options: Options) -> Arc<Self> {
+        Self::start_with_logins(config, options, Logins::from_environment())
+    }
+
+    /// [`start`](Self::start), with remote servers' logins kept in `logins`.
+    pub fn start_with_logins(
+        config: &Config,
+        options: Options,
+        logins: Option<Logins>,
+    ) -> Arc<Self> {
         let servers = config
             .servers
             .iter()
@@ -172,6 +184,7 @@ impl UpstreamManager {
         let (version, _) = watch::channel(0);
         let shared = Arc::new(Shared {
             options,
+            logins,
             servers,
             version,
             shutdown: CancellationToken::new(),
@@ -501,6 +514,12 @@ impl UpstreamManager {
         if self.shared.is_remote(index)
             && let Some(failure) = crate::remote::describe_service_error(&error)
         {
+            if failure.login {
+                return Error::LoginNeeded {
+                    server,
+                    cause: failure.cause,
+                };
+            }
             if !failure.connection {
                 return Error::CallFailed {
                     server,
@@ -579,14 +598,17 @@ impl Shared {
     }
 
     /// The time one call to `tool` of server `index` may take, and what set it: the tool's
-    /// entry in the server's `toolTimeouts`, else `--tool-timeout-ms`.
+    /// entry in the server's `toolTimeouts`, else the server's `timeout`, else
+    /// `--tool-timeout-ms`.
     fn call_timeout(&self, index: usize, tool: &str) -> (Duration, LimitFrom) {
-        let own = self
-            .servers
-            .get(index)
-            .and_then(|server| server.config.tool_timeouts.get(tool));
-        match own {
-            Some(limit) => (*limit, LimitFrom::ToolConfig),
+        let Some(server) = self.servers.get(index) else {
+            return (self.options.call_timeout, LimitFrom::Flag);
+        };
+        if let Some(limit) = server.config.tool_timeouts.get(tool) {
+            return (*limit, LimitFrom::ToolConfig);
+        }
+        match server.config.tool_timeout {
+            Some(limit) => (limit, LimitFrom::ServerConfig),
             None => (self.options.call_timeout, LimitFrom::Flag),
         }
     }
@@ -751,7 +773,8 @@ impl Shared {
             Ending::Stopped => State::Stopped,
             Ending::Failed { error, uptime } => {
                 // A server that never came up is tried again like one that crashed: a remote
-                // server may come up after toolweave did.
+                // server may come up after toolweave did, and one that wanted a login may find
+                // that the person has logged in since.
                 slot.failures = match uptime {
                     Some(uptime) if uptime >= STABLE_UPTIME => 1,
                     _ => slot.failures.saturating_add(1),

@@ -210,3 +210,15 @@ fn suggests_close_names() {
     assert!(catalog.suggest("fixture.completely_unrelated").is_empty());
     assert!(catalog.suggest("").is_empty());
 }
+
+/// A name longer than any tool's is not compared with the tools: it gets no suggestions.
+#[test]
+fn a_huge_name_gets_no_suggestions() {
+    let servers = vec!["fixture".to_owned()];
+    let catalog = Catalog::new(&servers, vec![on("fixture", "add"), on("fixture", "echo")]);
+    let huge = "fixture.add".to_owned() + &"d".repeat(toolweave_catalog::MAX_NAME_BYTES);
+    assert!(catalog.suggest(&huge).is_empty());
+    // One at the bound is still compared: it contains `add`.
+    let longest = "fixture.add".to_owned() + &"d".repeat(toolweave_catalog::MAX_NAME_BYTES - 11);
+    assert_eq!(catalog.suggest(&longest), ["fixture.add"]);
+}

@@ -4,15 +4,19 @@ mod cancel;
 mod cases;
 mod cli;
 mod confinement;
+mod conformance;
 mod failures;
 mod http;
 mod notices;
 mod npm;
+mod oauth;
 mod policy;
 mod protocol;
 mod requests;
+mod results;
 mod setup;
 mod upstreams;
+mod waits;
 
 use std::path::{Path, PathBuf};
 

@@ -313,3 +313,289 @@ async fn the_rate_limit_holds_over_stdio() {
         .unwrap();
     assert_ne!(found.is_error, Some(true), "{found:?}");
 }
+
+/// `toolweave serve` over raw stdio: lines written as they are, answers read with a bound on
+/// the wait, so that a request left unanswered fails the test instead of hanging it.
+struct RawStdio {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    answers: std::sync::mpsc::Receiver<String>,
+    log: Option<std::thread::JoinHandle<String>>,
+}
+
+impl RawStdio {
+    fn start(config: &std::path::Path) -> Self {
+        let mut child = Command::new(toolweave())
+            .args(["serve", "--config"])
+            .arg(config)
+            .env("TOOLWEAVE_LOG", "warn")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = child.stderr.take().unwrap();
+        let log = std::thread::spawn(move || {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut stderr, &mut text).unwrap();
+            text
+        });
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let (sender, answers) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines() {
+                if sender.send(line.unwrap()).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut raw = Self {
+            stdin: child.stdin.take(),
+            child,
+            answers,
+            log: Some(log),
+        };
+        raw.send(
+            br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#,
+        );
+        assert_eq!(raw.answer()["id"], 1);
+        raw.send(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        raw
+    }
+
+    fn send(&mut self, line: &[u8]) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(line).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The next line on stdout, as JSON.
+    fn answer(&self) -> Value {
+        let line = self
+            .answers
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .unwrap_or_else(|_| panic!("no answer within 30 s"));
+        serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout is not JSON-RPC: {line:?}: {e}"))
+    }
+
+    /// Closes stdin, waits for the exit, and returns stderr.
+    fn finish(mut self) -> String {
+        drop(self.stdin.take());
+        let status = self.child.wait().unwrap();
+        assert!(status.success(), "{status}");
+        self.log.take().unwrap().join().unwrap()
+    }
+}
+
+/// Every request on stdio gets an answer addressed to its id, whatever is wrong with it: params
+/// that are not an object, params that do not fit the method, a wrong `jsonrpc`, text cut short,
+/// a line over the 16 MiB limit (its id read from its start or its end). A lone surrogate escape
+/// is replaced, and the request served.
+#[test]
+fn raw_stdio_answers_every_request() {
+    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    let mut raw = RawStdio::start(&config);
+    for (line, expected) in [
+        (
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":[1,2]}"#,
+            json!({"jsonrpc": "2.0", "id": 2, "error": {"code": -32602,
+                "message": "the params of \"tools/call\" must be a JSON object, not an array"}}),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":"three","method":"tools/call","params":"x"}"#,
+            json!({"jsonrpc": "2.0", "id": "three", "error": {"code": -32602,
+                "message": "the params of \"tools/call\" must be a JSON object, not a string"}}),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"nam":"search_tools"}}"#,
+            json!({"jsonrpc": "2.0", "id": 4, "error": {"code": -32602,
+                "message": "invalid params for \"tools/call\": missing field `name`; expected {\"name\": \"<tool>\", \"arguments\": {...}}"}}),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":5,"method":"ping""#,
+            json!({"jsonrpc": "2.0", "id": 5, "error": {"code": -32700,
+                "message": "the message is not valid JSON: EOF while parsing an object at line 1 column 39"}}),
+        ),
+        (
+            r#"{"jsonrpc":"1.0","id":6,"method":"ping"}"#,
+            json!({"jsonrpc": "2.0", "id": 6, "error": {"code": -32600,
+                "message": "\"jsonrpc\" must be \"2.0\""}}),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":[6],"method":"ping"}"#,
+            json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600,
+                "message": "the \"id\" of a request must be a string or an integer, not an array"}}),
+        ),
+    ] {
+        raw.send(line.as_bytes());
+        assert_eq!(raw.answer(), expected, "{line}");
+    }
+
+    // A lone surrogate escape (what JSON.stringify writes for half an emoji) becomes U+FFFD.
+    raw.send(
+        br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"describe_tools","arguments":{"names":["fixture.add\ud83d"]}}}"#,
+    );
+    let described = raw.answer();
+    assert_eq!(described["id"], 7, "{described}");
+    assert_eq!(
+        described["result"]["structuredContent"]["unknown"],
+        json!([["fixture.add\u{fffd}", ["fixture.add"]]]),
+        "{described}"
+    );
+
+    // Lines over 16 MiB: the id at the start, the id at the end (as the TypeScript SDK writes
+    // it), no id at all.
+    let code = "x".repeat(17 * 1024 * 1024);
+    let head = format!(
+        r#"{{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{{"name":"execute_code","arguments":{{"code":"{code}"}}}}}}"#
+    );
+    let tail = format!(
+        r#"{{"method":"tools/call","params":{{"name":"execute_code","arguments":{{"code":"{code}"}}}},"jsonrpc":"2.0","id":"nine"}}"#
+    );
+    let nameless = format!(r#"{{"method":"tools/call","params":{{"code":"{code}"}}}}"#);
+    for (line, id) in [(&head, json!(8)), (&tail, json!("nine"))] {
+        raw.send(line.as_bytes());
+        assert_eq!(
+            raw.answer(),
+            json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32600, "message": format!(
+                "the message is {} bytes, over toolweave's limit of 16 MiB (16777216 bytes) for one message; it was not read. Send less in one request.",
+                line.len()
+            )}})
+        );
+    }
+    raw.send(nameless.as_bytes());
+    raw.send(br#"{"jsonrpc":"2.0","id":10,"method":"ping"}"#);
+    assert_eq!(
+        raw.answer(),
+        json!({"jsonrpc": "2.0", "id": 10, "result": {}})
+    );
+    let log = raw.finish();
+    assert!(
+        log.contains(&format!(
+            "stdin line 12 is {} bytes, over the limit of 16777216 bytes for one message, and was ignored (no request id could be read from it to answer)",
+            nameless.len()
+        )),
+        "{log}"
+    );
+}
+
+/// search_tools and describe_tools do bounded work: at most 50 different names of at most 512
+/// bytes, a query of at most 1000 bytes, each past its bound a failed call that names it;
+/// repeated names count once.
+#[tokio::test]
+async fn discovery_requests_are_bounded() {
+    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    let server = Toolweave::start(toolweave(), &config, &[]).await.unwrap();
+    let failed = |result: &rmcp::model::CallToolResult| -> String {
+        assert_eq!(result.is_error, Some(true), "{result:?}");
+        let structured = result.structured_content.as_ref().unwrap();
+        assert_eq!(structured["error"]["kind"], "invalid_arguments");
+        result.content[0].as_text().unwrap().text.clone()
+    };
+    let names: Vec<String> = (0..51).map(|i| format!("fixture.tool{i}")).collect();
+    let too_many = server
+        .call("describe_tools", json!({ "names": names }))
+        .await
+        .unwrap();
+    assert_eq!(
+        failed(&too_many),
+        "describe at most 50 tools at once: this request names more than 50 different ones (51 names in all). Describe them 50 at a time, or name a server to describe all of its tools."
+    );
+    let long_name = format!("fixture.{}", "a".repeat(505));
+    let too_long = server
+        .call(
+            "describe_tools",
+            json!({ "names": ["fixture.add", long_name] }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        failed(&too_long),
+        "a tool name is at most 512 bytes, and name 2 of this request is 513 bytes (it begins \"fixture.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"). Name tools as \"server.tool\"."
+    );
+    let long_query = server
+        .call("search_tools", json!({ "query": "add ".repeat(251) }))
+        .await
+        .unwrap();
+    assert_eq!(
+        failed(&long_query),
+        "a search query is at most 1000 bytes, and this one is 1004. Search with a few words that say what the tool should do."
+    );
+    // Repeats count once, and a tool named two ways is described once.
+    let mut repeated = vec!["fixture.add"; 20_000];
+    repeated.push("mcp__fixture__add");
+    let described = server
+        .call("describe_tools", json!({ "names": repeated }))
+        .await
+        .unwrap();
+    assert_ne!(described.is_error, Some(true), "{described:?}");
+    let tools = &described.structured_content.unwrap()["tools"];
+    assert_eq!(tools.as_array().unwrap().len(), 1, "{tools}");
+    assert_eq!(tools[0]["name"], "fixture.add");
+    // Within the bounds, both still answer.
+    let found = server
+        .call("search_tools", json!({ "query": "add ".repeat(250) }))
+        .await
+        .unwrap();
+    assert_ne!(found.is_error, Some(true), "{found:?}");
+    server.stop().await.unwrap();
+}
+
+/// A describe or search answer stays within --max-result-bytes: the tools that do not fit are
+/// named (describe) or counted (search), and the text says how to get them.
+#[tokio::test]
+async fn discovery_answers_stay_within_the_result_limit() {
+    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    let server = Toolweave::start(toolweave(), &config, &["--max-result-bytes", "2000"])
+        .await
+        .unwrap();
+    let described = server
+        .call("describe_tools", json!({ "names": ["fixture"] }))
+        .await
+        .unwrap();
+    assert_ne!(described.is_error, Some(true), "{described:?}");
+    let structured = described.structured_content.unwrap();
+    let tools = structured["tools"].as_array().unwrap();
+    let omitted = structured["omitted"].as_array().unwrap();
+    assert!(!tools.is_empty() && !omitted.is_empty(), "{structured}");
+    assert!(
+        serde_json::to_string(tools).unwrap().len() <= 2000,
+        "{structured}"
+    );
+    let text = &described.content[0].as_text().unwrap().text;
+    assert!(
+        text.contains(&format!(
+            "{} more tools are not described: the answer is limited to the result size (--max-result-bytes). Describe them a few at a time: {}",
+            omitted.len(),
+            omitted[0].as_str().unwrap()
+        )),
+        "{text}"
+    );
+    // The tools left out are described when asked for alone.
+    let alone = server
+        .call("describe_tools", json!({ "names": [omitted[0]] }))
+        .await
+        .unwrap();
+    assert_eq!(
+        alone.structured_content.unwrap()["tools"][0]["name"],
+        omitted[0]
+    );
+
+    let found = server
+        .call("search_tools", json!({ "query": "", "limit": 50 }))
+        .await
+        .unwrap();
+    let structured = found.structured_content.unwrap();
+    let results = structured["results"].as_array().unwrap();
+    let left_out = structured["omitted"].as_u64().unwrap();
+    assert!(!results.is_empty() && left_out > 0, "{structured}");
+    assert!(serde_json::to_string(results).unwrap().len() <= 2000);
+    let text = &found.content[0].as_text().unwrap().text;
+    assert!(
+        text.contains(&format!("{left_out} more matching tools are left out: the answer is limited to the result size (--max-result-bytes).")),
+        "{text}"
+    );
+    server.stop().await.unwrap();
+}

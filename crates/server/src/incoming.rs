@@ -1,0 +1,456 @@
+//! What a client sent, decoded: an MCP message for rmcp, or the JSON-RPC error that answers it.
+//!
+//! rmcp drops what it cannot decode: text that is not JSON (a request carrying a lone surrogate
+//! escape such as `"\ud800"` is not JSON serde_json accepts), and answers well-formed JSON that is
+//! no message with an "Invalid request" addressed to nobody, so the client cannot tell which
+//! request failed. Both transports decode with [`decode`] first: lone surrogate escapes are
+//! replaced, and what still cannot be served gets an error that names the request's id when it
+//! can be found, the JSON-RPC code, and what is wrong.
+
+mod request_id;
+mod surrogates;
+
+use rmcp::ErrorData;
+use rmcp::model::{
+    CallToolRequestParams, ClientJsonRpcMessage, ErrorCode, InitializeRequestParams,
+    PaginatedRequestParams, SetLevelRequestParams,
+};
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+
+pub(crate) use request_id::IdScanner;
+pub(crate) use surrogates::replace_lone_surrogates;
+
+/// The byte order mark some writers put first; JSON allows a reader to skip it.
+const BYTE_ORDER_MARK: &[u8] = b"\xEF\xBB\xBF";
+
+/// Notifications MCP defines from client to server: one of these that does not decode is an
+/// error worth a word; any other is ignored, as rmcp ignores notifications MCP does not define
+/// (editors send their own).
+const CLIENT_NOTIFICATIONS: [&str; 4] = [
+    "notifications/cancelled",
+    "notifications/initialized",
+    "notifications/progress",
+    "notifications/roots/list_changed",
+];
+
+/// One line or body a client sent.
+#[derive(Debug)]
+pub(crate) enum Incoming {
+    /// A message for rmcp's service (boxed: it is much larger than the other variants).
+    Message(Box<ClientJsonRpcMessage>),
+    /// Nothing to do: a blank line, or a notification MCP does not define.
+    Skip,
+    /// Something that cannot be served, and the error that says why.
+    Invalid(Invalid),
+}
+
+/// Input that cannot be served, and the JSON-RPC error that answers it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Invalid {
+    /// Who the answer goes to: the request's id; `null` for JSON that is no message object (or
+    /// whose id is not one); none when nothing asked for an answer (a notification or response
+    /// that does not decode, text with no id to be found).
+    pub(crate) reply_to: Option<Value>,
+    /// The JSON-RPC error code.
+    pub(crate) code: ErrorCode,
+    /// What is wrong, and what to send instead.
+    pub(crate) message: String,
+}
+
+impl Invalid {
+    /// The error `code` with `message`, answering `reply_to` (see the field).
+    pub(crate) fn new(reply_to: Option<Value>, code: ErrorCode, message: String) -> Self {
+        Self {
+            reply_to,
+            code,
+            message,
+        }
+    }
+
+    /// The JSON-RPC error answer, addressed to the request (`"id": null` when there is none).
+    pub(crate) fn answer(&self) -> Value {
+        json!({
+            "jsonrpc": "2.0",
+            "id": self.reply_to.clone().unwrap_or(Value::Null),
+            "error": { "code": self.code.0, "message": self.message },
+        })
+    }
+}
+
+/// Decodes one message. Lone surrogate escapes are replaced by `\ufffd` first when they are what
+/// keeps the text from decoding.
+pub(crate) fn decode(text: &[u8]) -> Incoming {
+    let text = text.strip_prefix(BYTE_ORDER_MARK).unwrap_or(text);
+    if text.iter().all(u8::is_ascii_whitespace) {
+        return Incoming::Skip;
+    }
+    let error = match serde_json::from_slice(text) {
+        Ok(message) => return Incoming::Message(Box::new(message)),
+        Err(error) => error,
+    };
+    if error.is_syntax()
+        && let std::borrow::Cow::Owned(replaced) = replace_lone_surrogates(text)
+    {
+        return match serde_json::from_slice(&replaced) {
+            Ok(message) => Incoming::Message(Box::new(message)),
+            Err(error) => explain(&replaced, &error),
+        };
+    }
+    explain(text, &error)
+}
+
+/// Why `text` is not a message rmcp can serve; `error` is what decoding it as one said.
+fn explain(text: &[u8], error: &serde_json::Error) -> Incoming {
+    let value: Value = match serde_json::from_slice(text) {
+        Ok(value) => value,
+        Err(syntax) => {
+            return Incoming::Invalid(Invalid::new(
+                request_id::find(text),
+                ErrorCode::PARSE_ERROR,
+                format!("the message is not valid JSON: {syntax}"),
+            ));
+        }
+    };
+    let Value::Object(object) = value else {
+        let message = if value.is_array() {
+            "a message is one JSON object: toolweave does not take batches (arrays); send one message per line".to_owned()
+        } else {
+            format!("a message must be a JSON object, not {}", kind(&value))
+        };
+        return Incoming::Invalid(Invalid::new(
+            Some(Value::Null),
+            ErrorCode::INVALID_REQUEST,
+            message,
+        ));
+    };
+    match object.get("id") {
+        None => explain_notification(&object, error),
+        Some(id) => Incoming::Invalid(explain_request(&object, id, error)),
+    }
+}
+
+/// A message without an id that does not decode: a notification (never answered) or nothing.
+fn explain_notification(object: &Map<String, Value>, error: &serde_json::Error) -> Incoming {
+    let Some(Value::String(method)) = object.get("method") else {
+        return Incoming::Invalid(Invalid::new(
+            None,
+            ErrorCode::INVALID_REQUEST,
+            "the message has no \"method\" and no \"id\"".to_owned(),
+        ));
+    };
+    if !CLIENT_NOTIFICATIONS.contains(&method.as_str()) {
+        tracing::debug!(%method, %error, "a notification MCP does not define is ignored");
+        return Incoming::Skip;
+    }
+    Incoming::Invalid(Invalid::new(
+        None,
+        ErrorCode::INVALID_PARAMS,
+        format!("the notification {method:?} is not valid: {error}"),
+    ))
+}
+
+/// What is wrong with a message that has an id: a request, or a response toolweave cannot read.
+fn explain_request(object: &Map<String, Value>, id: &Value, error: &serde_json::Error) -> Invalid {
+    let method = object.get("method");
+    if method.is_none() && (object.contains_key("result") || object.contains_key("error")) {
+        // A response is never answered, whatever is wrong with it.
+        return Invalid::new(
+            None,
+            ErrorCode::INVALID_REQUEST,
+            format!("a response toolweave cannot read: {error}"),
+        );
+    }
+    let integer = id.as_i64().is_some() || id.as_f64().is_some_and(|id| id.fract() == 0.0);
+    if !(id.is_string() || integer) {
+        return Invalid::new(
+            Some(Value::Null),
+            ErrorCode::INVALID_REQUEST,
+            format!(
+                "the \"id\" of a request must be a string or an integer, not {}",
+                kind(id)
+            ),
+        );
+    }
+    let reply_to = Some(id.clone());
+    let Some(method) = method else {
+        return Invalid::new(
+            reply_to,
+            ErrorCode::INVALID_REQUEST,
+            "the request has no \"method\"".to_owned(),
+        );
+    };
+    let Value::String(method) = method else {
+        return Invalid::new(
+            reply_to,
+            ErrorCode::INVALID_REQUEST,
+            format!("\"method\" must be a string, not {}", kind(method)),
+        );
+    };
+    if object.get("jsonrpc") != Some(&json!("2.0")) {
+        return Invalid::new(
+            reply_to,
+            ErrorCode::INVALID_REQUEST,
+            "\"jsonrpc\" must be \"2.0\"".to_owned(),
+        );
+    }
+    match object.get("params") {
+        Some(params) if !params.is_object() => Invalid::new(
+            reply_to,
+            ErrorCode::INVALID_PARAMS,
+            format!(
+                "the params of {method:?} must be a JSON object, not {}",
+                kind(params)
+            ),
+        ),
+        Some(_) => Invalid::new(
+            reply_to,
+            ErrorCode::INVALID_PARAMS,
+            format!("invalid params for {method:?}: {error}"),
+        ),
+        None => Invalid::new(
+            reply_to,
+            ErrorCode::INVALID_REQUEST,
+            format!("invalid {method:?} request: {error}"),
+        ),
+    }
+}
+
+/// The error for a request rmcp could not match to the method it names: `-32602` with what is
+/// wrong for a method toolweave serves (its params did not decode), `-32601` for any other.
+pub(crate) fn unserved_request(method: &str, params: Option<&Value>) -> ErrorData {
+    let problem = match method {
+        "initialize" => params_problem::<InitializeRequestParams>(params, ""),
+        "tools/list" => params_problem::<PaginatedRequestParams>(params, ""),
+        "tools/call" => params_problem::<CallToolRequestParams>(
+            params,
+            "; expected {\"name\": \"<tool>\", \"arguments\": {...}}",
+        ),
+        "logging/setLevel" => params_problem::<SetLevelRequestParams>(
+            params,
+            "; expected {\"level\": \"info\"} (debug, info, notice, warning, error, critical, alert or emergency)",
+        ),
+        _ => {
+            return ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("toolweave does not serve the method {method:?}"),
+                None,
+            );
+        }
+    };
+    ErrorData::invalid_params(format!("invalid params for {method:?}: {problem}"), None)
+}
+
+/// Why `params` do not decode as `P`, followed by `hint`.
+fn params_problem<P: DeserializeOwned>(params: Option<&Value>, hint: &str) -> String {
+    let Some(params) = params else {
+        return format!("they are missing{hint}");
+    };
+    match serde_json::from_value::<P>(params.clone()) {
+        Err(error) => format!("{error}{hint}"),
+        // rmcp refused them for a reason of its own: its words are all there is.
+        Ok(_) => format!("they do not fit the method{hint}"),
+    }
+}
+
+/// The kind of a JSON value, with its article: "an array", "a string".
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn invalid(text: impl AsRef<[u8]>) -> Invalid {
+        let text = text.as_ref();
+        match decode(text) {
+            Incoming::Invalid(invalid) => invalid,
+            other => panic!("{}: {other:?}", String::from_utf8_lossy(text)),
+        }
+    }
+
+    #[test]
+    fn messages_decode() {
+        for text in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            "\u{feff}{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}",
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            // A lone surrogate escape, replaced.
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search_tools","arguments":{"query":"\ud800"}}}"#,
+        ] {
+            assert!(
+                matches!(decode(text.as_bytes()), Incoming::Message(_)),
+                "{text}"
+            );
+        }
+        let Incoming::Message(message) = decode(
+            br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x\ud800","arguments":{}}}"#,
+        ) else {
+            panic!("not a message");
+        };
+        let ClientJsonRpcMessage::Request(request) = *message else {
+            panic!("not a request");
+        };
+        let rmcp::model::ClientRequest::CallToolRequest(call) = request.request else {
+            panic!("not a call");
+        };
+        assert_eq!(call.params.name, "x\u{fffd}");
+        for text in [
+            "",
+            "  \r",
+            r#"{"jsonrpc":"2.0","method":"$/lsp","params":[1]}"#,
+        ] {
+            assert!(matches!(decode(text.as_bytes()), Incoming::Skip), "{text}");
+        }
+    }
+
+    #[test]
+    fn requests_that_cannot_be_served_are_answered_with_what_is_wrong() {
+        use ErrorCode as Code;
+        for (text, reply_to, code, message) in [
+            (
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":[1,2]}"#,
+                Some(json!(2)),
+                Code::INVALID_PARAMS,
+                "the params of \"tools/call\" must be a JSON object, not an array",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":"s","method":"tools/call","params":"x"}"#,
+                Some(json!("s")),
+                Code::INVALID_PARAMS,
+                "the params of \"tools/call\" must be a JSON object, not a string",
+            ),
+            (
+                r#"{"jsonrpc":"1.0","id":3,"method":"ping"}"#,
+                Some(json!(3)),
+                Code::INVALID_REQUEST,
+                "\"jsonrpc\" must be \"2.0\"",
+            ),
+            (
+                r#"{"id":4,"method":"ping"}"#,
+                Some(json!(4)),
+                Code::INVALID_REQUEST,
+                "\"jsonrpc\" must be \"2.0\"",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":5}"#,
+                Some(json!(5)),
+                Code::INVALID_REQUEST,
+                "the request has no \"method\"",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":6,"method":7}"#,
+                Some(json!(6)),
+                Code::INVALID_REQUEST,
+                "\"method\" must be a string, not a number",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#,
+                Some(Value::Null),
+                Code::INVALID_REQUEST,
+                "the \"id\" of a request must be a string or an integer, not an object",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+                Some(Value::Null),
+                Code::INVALID_REQUEST,
+                "the \"id\" of a request must be a string or an integer, not a number",
+            ),
+            (
+                r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+                Some(Value::Null),
+                Code::INVALID_REQUEST,
+                "a message is one JSON object: toolweave does not take batches (arrays); send one message per line",
+            ),
+            (
+                "7",
+                Some(Value::Null),
+                Code::INVALID_REQUEST,
+                "a message must be a JSON object, not a number",
+            ),
+        ] {
+            assert_eq!(
+                invalid(text),
+                Invalid::new(reply_to, code, message.to_owned()),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn text_that_is_not_json_is_answered_when_its_id_can_be_found() {
+        let cut = invalid(r#"{"jsonrpc":"2.0","id":17,"method":"ping""#);
+        assert_eq!(cut.reply_to, Some(json!(17)));
+        assert_eq!(cut.code, ErrorCode::PARSE_ERROR);
+        assert!(
+            cut.message
+                .starts_with("the message is not valid JSON: EOF while parsing an object"),
+            "{}",
+            cut.message
+        );
+        let garbage = invalid("this is not json");
+        assert_eq!(garbage.reply_to, None);
+        assert_eq!(garbage.code, ErrorCode::PARSE_ERROR);
+        // Bytes that are not UTF-8 in a string.
+        let bytes = invalid(b"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"\xff\"}");
+        assert_eq!(bytes.reply_to, Some(json!(9)));
+        assert_eq!(bytes.code, ErrorCode::PARSE_ERROR);
+    }
+
+    #[test]
+    fn broken_notifications_and_responses_are_not_answered() {
+        let notification =
+            invalid(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":[1]}"#);
+        assert_eq!(notification.reply_to, None);
+        let response = invalid(r#"{"jsonrpc":"2.0","id":1,"result":5,"error":{}}"#);
+        assert_eq!(response.reply_to, None);
+    }
+
+    #[test]
+    fn the_answer_is_a_json_rpc_error() {
+        let answer =
+            Invalid::new(Some(json!(2)), ErrorCode::INVALID_PARAMS, "what".to_owned()).answer();
+        assert_eq!(
+            answer,
+            json!({"jsonrpc": "2.0", "id": 2, "error": {"code": -32602, "message": "what"}})
+        );
+        let answer = Invalid::new(None, ErrorCode::PARSE_ERROR, "x".to_owned()).answer();
+        assert_eq!(answer["id"], Value::Null);
+    }
+
+    #[test]
+    fn unserved_requests_name_their_problem() {
+        let error = unserved_request("tools/call", Some(&json!({"nam": "x"})));
+        assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
+        assert_eq!(
+            error.message,
+            "invalid params for \"tools/call\": missing field `name`; expected {\"name\": \"<tool>\", \"arguments\": {...}}"
+        );
+        let error = unserved_request("tools/call", None);
+        assert_eq!(
+            error.message,
+            "invalid params for \"tools/call\": they are missing; expected {\"name\": \"<tool>\", \"arguments\": {...}}"
+        );
+        let error = unserved_request("logging/setLevel", Some(&json!({"level": "loud"})));
+        assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
+        assert!(
+            error.message.contains("unknown variant `loud`"),
+            "{}",
+            error.message
+        );
+        let error = unserved_request("prompts/list", Some(&json!({"cursor": 5})));
+        assert_eq!(error.code, ErrorCode::METHOD_NOT_FOUND);
+        assert_eq!(
+            error.message,
+            "toolweave does not serve the method \"prompts/list\""
+        );
+    }
+}
