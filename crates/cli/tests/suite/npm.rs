@@ -74,6 +74,36 @@ async fn three_npm_servers_through_one_gateway() {
     // server-everything answers get-sum with text such as "The sum of 2 and 5 is 7."
     assert!(sum == &json!(7) || sum.to_string().contains('7'), "{sum}");
 
+    // With every server ready, names as models write them: an original spelling works, and a
+    // name that exists nowhere gets the closest real tools (the mistakes of the issue this
+    // gateway's names were rebuilt for).
+    let code = r#"
+        const outcomes = { dashed: await tools.everything["get-sum"]({ a: 1, b: 1 }) };
+        for (const [label, call] of [
+          ["listDir", () => tools.filesystem.list_dir({ path: "." })],
+          ["server", () => tools.fs.read_file({ path: "hello.txt" })],
+        ]) {
+          try { await call(); outcomes[label] = "called"; } catch (error) { outcomes[label] = error.message; }
+        }
+        return outcomes;
+    "#;
+    let result = server.execute(code, "javascript").await.unwrap();
+    let value = result.value().unwrap();
+    assert!(value["dashed"].to_string().contains('2'), "{}", result.text);
+    let list_dir = value["listDir"].as_str().unwrap_or_default();
+    assert!(
+        list_dir.starts_with(
+            "unknown tool \"filesystem.list_dir\"; did you mean filesystem.list_directory"
+        ) && list_dir.contains("The tools of filesystem are read_file"),
+        "{list_dir}"
+    );
+    let unknown_server = value["server"].as_str().unwrap_or_default();
+    assert!(
+        unknown_server.starts_with("unknown tool \"fs.read_file\": there is no server \"fs\"; did you mean filesystem.read_file")
+            && unknown_server.contains("The servers are everything, memory, filesystem."),
+        "{unknown_server}"
+    );
+
     let found = server
         .call("search_tools", json!({ "query": "add two numbers" }))
         .await
