@@ -100,7 +100,7 @@ async fn three_npm_servers_through_one_gateway() {
     let unknown_server = value["server"].as_str().unwrap_or_default();
     assert!(
         unknown_server.starts_with("unknown tool \"fs.read_file\": there is no server \"fs\"; did you mean filesystem.read_file")
-            && unknown_server.contains("The servers are everything, memory, filesystem."),
+            && unknown_server.contains("The servers are everything, filesystem, memory."),
         "{unknown_server}"
     );
 
