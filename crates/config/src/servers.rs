@@ -907,7 +907,7 @@ mod tests {
             assert_eq!(
                 error,
                 format!(
-                    "/etc/tw/mcp.json: server \"s\": unknown key \"{key}\"{hint}; the keys a server entry may have are type, command, args, env, envFile, cwd, url, headers, oauth, auth, disabled, timeout"
+                    "/etc/tw/mcp.json: server \"s\": unknown key \"{key}\"{hint}; the keys a server entry may have are type, command, args, env, envFile, cwd, url, headers, oauth, auth, disabled, toolTimeouts, timeout"
                 )
             );
         }

@@ -550,9 +550,10 @@ mod tests {
         assert_eq!(
             own.to_string(),
             "server \"reports\" did not answer the call to \"export\" within 120000 ms (the tool's \
-             entry in \"toolTimeouts\" in the server's config entry): it had 120000 ms after the \
-             call was sent (1 ms after toolweave took it); the call was cancelled. Ask for less in \
-             one call, or raise the tool's entry in \"toolTimeouts\" in the server's config entry"
+             entry in \"toolTimeouts\" in the server's config entry): it had 120000 ms from when \
+             the call was sent (toolweave sent it 1 ms after taking it); the call was cancelled. \
+             Ask for less in one call, or raise the tool's entry in \"toolTimeouts\" in the \
+             server's config entry"
         );
         assert_eq!(
             timeout(Delivery::Sent {

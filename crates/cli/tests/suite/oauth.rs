@@ -151,7 +151,7 @@ async fn login_keeps_an_owner_only_token_that_serve_uses_and_logout_revokes() {
     assert!(login.status.success(), "{stdout}\n{stderr}");
     assert!(
         stdout.starts_with(
-            "Logged in to \"fx\" (http, scopes fixture:use): 16 tools; the token expires "
+            "Logged in to \"fx\" (http, scopes fixture:use): 20 tools; the token expires "
         ) && stdout.ends_with(" and is renewed on use.\n"),
         "{stdout}"
     );
@@ -195,7 +195,7 @@ async fn login_keeps_an_owner_only_token_that_serve_uses_and_logout_revokes() {
     let doctor = setup.run(&["doctor"], "");
     let (stdout, _) = text(&doctor);
     assert!(
-        stdout.contains("fx (http): ready, 16 tools (")
+        stdout.contains("fx (http): ready, 20 tools (")
             && stdout.contains("; logged in, token expires "),
         "{stdout}"
     );
@@ -295,7 +295,7 @@ async fn login_to_a_server_that_wants_none_changes_nothing() {
     assert!(output.status.success(), "{stderr}");
     assert_eq!(
         stdout,
-        "\"fx\" lets toolweave in without a login (16 tools) and names no authorization server: nothing to do.\n"
+        "\"fx\" lets toolweave in without a login (20 tools) and names no authorization server: nothing to do.\n"
     );
     assert!(!setup.logins().exists() || setup.tokens().is_empty());
     let servers = setup.run(&["servers"], "");

@@ -336,7 +336,7 @@ async fn a_tool_timeout_applies_to_that_tool() {
     assert!(
         error.to_string().starts_with(
             "server \"reports\" did not answer the call to \"slow\" within 3000 ms (the tool's \
-             entry in \"toolTimeouts\" of its server in the config file)"
+             entry in \"toolTimeouts\" in the server's config entry)"
         ),
         "{error}"
     );
