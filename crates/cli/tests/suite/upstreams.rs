@@ -59,6 +59,52 @@ async fn describing_a_server_shows_its_instructions_before_its_tools() {
     server.stop().await.unwrap();
 }
 
+/// A server's instructions are part of the describe answer's size: next to the same tools
+/// without instructions, fewer tools fit in `--max-result-bytes`, and the ones left out are named.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_s_instructions_count_in_the_size_of_its_description() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("mcp.json");
+    let instructions = "Read this first. ".repeat(400);
+    std::fs::write(
+        &config,
+        json!({ "mcpServers": {
+            "wordy": {
+                "command": toolweave_testkit::fixture_binary(),
+                "args": ["--instructions", instructions],
+            },
+            "plain": { "command": toolweave_testkit::fixture_binary() },
+        } })
+        .to_string(),
+    )
+    .unwrap();
+    let server = Toolweave::start(toolweave(), &config, &["--max-result-bytes", "12000"])
+        .await
+        .unwrap();
+    let mut described = Vec::new();
+    for name in ["plain", "wordy"] {
+        let answer = server
+            .call("describe_tools", json!({ "names": [name] }))
+            .await
+            .unwrap();
+        let structured = answer.structured_content.unwrap();
+        let tools = structured["tools"].as_array().unwrap().len();
+        let omitted = structured["omitted"]
+            .as_array()
+            .map_or(0, |omitted| omitted.len());
+        described.push((tools, omitted));
+    }
+    let [(plain_tools, plain_omitted), (wordy_tools, wordy_omitted)] = described[..] else {
+        panic!("{described:?}");
+    };
+    assert_eq!(plain_tools + plain_omitted, wordy_tools + wordy_omitted);
+    assert!(
+        wordy_tools > 0 && wordy_tools < plain_tools,
+        "{described:?}: the instructions take room the tools had"
+    );
+    server.stop().await.unwrap();
+}
+
 /// A free port on the loopback address, for a server that is not listening yet.
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")

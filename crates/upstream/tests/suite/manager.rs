@@ -297,23 +297,46 @@ async fn a_hung_call_times_out_without_blocking_others() {
     upstream.shutdown().await;
 }
 
-/// A tool named in its server's `toolTimeouts` has its own timeout, instead of the default; a
-/// timeout given to the call wins over both.
+/// A tool named in its server's `toolTimeouts` has its own timeout, instead of its server's
+/// `timeout` and the default; the server's other tools keep the server's; a timeout given to the
+/// call wins over all of them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_timeout_applies_to_that_tool() {
     let mut config = fixture("reports", &[]);
+    config.tool_timeout = Some(Duration::from_millis(600));
     config
         .tool_timeouts
         .insert("slow".to_owned(), Duration::from_millis(3000));
+    let mut other = fixture("other", &[]);
+    other.tool_timeout = Some(Duration::from_millis(600));
+    other
+        .tool_timeouts
+        .insert("echo".to_owned(), Duration::from_millis(5000));
     let upstream = manager(
-        vec![config],
+        vec![config, other],
         Options {
             call_timeout: Duration::from_millis(300),
             ..Options::default()
         },
     );
     upstream.tools("reports").await.unwrap();
-    // Longer than the default, within the tool's own.
+    upstream.tools("other").await.unwrap();
+    // A tool without an entry of its own has its server's timeout.
+    let error = call_text(&upstream, "other", "slow", json!({ "ms": 10000 }))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::CallTimeout {
+                limit,
+                limit_from: LimitFrom::ServerConfig,
+                ..
+            } if limit == Duration::from_millis(600)
+        ),
+        "{error:?}"
+    );
+    // Longer than the default and the server's, within the tool's own.
     assert_eq!(
         call_text(&upstream, "reports", "slow", json!({ "ms": 1000 }))
             .await
