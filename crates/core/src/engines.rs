@@ -115,6 +115,15 @@ impl Engines {
         self.isolation
     }
 
+    /// The worker processes waiting and busy, per kind.
+    pub fn workers(&self) -> Vec<crate::WorkerCount> {
+        [&self.javascript_workers, &self.python_workers]
+            .into_iter()
+            .flatten()
+            .map(WorkerPool::count)
+            .collect()
+    }
+
     /// The manifest the next executions will most likely have: engines and workers prepared
     /// from now on set up its tools.
     pub(crate) fn expect(&self, manifest: &std::sync::Arc<toolweave_sandbox::Manifest>) {
