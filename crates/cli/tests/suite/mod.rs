@@ -10,6 +10,7 @@ mod http;
 mod notices;
 mod npm;
 mod oauth;
+mod observe;
 mod policy;
 mod protocol;
 mod results;
