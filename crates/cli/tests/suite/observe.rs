@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use toolweave_testkit::harness::{Execution, Toolweave, fixture_config};
 use toolweave_testkit::http::HttpToolweave;
 
-use super::toolweave;
+use super::{toolweave, which};
 
 /// A port free on loopback a moment ago.
 fn free_port() -> u16 {
@@ -296,15 +296,6 @@ async fn prometheus_scrapes_the_execution_counter() {
     assert_eq!(result["metric"]["language"], "typescript", "{answer}");
     assert_eq!(result["metric"]["job"], "toolweave", "{answer}");
     assert_eq!(result["value"][1], "2", "{answer}");
-}
-
-/// A program on the `PATH`.
-fn which(program: &str) -> Option<std::path::PathBuf> {
-    std::env::var_os("PATH").and_then(|path| {
-        std::env::split_paths(&path)
-            .map(|folder| folder.join(program))
-            .find(|candidate| candidate.is_file())
-    })
 }
 
 /// An OTLP/HTTP receiver: every span of every export it is sent.
