@@ -315,8 +315,13 @@ struct HttpArgs {
     /// client to one copy can send each request anywhere. Gives up what needs a session: asking
     /// the person to approve destructive calls, the log level a client sets, and cancelling a
     /// request other than by closing its connection.
-    #[arg(long, requires = "http")]
+    #[arg(long, requires = "http", conflicts_with = "session_id_prefix")]
     stateless: bool,
+    /// Begin every session id with NAME and a dot, so a load balancer that cannot remember
+    /// which copy opened a session (open-source nginx) can route by the id alone. Give each
+    /// copy its own name (letters, digits, '-', '_').
+    #[arg(long, value_name = "NAME", requires = "http")]
+    session_id_prefix: Option<String>,
 }
 
 impl HttpArgs {
@@ -343,6 +348,11 @@ impl HttpArgs {
             allowed_hosts: self.allowed_host.clone(),
             allowed_origins: self.allowed_origin.clone(),
             stateless: self.stateless,
+            session_id_prefix: self
+                .session_id_prefix
+                .as_deref()
+                .map(toolweave_server::sessions::session_id_prefix)
+                .transpose()?,
             metrics: None,
         })
     }

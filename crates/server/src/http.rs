@@ -20,6 +20,7 @@ use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::serve::ListenerExt;
+use rmcp::transport::common::server_side_http::SessionId;
 use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -32,6 +33,7 @@ use crate::ToolweaveServer;
 use crate::health::{self, HEALTH_PATH, READY_PATH, Readiness};
 use crate::incoming::{self, Incoming, Invalid};
 use crate::metrics::Metrics;
+use crate::sessions::Sessions;
 
 /// The path MCP is served at.
 pub const MCP_PATH: &str = "/mcp";
@@ -42,8 +44,8 @@ pub const METRICS_PATH: &str = "/metrics";
 /// How long running executions may go on once serving is asked to end.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 /// While draining, serving ends once no execution runs and no request has come for this long:
-/// long enough for a load balancer checking `/readyz` every half second or so to have sent its
-/// clients elsewhere.
+/// long enough for a load balancer checking `/readyz` every half second or so to stop sending
+/// requests here, so they are not refused a connection.
 const DRAIN_QUIET: Duration = Duration::from_secs(1);
 /// After the grace, how long open connections get to close before serving ends regardless.
 const CONNECTION_CLOSE_WAIT: Duration = Duration::from_secs(2);
@@ -73,6 +75,9 @@ pub struct HttpOptions {
     pub allowed_origins: Vec<String>,
     /// Every request stands alone: no sessions, so any copy behind a balancer can answer it.
     pub stateless: bool,
+    /// What every session id begins with (a name and `.`), so a balancer can tell the copy that
+    /// holds a session from its id (see [`crate::sessions::session_id_prefix`]).
+    pub session_id_prefix: Option<String>,
     /// Metrics to serve at [`METRICS_PATH`] (behind the token, like MCP), when asked for here.
     pub metrics: Option<Arc<Metrics>>,
 }
@@ -163,19 +168,21 @@ impl HttpListener {
     }
 
     /// Serves MCP at [`MCP_PATH`] (with health and, when asked for, metrics) until `stop`
-    /// fires, then drains and ends: `/readyz` answers 503 at once and new sessions are refused
-    /// (a balancer sends them to another copy), while the sessions already here are served;
-    /// once no execution runs and no request has come for [`DRAIN_QUIET`] (or after
-    /// [`SHUTDOWN_GRACE`], cancelling what still runs), every session is closed and open
-    /// connections get a moment to close.
+    /// fires, then drains and ends: `/readyz` answers 503 at once, and nothing new starts (a
+    /// new session is refused with 503, so a balancer sends it to another copy; a request in a
+    /// session here gets 404, so its client starts a new session elsewhere), while what runs
+    /// goes on and is answered. Once no execution runs and no request has come for
+    /// [`DRAIN_QUIET`] (or after [`SHUTDOWN_GRACE`], cancelling what still runs), every session
+    /// is closed and open connections get a moment to close.
     pub async fn serve(self, handler: ToolweaveServer, stop: CancellationToken) {
         let sessions = CancellationToken::new();
         let config = self
             .protocol_config()
             .with_cancellation_token(sessions.clone());
-        let mut sessions_manager = LocalSessionManager::default();
-        sessions_manager.session_config.completed_cache_ttl = COMPLETED_ANSWER_KEPT;
-        let sessions_manager = Arc::new(sessions_manager);
+        let mut local = LocalSessionManager::default();
+        local.session_config.completed_cache_ttl = COMPLETED_ANSWER_KEPT;
+        let sessions_manager =
+            Arc::new(Sessions::new(local, self.options.session_id_prefix.clone()));
         let session_handler = handler.clone();
         let stateless = self.options.stateless;
         let service = StreamableHttpService::new(
@@ -252,7 +259,7 @@ impl HttpListener {
         served.readiness.drain();
         tracing::info!(
             grace_ms = SHUTDOWN_GRACE.as_millis(),
-            "draining: /readyz answers 503 and new sessions are refused; running executions may finish"
+            "draining: /readyz answers 503 and nothing new starts; running executions may finish"
         );
         if !served.drain(&handler).await {
             tracing::warn!("executions still running after the grace period are cancelled");
@@ -304,7 +311,7 @@ struct Served {
     gateway: Arc<toolweave_core::Gateway>,
     readiness: Readiness,
     metrics: Option<Arc<Metrics>>,
-    sessions: Arc<LocalSessionManager>,
+    sessions: Arc<Sessions>,
     /// When serving began; [`Self::last_request_ms`] counts from here.
     started: Instant,
     /// When the last MCP request was let through, in milliseconds after [`Self::started`].
@@ -407,9 +414,7 @@ async fn authorize(
 
 /// What reaches rmcp's service, checked first (after the token):
 ///
-/// - while this copy drains, a request that belongs to no session here (one that would start a
-///   session, or any request when serving statelessly) gets `503`, so a balancer tries another
-///   copy;
+/// - while this copy drains, nothing new starts (see [`refuse_while_draining`]);
 /// - a `DELETE` naming a session that does not exist gets `404`, as MCP asks (rmcp answers
 ///   `202` whatever the id);
 /// - a `POST` body is read here, at most [`MAX_REQUEST_BYTES`]: one that cannot be read (its
@@ -419,30 +424,11 @@ async fn authorize(
 ///   why, addressed to the request's id when it has one (rmcp answers `415` with serde's words);
 ///   lone surrogate escapes (`"\ud800"`) are replaced before rmcp decodes it, as over stdio.
 async fn screen(State(served): State<Arc<Served>>, request: Request, next: Next) -> Response {
-    let session = request
+    let session: Option<SessionId> = request
         .headers()
         .get("mcp-session-id")
         .and_then(|id| id.to_str().ok())
         .map(|id| id.to_owned().into());
-    if served.readiness.is_draining() && request.method() == Method::POST {
-        let known = match &session {
-            Some(session) => matches!(served.sessions.has_session(session).await, Ok(true)),
-            None => false,
-        };
-        if !known {
-            return (
-                StatusCode::SERVICE_UNAVAILABLE,
-                [(header::RETRY_AFTER, "1")],
-                "toolweave: this copy is shutting down and takes no new sessions; connect again \
-                 (behind a load balancer, another copy answers)\n",
-            )
-                .into_response();
-        }
-    }
-    if request.method() != Method::GET {
-        // A client's event stream (`GET`) stays open, or comes back, whatever it is doing.
-        served.request_arrived();
-    }
     if request.method() == Method::DELETE {
         if let Some(session) = session
             && matches!(served.sessions.has_session(&session).await, Ok(false))
@@ -453,9 +439,12 @@ async fn screen(State(served): State<Arc<Served>>, request: Request, next: Next)
             )
                 .into_response();
         }
+        served.request_arrived();
         return next.run(request).await;
     }
     if request.method() != Method::POST {
+        // A client's event stream (`GET`) stays open, or comes back, whatever it is doing: it
+        // does not count as a request arriving.
         return next.run(request).await;
     }
     let (parts, body) = request.into_parts();
@@ -463,14 +452,58 @@ async fn screen(State(served): State<Arc<Served>>, request: Request, next: Next)
         Ok(body) => body,
         Err(refusal) => return refusal,
     };
-    if let Incoming::Invalid(invalid) = incoming::decode(&body) {
-        return json_rpc_error(&invalid);
+    let incoming = incoming::decode(&body);
+    if let Incoming::Invalid(invalid) = &incoming {
+        return json_rpc_error(invalid);
     }
+    if served.readiness.is_draining()
+        && let Some(refusal) = refuse_while_draining(&served, session.as_ref(), &incoming).await
+    {
+        return refusal;
+    }
+    served.request_arrived();
     let body = match incoming::replace_lone_surrogates(&body) {
         std::borrow::Cow::Owned(replaced) => replaced,
         std::borrow::Cow::Borrowed(_) => body,
     };
     next.run(Request::from_parts(parts, Body::from(body))).await
+}
+
+/// While this copy drains it starts nothing new: a message for no session here gets `503` (a
+/// balancer tries another copy), and a request in a session here gets `404`, which tells the
+/// client its session is over and to start a new one (on another copy). What work already
+/// running needs still goes through: notifications (a cancellation) and the client's answers
+/// to the server's requests (an approval).
+async fn refuse_while_draining(
+    served: &Served,
+    session: Option<&SessionId>,
+    incoming: &Incoming,
+) -> Option<Response> {
+    let known = match session {
+        Some(session) => matches!(served.sessions.has_session(session).await, Ok(true)),
+        None => false,
+    };
+    if !known {
+        return Some(
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                [(header::RETRY_AFTER, "1")],
+                "toolweave: this copy is shutting down and takes no new sessions; connect again \
+                 (behind a load balancer, another copy answers)\n",
+            )
+                .into_response(),
+        );
+    }
+    let starts_work = matches!(incoming, Incoming::Message(message)
+        if matches!(message.as_ref(), rmcp::model::ClientJsonRpcMessage::Request(_)));
+    starts_work.then(|| {
+        (
+            StatusCode::NOT_FOUND,
+            "toolweave: this copy is shutting down, and this session ends with it; start a new \
+             session with initialize (behind a load balancer, another copy takes it)\n",
+        )
+            .into_response()
+    })
 }
 
 /// A request body, or the answer to a body that cannot be read or is too long.

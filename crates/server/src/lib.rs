@@ -13,6 +13,7 @@ pub mod health;
 pub mod http;
 mod incoming;
 pub mod metrics;
+pub mod sessions;
 pub mod stdio;
 pub mod telemetry;
 mod tools;

@@ -16,7 +16,6 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::{Registry, Unit};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use toolweave_core::{CallOutcome, Gateway, Language, Observer, ServerState, WorkerKind};
 
 /// The content type of [`Metrics::render`]'s text (OpenMetrics, which Prometheus reads).
@@ -67,8 +66,8 @@ struct WorkerLabels {
 
 /// Where the number of open sessions comes from.
 enum Sessions {
-    /// rmcp's sessions over HTTP.
-    Http(Arc<LocalSessionManager>),
+    /// The sessions of serving over HTTP.
+    Http(Arc<crate::sessions::Sessions>),
     /// A fixed number: one over stdio, none when every HTTP request stands alone.
     Fixed(i64),
 }
@@ -171,8 +170,8 @@ impl Metrics {
         }
     }
 
-    /// Open sessions are rmcp's sessions in `manager`.
-    pub fn count_sessions(&self, manager: Arc<LocalSessionManager>) {
+    /// Open sessions are those in `manager`.
+    pub fn count_sessions(&self, manager: Arc<crate::sessions::Sessions>) {
         let _ = self.sessions.set(Sessions::Http(manager));
     }
 
@@ -200,7 +199,9 @@ impl Metrics {
     /// The metrics as Prometheus scrapes them, with the gauges read from `gateway` now.
     pub async fn render(&self, gateway: &Gateway) -> String {
         let sessions = match self.sessions.get() {
-            Some(Sessions::Http(manager)) => manager.sessions.read().await.len() as i64,
+            Some(Sessions::Http(manager)) => {
+                i64::try_from(manager.count().await).unwrap_or(i64::MAX)
+            }
             Some(Sessions::Fixed(count)) => *count,
             None => 0,
         };

@@ -1,8 +1,12 @@
 //! More than one copy behind a load balancer: HAProxy (Debian's `haproxy`, with the config in
-//! `deploy/haproxy/haproxy.cfg`) in front of three `toolweave serve --http` on loopback. 64
+//! `deploy/haproxy/haproxy.cfg`) or nginx (`deploy/nginx/toolweave.conf`, the copies naming
+//! themselves in their session ids) in front of three `toolweave serve --http` on loopback. 64
 //! clients each keep a session on the copy that opened it; one copy stopped with SIGTERM drains
 //! without losing an answered request, and its clients' new sessions go to the other copies.
 
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -21,9 +25,69 @@ const STOPPED: usize = 1;
 /// The response header the test adds to HAProxy's config: which copy answered.
 const COPY_HEADER: &str = "x-toolweave-copy";
 
+/// The balancers the repository has a config for.
+#[derive(Debug, Clone, Copy)]
+enum Balancer {
+    /// Pins sessions with a stick table filled from each `initialize` answer.
+    HaProxy,
+    /// Pins sessions by the copy's name at the start of their ids.
+    Nginx,
+}
+
+impl Balancer {
+    fn program(self) -> &'static str {
+        match self {
+            Self::HaProxy => "haproxy",
+            Self::Nginx => "nginx",
+        }
+    }
+
+    /// The arguments that make copy `index` what this balancer expects.
+    fn copy_arguments(self, index: usize) -> Vec<String> {
+        match self {
+            Self::HaProxy => Vec::new(),
+            Self::Nginx => vec!["--session-id-prefix".to_owned(), copy_name(index)],
+        }
+    }
+
+    /// Starts it on `port` in front of `copies`, configured in `dir`.
+    fn start(
+        self,
+        program: &Path,
+        dir: &Path,
+        port: u16,
+        copies: &[SocketAddr],
+    ) -> tokio::process::Child {
+        let mut command = tokio::process::Command::new(program);
+        match self {
+            Self::HaProxy => {
+                let config = dir.join("haproxy.cfg");
+                std::fs::write(&config, haproxy_config(port, copies)).unwrap();
+                command.arg("-db").arg("-f").arg(&config);
+            }
+            Self::Nginx => {
+                let config = dir.join("nginx.conf");
+                std::fs::write(&config, nginx_config(dir, port, copies)).unwrap();
+                command.arg("-p").arg(dir).arg("-c").arg(&config);
+            }
+        }
+        command
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap()
+    }
+}
+
+/// How the configs name copy `index` (from 0): `copy1`, `copy2`, ...
+fn copy_name(index: usize) -> String {
+    format!("copy{}", index + 1)
+}
+
 /// The repository's HAProxy config, listening on `port`, with `copies` as its servers and a
 /// header naming the copy that answered.
-fn haproxy_config(port: u16, copies: &[std::net::SocketAddr]) -> String {
+fn haproxy_config(port: u16, copies: &[SocketAddr]) -> String {
     let documented =
         std::fs::read_to_string(repo_root().join("deploy/haproxy/haproxy.cfg")).unwrap();
     let mut config = String::new();
@@ -40,9 +104,33 @@ fn haproxy_config(port: u16, copies: &[std::net::SocketAddr]) -> String {
     }
     config.push_str("    http-response set-header X-Toolweave-Copy %s\n");
     for (index, address) in copies.iter().enumerate() {
-        config.push_str(&format!("    server copy{index} {address}\n"));
+        config.push_str(&format!("    server {} {address}\n", copy_name(index)));
     }
     config
+}
+
+/// The repository's nginx config, listening on `port` with `copies` for its three servers and a
+/// header naming the address that answered, in a whole nginx.conf kept in `dir`.
+fn nginx_config(dir: &Path, port: u16, copies: &[SocketAddr]) -> String {
+    let mut documented =
+        std::fs::read_to_string(repo_root().join("deploy/nginx/toolweave.conf")).unwrap();
+    for (index, address) in copies.iter().enumerate() {
+        documented =
+            documented.replace(&format!("10.0.0.1{}:8080", index + 1), &address.to_string());
+    }
+    documented = documented.replace(
+        "    listen 8080;",
+        &format!(
+            "    listen 127.0.0.1:{port};\n    add_header X-Toolweave-Copy $upstream_addr always;"
+        ),
+    );
+    let dir = dir.display();
+    format!(
+        "user root;\ndaemon off;\nworker_processes 1;\npid {dir}/nginx.pid;\nerror_log {dir}/nginx-error.log;\n\
+         events {{ worker_connections 1024; }}\n\
+         http {{\n  access_log off;\n  client_body_temp_path {dir}/body;\n  proxy_temp_path {dir}/proxy;\n\
+         fastcgi_temp_path {dir}/fastcgi;\n  uwsgi_temp_path {dir}/uwsgi;\n  scgi_temp_path {dir}/scgi;\n{documented}\n}}\n"
+    )
 }
 
 /// What one request through the balancer came to.
@@ -70,6 +158,8 @@ struct Client {
     /// The copy that opened the session.
     copy: String,
     next_id: u64,
+    /// Copy names by address, for a balancer that names the address that answered.
+    names: Arc<HashMap<String, String>>,
 }
 
 impl Client {
@@ -95,8 +185,14 @@ impl Client {
             .headers()
             .get(COPY_HEADER)
             .and_then(|value| value.to_str().ok())
-            .unwrap_or_default()
-            .to_owned();
+            .unwrap_or_default();
+        // nginx names every address it tried; the last one answered.
+        let copy = copy.rsplit(", ").next().unwrap_or_default();
+        let copy = self
+            .names
+            .get(copy)
+            .cloned()
+            .unwrap_or_else(|| copy.to_owned());
         if let Some(session) = response
             .headers()
             .get("mcp-session-id")
@@ -172,41 +268,57 @@ struct Tally {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_copies_behind_haproxy_keep_sessions_and_drain_one() {
-    let Some(haproxy) = which("haproxy") else {
+    three_copies_keep_sessions_and_drain_one(Balancer::HaProxy).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_copies_behind_nginx_keep_sessions_and_drain_one() {
+    three_copies_keep_sessions_and_drain_one(Balancer::Nginx).await;
+}
+
+async fn three_copies_keep_sessions_and_drain_one(balancer: Balancer) {
+    let test = format!("three copies behind {balancer:?}");
+    let Some(program) = which(balancer.program()) else {
         toolweave_testkit::skip::missing_prerequisite(
-            "three_copies_behind_haproxy_keep_sessions_and_drain_one",
-            "the `haproxy` program is not installed (apt-get install haproxy)",
+            &test,
+            &format!(
+                "the `{}` program is not installed (apt-get install {})",
+                balancer.program(),
+                match balancer {
+                    Balancer::HaProxy => "haproxy",
+                    Balancer::Nginx => "nginx-light",
+                }
+            ),
         );
         return;
     };
     let (dir, config) = fixture_config(&["fixture"]).unwrap();
     let mut copies = Vec::new();
-    for _ in 0..COPIES {
+    for index in 0..COPIES {
+        let arguments = balancer.copy_arguments(index);
+        let arguments: Vec<&str> = arguments.iter().map(String::as_str).collect();
         copies.push(
-            HttpToolweave::start(toolweave(), &config, &[], &[])
+            HttpToolweave::start(toolweave(), &config, &arguments, &[])
                 .await
                 .unwrap(),
         );
     }
     let addresses: Vec<_> = copies.iter().map(HttpToolweave::address).collect();
+    let names: Arc<HashMap<String, String>> = Arc::new(
+        addresses
+            .iter()
+            .enumerate()
+            .map(|(index, address)| (address.to_string(), copy_name(index)))
+            .collect(),
+    );
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|listener| listener.local_addr())
         .map(|address| address.port())
         .unwrap();
-    let haproxy_cfg = dir.path().join("haproxy.cfg");
-    std::fs::write(&haproxy_cfg, haproxy_config(port, &addresses)).unwrap();
-    let _haproxy = tokio::process::Command::new(haproxy)
-        .arg("-db")
-        .arg("-f")
-        .arg(&haproxy_cfg)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let _balancer = balancer.start(&program, dir.path(), port, &addresses);
     let url = format!("http://127.0.0.1:{port}/mcp");
     let http = toolweave_testkit::http::client();
-    // Every copy ready, and HAProxy listening.
+    // Every copy ready, and the balancer listening.
     for address in &addresses {
         wait_for(&http, &format!("http://{address}/readyz"), 200).await;
     }
@@ -220,18 +332,19 @@ async fn three_copies_behind_haproxy_keep_sessions_and_drain_one() {
             session: None,
             copy: String::new(),
             next_id: 0,
+            names: names.clone(),
         };
         if let Err(failure) = client.initialize().await {
-            panic!("initialize through HAProxy: {failure}");
+            panic!("{test}: initialize: {failure}");
         }
         clients.push(client);
     }
-    let names: Vec<String> = (0..COPIES).map(|index| format!("copy{index}")).collect();
+    let names: Vec<String> = (0..COPIES).map(copy_name).collect();
     for name in &names {
         let sessions = clients.iter().filter(|client| &client.copy == name).count();
         assert!(
             sessions >= CLIENTS / COPIES - 2,
-            "{name} has {sessions} sessions"
+            "{test}: {name} has {sessions} sessions"
         );
     }
     let stopped_name = names[STOPPED].clone();
@@ -346,7 +459,7 @@ async fn three_copies_behind_haproxy_keep_sessions_and_drain_one() {
     let percentile =
         |sorted: &[Duration], p: usize| sorted[(sorted.len() * p / 100).min(sorted.len() - 1)];
     eprintln!(
-        "{COPIES} copies behind HAProxy, {CLIENTS} clients: {} executions in {:.2} s; before the stop {} at {:.0}/s, p50 {:.1} ms, p99 {:.1} ms; {on_stopped} sessions moved; the stopped copy drained and exited in {:.2} s",
+        "{COPIES} copies behind {balancer:?}, {CLIENTS} clients: {} executions in {:.2} s; before the stop {} at {:.0}/s, p50 {:.1} ms, p99 {:.1} ms; {on_stopped} sessions moved; the stopped copy drained and exited in {:.2} s",
         CLIENTS * ROUNDS,
         elapsed.as_secs_f64(),
         before.len(),

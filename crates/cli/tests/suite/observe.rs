@@ -465,17 +465,49 @@ async fn traces_join_the_callers_trace_and_reach_the_collector() {
     gateway.stop().await.unwrap();
 }
 
-/// After SIGTERM, `/readyz` answers 503 `draining` at once, a new session is refused with 503,
-/// the sessions already open are still served, and the running execution is answered before the
+/// A raw MCP POST: status, headers and body.
+async fn raw_post(
+    url: &str,
+    session: Option<&str>,
+    message: Value,
+) -> (u16, reqwest::header::HeaderMap, String) {
+    let mut request = toolweave_testkit::http::client()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .body(message.to_string());
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    (status, headers, response.text().await.unwrap())
+}
+
+fn initialize_message() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}})
+}
+
+/// After SIGTERM, `/readyz` answers 503 `draining` at once; nothing new starts (a new session
+/// gets 503, a request in a session here 404, which sends its client to a new session), while
+/// notifications still reach their sessions and the running execution is answered before the
 /// process ends.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_draining_copy_says_so_refuses_new_sessions_and_answers_its_own() {
+async fn a_draining_copy_says_so_starts_nothing_new_and_answers_what_runs() {
     let (_dir, config) = fixture_config(&["fixture"]).unwrap();
     let mut server = HttpToolweave::start(toolweave(), &config, &[], &[])
         .await
         .unwrap();
     let base = format!("http://{}", server.address());
+    let url = server.url();
     readyz_until(&base, "ready", 200).await;
+    let (status, headers, _) = raw_post(&url, None, initialize_message()).await;
+    assert_eq!(status, 200);
+    let raw_session = headers["mcp-session-id"].to_str().unwrap().to_owned();
     let session = Arc::new(server.connect(None).await.unwrap());
     let running = {
         let session = session.clone();
@@ -498,24 +530,30 @@ async fn a_draining_copy_says_so_refuses_new_sessions_and_answers_its_own() {
 
     let body = readyz_until(&base, "draining", 503).await;
     assert_eq!(body["servers"]["ready"], json!(["fixture"]));
-    let refused = toolweave_testkit::http::client()
-        .post(format!("{base}/mcp"))
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"late","version":"0"}}}"#)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(refused.status().as_u16(), 503);
+    let (status, headers, body) = raw_post(&url, None, initialize_message()).await;
+    assert_eq!(status, 503, "{body}");
     assert_eq!(
-        refused
-            .headers()
+        headers
             .get("retry-after")
             .and_then(|value| value.to_str().ok()),
         Some("1")
     );
-    let during = session.execute("return 6 * 7", "javascript").await.unwrap();
-    assert_eq!(during.value().unwrap(), &json!(42), "{}", during.text);
+    let (status, _, body) = raw_post(
+        &url,
+        Some(&raw_session),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "execute_code", "arguments": {"code": "return 6 * 7"}}}),
+    )
+    .await;
+    assert_eq!(status, 404, "{body}");
+    assert!(body.contains("start a new session"), "{body}");
+    let (status, _, body) = raw_post(
+        &url,
+        Some(&raw_session),
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}}),
+    )
+    .await;
+    assert_eq!(status, 202, "{body}");
 
     let slow = running.await.unwrap().unwrap();
     assert_eq!(slow.value().unwrap(), &json!("done"), "{}", slow.text);
