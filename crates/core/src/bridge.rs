@@ -58,6 +58,9 @@ impl Scope<'_> {
 /// A result this large (as the server sent it) is measured off the protocol thread.
 const LARGE_RESULT_BYTES: usize = 1024 * 1024;
 
+/// The most of a tool's name, as the code wrote it, a trace shows.
+const MAX_SPAN_TOOL_NAME: usize = 256;
+
 /// How many validation errors a message lists before it says "and N more".
 const MAX_LISTED_VIOLATIONS: usize = 8;
 
@@ -118,9 +121,13 @@ pub(crate) async fn answer(
                 "tool call",
                 otel.kind = "internal",
                 otel.status_code = tracing::field::Empty,
-                tool = %name,
+                tool = tracing::field::Empty,
                 server = tracing::field::Empty,
             );
+            if !span.is_disabled() {
+                // The name is the code's: cut, whatever the code made it.
+                span.record("tool", cut(name.clone(), MAX_SPAN_TOOL_NAME));
+            }
             let started = std::time::Instant::now();
             let answer = tracing::Instrument::instrument(
                 call_tool(gateway, &name, args, raw, flavor, cancel, scope),
