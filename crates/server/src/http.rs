@@ -212,21 +212,7 @@ impl HttpListener {
             started: Instant::now(),
             last_request_ms: AtomicU64::new(0),
         });
-        let router = Router::new()
-            .route_service(MCP_PATH, service)
-            .route_layer(axum::middleware::from_fn_with_state(served.clone(), screen))
-            .route(
-                HEALTH_PATH,
-                axum::routing::get(|| async { health::alive() }),
-            )
-            .route(READY_PATH, axum::routing::get(readyz))
-            .route(METRICS_PATH, axum::routing::get(metrics_text))
-            .with_state(served.clone())
-            .fallback(not_found)
-            .layer(axum::middleware::from_fn_with_state(
-                Arc::new(self.options.token.clone()),
-                authorize,
-            ));
+        let router = routes(service, served.clone(), self.options.token.clone());
         // Said whatever the log level: with port 0 this is how the caller learns the port.
         eprintln!(
             "toolweave: serving MCP at http://{}{MCP_PATH}{}{}",
@@ -304,6 +290,29 @@ impl HttpListener {
             config
         }
     }
+}
+
+/// MCP behind its screen, health, metrics, and the token in front of all but health.
+fn routes(
+    mcp: StreamableHttpService<ToolweaveServer, Sessions>,
+    served: Arc<Served>,
+    token: Option<BearerToken>,
+) -> Router {
+    Router::new()
+        .route_service(MCP_PATH, mcp)
+        .route_layer(axum::middleware::from_fn_with_state(served.clone(), screen))
+        .route(
+            HEALTH_PATH,
+            axum::routing::get(|| async { health::alive() }),
+        )
+        .route(READY_PATH, axum::routing::get(readyz))
+        .route(METRICS_PATH, axum::routing::get(metrics_text))
+        .with_state(served)
+        .fallback(not_found)
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::new(token),
+            authorize,
+        ))
 }
 
 /// What the routes besides MCP, and the screen in front of MCP, share.
