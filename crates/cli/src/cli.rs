@@ -295,8 +295,8 @@ struct HttpArgs {
     /// 127.0.0.1:8080). An address other than loopback needs --auth-token-env.
     #[arg(long, value_name = "ADDRESS")]
     http: Option<std::net::SocketAddr>,
-    /// Require `Authorization: Bearer <token>` on every HTTP request, with the token read from
-    /// this environment variable.
+    /// Require `Authorization: Bearer <token>` on every HTTP request but the health probes'
+    /// (/healthz, /readyz), with the token read from this environment variable.
     #[arg(long, value_name = "VAR", requires = "http")]
     auth_token_env: Option<String>,
     /// Accept this `Host` (name or name:port) besides localhost and the bound address; for a
