@@ -210,9 +210,11 @@ impl ToolweaveServer {
         Ok(result)
     }
 
+    /// Runs `code`; `warnings` (about the arguments) come first among the answer's warnings.
     async fn execute(
         &self,
         arguments: &Map<String, Value>,
+        warnings: Vec<String>,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let Some(Value::String(code)) = arguments.get("code") else {
@@ -279,10 +281,11 @@ impl ToolweaveServer {
         );
         // Both in this task: the notices of an execution's calls go out while it runs, and
         // those that arrived by its end go out before its answer.
-        let (report, ()) = self
+        let (mut report, ()) = self
             .executions
             .track_future(async { tokio::join!(execution, forwarding) })
             .await;
+        report.warnings.splice(0..0, warnings);
         Ok(execution_result(&report))
     }
 }
@@ -290,7 +293,7 @@ impl ToolweaveServer {
 /// The MCP result for one execution: text for the model, `structuredContent` for programs.
 pub fn execution_result(report: &toolweave_core::ExecutionReport) -> CallToolResult {
     let text = toolweave_core::execution_text(report);
-    match &report.result {
+    let result = match &report.result {
         Ok(value) => {
             let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
             result.structured_content = Some(json!({
@@ -309,7 +312,18 @@ pub fn execution_result(report: &toolweave_core::ExecutionReport) -> CallToolRes
             }));
             result
         }
+    };
+    with_warnings_structured(result, &report.warnings)
+}
+
+/// `result` with `warnings` under `warnings` in its structured content (its text has them).
+fn with_warnings_structured(mut result: CallToolResult, warnings: &[String]) -> CallToolResult {
+    if let Some(Value::Object(structured)) = &mut result.structured_content
+        && !warnings.is_empty()
+    {
+        structured.insert("warnings".to_owned(), json!(warnings));
     }
+    result
 }
 
 /// Sends upstream servers' notices about an execution's tool calls to its client until `done`:
@@ -491,6 +505,33 @@ fn flavor(arguments: &Map<String, Value>) -> Result<Flavor, ErrorData> {
     }
 }
 
+/// Arguments the tool cannot use, and tools that do not exist, are answered as failed calls the
+/// model reads and corrects, not as protocol errors its client may hide.
+fn invalid_arguments(error: ErrorData) -> CallToolResult {
+    let mut result = CallToolResult::error(vec![ContentBlock::text(error.message.to_string())]);
+    result.structured_content = Some(json!({
+        "error": { "kind": "invalid_arguments", "message": error.message },
+    }));
+    result
+}
+
+/// `result` with `warnings` after its text, one line each, and under `warnings` in its
+/// structured content.
+fn with_warnings(mut result: CallToolResult, warnings: &[String]) -> CallToolResult {
+    if warnings.is_empty() {
+        return result;
+    }
+    let lines: String = warnings
+        .iter()
+        .map(|warning| format!("\nWarning: {warning}"))
+        .collect();
+    match result.content.first_mut() {
+        Some(ContentBlock::Text(text)) => text.text.push_str(&lines),
+        _ => result.content.push(ContentBlock::text(lines.trim_start())),
+    }
+    with_warnings_structured(result, warnings)
+}
+
 fn invalid(message: impl Into<std::borrow::Cow<'static, str>>) -> ErrorData {
     ErrorData::invalid_params(message, None)
 }
@@ -530,10 +571,23 @@ impl ServerHandler for ToolweaveServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = request.arguments.unwrap_or_default();
+        let warnings = tools::unknown_argument_warnings(
+            &request.name,
+            &arguments,
+            self.gateway.limits().timeout,
+        );
         let result = match request.name.as_ref() {
             SEARCH_TOOLS => self.search(&arguments).await,
             DESCRIBE_TOOLS => self.describe(&arguments).await,
-            EXECUTE_CODE => self.execute(&arguments, &context).await,
+            // The execution's answer places them with the program's own warnings.
+            EXECUTE_CODE => {
+                return Ok(CallToolResponse::Complete(
+                    match self.execute(&arguments, warnings.clone(), &context).await {
+                        Ok(result) => result,
+                        Err(error) => with_warnings(invalid_arguments(error), &warnings),
+                    },
+                ));
+            }
             other => Err(ErrorData::invalid_params(
                 format!(
                     "unknown tool {other:?}: toolweave has {SEARCH_TOOLS}, {DESCRIBE_TOOLS} and {EXECUTE_CODE}"
@@ -541,17 +595,8 @@ impl ServerHandler for ToolweaveServer {
                 None,
             )),
         };
-        // Arguments the tool cannot use, and tools that do not exist, are answered as failed
-        // calls the model reads and corrects, not as protocol errors its client may hide.
-        let result = result.unwrap_or_else(|error| {
-            let mut result =
-                CallToolResult::error(vec![ContentBlock::text(error.message.to_string())]);
-            result.structured_content = Some(json!({
-                "error": { "kind": "invalid_arguments", "message": error.message },
-            }));
-            result
-        });
-        Ok(CallToolResponse::Complete(result))
+        let result = result.unwrap_or_else(invalid_arguments);
+        Ok(CallToolResponse::Complete(with_warnings(result, &warnings)))
     }
 
     /// rmcp hands over a request it could not match: one for a method toolweave serves whose

@@ -105,3 +105,76 @@ fn tool(name: &'static str, description: &str, schema: Value, read_only: bool) -
     }
     Tool::new(name, description.to_owned(), Arc::new(schema)).with_annotations(annotations)
 }
+
+/// The arguments each of the three tools reads; any other is named in a warning.
+fn accepted_arguments(tool: &str) -> &'static [&'static str] {
+    match tool {
+        SEARCH_TOOLS => &["query", "limit", "language"],
+        DESCRIBE_TOOLS => &["names", "language"],
+        EXECUTE_CODE => &["code", "language"],
+        _ => &[],
+    }
+}
+
+/// One warning per argument `tool` does not read, in the order given, naming it and what the
+/// tool takes instead. The call still runs: an argument other code-mode servers accept should
+/// cost the model a sentence, not a failed call. `timeout` is the gateway's deadline, which a
+/// `timeoutMs` did not change.
+pub(crate) fn unknown_argument_warnings(
+    tool: &str,
+    arguments: &Map<String, Value>,
+    timeout: std::time::Duration,
+) -> Vec<String> {
+    let accepted = accepted_arguments(tool);
+    if accepted.is_empty() {
+        // Not one of the three tools: the call fails naming them, which says enough.
+        return Vec::new();
+    }
+    let takes = accepted
+        .iter()
+        .map(|name| format!("\"{name}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
+    arguments
+        .keys()
+        .filter(|name| !accepted.contains(&name.as_str()))
+        .map(|name| match (tool, name.as_str()) {
+            (EXECUTE_CODE, "allowedTools") => format!(
+                "\"allowedTools\" is not supported yet and was ignored: this run could call every \
+                 tool the gateway allows (set with --allow and --deny when it starts). Call only \
+                 the tools you mean to; {tool} takes {takes}."
+            ),
+            (EXECUTE_CODE, "timeoutMs") => format!(
+                "\"timeoutMs\" is not supported yet and was ignored: this run had the gateway's \
+                 deadline of {} ms (--timeout-ms, set when it starts). To stop waiting sooner, \
+                 race a call against a timer in the code (Promise.race with setTimeout); {tool} \
+                 takes {takes}.",
+                timeout.as_millis()
+            ),
+            _ => {
+                let hint = closest_argument(name, accepted)
+                    .map(|close| format!(" Did you mean \"{close}\"?"))
+                    .unwrap_or_default();
+                format!(
+                    "\"{name}\" is not an argument of {tool}; it was ignored.{hint} {tool} takes {takes}."
+                )
+            }
+        })
+        .collect()
+}
+
+/// The accepted argument `name` most likely meant: the same but for case, or sharing its first
+/// four letters (`lang`, `Query`, `names_list`).
+fn closest_argument(name: &str, accepted: &[&'static str]) -> Option<&'static str> {
+    let lowered = name.to_ascii_lowercase();
+    let prefix = |text: &str| text.chars().take(4).collect::<String>();
+    accepted
+        .iter()
+        .find(|known| known.eq_ignore_ascii_case(&lowered))
+        .or_else(|| {
+            accepted
+                .iter()
+                .find(|known| lowered.len() >= 4 && prefix(known) == prefix(&lowered))
+        })
+        .copied()
+}

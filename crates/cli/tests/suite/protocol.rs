@@ -155,6 +155,72 @@ async fn malformed_tool_arguments_are_failed_calls() {
     server.stop().await.unwrap();
 }
 
+/// An argument a tool does not read is named in a warning, with what the tool takes, and the
+/// tool still runs: `allowedTools` and `timeoutMs` (which other code-mode servers accept) say
+/// what this run had instead; a misspelled one, the argument it most likely meant.
+#[tokio::test]
+async fn unknown_arguments_are_warnings_and_the_tool_still_runs() {
+    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    let server = Toolweave::start(toolweave(), &config, &["--timeout-ms", "5000"])
+        .await
+        .unwrap();
+    let executed = server
+        .call(
+            "execute_code",
+            json!({
+                "code": "return 40 + 2",
+                "allowedTools": ["fixture.add"],
+                "timeoutMs": 1000,
+                "lang": "typescript",
+            }),
+        )
+        .await
+        .unwrap();
+    assert_ne!(executed.is_error, Some(true), "{executed:?}");
+    let text = &executed.content[0].as_text().unwrap().text;
+    assert_eq!(
+        text,
+        "42\n\
+         Warning: \"allowedTools\" is not supported yet and was ignored: this run could call every tool the gateway allows (set with --allow and --deny when it starts). Call only the tools you mean to; execute_code takes \"code\", \"language\".\n\
+         Warning: \"timeoutMs\" is not supported yet and was ignored: this run had the gateway's deadline of 5000 ms (--timeout-ms, set when it starts). To stop waiting sooner, race a call against a timer in the code (Promise.race with setTimeout); execute_code takes \"code\", \"language\".\n\
+         Warning: \"lang\" is not an argument of execute_code; it was ignored. Did you mean \"language\"? execute_code takes \"code\", \"language\"."
+    );
+    let structured = executed.structured_content.unwrap();
+    assert_eq!(structured["result"], json!(42));
+    assert_eq!(structured["warnings"].as_array().unwrap().len(), 3);
+
+    let found = server
+        .call(
+            "search_tools",
+            json!({ "query": "add two numbers", "max_results": 2 }),
+        )
+        .await
+        .unwrap();
+    assert_ne!(found.is_error, Some(true), "{found:?}");
+    let text = &found.content[0].as_text().unwrap().text;
+    assert!(
+        text.ends_with(
+            "\nWarning: \"max_results\" is not an argument of search_tools; it was ignored. search_tools takes \"query\", \"limit\", \"language\"."
+        ),
+        "{text}"
+    );
+    assert!(text.contains("fixture.add"), "{text}");
+
+    // A call that fails for its arguments also names the ones it did not read.
+    let failed = server
+        .call("describe_tools", json!({ "tools": ["fixture.add"] }))
+        .await
+        .unwrap();
+    assert_eq!(failed.is_error, Some(true));
+    let text = &failed.content[0].as_text().unwrap().text;
+    assert_eq!(
+        text,
+        "\"names\" is required: an array of tool names such as [\"server.tool\"]\n\
+         Warning: \"tools\" is not an argument of describe_tools; it was ignored. describe_tools takes \"names\", \"language\"."
+    );
+    server.stop().await.unwrap();
+}
+
 /// Raw lines on stdin: garbage and unknown methods get JSON-RPC errors and the server keeps
 /// serving; nothing but protocol appears on stdout.
 #[test]
