@@ -92,11 +92,12 @@ fn push_unavailable(text: &mut String, unavailable: &[Unavailable]) {
     }
 }
 
-/// The value as JSON, then the warnings, then the captured logs; or the error, then the
-/// warnings and logs.
+/// The value as compact JSON (indentation would cost the model 1.5 to 2.4 times the tokens of the
+/// value itself), then the warnings, then the captured logs; or the error, then the warnings and
+/// logs.
 pub fn execution_text(report: &ExecutionReport) -> String {
     let mut text = match &report.result {
-        Ok(value) => serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string()),
+        Ok(value) => value.to_string(),
         Err(error) => error.to_string(),
     };
     for warning in &report.warnings {

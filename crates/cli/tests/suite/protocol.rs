@@ -155,6 +155,27 @@ async fn malformed_tool_arguments_are_failed_calls() {
     server.stop().await.unwrap();
 }
 
+/// The value comes back as compact JSON: indentation would cost the model more tokens than the
+/// value itself.
+#[tokio::test]
+async fn the_value_is_compact_json() {
+    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    let server = Toolweave::start(toolweave(), &config, &[]).await.unwrap();
+    let executed = server
+        .execute(
+            r#"console.log("sum", await tools.fixture.add({ a: 1, b: 2 }));
+            return { total: { of: [1, 2], is: 3 }, note: "a b" };"#,
+            "javascript",
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        executed.text,
+        "{\"total\":{\"of\":[1,2],\"is\":3},\"note\":\"a b\"}\n\n--- console ---\nsum 3"
+    );
+    server.stop().await.unwrap();
+}
+
 /// An argument a tool does not read is named in a warning, with what the tool takes, and the
 /// tool still runs: `allowedTools` and `timeoutMs` (which other code-mode servers accept) say
 /// what this run had instead; a misspelled one, the argument it most likely meant.
