@@ -290,7 +290,11 @@ impl ToolweaveServer {
     }
 }
 
-/// The MCP result for one execution: text for the model, `structuredContent` for programs.
+/// The MCP result for one execution: text for the model (the value, the warnings, the console
+/// lines), and `structuredContent` as `execute_code`'s output schema has it (the value or the
+/// error, the warnings, the stats). The text carries everything the structured copy does but the
+/// stats, as MCP asks for clients that read only text; the console lines are not copied into it,
+/// so a client that forwards both does not pay for them twice.
 pub fn execution_result(report: &toolweave_core::ExecutionReport) -> CallToolResult {
     let text = toolweave_core::execution_text(report);
     let result = match &report.result {
@@ -298,7 +302,6 @@ pub fn execution_result(report: &toolweave_core::ExecutionReport) -> CallToolRes
             let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
             result.structured_content = Some(json!({
                 "result": value,
-                "logs": report.logs,
                 "stats": report.stats,
             }));
             result
@@ -307,7 +310,6 @@ pub fn execution_result(report: &toolweave_core::ExecutionReport) -> CallToolRes
             let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
             result.structured_content = Some(json!({
                 "error": { "kind": error.kind(), "message": error.to_string() },
-                "logs": report.logs,
                 "stats": report.stats,
             }));
             result

@@ -87,16 +87,43 @@ pub fn tool_definitions(namespaces: &[String]) -> Vec<Tool> {
                 "required": ["code"]
             }),
             false,
-        ),
+        )
+        .with_raw_output_schema(Arc::new(object(execution_output_schema()))),
     ]
 }
 
-fn tool(name: &'static str, description: &str, schema: Value, read_only: bool) -> Tool {
-    let schema: Map<String, Value> = match schema {
+/// What `execute_code` puts in `structuredContent`: the value or the error, the warnings, and
+/// what the run used. Console lines are in the text only: they are written for the model to
+/// read, and a program that needs them as data returns them.
+fn execution_output_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "result": {"description": "The program's value"},
+            "error": {
+                "type": "object",
+                "properties": {"kind": {"type": "string"}, "message": {"type": "string"}},
+                "required": ["kind", "message"]
+            },
+            "warnings": {"type": "array", "items": {"type": "string"}},
+            "stats": {
+                "type": "object",
+                "description": "durationMs, toolCalls, callsByTool, upstreamBytes, logBytes"
+            }
+        }
+    })
+}
+
+fn object(schema: Value) -> Map<String, Value> {
+    match schema {
         Value::Object(map) => map,
-        // The schemas above are literal objects.
+        // The schemas here are literal objects.
         _ => Map::new(),
-    };
+    }
+}
+
+fn tool(name: &'static str, description: &str, schema: Value, read_only: bool) -> Tool {
+    let schema = object(schema);
     let mut annotations = ToolAnnotations::new();
     annotations.read_only_hint = Some(read_only);
     if !read_only {

@@ -155,8 +155,8 @@ async fn malformed_tool_arguments_are_failed_calls() {
     server.stop().await.unwrap();
 }
 
-/// The value comes back as compact JSON: indentation would cost the model more tokens than the
-/// value itself.
+/// The value comes back as compact JSON (indentation would cost the model more tokens than the
+/// value itself), and the structured copy holds what `execute_code`'s output schema declares.
 #[tokio::test]
 async fn the_value_is_compact_json() {
     let (_dir, config) = fixture_config(&["fixture"]).unwrap();
@@ -172,6 +172,26 @@ async fn the_value_is_compact_json() {
     assert_eq!(
         executed.text,
         "{\"total\":{\"of\":[1,2],\"is\":3},\"note\":\"a b\"}\n\n--- console ---\nsum 3"
+    );
+    // The structured copy is what the output schema declares: the console lines are not in it.
+    let keys = |structured: &Value| -> Vec<String> {
+        structured.as_object().unwrap().keys().cloned().collect()
+    };
+    assert_eq!(keys(&executed.structured), ["result", "stats"]);
+    assert_eq!(
+        executed.structured["stats"]["logBytes"],
+        json!("sum 3".len())
+    );
+    let failed = server
+        .execute("console.log('before'); null.x", "javascript")
+        .await
+        .unwrap();
+    assert_eq!(keys(&failed.structured), ["error", "stats"]);
+    assert_eq!(failed.structured["error"]["kind"], "GuestError");
+    assert!(
+        failed.text.ends_with("\n\n--- console ---\nbefore"),
+        "{}",
+        failed.text
     );
     server.stop().await.unwrap();
 }
