@@ -99,6 +99,14 @@ impl Flavor {
             Self::Python => catalog.python_stub(entry),
         }
     }
+
+    /// The full declarations of `entries`, one block (or class) per server.
+    pub(crate) fn declarations_of(self, catalog: &Catalog, entries: &[&Entry]) -> String {
+        match self {
+            Self::TypeScript => catalog.declarations_of(entries),
+            Self::Python => catalog.python_stubs_of(entries),
+        }
+    }
 }
 
 /// One search hit, as both the MCP tool and guest code see it.
@@ -144,9 +152,11 @@ pub struct Described {
     pub tool: String,
     /// TypeScript declaration or Python stub, with doc comments (see [`Flavor`]).
     pub declaration: String,
-    /// The tool's JSON Schema for its arguments.
-    pub input_schema: Value,
-    /// The JSON Schema of its `structuredContent`, when the server declares one.
+    /// The tool's JSON Schema for its arguments, when schemas were asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_schema: Option<Value>,
+    /// The JSON Schema of its `structuredContent`, when schemas were asked for and the server
+    /// declares one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Value>,
 }
@@ -167,6 +177,10 @@ pub struct DescribeAnswer {
     /// they may have named.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unavailable: Vec<Unavailable>,
+    /// The declarations of every described tool, one namespace block (or Python class) per
+    /// server: the text a model reads.
+    #[serde(skip)]
+    pub declarations: String,
 }
 
 impl Gateway {
@@ -368,18 +382,20 @@ impl Gateway {
     /// Full declarations of the named tools. Names may be `server.tool`, `tools.server.tool`,
     /// `mcp__server__tool`, or a bare server name for all of its tools. At most
     /// [`MAX_DESCRIBE_NAMES`] different names of at most [`MAX_NAME_BYTES`] each; computed off
-    /// the protocol thread; the answer stays within the result limit.
+    /// the protocol thread; the answer stays within the result limit. With `schemas`, each tool
+    /// also carries its JSON Schemas.
     pub async fn describe(
         &self,
         names: Vec<String>,
         flavor: Flavor,
+        schemas: bool,
     ) -> Result<DescribeAnswer, DiscoveryError> {
         let state = self.catalog(true).await;
         let max_bytes = self.limits.max_result_bytes;
         let mut answer = self
             .off_thread(move || {
                 let names = distinct_names(names)?;
-                Ok(describe_in(&state, &names, flavor, max_bytes))
+                Ok(describe_in(&state, &names, flavor, schemas, max_bytes))
             })
             .await??;
         if !answer.unknown.is_empty() {
@@ -413,8 +429,10 @@ impl Gateway {
         names: Vec<String>,
         flavor: Flavor,
     ) -> Result<Value, String> {
+        // Code gets the schemas: it reads them as data, and the model pays only for what the
+        // program returns.
         let answer = self
-            .describe(names, flavor)
+            .describe(names, flavor, true)
             .await
             .map_err(|error| error.to_string())?;
         if answer.tools.is_empty() && !answer.unknown.is_empty() {
@@ -537,12 +555,14 @@ fn distinct_names(names: Vec<String>) -> Result<Vec<String>, DiscoveryError> {
     Ok(distinct)
 }
 
-/// Each tool `names` name, once, in the order named, as many as fit in `max_bytes` of JSON (the
-/// rest under `omitted`); names that match nothing under `unknown`, with suggestions.
+/// Each tool `names` name, once, in the order named, as many as fit in `max_bytes` (the rest
+/// under `omitted`); names that match nothing under `unknown`, with suggestions. A tool costs its
+/// declaration, and its schemas when they are asked for.
 fn describe_in(
     state: &CatalogState,
     names: &[String],
     flavor: Flavor,
+    schemas: bool,
     max_bytes: usize,
 ) -> DescribeAnswer {
     let catalog = &state.catalog;
@@ -551,10 +571,10 @@ fn describe_in(
         unknown: Vec::new(),
         omitted: Vec::new(),
         unavailable: Vec::new(),
+        declarations: String::new(),
     };
-    let mut described: HashSet<String> = HashSet::new();
-    // The array's brackets, then each tool with its comma.
-    let mut used = 1;
+    let mut described: Vec<&Entry> = Vec::new();
+    let mut used = 0;
     for name in names {
         let trimmed = name.trim();
         let trimmed = trimmed.strip_prefix("tools.").unwrap_or(trimmed);
@@ -576,7 +596,10 @@ fn describe_in(
         }
         for entry in found {
             let call_name = guest_name(entry);
-            if !described.insert(call_name.clone()) {
+            // One entry per tool, however many of the names spell it.
+            if described.iter().any(|seen| std::ptr::eq(*seen, entry))
+                || answer.omitted.contains(&call_name)
+            {
                 continue;
             }
             // Once one tool is left out, the ones after it are too: the answer is a prefix.
@@ -589,17 +612,22 @@ fn describe_in(
                 server: entry.server.clone(),
                 tool: entry.tool.clone(),
                 declaration: flavor.declaration(catalog, entry),
-                input_schema: entry.input_schema.clone(),
-                output_schema: entry.output_schema.clone(),
+                input_schema: schemas.then(|| entry.input_schema.clone()),
+                output_schema: entry.output_schema.clone().filter(|_| schemas),
             };
-            used += json_len(&tool) + 1;
+            used += tool.declaration.len() + tool.name.len();
+            if schemas {
+                used += json_len(&tool.input_schema) + json_len(&tool.output_schema);
+            }
             if used > max_bytes {
                 answer.omitted.push(tool.name);
                 continue;
             }
             answer.tools.push(tool);
+            described.push(entry);
         }
     }
+    answer.declarations = flavor.declarations_of(catalog, &described);
     answer
 }
 

@@ -44,15 +44,10 @@ pub fn search_text(query: &str, answer: &SearchAnswer, unavailable: &[Unavailabl
     text.trim_end().to_owned()
 }
 
-/// Declarations of every described tool, then the ones left out for size, then the names that
-/// matched nothing.
+/// Declarations of every described tool (one block per server), then the ones left out for
+/// size, then the names that matched nothing.
 pub fn describe_text(answer: &DescribeAnswer) -> String {
-    let mut text = answer
-        .tools
-        .iter()
-        .map(|tool| tool.declaration.trim_end().to_owned())
-        .collect::<Vec<_>>()
-        .join("\n\n");
+    let mut text = answer.declarations.trim_end().to_owned();
     if !answer.omitted.is_empty() {
         if !text.is_empty() {
             text.push_str("\n\n");

@@ -194,9 +194,14 @@ impl ToolweaveServer {
             }
         };
         let flavor = flavor(arguments)?;
+        let schemas = match arguments.get("schemas") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(schemas)) => *schemas,
+            Some(_) => return Err(invalid("\"schemas\" must be true or false")),
+        };
         let answer = {
             let _turn = self.discovery_turn.acquire().await;
-            self.gateway.describe(names, flavor).await
+            self.gateway.describe(names, flavor, schemas).await
         }
         .map_err(|error| invalid(error.to_string()))?;
         let text = toolweave_core::describe_text(&answer);
@@ -206,7 +211,7 @@ impl ToolweaveServer {
         } else {
             CallToolResult::success(vec![ContentBlock::text(text)])
         };
-        result.structured_content = serde_json::to_value(&answer).ok();
+        result.structured_content = Some(described_structured(&answer));
         Ok(result)
     }
 
@@ -288,6 +293,38 @@ impl ToolweaveServer {
         report.warnings.splice(0..0, warnings);
         Ok(execution_result(&report))
     }
+}
+
+/// What a describe answer holds as data: which tools were described (with their JSON Schemas
+/// when asked for), and what was not. The declarations are in the text only: copying them here
+/// would make a client that forwards both pay for every tool twice.
+fn described_structured(answer: &toolweave_core::DescribeAnswer) -> Value {
+    let tools: Vec<Value> = answer
+        .tools
+        .iter()
+        .map(|tool| {
+            let mut described =
+                json!({ "name": tool.name, "server": tool.server, "tool": tool.tool });
+            if let Some(schema) = &tool.input_schema {
+                described["inputSchema"] = schema.clone();
+            }
+            if let Some(schema) = &tool.output_schema {
+                described["outputSchema"] = schema.clone();
+            }
+            described
+        })
+        .collect();
+    let mut structured = json!({ "tools": tools });
+    if !answer.unknown.is_empty() {
+        structured["unknown"] = json!(answer.unknown);
+    }
+    if !answer.omitted.is_empty() {
+        structured["omitted"] = json!(answer.omitted);
+    }
+    if !answer.unavailable.is_empty() {
+        structured["unavailable"] = json!(answer.unavailable);
+    }
+    structured
 }
 
 /// The MCP result for one execution: text for the model (the value, the warnings, the console

@@ -69,7 +69,8 @@ pub fn tool_definitions(namespaces: &[String]) -> Vec<Tool> {
                         "items": {"type": "string", "maxLength": MAX_NAME_BYTES},
                         "maxItems": MAX_DESCRIBE_NAMES
                     },
-                    "language": flavor
+                    "language": flavor,
+                    "schemas": {"type": "boolean", "description": "Also return the JSON Schemas (default false)"}
                 },
                 "required": ["names"]
             }),
@@ -137,7 +138,7 @@ fn tool(name: &'static str, description: &str, schema: Value, read_only: bool) -
 fn accepted_arguments(tool: &str) -> &'static [&'static str] {
     match tool {
         SEARCH_TOOLS => &["query", "limit", "language"],
-        DESCRIBE_TOOLS => &["names", "language"],
+        DESCRIBE_TOOLS => &["names", "language", "schemas"],
         EXECUTE_CODE => &["code", "language"],
         _ => &[],
     }

@@ -59,14 +59,26 @@ async fn search_ranks_the_adder_first_and_describe_declares_it() {
         .unwrap();
     assert_ne!(described.is_error, Some(true));
     let structured = described.structured_content.unwrap();
-    assert_eq!(structured["tools"][0]["name"], "fixture.add");
     assert_eq!(
-        structured["tools"][0]["inputSchema"]["required"],
-        json!(["a", "b"])
+        structured["tools"],
+        json!([{ "name": "fixture.add", "server": "fixture", "tool": "add" }])
     );
     let text = described.content[0].as_text().unwrap().text.clone();
     assert!(text.contains("add(args: "), "{text}");
     assert!(text.contains("no tool named \"fixture.nope\""), "{text}");
+    // The JSON Schemas come when asked for.
+    let with_schemas = server
+        .call(
+            "describe_tools",
+            json!({ "names": ["fixture.add"], "schemas": true }),
+        )
+        .await
+        .unwrap();
+    let structured = with_schemas.structured_content.unwrap();
+    assert_eq!(
+        structured["tools"][0]["inputSchema"]["required"],
+        json!(["a", "b"])
+    );
 
     let nothing = server
         .call("describe_tools", json!({ "names": ["nothing.here"] }))
@@ -153,6 +165,74 @@ async fn malformed_tool_arguments_are_failed_calls() {
     let ok = server.execute("return 40 + 2", "typescript").await.unwrap();
     assert_eq!(ok.value().unwrap(), &json!(42));
     server.stop().await.unwrap();
+}
+
+/// A describe answer is the declarations: one namespace block per server, each tool once
+/// however many of the names spell it; its structured copy names the tools and costs less than
+/// the text.
+#[tokio::test]
+async fn describe_answers_one_block_per_server_and_each_tool_once() {
+    let (_dir, config) = fixture_config(&["alpha", "fixture"]).unwrap();
+    let server = Toolweave::start(toolweave(), &config, &[]).await.unwrap();
+    for (language, block, function) in [
+        (
+            "typescript",
+            "declare namespace tools.",
+            "function add(args",
+        ),
+        ("python", ":  # tools.", "    async def add("),
+    ] {
+        let described = server
+            .call(
+                "describe_tools",
+                json!({
+                    "names": ["fixture.add", "mcp__fixture__add", "alpha.add", "tools.fixture.add", "fixture"],
+                    "language": language,
+                }),
+            )
+            .await
+            .unwrap();
+        assert_ne!(described.is_error, Some(true), "{described:?}");
+        let text = &described.content[0].as_text().unwrap().text;
+        let blocks: Vec<&str> = text.lines().filter(|line| line.contains(block)).collect();
+        assert_eq!(blocks.len(), 2, "{language}: {text}");
+        assert!(
+            blocks[0].contains("fixture") && blocks[1].contains("alpha"),
+            "{blocks:?}"
+        );
+        assert_eq!(text.matches(function).count(), 2, "{language}: {text}");
+        let structured = described.structured_content.unwrap();
+        let names: Vec<&str> = structured["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tool| tool["name"].as_str().unwrap())
+            .collect();
+        let fixture_tools = names
+            .iter()
+            .filter(|name| name.starts_with("fixture."))
+            .count();
+        assert_eq!(names[..2], ["fixture.add", "alpha.add"]);
+        assert_eq!(names.len(), fixture_tools + 1, "{names:?}");
+        let mut distinct = names.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), names.len(), "{names:?}");
+        let text_tokens = tokens(text);
+        let structured_tokens = tokens(&structured.to_string());
+        assert!(
+            structured_tokens < text_tokens,
+            "{language}: structured {structured_tokens} tokens, text {text_tokens}"
+        );
+    }
+    server.stop().await.unwrap();
+}
+
+/// o200k tokens of `text`.
+fn tokens(text: &str) -> usize {
+    tiktoken_rs::o200k_base_singleton()
+        .encode_with_special_tokens(text)
+        .len()
 }
 
 /// The value comes back as compact JSON (indentation would cost the model more tokens than the
@@ -257,7 +337,7 @@ async fn unknown_arguments_are_warnings_and_the_tool_still_runs() {
     assert_eq!(
         text,
         "\"names\" is required: an array of tool names such as [\"server.tool\"]\n\
-         Warning: \"tools\" is not an argument of describe_tools; it was ignored. describe_tools takes \"names\", \"language\"."
+         Warning: \"tools\" is not an argument of describe_tools; it was ignored. describe_tools takes \"names\", \"language\", \"schemas\"."
     );
     server.stop().await.unwrap();
 }
