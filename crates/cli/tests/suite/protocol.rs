@@ -97,13 +97,13 @@ async fn search_ranks_the_adder_first_and_describe_declares_it() {
         )
         .await
         .unwrap();
-    let first = &found.structured_content.unwrap()["results"][0];
+    let text = found.content[0].as_text().unwrap().text.clone();
     assert!(
-        first["signature"]
-            .as_str()
+        text.lines()
+            .next()
             .unwrap()
             .ends_with("(*, a: float, b: float) -> Any"),
-        "{first}"
+        "{text}"
     );
     let described = server
         .call(
@@ -233,6 +233,31 @@ fn tokens(text: &str) -> usize {
     tiktoken_rs::o200k_base_singleton()
         .encode_with_special_tokens(text)
         .len()
+}
+
+/// By default a result may be 24 KiB of JSON (some 6,000 tokens): one answer does not fill the
+/// model's context, and one over it says how to return less.
+#[tokio::test]
+async fn the_default_result_budget_protects_the_context() {
+    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    let server = Toolweave::start(toolweave(), &config, &[]).await.unwrap();
+    let within = server
+        .execute("return 'x'.repeat(24 * 1024 - 2)", "javascript")
+        .await
+        .unwrap();
+    assert!(!within.is_error, "{}", within.text);
+    for (code, language) in [
+        ("return 'x'.repeat(24 * 1024 - 1)", "javascript"),
+        ("'x' * (24 * 1024 - 1)", "python"),
+    ] {
+        let over = server.execute(code, language).await.unwrap();
+        assert_eq!(over.error_kind(), Some("ResultTooLarge"), "{}", over.text);
+        assert_eq!(
+            over.text,
+            "ResultTooLarge: the result is 24577 bytes as JSON, over the limit of 24576 (--max-result-bytes 24576), which keeps answers from filling the context. Return only what the task needs: filter the data in code, keep the fields you use, count or summarize, or return the first items (slice) and ask for more in the next run."
+        );
+    }
+    server.stop().await.unwrap();
 }
 
 /// The value comes back as compact JSON (indentation would cost the model more tokens than the
