@@ -3,11 +3,11 @@
 
 use std::collections::HashMap;
 
-use crate::Entry;
 use crate::docs::description_lines;
 use crate::names::quote;
 use crate::schema::ToolTypes;
 use crate::typescript::{Renderer, doc_comment};
+use crate::{DEFAULT_SEARCH_LIMIT, Entry};
 
 /// What the guest sees besides the tools: result types and the helper functions.
 const PRELUDE: &str = r#"// Upstream MCP tools as toolweave's guest code sees them: `await tools.<server>.<tool>(args)`
@@ -43,7 +43,7 @@ const HELPERS: &str = r#"
  */
 declare function callMCPTool(name: string, args?: object, options?: { raw?: boolean }): Promise<unknown>;
 
-/** Ranked search over every tool, best first (default limit 10, at most 100). */
+/** Ranked search over every tool, best first (default limit {default_limit}, at most 100). */
 declare function searchTools(
   query: string,
   limit?: number,
@@ -144,7 +144,7 @@ pub(crate) fn all(namespaces: &[(String, String)], entries: &[Entry]) -> String 
     text.push_str("\ndeclare const tools: {\n");
     text.push_str(&servers);
     text.push_str("};\n");
-    text.push_str(HELPERS);
+    text.push_str(&HELPERS.replace("{default_limit}", &DEFAULT_SEARCH_LIMIT.to_string()));
     text
 }
 

@@ -28,7 +28,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 pub use names::sanitize_identifier;
-pub use search::Hit;
+pub use search::{DEFAULT_SEARCH_LIMIT, Hit};
 
 use crate::lookup::NameIndex;
 use crate::schema::ToolTypes;
@@ -85,6 +85,12 @@ impl Entry {
     /// The guest call name, `server.tool` (called as `tools.server.tool(args)`).
     pub fn guest_name(&self) -> String {
         format!("{}.{}", self.guest_server, self.guest_tool)
+    }
+
+    /// Whether its title or description says it is deprecated: search ranks it after the tools
+    /// that match as well, and says so.
+    pub fn deprecated(&self) -> bool {
+        search::says_deprecated(self.title.as_deref(), self.description.as_deref())
     }
 
     /// The types of its arguments and result, walked from its JSON Schemas.

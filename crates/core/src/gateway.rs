@@ -25,8 +25,7 @@ pub const MAX_DESCRIBE_NAMES: usize = 50;
 /// Bytes of one search query: each word is looked up, and compared with the words of every tool
 /// when it matches none.
 pub const MAX_QUERY_BYTES: usize = 1000;
-/// Hits one search from code returns unless it asks for fewer or more, and the most it gets.
-const CODE_SEARCH_LIMIT: usize = 10;
+/// The most hits one search from code gets (more asked for is this many).
 const MAX_CODE_SEARCH_LIMIT: u32 = 100;
 
 /// Everything an execution, a search or a describe needs. Shared as `Arc<Gateway>`.
@@ -114,10 +113,17 @@ impl Flavor {
 pub struct SearchResult {
     /// The guest call name: `server.tool` (call it as `tools.server.tool(...)`).
     pub name: String,
-    /// First line of the tool's description.
+    /// The first sentence of the tool's description (and, for a deprecated tool, what it says
+    /// of that).
     pub description: String,
     /// Compact signature, in TypeScript or Python (see [`Flavor`]).
     pub signature: String,
+    /// The tool says it is deprecated: it is ranked after tools that match as well.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub deprecated: bool,
+    /// The tool shares only a word or two with the query, not what it asks for.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub weak: bool,
 }
 
 /// What `search` found, best first.
@@ -412,7 +418,7 @@ impl Gateway {
         limit: Option<u32>,
         flavor: Flavor,
     ) -> Result<Value, String> {
-        let limit = limit.map_or(CODE_SEARCH_LIMIT, |limit| {
+        let limit = limit.map_or(toolweave_catalog::DEFAULT_SEARCH_LIMIT, |limit| {
             limit.clamp(1, MAX_CODE_SEARCH_LIMIT) as usize
         });
         let answer = self
@@ -510,10 +516,13 @@ fn search_in(
             answer.omitted += 1;
             continue;
         }
+        let deprecated = entry.deprecated();
         let result = SearchResult {
             name: guest_name(entry),
-            description: first_line(entry.description.as_deref().unwrap_or("")),
+            description: summary(entry.description.as_deref().unwrap_or(""), deprecated),
             signature: flavor.signature(catalog, entry),
+            deprecated,
+            weak: hit.weak,
         };
         used += json_len(&result) + 1;
         if used > max_bytes {
@@ -636,19 +645,69 @@ pub(crate) fn guest_name(entry: &Entry) -> String {
     format!("{}.{}", entry.guest_server, entry.guest_tool)
 }
 
-fn first_line(text: &str) -> String {
-    let line = text
+/// What a search hit says of its tool: the first sentence of its description, at most
+/// [`MAX_SUMMARY_CHARS`]; for a deprecated tool, also the sentence that says so (which names what
+/// to use instead), or "Deprecated." when only its title says it.
+fn summary(description: &str, deprecated: bool) -> String {
+    let first_line = description
         .lines()
         .map(str::trim)
         .find(|line| !line.is_empty())
         .unwrap_or("");
-    const MAX: usize = 160;
-    if line.chars().count() > MAX {
-        let cut: String = line.chars().take(MAX - 1).collect();
-        format!("{cut}…")
-    } else {
-        line.to_owned()
+    let mut summary = sentences(first_line)
+        .first()
+        .copied()
+        .unwrap_or("")
+        .to_owned();
+    if deprecated && !summary.to_lowercase().contains("deprecat") {
+        let text = description.split_whitespace().collect::<Vec<_>>().join(" ");
+        let notice = sentences(&text)
+            .into_iter()
+            .find(|sentence| sentence.to_lowercase().contains("deprecat"))
+            .unwrap_or("Deprecated.")
+            .to_owned();
+        summary = if summary.is_empty() {
+            notice
+        } else {
+            format!("{summary} {notice}")
+        };
     }
+    if summary.chars().count() > MAX_SUMMARY_CHARS {
+        let cut: String = summary.chars().take(MAX_SUMMARY_CHARS - 1).collect();
+        format!("{}…", cut.trim_end())
+    } else {
+        summary
+    }
+}
+
+/// The most characters a search hit's description has.
+const MAX_SUMMARY_CHARS: usize = 160;
+
+/// `text` cut after each `.`, `!` or `?` that ends a sentence: followed by a space and not
+/// closing a short abbreviation (`e.g.`, `i.e.`, `etc.`, `vs.`).
+fn sentences(text: &str) -> Vec<&str> {
+    let mut sentences = Vec::new();
+    let mut start = 0;
+    let bytes = text.as_bytes();
+    for (position, byte) in bytes.iter().enumerate() {
+        if !matches!(byte, b'.' | b'!' | b'?') || bytes.get(position + 1) != Some(&b' ') {
+            continue;
+        }
+        let word = text[start..position]
+            .rsplit(' ')
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if ["e.g", "i.e", "etc", "vs", "eg", "ie"].contains(&word.as_str()) {
+            continue;
+        }
+        sentences.push(text[start..=position].trim());
+        start = position + 1;
+    }
+    if !text[start..].trim().is_empty() {
+        sentences.push(text[start..].trim());
+    }
+    sentences
 }
 
 /// How long the catalog waits after a server's state changed before it is rebuilt: servers that

@@ -38,9 +38,6 @@ use toolweave_core::{
 use tools::MAX_SEARCH_LIMIT;
 pub use tools::{DESCRIBE_TOOLS, EXECUTE_CODE, SEARCH_TOOLS, tool_definitions};
 
-/// Search hits when the client does not say how many.
-const DEFAULT_SEARCH_LIMIT: usize = 8;
-
 /// The MCP server handler. Cheap to clone: every session shares one [`Gateway`].
 #[derive(Clone)]
 pub struct ToolweaveServer {
@@ -150,7 +147,7 @@ impl ToolweaveServer {
             Some(_) => return Err(invalid("\"query\" must be a string")),
         };
         let limit = match arguments.get("limit") {
-            None | Some(Value::Null) => DEFAULT_SEARCH_LIMIT,
+            None | Some(Value::Null) => toolweave_catalog::DEFAULT_SEARCH_LIMIT,
             Some(Value::Number(n)) => match n.as_u64() {
                 Some(n) if n >= 1 => (n as usize).min(MAX_SEARCH_LIMIT),
                 _ => return Err(invalid("\"limit\" must be a positive integer")),
@@ -166,7 +163,23 @@ impl ToolweaveServer {
         let unavailable = self.gateway.unavailable();
         let text = toolweave_core::search_text(&query, &answer, &unavailable);
         let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-        let mut structured = json!({ "results": answer.results });
+        // The hits without their signatures, which the text has: what a program needs to
+        // pick one and call describe_tools, at a fraction of the text's tokens.
+        let hits: Vec<Value> = answer
+            .results
+            .iter()
+            .map(|hit| {
+                let mut found = json!({ "name": hit.name, "description": hit.description });
+                if hit.deprecated {
+                    found["deprecated"] = json!(true);
+                }
+                if hit.weak {
+                    found["weak"] = json!(true);
+                }
+                found
+            })
+            .collect();
+        let mut structured = json!({ "results": hits });
         if answer.omitted > 0 {
             structured["omitted"] = json!(answer.omitted);
         }

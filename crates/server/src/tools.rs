@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use rmcp::model::{Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
-use toolweave_catalog::MAX_NAME_BYTES;
+use toolweave_catalog::{DEFAULT_SEARCH_LIMIT, MAX_NAME_BYTES};
 use toolweave_core::{MAX_DESCRIBE_NAMES, MAX_QUERY_BYTES};
 
 /// Ranked search over every upstream tool.
@@ -50,7 +50,7 @@ pub fn tool_definitions(namespaces: &[String]) -> Vec<Tool> {
                 "type": "object",
                 "properties": {
                     "query": {"type": "string", "maxLength": MAX_QUERY_BYTES, "description": "What you want to do"},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_SEARCH_LIMIT, "description": "Max results (default 8)"},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_SEARCH_LIMIT, "description": format!("Max results (default {DEFAULT_SEARCH_LIMIT})")},
                     "language": flavor
                 },
                 "required": ["query"]
