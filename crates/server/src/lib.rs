@@ -347,20 +347,20 @@ fn described_structured(answer: &toolweave_core::DescribeAnswer) -> Value {
 /// so a client that forwards both does not pay for them twice.
 pub fn execution_result(report: &toolweave_core::ExecutionReport) -> CallToolResult {
     let text = toolweave_core::execution_text(report);
+    let mut stats = json!(report.stats);
+    // A tenth of a millisecond says enough, in a few tokens where the float took a dozen.
+    stats["durationMs"] = json!((report.stats.duration_ms * 10.0).round() / 10.0);
     let result = match &report.result {
         Ok(value) => {
             let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-            result.structured_content = Some(json!({
-                "result": value,
-                "stats": report.stats,
-            }));
+            result.structured_content = Some(json!({ "result": value, "stats": stats }));
             result
         }
         Err(error) => {
             let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
             result.structured_content = Some(json!({
                 "error": { "kind": error.kind(), "message": error.to_string() },
-                "stats": report.stats,
+                "stats": stats,
             }));
             result
         }

@@ -97,20 +97,14 @@ pub fn tool_definitions(namespaces: &[String]) -> Vec<Tool> {
 /// what the run used. Console lines are in the text only: they are written for the model to
 /// read, and a program that needs them as data returns them.
 fn execution_output_schema() -> Value {
+    // Terse: every session pays for it in tools/list.
     json!({
         "type": "object",
         "properties": {
-            "result": {"description": "The program's value"},
-            "error": {
-                "type": "object",
-                "properties": {"kind": {"type": "string"}, "message": {"type": "string"}},
-                "required": ["kind", "message"]
-            },
+            "result": {},
+            "error": {"type": "object", "description": "{kind, message}"},
             "warnings": {"type": "array", "items": {"type": "string"}},
-            "stats": {
-                "type": "object",
-                "description": "durationMs, toolCalls, callsByTool, upstreamBytes, logBytes"
-            }
+            "stats": {"type": "object"}
         }
     })
 }
