@@ -410,7 +410,9 @@ fn resolve(state: &CatalogState, name: &str) -> Option<usize> {
 }
 
 /// The name is not in the current snapshot: its server may still be starting. Wait for that
-/// server (bounded by the startup timeout) and try again; otherwise explain.
+/// server (bounded by the startup timeout) and try again; a name whose server part names no
+/// server waits for every server, so its suggestions come from the whole catalog. Otherwise
+/// explain.
 async fn resolve_after_waiting(
     gateway: &Arc<Gateway>,
     name: &str,
@@ -419,12 +421,15 @@ async fn resolve_after_waiting(
 ) -> Result<(Arc<CatalogState>, usize), String> {
     let snapshot = gateway.snapshot();
     let server = server_of(&snapshot, name);
-    if let Some(server) = &server
-        && let Err(error) = gateway.upstream.tools(server).await
-    {
-        return Err(format!("cannot call {name}: {error}"));
-    }
-    let state = gateway.catalog(false).await;
+    let state = match &server {
+        Some(server) => {
+            if let Err(error) = gateway.upstream.tools(server).await {
+                return Err(format!("cannot call {name}: {error}"));
+            }
+            gateway.catalog(false).await
+        }
+        None => gateway.catalog(true).await,
+    };
     if let Some(index) = resolve(&state, name) {
         return Ok((state, index));
     }
@@ -437,53 +442,117 @@ async fn resolve_after_waiting(
             denied.server, denied.tool, denied.denial
         ));
     }
-    let suggestions = state.catalog.suggest(name);
-    let mut message = format!("unknown tool \"{name}\"");
-    if !suggestions.is_empty() {
-        message.push_str(&format!("; did you mean {}?", suggestions.join(", ")));
-    } else if let Some(server) = server {
-        let tools: Vec<String> = state
-            .catalog
-            .entries()
-            .iter()
-            .filter(|entry| entry.server == server)
-            .map(|entry| entry.guest_tool.clone())
-            .collect();
-        message.push_str(&format!(
-            "; server \"{server}\" has: {}",
-            if tools.is_empty() {
-                "no tools".to_owned()
-            } else {
-                tools.join(", ")
-            }
-        ));
-    } else {
-        let namespaces: Vec<String> = state
-            .catalog
-            .namespaces()
-            .map(|(guest, _)| guest.to_owned())
-            .collect();
-        message.push_str(&format!("; the servers are: {}", namespaces.join(", ")));
+    let mut message = unknown_tool_message(&state, name, server.as_deref(), flavor);
+    if server.is_none() {
+        // The tool may be one of a server that is not up.
+        for unavailable in gateway.unavailable() {
+            message.push_str(&format!(" Not available: {}.", unavailable.reason));
+        }
     }
+    Err(message)
+}
+
+/// How many names of what exists (tools of a server, servers) an unknown name's message lists.
+const MAX_LISTED_NAMES: usize = 20;
+
+/// Why `name` names no tool, in one message whatever the server's state and however the code
+/// spelled the name: what was asked, the closest tools, and what exists (the tools of the server
+/// it names, or the servers when it names none).
+fn unknown_tool_message(
+    state: &CatalogState,
+    name: &str,
+    server: Option<&str>,
+    flavor: Flavor,
+) -> String {
+    let catalog = &state.catalog;
+    let mut message = format!("unknown tool \"{name}\"");
+    let listing = match server {
+        Some(server) => {
+            let guest_server = catalog
+                .namespaces()
+                .find(|(_, original)| *original == server)
+                .map_or(server, |(guest, _)| guest);
+            let tools: Vec<&str> = catalog
+                .entries()
+                .iter()
+                .filter(|entry| entry.server == server)
+                .map(|entry| entry.guest_tool.as_str())
+                .collect();
+            format!(
+                "The tools of {guest_server} are {}.",
+                listed(&tools, "none")
+            )
+        }
+        None => {
+            match namespace_part(name) {
+                Some(namespace) => {
+                    message.push_str(&format!(": there is no server \"{namespace}\""));
+                }
+                None => message.push_str(": name a tool as \"server.tool\""),
+            }
+            // In name order: the catalog's own follows which server was ready first.
+            let mut servers: Vec<&str> = catalog.namespaces().map(|(guest, _)| guest).collect();
+            servers.sort_unstable();
+            format!("The servers are {}.", listed(&servers, "none"))
+        }
+    };
+    let mut suggestions = catalog.suggest(name);
+    // A name whose server exists most likely means one of that server's tools: the others come
+    // close only when none of its own does.
+    if let Some(server) = server {
+        let own = |suggestion: &String| {
+            catalog
+                .resolve(suggestion)
+                .is_some_and(|entry| entry.server == server)
+        };
+        if suggestions.iter().any(own) {
+            suggestions.retain(own);
+        }
+    }
+    if suggestions.is_empty() {
+        message.push_str(". ");
+    } else {
+        message.push_str(&format!("; did you mean {}? ", suggestions.join(", ")));
+    }
+    message.push_str(&listing);
     message.push_str(&format!(
-        ". Use {}(\"...\") to find tools.",
+        " {}(\"what you need\") finds tools by what they do.",
         flavor.search_function()
     ));
-    Err(message)
+    message
+}
+
+/// Up to [`MAX_LISTED_NAMES`] of `names`, comma-separated, with how many more there are.
+fn listed(names: &[&str], none: &str) -> String {
+    if names.is_empty() {
+        return none.to_owned();
+    }
+    let mut text = names[..names.len().min(MAX_LISTED_NAMES)].join(", ");
+    if names.len() > MAX_LISTED_NAMES {
+        text.push_str(&format!(" and {} more", names.len() - MAX_LISTED_NAMES));
+    }
+    text
 }
 
 /// The configured server a call name refers to, if its namespace part names one.
 fn server_of(state: &CatalogState, name: &str) -> Option<String> {
-    let namespace = if let Some(rest) = name.strip_prefix("mcp__") {
-        rest.split("__").next()?
-    } else {
-        name.split('.').next()?
-    };
+    let namespace = namespace_part(name)?;
     state
         .catalog
         .namespaces()
         .find(|(guest, original)| *guest == namespace || *original == namespace)
         .map(|(_, original)| original.to_owned())
+}
+
+/// The part of a call name that names a server: `server` of `server.tool`, `tools.server.tool`
+/// and `mcp__server__tool`.
+fn namespace_part(name: &str) -> Option<&str> {
+    let name = name.trim();
+    let name = name.strip_prefix("tools.").unwrap_or(name);
+    match name.strip_prefix("mcp__") {
+        Some(rest) => rest.split_once("__").map(|(server, _)| server),
+        None => name.split_once('.').map(|(server, _)| server),
+    }
 }
 
 /// The value a tool call resolves to: `structuredContent` when present; else the text of a single

@@ -124,10 +124,9 @@ impl Engines {
             .collect()
     }
 
-    /// The manifest the next executions will most likely have: engines and workers prepared
-    /// from now on set up its tools.
+    /// The manifest the next executions will most likely have: workers started from now on are
+    /// told it, so a job with it need not carry it.
     pub(crate) fn expect(&self, manifest: &std::sync::Arc<toolweave_sandbox::Manifest>) {
-        self.threads.expect(manifest.clone());
         for workers in [&self.javascript_workers, &self.python_workers]
             .into_iter()
             .flatten()

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use toolweave_sandbox::{EngineError, Language};
+use toolweave_sandbox::EngineError;
 
 /// How much of one error text from outside toolweave reaches the model: an upstream's error, a
 /// guest error's name or message, one line of a guest traceback. The rest is cut, and "… (cut)"
@@ -80,8 +80,9 @@ pub enum ExecutionError {
         line: Option<u32>,
         /// Column, when known.
         column: Option<u32>,
-        /// A Python traceback in the submitted code's lines (JavaScript stacks name positions in
-        /// the transformed code and are not shown).
+        /// Where it was raised, in the submitted code's lines: a Python traceback, or the
+        /// JavaScript error with the line and a caret and the calls that led there. Shown as
+        /// is, in place of name and message, which it carries.
         traceback: Option<String>,
     },
     /// The execution ran past its deadline.
@@ -139,7 +140,7 @@ pub enum ExecutionError {
     },
     /// The result, as JSON, is larger than allowed.
     #[error(
-        "ResultTooLarge: the result is {size} bytes as JSON, over the limit of {limit} (--max-result-bytes {limit}). Return only what is needed: filter, summarize or slice the data in code."
+        "ResultTooLarge: the result is {size} bytes as JSON, over the limit of {limit} (--max-result-bytes {limit}), which keeps answers from filling the context. Return only what the task needs: filter the data in code, keep the fields you use, count or summarize, or return the first items (slice) and ask for more in the next run."
     )]
     ResultTooLarge {
         /// Size of the result as JSON.
@@ -207,7 +208,7 @@ pub enum ExecutionError {
 
 impl ExecutionError {
     /// Maps an engine failure; limits come from the execution's configuration.
-    pub(crate) fn from_engine(error: EngineError, stack_limit: usize, language: Language) -> Self {
+    pub(crate) fn from_engine(error: EngineError, stack_limit: usize) -> Self {
         match error {
             EngineError::Syntax {
                 message,
@@ -232,9 +233,7 @@ impl ExecutionError {
                 message: cut(message, MAX_ERROR_TEXT),
                 line,
                 column,
-                traceback: stack
-                    .filter(|_| language == Language::Python)
-                    .map(cut_traceback),
+                traceback: stack.map(cut_traceback),
             },
             EngineError::Timeout { limit } => Self::Timeout { limit },
             EngineError::MemoryLimit { limit } => Self::MemoryLimit { limit },
@@ -371,7 +370,6 @@ mod tests {
                 stack: None,
             },
             0,
-            Language::JavaScript,
         );
         let text = error.to_string();
         assert!(text.len() < MAX_ERROR_TEXT + 100, "{}", text.len());
@@ -394,7 +392,6 @@ mod tests {
                 stack: Some(traceback),
             },
             0,
-            Language::Python,
         );
         let text = error.to_string();
         assert!(

@@ -28,6 +28,9 @@ use crate::gateway::{Flavor, Gateway};
 const CANCEL_GRACE: Duration = Duration::from_secs(2);
 /// Extra time the engine gets past its own deadline before the host gives up on it.
 const DEADLINE_GRACE: Duration = Duration::from_millis(1500);
+/// Warnings one execution's answer carries at most (an engine sends a few; this bounds a worker
+/// that misbehaves).
+const MAX_WARNINGS: usize = 20;
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -77,6 +80,10 @@ pub struct ExecutionReport {
     pub result: Result<Value, ExecutionError>,
     /// Console output, in order.
     pub logs: Vec<LogLine>,
+    /// What the model should know about a run that its value does not say (a promise rejected
+    /// with nothing awaiting it, calls still running when the program ended, a program that
+    /// computed something and returned nothing), one sentence each, in order.
+    pub warnings: Vec<String>,
     /// What it used.
     pub stats: ExecutionStats,
 }
@@ -129,6 +136,7 @@ impl Gateway {
             limits.max_upstream_bytes,
         ));
         let mut logs = Vec::new();
+        let mut warnings = Vec::new();
         let mut log_bytes = 0usize;
         let mut tool_calls = 0u32;
         let mut host_error: Option<ExecutionError> = None;
@@ -158,6 +166,11 @@ impl Gateway {
                     Some(FromWorker::Event(EngineEvent::Log { stream, text })) => {
                         log_bytes += text.len();
                         logs.push(LogLine { stream: stream_name(stream), text });
+                    }
+                    Some(FromWorker::Event(EngineEvent::Warning { text })) => {
+                        if warnings.len() < MAX_WARNINGS {
+                            warnings.push(crate::error::cut(text, crate::error::MAX_ERROR_TEXT));
+                        }
                     }
                     Some(FromWorker::Event(EngineEvent::Call(call))) => {
                         if matches!(call.request, HostRequest::Tool { .. }) {
@@ -229,7 +242,7 @@ impl Gateway {
             (Some(error), _) => Err(error),
             (None, Some(outcome)) => outcome
                 .result
-                .map_err(|error| ExecutionError::from_engine(error, limits.stack_bytes, language)),
+                .map_err(|error| ExecutionError::from_engine(error, limits.stack_bytes)),
             (None, None) => Err(ExecutionError::Timeout {
                 limit: limits.timeout,
             }),
@@ -262,6 +275,7 @@ impl Gateway {
         ExecutionReport {
             result,
             logs,
+            warnings,
             stats,
         }
     }

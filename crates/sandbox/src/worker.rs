@@ -403,7 +403,6 @@ pub(crate) fn warm_up(kind: WorkerKind, how: WarmUp) {
             namespaces: vec![crate::Namespace {
                 name: "warm".to_owned(),
                 tools: Some(vec!["up".to_owned()]),
-                hidden: Vec::new(),
             }],
         }),
     };
@@ -599,12 +598,12 @@ fn run_one_job(
 ) -> u8 {
     // Everything that does not depend on the job happens before it arrives: a first run of the
     // engine's own code (a fresh process otherwise pays for faulting in the interpreter's code
-    // and data on the job's time), the JavaScript runtime, the tools the job will likely name.
+    // and data on the job's time), the JavaScript runtime.
     let cancel = CancelFlag::new();
     let host = HostPipe::new(cancel.clone());
     warm_up(kind, how);
     let stack_top = stack_address();
-    let mut prepared = match kind {
+    let prepared = match kind {
         WorkerKind::JavaScript => Some(Prepared::new(stack_top)),
         WorkerKind::Python => None,
     };
@@ -612,12 +611,7 @@ fn run_one_job(
     // The job, read on this thread: no hand-off between reading it and running it.
     let job = loop {
         match host.next(None) {
-            Ok(ToWorker::Expect(manifest)) => {
-                if let Some(Ok(prepared)) = &mut prepared {
-                    prepared.expect(manifest.clone());
-                }
-                expected = Some(manifest);
-            }
+            Ok(ToWorker::Expect(manifest)) => expected = Some(manifest),
             Ok(ToWorker::Start(job)) => break job,
             Ok(ToWorker::Reply(_)) => {
                 eprintln!("toolweave worker: a reply came before the job");

@@ -3,14 +3,24 @@
 //!
 //! - `expect: <JSON>`: the result, compared as a whole;
 //! - `expect-error: <kind>`: the execution fails with this kind (`Timeout`, `GuestError`, ...);
-//! - `expect-message: <text>`: the error text contains this (repeatable);
-//! - `expect-logs: <JSON array>`: the console lines, compared as a whole;
+//! - `expect-message: <text>`: the answer's text contains this (repeatable);
+//! - `expect-no-message: <text>`: the answer's text does not contain this (repeatable);
+//! - `expect-logs: <JSON array>`: the console lines of the answer's text (`[warn] ` and so on
+//!   before those not written with `log`), compared as a whole;
 //! - `pending: <why>`: the case is known not to pass yet. Its failure is reported, loudly, but
-//!   does not fail the suite; once it passes, the suite fails until the marker is removed.
+//!   does not fail the suite; once it passes, the suite fails until the marker is removed;
+//! - `also-while-starting`: the case runs a second time on a gateway whose servers are still
+//!   starting when it begins (each on a gateway of its own), and must meet the same expectations:
+//!   what code is told about a name may not depend on whether its server is up yet.
+//!
+//! Files named `mistake__*` are the mistakes models make, each asserting that the answer names
+//! the cause and the fix.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-use serde_json::Value;
+use futures::StreamExt;
+use serde_json::{Value, json};
 use toolweave_testkit::harness::{Toolweave, fixture_config};
 
 use super::{repo_root, toolweave};
@@ -29,13 +39,23 @@ const CASE_LIMITS: &[&str] = &[
     "50",
 ];
 
+/// The servers every case can call.
+const CASE_SERVERS: [&str; 3] = ["alpha", "beta", "fixture"];
+/// How long the servers of a starting gateway take to start: long enough that a case (and the
+/// probe before it) begins while they start on a loaded machine; each case waits that long.
+const START_DELAY: Duration = Duration::from_millis(1000);
+/// Starting gateways running at once.
+const STARTING_GATEWAYS_AT_ONCE: usize = 3;
+
 #[derive(Debug, Default)]
 struct Expectation {
     value: Option<Value>,
     error_kind: Option<String>,
     messages: Vec<String>,
+    absent: Vec<String>,
     logs: Option<Value>,
     pending: Option<String>,
+    while_starting: bool,
 }
 
 fn expectation(path: &Path, code: &str) -> Expectation {
@@ -60,10 +80,14 @@ fn expectation(path: &Path, code: &str) -> Expectation {
             expected.error_kind = Some(kind.trim().to_owned());
         } else if let Some(message) = comment.strip_prefix("expect-message:") {
             expected.messages.push(message.trim().to_owned());
+        } else if let Some(message) = comment.strip_prefix("expect-no-message:") {
+            expected.absent.push(message.trim().to_owned());
         } else if let Some(json) = comment.strip_prefix("expect-logs:") {
             expected.logs = Some(parse(json.trim()));
         } else if let Some(why) = comment.strip_prefix("pending:") {
             expected.pending = Some(why.trim().to_owned());
+        } else if comment == "also-while-starting" {
+            expected.while_starting = true;
         }
     }
     assert!(
@@ -98,23 +122,31 @@ async fn guest_cases_in_process() {
 }
 
 async fn guest_cases(isolation: &str) {
-    let (_dir, config) = fixture_config(&["alpha", "beta", "fixture"]).unwrap();
+    let (_dir, config) = fixture_config(&CASE_SERVERS).unwrap();
     let mut arguments = CASE_LIMITS.to_vec();
     arguments.extend(["--isolation", isolation]);
     let server = Toolweave::start(toolweave(), &config, &arguments)
         .await
         .unwrap();
     let files = case_files();
-    let hostile = files
-        .iter()
-        .filter(|path| {
-            path.file_name()
-                .is_some_and(|name| name.to_string_lossy().starts_with("hostile__"))
-        })
-        .count();
+    let named = |prefix: &str| {
+        files
+            .iter()
+            .filter(|path| {
+                path.file_name()
+                    .is_some_and(|name| name.to_string_lossy().starts_with(prefix))
+            })
+            .count()
+    };
+    let hostile = named("hostile__");
     assert!(
         hostile >= 60,
         "expected the hostile-code suite (hostile__*), found {hostile} files"
+    );
+    let mistakes = named("mistake__");
+    assert!(
+        mistakes >= 60,
+        "expected the corpus of model mistakes (mistake__*), found {mistakes} files"
     );
     assert!(
         files.len() >= 30,
@@ -123,89 +155,7 @@ async fn guest_cases(isolation: &str) {
     );
     let mut failures = Vec::new();
     for path in &files {
-        let code = std::fs::read_to_string(path).unwrap();
-        let expected = expectation(path, &code);
-        let language = match path.extension().and_then(|e| e.to_str()) {
-            Some("ts") => "typescript",
-            Some("py") => "python",
-            _ => "javascript",
-        };
-        let name = path
-            .strip_prefix(repo_root())
-            .unwrap_or(path)
-            .display()
-            .to_string();
-        let execution = server.execute(&code, language).await.unwrap();
-        let mut problems = Vec::new();
-        if let Some(value) = &expected.value {
-            if execution.is_error {
-                problems.push(format!("failed: {}", execution.text));
-            } else if &execution.structured["result"] != value {
-                problems.push(format!(
-                    "result {} != expected {value}",
-                    execution.structured["result"]
-                ));
-            }
-        }
-        if let Some(kind) = &expected.error_kind {
-            if !execution.is_error {
-                problems.push(format!(
-                    "succeeded with {}, expected {kind}",
-                    execution.text
-                ));
-            } else if execution.error_kind() != Some(kind.as_str()) {
-                problems.push(format!(
-                    "error kind {:?} != {kind}: {}",
-                    execution.error_kind(),
-                    execution.text
-                ));
-            }
-        }
-        for message in &expected.messages {
-            if !execution.text.contains(message.as_str()) {
-                problems.push(format!("text lacks {message:?}: {}", execution.text));
-            }
-        }
-        if let Some(logs) = &expected.logs {
-            let actual: Vec<String> = execution.structured["logs"]
-                .as_array()
-                .map(|lines| {
-                    lines
-                        .iter()
-                        .map(|line| {
-                            let text = line["text"].as_str().unwrap_or_default();
-                            match line["stream"].as_str() {
-                                Some("log") | None => text.to_owned(),
-                                Some(stream) => format!("[{stream}] {text}"),
-                            }
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            if &serde_json::json!(actual) != logs {
-                problems.push(format!("logs {actual:?} != expected {logs}"));
-            }
-        }
-        // After every case, limits included, the next execution must work.
-        let next = match language {
-            "python" => "'still serving'",
-            _ => "return 'still serving'",
-        };
-        let after = server.execute(next, language).await.unwrap();
-        if after.value().ok() != Some(&serde_json::json!("still serving")) {
-            problems.push(format!("the next execution failed: {}", after.text));
-        }
-        match (&expected.pending, problems.is_empty()) {
-            (None, true) => {}
-            (None, false) => failures.push(format!("{name}:\n  {}", problems.join("\n  "))),
-            (Some(why), false) => toolweave_testkit::skip::pending(
-                &name,
-                &format!("{why}:\n  {}", problems.join("\n  ")),
-            ),
-            (Some(why), true) => failures.push(format!(
-                "{name}: passes now; remove its `pending: {why}` marker"
-            )),
-        }
+        failures.extend(run_case(&server, path).await);
     }
     server.stop().await.unwrap();
     assert!(
@@ -215,4 +165,169 @@ async fn guest_cases(isolation: &str) {
         files.len(),
         failures.join("\n")
     );
+}
+
+/// The cases marked `also-while-starting`, each on a gateway of its own whose servers take
+/// [`START_DELAY`] to start: a probe checks that they are still starting, then the case runs and
+/// meets the same expectations as with every server ready. Code runs in workers, the default.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn guest_cases_while_servers_start() {
+    let files: Vec<PathBuf> = case_files()
+        .into_iter()
+        .filter(|path| {
+            let code = std::fs::read_to_string(path).unwrap();
+            expectation(path, &code).while_starting
+        })
+        .collect();
+    assert!(
+        files.len() >= 10,
+        "expected the name cases marked also-while-starting, found {}",
+        files.len()
+    );
+    let failures: Vec<String> = futures::stream::iter(&files)
+        .map(|path| async move {
+            let (_dir, config) = starting_config().unwrap();
+            let server = Toolweave::start(toolweave(), &config, CASE_LIMITS)
+                .await
+                .unwrap();
+            // A starting server's namespace lists no tools yet.
+            let probe = server
+                .execute("return Object.keys(tools.fixture).length", "javascript")
+                .await
+                .unwrap();
+            let mut failures = if probe.value().ok() == Some(&json!(0)) {
+                run_case(&server, path).await
+            } else {
+                vec![format!(
+                    "{}: the servers were ready before the case began ({}); raise START_DELAY",
+                    path.display(),
+                    probe.text
+                )]
+            };
+            if let Err(error) = server.stop().await {
+                failures.push(format!(
+                    "{}: the gateway did not stop: {error}",
+                    path.display()
+                ));
+            }
+            failures
+                .into_iter()
+                .map(|failure| format!("while starting: {failure}"))
+        })
+        .buffer_unordered(STARTING_GATEWAYS_AT_ONCE)
+        .flat_map(futures::stream::iter)
+        .collect()
+        .await;
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed while the servers started:\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n")
+    );
+}
+
+/// A config of [`CASE_SERVERS`], each fixture server starting [`START_DELAY`] late.
+fn starting_config() -> anyhow::Result<(tempfile::TempDir, PathBuf)> {
+    let (dir, path) = fixture_config(&CASE_SERVERS)?;
+    let mut config: Value = serde_json::from_slice(&std::fs::read(&path)?)?;
+    let delay = START_DELAY.as_millis().to_string();
+    for server in config["mcpServers"]
+        .as_object_mut()
+        .into_iter()
+        .flat_map(|servers| servers.values_mut())
+    {
+        if let Some(arguments) = server["args"].as_array_mut() {
+            arguments.extend([json!("--start-delay-ms"), json!(delay)]);
+        }
+    }
+    std::fs::write(&path, serde_json::to_vec_pretty(&config)?)?;
+    Ok((dir, path))
+}
+
+/// Runs one case file on `server`; what went wrong, as one failure line (none when it passed, or
+/// when it is pending and failed as expected).
+async fn run_case(server: &Toolweave, path: &Path) -> Vec<String> {
+    let code = std::fs::read_to_string(path).unwrap();
+    let expected = expectation(path, &code);
+    let language = match path.extension().and_then(|e| e.to_str()) {
+        Some("ts") => "typescript",
+        Some("py") => "python",
+        _ => "javascript",
+    };
+    let name = path
+        .strip_prefix(repo_root())
+        .unwrap_or(path)
+        .display()
+        .to_string();
+    let execution = server.execute(&code, language).await.unwrap();
+    let mut problems = Vec::new();
+    if let Some(value) = &expected.value {
+        if execution.is_error {
+            problems.push(format!("failed: {}", execution.text));
+        } else if &execution.structured["result"] != value {
+            problems.push(format!(
+                "result {} != expected {value}",
+                execution.structured["result"]
+            ));
+        }
+    }
+    if let Some(kind) = &expected.error_kind {
+        if !execution.is_error {
+            problems.push(format!(
+                "succeeded with {}, expected {kind}",
+                execution.text
+            ));
+        } else if execution.error_kind() != Some(kind.as_str()) {
+            problems.push(format!(
+                "error kind {:?} != {kind}: {}",
+                execution.error_kind(),
+                execution.text
+            ));
+        }
+    }
+    for message in &expected.messages {
+        if !execution.text.contains(message.as_str()) {
+            problems.push(format!("text lacks {message:?}: {}", execution.text));
+        }
+    }
+    for message in &expected.absent {
+        if execution.text.contains(message.as_str()) {
+            problems.push(format!("text has {message:?}: {}", execution.text));
+        }
+    }
+    if let Some(logs) = &expected.logs {
+        // The console lines are in the text only, after the value and the warnings.
+        let actual: Vec<String> = execution
+            .text
+            .split_once("\n\n--- console ---\n")
+            .map(|(_, console)| console.split('\n').map(str::to_owned).collect())
+            .unwrap_or_default();
+        if &serde_json::json!(actual) != logs {
+            problems.push(format!("logs {actual:?} != expected {logs}"));
+        }
+    }
+    // After every case, limits included, the next execution must work.
+    let next = match language {
+        "python" => "'still serving'",
+        _ => "return 'still serving'",
+    };
+    let after = server.execute(next, language).await.unwrap();
+    if after.value().ok() != Some(&serde_json::json!("still serving")) {
+        problems.push(format!("the next execution failed: {}", after.text));
+    }
+    match (&expected.pending, problems.is_empty()) {
+        (None, true) => Vec::new(),
+        (None, false) => vec![format!("{name}:\n  {}", problems.join("\n  "))],
+        (Some(why), false) => {
+            eprintln!(
+                "PENDING {name} (known not to pass yet: {why}):\n  {}",
+                problems.join("\n  ")
+            );
+            Vec::new()
+        }
+        (Some(why), true) => vec![format!(
+            "{name}: passes now; remove its `pending: {why}` marker"
+        )],
+    }
 }
