@@ -110,7 +110,8 @@ fn haproxy_config(port: u16, copies: &[SocketAddr]) -> String {
 }
 
 /// The repository's nginx config, listening on `port` with `copies` for its three servers and a
-/// header naming the address that answered, in a whole nginx.conf kept in `dir`.
+/// header naming the address that answered, in a whole nginx.conf kept in `dir`. One process (no
+/// master): the test ends it by killing the process it started, which leaves no worker behind.
 fn nginx_config(dir: &Path, port: u16, copies: &[SocketAddr]) -> String {
     let mut documented =
         std::fs::read_to_string(repo_root().join("deploy/nginx/toolweave.conf")).unwrap();
@@ -126,7 +127,7 @@ fn nginx_config(dir: &Path, port: u16, copies: &[SocketAddr]) -> String {
     );
     let dir = dir.display();
     format!(
-        "user root;\ndaemon off;\nworker_processes 1;\npid {dir}/nginx.pid;\nerror_log {dir}/nginx-error.log;\n\
+        "user root;\ndaemon off;\nmaster_process off;\npid {dir}/nginx.pid;\nerror_log {dir}/nginx-error.log;\n\
          events {{ worker_connections 1024; }}\n\
          http {{\n  access_log off;\n  client_body_temp_path {dir}/body;\n  proxy_temp_path {dir}/proxy;\n\
          fastcgi_temp_path {dir}/fastcgi;\n  uwsgi_temp_path {dir}/uwsgi;\n  scgi_temp_path {dir}/scgi;\n{documented}\n}}\n"
