@@ -471,7 +471,7 @@ async fn screen(State(served): State<Arc<Served>>, request: Request, next: Next)
         return refusal;
     }
     served.request_arrived();
-    let body = match incoming::replace_lone_surrogates(&body) {
+    let body = match incoming::without_lone_surrogate_escapes(&body) {
         std::borrow::Cow::Owned(replaced) => replaced,
         std::borrow::Cow::Borrowed(_) => body,
     };
