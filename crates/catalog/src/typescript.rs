@@ -87,18 +87,9 @@ impl<'a> Renderer<'a> {
         text
     }
 
-    /// `type Name = ...;` for every definition, with their doc comments.
-    pub(crate) fn definitions(&self, indent: usize) -> String {
-        self.types
-            .definitions
-            .iter()
-            .map(|definition| self.type_alias(definition, indent))
-            .collect()
-    }
-
-    /// `type Name = ...;` for one definition at the top level, with its doc comment.
-    pub(crate) fn definition(&self, definition: &Definition) -> String {
-        self.type_alias(definition, 0)
+    /// `type Name = ...;` for one definition, with its doc comment, indented `indent` levels.
+    pub(crate) fn definition(&self, definition: &Definition, indent: usize) -> String {
+        self.type_alias(definition, indent)
     }
 
     fn type_alias(&self, definition: &Definition, indent: usize) -> String {
@@ -286,7 +277,9 @@ impl<'a> Renderer<'a> {
             _ => object.properties.iter().collect(),
         };
         let truncated = shown.len() < object.properties.len();
-        let inline_members: Vec<String> = shown
+        // Each property's type is rendered once, for both layouts: rendering it again for the
+        // spread layout would double the work at every level of nesting.
+        let members: Vec<String> = shown
             .iter()
             .map(|property| {
                 format!(
@@ -296,8 +289,12 @@ impl<'a> Renderer<'a> {
                     self.render(&property.value, depth + 1, indent + 1)
                 )
             })
-            .chain(index_signature.map(str::to_owned))
-            .chain(truncated.then(|| "…".to_owned()))
+            .collect();
+        let inline_members: Vec<&str> = members
+            .iter()
+            .map(String::as_str)
+            .chain(index_signature)
+            .chain(truncated.then_some("…"))
             .collect();
         let inline = format!("{{ {} }}", inline_members.join("; "));
         let spread = matches!(self.layout, Layout::Declaration)
@@ -310,15 +307,9 @@ impl<'a> Renderer<'a> {
         }
         let pad = "  ".repeat(indent + 1);
         let mut text = String::from("{\n");
-        for property in &shown {
+        for (property, member) in shown.iter().zip(&members) {
             text.push_str(&doc_comment(&documentation_lines(&property.doc), &pad));
-            let _ = writeln!(
-                text,
-                "{pad}{}{}: {};",
-                property_key(&property.name),
-                if property.required { "" } else { "?" },
-                self.render(&property.value, depth + 1, indent + 1)
-            );
+            let _ = writeln!(text, "{pad}{member};");
         }
         if let Some(index_signature) = index_signature {
             let _ = writeln!(text, "{pad}{index_signature};");

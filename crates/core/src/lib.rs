@@ -16,6 +16,7 @@ mod executor;
 #[cfg(target_os = "linux")]
 mod forks;
 mod gateway;
+mod observe;
 mod render;
 mod workers;
 
@@ -23,11 +24,14 @@ pub use approval::{Approval, ApprovalRequest, Approver};
 pub use audit::{AuditLog, AuditOptions, CallRecord, RequestRecord};
 pub use engines::{Engines, Isolation};
 pub use error::{DiscoveryError, ExecutionError};
-pub use executor::{ExecuteRequest, ExecutionReport, ExecutionStats, LogLine};
+pub use executor::{
+    ExecuteRequest, ExecutionReport, ExecutionStats, LogLine, MAX_LOG_LINES, OmittedLogs,
+};
 pub use gateway::{
     DISCOVERY_WAIT, DescribeAnswer, Described, Flavor, Gateway, MAX_DESCRIBE_NAMES,
     MAX_QUERY_BYTES, SearchAnswer, SearchResult, ServerInstructions, Unavailable,
 };
+pub use observe::{CallOutcome, Observer, SPAN_TARGET, WorkerCount};
 pub use render::{describe_text, execution_text, search_text};
 pub use tokio_util::sync::CancellationToken;
 pub use toolweave_sandbox::confine;
@@ -38,5 +42,5 @@ pub use toolweave_sandbox::{
 };
 pub use toolweave_upstream::{
     ClientConnection, ClientSession, ClientSessions, ForwardedAnswer, ForwardedRequest, Listener,
-    Notice, Refusal, RequestKind,
+    Notice, Refusal, RequestKind, ServerState,
 };

@@ -1,15 +1,17 @@
 //! The text a model reads for each answer. Kept together so the wording stays consistent.
 
 use crate::bridge::unknown_names_message;
-use crate::executor::ExecutionReport;
-use crate::gateway::{DescribeAnswer, SearchAnswer, Unavailable};
+use crate::error::ExecutionError;
+use crate::executor::{ExecutionReport, LogLine};
+use crate::gateway::{DescribeAnswer, SearchAnswer, SearchResult, Unavailable};
 
 /// How many names of tools left out of an answer its text lists; `omitted` in the structured
 /// content has them all.
 const MAX_LISTED_OMITTED: usize = 20;
 
-/// Search hits as lines: signature, then the one-line description; then how many more did not
-/// fit, and the servers whose tools are missing from them because they are not available.
+/// Search hits as lines: signature, then what the tool does; the weak matches after the others,
+/// under a line that says so (or, when every hit is weak, after "No strong match"); then how many
+/// more did not fit, and the servers whose tools are missing because they are not available.
 pub fn search_text(query: &str, answer: &SearchAnswer, unavailable: &[Unavailable]) -> String {
     let results = &answer.results;
     let mut text = String::new();
@@ -22,13 +24,21 @@ pub fn search_text(query: &str, answer: &SearchAnswer, unavailable: &[Unavailabl
             ));
         }
     }
-    for result in results {
-        text.push_str(&result.signature);
-        if !result.description.is_empty() {
-            text.push_str("\n  ");
-            text.push_str(&result.description);
-        }
-        text.push('\n');
+    let (weak, strong): (Vec<&SearchResult>, Vec<&SearchResult>) =
+        results.iter().partition(|result| result.weak);
+    if strong.is_empty() && !weak.is_empty() {
+        text.push_str(&format!(
+            "No strong match for \"{query}\": no tool says it does that. The closest share a word or two with it:\n"
+        ));
+    }
+    for result in &strong {
+        push_hit(&mut text, result);
+    }
+    if !strong.is_empty() && !weak.is_empty() {
+        text.push_str("Weak matches:\n");
+    }
+    for result in &weak {
+        push_hit(&mut text, result);
     }
     if answer.omitted > 0 {
         text.push_str(&format!(
@@ -44,8 +54,18 @@ pub fn search_text(query: &str, answer: &SearchAnswer, unavailable: &[Unavailabl
     text.trim_end().to_owned()
 }
 
-/// The instructions of servers named as a whole, declarations of every described tool, then the
-/// ones left out for size, then the names that matched nothing.
+/// One hit: its signature, then what it does on the next line.
+fn push_hit(text: &mut String, result: &SearchResult) {
+    text.push_str(&result.signature);
+    if !result.description.is_empty() {
+        text.push_str("\n  ");
+        text.push_str(&result.description);
+    }
+    text.push('\n');
+}
+
+/// The instructions of servers named as a whole, declarations of every described tool (one
+/// block per server), then the ones left out for size, then the names that matched nothing.
 pub fn describe_text(answer: &DescribeAnswer) -> String {
     let mut text = answer
         .instructions
@@ -58,10 +78,7 @@ pub fn describe_text(answer: &DescribeAnswer) -> String {
             )
         })
         .chain(
-            answer
-                .tools
-                .iter()
-                .map(|tool| tool.declaration.trim_end().to_owned()),
+            Some(answer.declarations.trim_end().to_owned()).filter(|text| !text.is_empty()),
         )
         .collect::<Vec<_>>()
         .join("\n\n");
@@ -104,11 +121,12 @@ fn push_unavailable(text: &mut String, unavailable: &[Unavailable]) {
     }
 }
 
-/// The value as JSON, then the warnings, then the captured logs; or the error, then the
-/// warnings and logs.
+/// The value as compact JSON (indentation would cost the model 1.5 to 2.4 times the tokens of the
+/// value itself), then the warnings, then the captured logs; or the error, then the warnings and
+/// logs.
 pub fn execution_text(report: &ExecutionReport) -> String {
     let mut text = match &report.result {
-        Ok(value) => serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string()),
+        Ok(value) => value.to_string(),
         Err(error) => error.to_string(),
     };
     for warning in &report.warnings {
@@ -116,14 +134,58 @@ pub fn execution_text(report: &ExecutionReport) -> String {
         text.push_str(warning);
     }
     if !report.logs.is_empty() {
-        text.push_str("\n\n--- console ---");
-        for line in &report.logs {
+        // A run the log limit ended shows only its last lines, each cut short: the model needs to
+        // see where it was, not the flood that ended it.
+        let limited = matches!(report.result, Err(ExecutionError::LogLimit { .. }));
+        let shown = if limited {
+            tail_lines(&report.logs)
+        } else {
+            report.logs.len()
+        };
+        let (left, kept) = report.logs.split_at(report.logs.len() - shown);
+        let left_out = report.logs_omitted.lines + left.len();
+        let left_out_bytes =
+            report.logs_omitted.bytes + left.iter().map(|line| line.text.len()).sum::<usize>();
+        if left_out == 0 {
+            text.push_str("\n\n--- console ---");
+        } else {
+            text.push_str(&format!(
+                "\n\n--- console: the last {} lines; the {left_out} before them ({left_out_bytes} \
+                 bytes) are left out ---",
+                kept.len()
+            ));
+        }
+        for line in kept {
             text.push('\n');
             if line.stream != "log" {
                 text.push_str(&format!("[{}] ", line.stream));
             }
-            text.push_str(&line.text);
+            if limited {
+                text.push_str(&crate::error::cut(line.text.clone(), LOG_LIMIT_TAIL_BYTES));
+            } else {
+                text.push_str(&line.text);
+            }
         }
     }
     text
+}
+
+/// Lines shown of a run the log limit ended: the last ones, at most [`LOG_LIMIT_TAIL_LINES`]
+/// and [`LOG_LIMIT_TAIL_BYTES`] (always the last line, cut to that many bytes).
+const LOG_LIMIT_TAIL_LINES: usize = 20;
+/// See [`LOG_LIMIT_TAIL_LINES`].
+const LOG_LIMIT_TAIL_BYTES: usize = 2048;
+
+/// How many of the last `logs` fit the tail shown of a run the log limit ended.
+fn tail_lines(logs: &[LogLine]) -> usize {
+    let mut bytes = 0;
+    let mut shown = 0;
+    for line in logs.iter().rev().take(LOG_LIMIT_TAIL_LINES) {
+        bytes += line.text.len();
+        if shown > 0 && bytes > LOG_LIMIT_TAIL_BYTES {
+            break;
+        }
+        shown += 1;
+    }
+    shown
 }

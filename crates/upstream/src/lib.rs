@@ -76,6 +76,11 @@ pub use status::{ServerState, ServerStatus};
 /// note that says so.
 pub const MAX_INSTRUCTIONS_BYTES: usize = 8 * 1024;
 
+/// The `tracing` target of the spans toolweave exports as traces (here: one per upstream
+/// request). They are `TRACE` spans, so the log filter leaves them off unless an exporter wants
+/// them.
+pub const SPAN_TARGET: &str = "toolweave::trace";
+
 /// Timeouts the manager applies, and whom it serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Options {
