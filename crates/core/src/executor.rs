@@ -54,6 +54,40 @@ pub struct LogLine {
     pub text: String,
 }
 
+/// Console lines an answer carries at most. Past them the earliest are left out and counted, so
+/// a program printing many tiny lines costs the gateway, and the model reading the answer, no
+/// more than this many.
+pub const MAX_LOG_LINES: usize = 1000;
+
+/// Console lines left out of an answer (the earliest ones, past [`MAX_LOG_LINES`]).
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct OmittedLogs {
+    /// How many lines.
+    pub lines: usize,
+    /// Their bytes.
+    pub bytes: usize,
+}
+
+/// The console lines kept of one execution: the last [`MAX_LOG_LINES`], and a count of those
+/// before them.
+#[derive(Debug, Default)]
+struct Console {
+    lines: std::collections::VecDeque<LogLine>,
+    omitted: OmittedLogs,
+}
+
+impl Console {
+    fn push(&mut self, line: LogLine) {
+        if self.lines.len() == MAX_LOG_LINES
+            && let Some(dropped) = self.lines.pop_front()
+        {
+            self.omitted.lines += 1;
+            self.omitted.bytes += dropped.text.len();
+        }
+        self.lines.push_back(line);
+    }
+}
+
 /// What one execution used.
 #[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -75,8 +109,10 @@ pub struct ExecutionStats {
 pub struct ExecutionReport {
     /// The value of the program, or why there is none.
     pub result: Result<Value, ExecutionError>,
-    /// Console output, in order.
+    /// Console output, in order: the last [`MAX_LOG_LINES`] lines.
     pub logs: Vec<LogLine>,
+    /// The earlier lines left out of `logs`.
+    pub logs_omitted: OmittedLogs,
     /// What it used.
     pub stats: ExecutionStats,
 }
@@ -128,7 +164,7 @@ impl Gateway {
             limits.max_calls_per_tool,
             limits.max_upstream_bytes,
         ));
-        let mut logs = Vec::new();
+        let mut console = Console::default();
         let mut log_bytes = 0usize;
         let mut tool_calls = 0u32;
         let mut host_error: Option<ExecutionError> = None;
@@ -157,7 +193,7 @@ impl Gateway {
                     Some(FromWorker::Event(EngineEvent::Started)) => {}
                     Some(FromWorker::Event(EngineEvent::Log { stream, text })) => {
                         log_bytes += text.len();
-                        logs.push(LogLine { stream: stream_name(stream), text });
+                        console.push(LogLine { stream: stream_name(stream), text });
                     }
                     Some(FromWorker::Event(EngineEvent::Call(call))) => {
                         if matches!(call.request, HostRequest::Tool { .. }) {
@@ -261,7 +297,8 @@ impl Gateway {
         }
         ExecutionReport {
             result,
-            logs,
+            logs: console.lines.into(),
+            logs_omitted: console.omitted,
             stats,
         }
     }

@@ -23,7 +23,9 @@ pub use approval::{Approval, ApprovalRequest, Approver};
 pub use audit::{AuditLog, AuditOptions, CallRecord};
 pub use engines::{Engines, Isolation};
 pub use error::{DiscoveryError, ExecutionError};
-pub use executor::{ExecuteRequest, ExecutionReport, ExecutionStats, LogLine};
+pub use executor::{
+    ExecuteRequest, ExecutionReport, ExecutionStats, LogLine, MAX_LOG_LINES, OmittedLogs,
+};
 pub use gateway::{
     DescribeAnswer, Described, Flavor, Gateway, MAX_DESCRIBE_NAMES, MAX_QUERY_BYTES, SearchAnswer,
     SearchResult, Unavailable,

@@ -99,7 +99,17 @@ pub fn execution_text(report: &ExecutionReport) -> String {
         Err(error) => error.to_string(),
     };
     if !report.logs.is_empty() {
-        text.push_str("\n\n--- console ---");
+        let omitted = report.logs_omitted;
+        if omitted.lines == 0 {
+            text.push_str("\n\n--- console ---");
+        } else {
+            text.push_str(&format!(
+                "\n\n--- console: the last {} lines; the {} before them ({} bytes) are left out ---",
+                report.logs.len(),
+                omitted.lines,
+                omitted.bytes
+            ));
+        }
         for line in &report.logs {
             text.push('\n');
             if line.stream != "log" {

@@ -290,7 +290,7 @@ impl ToolweaveServer {
 /// The MCP result for one execution: text for the model, `structuredContent` for programs.
 pub fn execution_result(report: &toolweave_core::ExecutionReport) -> CallToolResult {
     let text = toolweave_core::execution_text(report);
-    match &report.result {
+    let mut result = match &report.result {
         Ok(value) => {
             let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
             result.structured_content = Some(json!({
@@ -309,7 +309,13 @@ pub fn execution_result(report: &toolweave_core::ExecutionReport) -> CallToolRes
             }));
             result
         }
+    };
+    if report.logs_omitted.lines > 0
+        && let Some(Value::Object(structured)) = result.structured_content.as_mut()
+    {
+        structured.insert("logsOmitted".to_owned(), json!(report.logs_omitted));
     }
+    result
 }
 
 /// Sends upstream servers' notices about an execution's tool calls to its client until `done`:
