@@ -2,7 +2,7 @@
 """Drives `toolweave serve` with the official MCP Python SDK as the client.
 
 Usage: sdk_client.py TOOLWEAVE_BINARY CONFIG
-Checks tools/list, a search, and an execution that calls three upstream servers at once.
+Checks tools/list, an execution that calls three upstream servers at once, and a search.
 Exits 0 and prints "sdk_client: ok" when every check passes; prints the failure and exits 1 otherwise.
 """
 import asyncio
@@ -31,11 +31,8 @@ async def main(binary: str, config: str) -> None:
         names = [tool.name for tool in listed.tools]
         assert names == ["search_tools", "describe_tools", "execute_code"], names
 
-        found = await client.call_tool("search_tools", {"query": "add two numbers"})
-        assert not found.is_error, found
-        first = found.structured_content["results"][0]["name"]
-        assert first == "everything.get_sum", first
-
+        # A call from code waits for its server to start; a search waits only briefly, so it
+        # comes after the servers have answered.
         result = await client.call_tool("execute_code", {"code": CODE})
         text = "\n".join(getattr(item, "text", "") for item in result.content)
         assert not result.is_error, text
@@ -44,6 +41,11 @@ async def main(binary: str, config: str) -> None:
         assert "7" in json.dumps(value["sum"]), value
         logs = result.structured_content["logs"]
         assert logs and logs[0]["text"] == "entities: 1", logs
+
+        found = await client.call_tool("search_tools", {"query": "add two numbers"})
+        assert not found.is_error, found
+        first = found.structured_content["results"][0]["name"]
+        assert first == "everything.get_sum", first
 
         failing = await client.call_tool("execute_code", {"code": "while (true) {}", "language": "javascript"})
         assert failing.is_error, failing

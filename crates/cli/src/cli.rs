@@ -1,5 +1,6 @@
 //! Commands: `serve` (an MCP server on stdio), `run` (one program), `tools` (search), `types`
-//! (TypeScript declarations), `doctor`, `servers`, and `config` / `init` (in `setup.rs`).
+//! (TypeScript declarations), `doctor`, `servers`, `config` / `init` (in `setup.rs`), and
+//! `login` / `logout` (in `login.rs`).
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -11,7 +12,9 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 use rmcp::ServiceExt;
 use toolweave_config::{Config, Limits};
-use toolweave_core::{ExecuteRequest, Flavor, Gateway, Isolation, Language, WorkerCommand};
+use toolweave_core::{
+    DISCOVERY_WAIT, ExecuteRequest, Flavor, Gateway, Isolation, Language, WorkerCommand,
+};
 use tracing_subscriber::EnvFilter;
 
 /// One MCP server that stands in for all of them: models call every upstream tool from
@@ -50,6 +53,12 @@ enum Command {
     /// Trust the servers this folder's own .mcp.json, .cursor/mcp.json and .vscode/mcp.json
     /// name, after showing what they run: until then toolweave does not start them.
     Trust(crate::setup::TrustArgs),
+    /// Log in to a remote server that asks for OAuth: prints the address to open (and opens a
+    /// browser where there is one), takes the answer on 127.0.0.1, and keeps the login for
+    /// `serve`, which renews it.
+    Login(crate::login::LoginArgs),
+    /// Forget the login of a remote server, and revoke its token where the server takes that.
+    Logout(crate::login::LogoutArgs),
 }
 
 #[derive(Debug, Args)]
@@ -71,6 +80,9 @@ struct DoctorArgs {
     /// An MCP config file whose servers to check; without it, the discovered servers are checked.
     #[arg(long, short = 'c', value_name = "FILE", env = "TOOLWEAVE_CONFIG")]
     config: Option<PathBuf>,
+    /// Time each server may take to start.
+    #[arg(long, value_name = "MS", default_value_t = Limits::default().startup_timeout.as_millis() as u64)]
+    startup_timeout_ms: u64,
 }
 
 #[derive(Debug, Args)]
@@ -94,18 +106,23 @@ struct CommonArgs {
 
 #[derive(Debug, Args)]
 struct PolicyArgs {
-    /// toolweave's settings file (allow, deny, auditLog); by default
+    /// toolweave's settings file (allow, deny, approve, auditLog); by default
     /// ~/.config/toolweave/settings.json when it exists.
     #[arg(long, value_name = "FILE", env = "TOOLWEAVE_SETTINGS")]
     settings: Option<PathBuf>,
-    /// Let code call only tools matching this glob over server.tool (e.g. "github.*");
-    /// repeatable, added to the settings file's.
+    /// Let code call only tools matching this glob over server.tool (e.g. "github.*"; "*" is
+    /// every tool); repeatable, added to the settings file's. Approves nothing.
     #[arg(long, value_name = "GLOB")]
     allow: Vec<String>,
     /// Keep tools matching this glob (e.g. "*.delete_*") from code: absent from search, describe
     /// and types, and refused when called. Repeatable; deny wins over allow.
     #[arg(long, value_name = "GLOB")]
     deny: Vec<String>,
+    /// Let code call the destructive tools matching this glob (e.g. "filesystem.write_file")
+    /// without anyone being asked. Repeatable, added to the settings file's; it never lets in a
+    /// tool that --allow or --deny keeps out.
+    #[arg(long, value_name = "GLOB")]
+    approve: Vec<String>,
     /// Append one JSON line per execution to this file (who, when, code hash, tool calls,
     /// outcome).
     #[arg(long, value_name = "FILE")]
@@ -140,6 +157,7 @@ impl PolicyArgs {
         };
         settings.allow.extend(self.allow.iter().cloned());
         settings.deny.extend(self.deny.iter().cloned());
+        settings.approve.extend(self.approve.iter().cloned());
         if let Some(path) = &self.audit_log {
             settings.audit_log = Some(path.clone());
         }
@@ -354,10 +372,17 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let default_level = match cli.command {
         Command::Serve(_) => "info",
+        // A login connects expecting to be refused; what it finds, it says itself.
+        Command::Login(_) | Command::Logout(_) => "error,rmcp::transport::worker=off",
         _ => "warn",
     };
     let filter =
         EnvFilter::try_from_env("TOOLWEAVE_LOG").unwrap_or_else(|_| EnvFilter::new(default_level));
+    // rmcp's OAuth module logs the authorization code at debug level: never below info.
+    let filter = match "rmcp::transport::auth=info".parse() {
+        Ok(directive) => filter.add_directive(directive),
+        Err(_) => filter,
+    };
     // Logs go to stderr: in `serve`, stdout carries the protocol and nothing else.
     tracing_subscriber::fmt()
         .with_env_filter(filter)
@@ -403,6 +428,8 @@ async fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Config(args) => crate::setup::config(args),
         Command::Init(args) => crate::setup::init(args),
         Command::Trust(args) => crate::setup::trust(args),
+        Command::Login(args) => crate::login::login(args).await,
+        Command::Logout(args) => crate::login::logout(args).await,
     }
 }
 
@@ -418,6 +445,7 @@ fn start(common: &CommonArgs) -> Result<Arc<Gateway>> {
     };
     let settings = common.policy.settings()?;
     let policy = toolweave_config::Policy::new(&settings.allow, &settings.deny)
+        .and_then(|policy| policy.with_approve(&settings.approve))
         .map_err(|error| anyhow::anyhow!("{error}"))?;
     if !policy.is_open() {
         tracing::info!(policy = %policy.describe(), "tool policy");
@@ -594,6 +622,7 @@ fn language_of(path: &Path) -> Result<Language> {
 
 async fn tools(args: ToolsArgs) -> Result<ExitCode> {
     let gateway = start(&args.common)?;
+    wait_for_servers(&gateway).await;
     let answer = gateway
         .search(args.query.clone(), args.limit.max(1), flavor(args.python))
         .await?;
@@ -622,6 +651,7 @@ async fn tools(args: ToolsArgs) -> Result<ExitCode> {
 
 async fn types(args: TypesArgs) -> Result<ExitCode> {
     let gateway = start(&args.common)?;
+    wait_for_servers(&gateway).await;
     let declarations = gateway.declarations(flavor(args.python)).await;
     report_unavailable(&gateway);
     std::io::stdout()
@@ -633,6 +663,7 @@ async fn types(args: TypesArgs) -> Result<ExitCode> {
 
 /// Checks the sandbox and the configured servers; exits non-zero when something needs fixing.
 async fn doctor(args: DoctorArgs) -> Result<ExitCode> {
+    let startup_timeout = startup_timeout(args.startup_timeout_ms)?;
     let mut problems = 0usize;
     let mut out = std::io::stdout().lock();
     writeln!(out, "sandbox")?;
@@ -731,15 +762,8 @@ async fn doctor(args: DoctorArgs) -> Result<ExitCode> {
                 return Ok(ExitCode::FAILURE);
             }
         };
-        for server in check_servers(&config, Limits::default().startup_timeout).await {
-            match &server.error {
-                None => writeln!(out, "  {}", server.line())?,
-                Some(_) => {
-                    problems += 1;
-                    writeln!(out, "  {}", server.line())?;
-                }
-            }
-        }
+        let checks = check_servers(&config, startup_timeout, Some((&mut out, "  "))).await?;
+        problems += checks.iter().filter(|check| check.error.is_some()).count();
         for disabled in &config.disabled {
             writeln!(out, "  {disabled}: disabled in the config")?;
         }
@@ -764,6 +788,9 @@ struct ServerCheck {
     /// From the start of the attempt to its tool list, or to its failure.
     elapsed_ms: u128,
     error: Option<String>,
+    /// A remote server's login: needed, logged in (and until when), or not needed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    login: Option<crate::login::LoginState>,
 }
 
 impl ServerCheck {
@@ -774,19 +801,31 @@ impl ServerCheck {
                 self.name, self.transport, self.elapsed_ms
             ),
             (None, tools) => format!(
-                "{} ({}): ready, {} tool{} ({} ms)",
+                "{} ({}): ready, {} tool{} ({} ms){}",
                 self.name,
                 self.transport,
                 tools.unwrap_or(0),
                 if tools == Some(1) { "" } else { "s" },
-                self.elapsed_ms
+                self.elapsed_ms,
+                self.login
+                    .as_ref()
+                    .map(|login| format!("; {}", login.line()))
+                    .unwrap_or_default()
             ),
         }
     }
 }
 
-/// Starts every server of `config`, each timed on its own, and stops them again.
-async fn check_servers(config: &Config, startup_timeout: Duration) -> Vec<ServerCheck> {
+/// Starts every server of `config`, each timed on its own, and stops them again; the checks come
+/// back in config order. With `out`, each server's line is written (after `indent`) as soon as it
+/// is ready or has failed, and the servers still starting after [`DISCOVERY_WAIT`] are named
+/// there, so one server that never answers holds back no other's line.
+async fn check_servers(
+    config: &Config,
+    startup_timeout: Duration,
+    mut out: Option<(&mut dyn Write, &str)>,
+) -> Result<Vec<ServerCheck>> {
+    use futures::StreamExt;
     let upstream = toolweave_upstream::UpstreamManager::start(
         config,
         toolweave_upstream::Options {
@@ -795,38 +834,85 @@ async fn check_servers(config: &Config, startup_timeout: Duration) -> Vec<Server
         },
     );
     let started = std::time::Instant::now();
-    let checks = futures::future::join_all(config.servers.iter().map(|server| {
-        let upstream = &upstream;
-        async move {
-            let outcome = upstream.tools(&server.name).await;
-            let elapsed_ms = started.elapsed().as_millis();
-            let (state, tools, error) = match outcome {
-                Ok(tools) => ("ready", Some(tools.len()), None),
-                Err(error) => ("failed", None, Some(error.to_string())),
-            };
-            ServerCheck {
-                name: server.name.clone(),
-                transport: server.transport.kind(),
-                state,
-                tools,
-                elapsed_ms,
-                error,
+    let mut pending: futures::stream::FuturesUnordered<_> = config
+        .servers
+        .iter()
+        .enumerate()
+        .map(|(index, server)| {
+            let upstream = &upstream;
+            async move {
+                let outcome = upstream.tools(&server.name).await;
+                let elapsed_ms = started.elapsed().as_millis();
+                let needs_login =
+                    matches!(outcome, Err(toolweave_upstream::Error::LoginNeeded { .. }));
+                let login = crate::login::login_state(server, outcome.is_ok(), needs_login);
+                let (state, tools, error) = match outcome {
+                    Ok(tools) => ("ready", Some(tools.len()), None),
+                    Err(error) => ("failed", None, Some(error.to_string())),
+                };
+                let check = ServerCheck {
+                    name: server.name.clone(),
+                    transport: server.transport.kind(),
+                    state,
+                    tools,
+                    elapsed_ms,
+                    error,
+                    login,
+                };
+                (index, check)
+            }
+        })
+        .collect();
+    let mut checks: Vec<Option<ServerCheck>> = config.servers.iter().map(|_| None).collect();
+    let patience = tokio::time::sleep(DISCOVERY_WAIT);
+    tokio::pin!(patience);
+    let mut waited = false;
+    loop {
+        tokio::select! {
+            next = pending.next() => {
+                let Some((index, check)) = next else { break };
+                if let Some((out, indent)) = out.as_mut() {
+                    writeln!(out, "{indent}{}", check.line())?;
+                    out.flush()?;
+                }
+                if let Some(slot) = checks.get_mut(index) {
+                    *slot = Some(check);
+                }
+            }
+            () = &mut patience, if !waited => {
+                waited = true;
+                let starting = starting_servers(&upstream);
+                if let Some((out, indent)) = out.as_mut()
+                    && !starting.is_empty()
+                {
+                    writeln!(
+                        out,
+                        "{indent}still starting after {} s: {}; waiting up to {} ms in all (--startup-timeout-ms sets it)",
+                        DISCOVERY_WAIT.as_secs(),
+                        quoted_list(&starting),
+                        startup_timeout.as_millis()
+                    )?;
+                    out.flush()?;
+                }
             }
         }
-    }))
-    .await;
+    }
+    drop(pending);
     upstream.shutdown().await;
-    checks
+    Ok(checks.into_iter().flatten().collect())
 }
 
 async fn servers(args: ServersArgs) -> Result<ExitCode> {
-    if args.startup_timeout_ms == 0 {
-        bail!("--startup-timeout-ms must be greater than 0");
-    }
+    let startup_timeout = startup_timeout(args.startup_timeout_ms)?;
     let config = load_config(args.config.as_deref())?;
-    let checks = check_servers(&config, Duration::from_millis(args.startup_timeout_ms)).await;
-    let failed = checks.iter().filter(|check| check.error.is_some()).count();
     let mut out = std::io::stdout().lock();
+    let lines: Option<(&mut dyn Write, &str)> = if args.json {
+        None
+    } else {
+        Some((&mut out, ""))
+    };
+    let checks = check_servers(&config, startup_timeout, lines).await?;
+    let failed = checks.iter().filter(|check| check.error.is_some()).count();
     if args.json {
         let report = serde_json::json!({
             "servers": checks,
@@ -834,9 +920,6 @@ async fn servers(args: ServersArgs) -> Result<ExitCode> {
         });
         writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
     } else {
-        for check in &checks {
-            writeln!(out, "{}", check.line())?;
-        }
         for disabled in &config.disabled {
             writeln!(out, "{disabled}: disabled in the config")?;
         }
@@ -852,6 +935,56 @@ async fn servers(args: ServersArgs) -> Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// `--startup-timeout-ms`, checked.
+fn startup_timeout(millis: u64) -> Result<Duration> {
+    if millis == 0 {
+        bail!("--startup-timeout-ms must be greater than 0");
+    }
+    Ok(Duration::from_millis(millis))
+}
+
+/// Waits for every server to be ready or failed (each bounded by the startup timeout), as a
+/// command run once to list tools needs them all; servers still starting after
+/// [`DISCOVERY_WAIT`] are named on stderr, with the flag that bounds the wait.
+async fn wait_for_servers(gateway: &Gateway) {
+    let settled = gateway.upstream().all_tools();
+    tokio::pin!(settled);
+    if tokio::time::timeout(DISCOVERY_WAIT, &mut settled)
+        .await
+        .is_ok()
+    {
+        return;
+    }
+    let starting = starting_servers(gateway.upstream());
+    if !starting.is_empty() {
+        eprintln!(
+            "toolweave: waiting for {} to start (up to {} ms in all; --startup-timeout-ms sets it)",
+            quoted_list(&starting),
+            gateway.limits().startup_timeout.as_millis()
+        );
+    }
+    settled.await;
+}
+
+/// The servers still starting, in config order.
+fn starting_servers(upstream: &toolweave_upstream::UpstreamManager) -> Vec<String> {
+    upstream
+        .status()
+        .into_iter()
+        .filter(|status| matches!(status.state, toolweave_upstream::ServerState::Starting))
+        .map(|status| status.name)
+        .collect()
+}
+
+/// `"a"`, `"a" and "b"`, `"a", "b" and "c"`: server names for a sentence.
+fn quoted_list(names: &[String]) -> String {
+    let quoted: Vec<String> = names.iter().map(|name| format!("\"{name}\"")).collect();
+    match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => quoted.concat(),
+    }
 }
 
 /// Servers whose tools are missing from an answer are named on stderr, never dropped silently.

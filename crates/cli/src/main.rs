@@ -2,6 +2,7 @@
 //! run one guest program for a gateway.
 
 mod cli;
+mod login;
 mod setup;
 
 use std::process::ExitCode;

@@ -55,16 +55,19 @@ impl Machine {
 }
 
 /// The servers to front: the `--config` file alone when given, else what discovery finds.
-/// Skipped entries are logged (stderr); finding nothing usable is an error that lists where
-/// toolweave looked.
+/// Skipped entries and ignored keys are logged (stderr); finding nothing usable is an error that
+/// lists where toolweave looked.
 pub(crate) fn load_config(path: Option<&Path>) -> Result<Config> {
     if let Some(path) = path {
-        return Ok(toolweave_config::load_file(path)?);
+        let config = toolweave_config::load_file(path)?;
+        warn_ignored(&config);
+        return Ok(config);
     }
     let discovery = Machine::here()?.discover();
     for problem in discovery.problems() {
         tracing::warn!("{problem}");
     }
+    warn_ignored(&discovery.config);
     if discovery.config.servers.is_empty() {
         bail!("{}", nothing_found(&discovery));
     }
@@ -72,6 +75,13 @@ pub(crate) fn load_config(path: Option<&Path>) -> Result<Config> {
         tracing::debug!(server = %server.name, source = %server.source.display(), "discovered");
     }
     Ok(discovery.config)
+}
+
+/// One warning per key toolweave ignores in the entries of the servers it uses.
+fn warn_ignored(config: &Config) {
+    for note in &config.notes {
+        tracing::warn!("{note}");
+    }
 }
 
 fn nothing_found(discovery: &Discovery) -> String {
@@ -139,6 +149,7 @@ pub(crate) fn config(args: ConfigArgs) -> Result<ExitCode> {
                 "file": path,
                 "servers": servers,
                 "disabled": config.disabled,
+                "notes": config.notes,
             });
             writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
         } else {
@@ -150,10 +161,19 @@ pub(crate) fn config(args: ConfigArgs) -> Result<ExitCode> {
             for server in &config.servers {
                 writeln!(
                     out,
-                    "  {:<20} used ({})",
+                    "  {:<20} used ({}{}{})",
                     server.name,
-                    server.transport.kind()
+                    server.transport.kind(),
+                    crate::login::kept_login(server),
+                    tool_timeout_note(server)
                 )?;
+                for note in config
+                    .notes
+                    .iter()
+                    .filter(|note| note.server == server.name)
+                {
+                    writeln!(out, "  {:<20}   note: {}", "", note.text)?;
+                }
             }
             for name in &config.disabled {
                 writeln!(out, "  {name:<20} disabled")?;
@@ -220,16 +240,26 @@ pub(crate) fn config(args: ConfigArgs) -> Result<ExitCode> {
         {
             let what = match &entry.status {
                 Status::Used { fronted } => {
-                    let kind = discovery
+                    let server = discovery
                         .config
                         .servers
                         .iter()
-                        .find(|server| server.name == entry.name)
-                        .map_or("?", |server| server.transport.kind());
+                        .find(|server| server.name == entry.name);
+                    let kind = match server {
+                        Some(server) => format!(
+                            "{}{}",
+                            server.transport.kind(),
+                            crate::login::kept_login(server)
+                        ),
+                        None => "?".to_owned(),
+                    };
+                    let timeout = server.map(tool_timeout_note).unwrap_or_default();
                     if *fronted {
-                        format!("used ({kind}; disabled for the client: toolweave fronts it)")
+                        format!(
+                            "used ({kind}{timeout}; disabled for the client: toolweave fronts it)"
+                        )
                     } else {
-                        format!("used ({kind})")
+                        format!("used ({kind}{timeout})")
                     }
                 }
                 Status::Overridden { by } => format!("overridden by {}", by.describe()),
@@ -251,6 +281,9 @@ pub(crate) fn config(args: ConfigArgs) -> Result<ExitCode> {
                 Status::Invalid { reason } => format!("skipped, invalid: {reason}"),
             };
             writeln!(out, "   {:<20} {what}", entry.name)?;
+            for note in &entry.notes {
+                writeln!(out, "   {:<20}   note: {note}", "")?;
+            }
         }
     }
     let names = discovery.config.names();
@@ -269,6 +302,14 @@ pub(crate) fn config(args: ConfigArgs) -> Result<ExitCode> {
         )?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `, tool calls time out after 120000 ms` for a server whose entry sets `timeout`.
+fn tool_timeout_note(server: &toolweave_config::ServerConfig) -> String {
+    server
+        .tool_timeout
+        .map(|limit| format!(", tool calls time out after {} ms", limit.as_millis()))
+        .unwrap_or_default()
 }
 
 /// A client `init` can write to.

@@ -22,7 +22,9 @@
 //!
 //! Entries are read with the same parser as `--config` files, so their errors name the file, the
 //! server and the key; but here a broken entry or file is skipped and reported rather than
-//! stopping toolweave, since it may belong to a client the user does not run toolweave for.
+//! stopping toolweave, since it may belong to a client the user does not run toolweave for, and a
+//! key toolweave does not use (Cursor's `auth`, VS Code's `dev`) is ignored with a note on the
+//! entry, since the entry works in its client.
 //!
 //! toolweave never loads itself: an entry whose program is this binary, or is named `toolweave`
 //! and has a `serve` argument, is skipped. Such an entry may list, in its `env`, the servers
@@ -36,9 +38,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::servers::{RawEntry, read_entry, resolve_entry, server_map};
+use crate::servers::{Owner, RawEntry, read_entry, resolve_entry, server_map};
 use crate::trust::{ClaudeApprovals, Trusted, fingerprint};
-use crate::{Config, ServerConfig};
+use crate::{Config, Note, ServerConfig};
 
 /// The `env` key of toolweave's own entry that names the servers it fronts in that file,
 /// comma-separated. Those entries stay `"disabled": true` for the client and are used by toolweave.
@@ -278,6 +280,10 @@ pub struct Entry {
     /// What became of it.
     #[serde(flatten)]
     pub status: Status,
+    /// What toolweave ignored in it, one line per key (`"auth" is ignored: ...`), for an entry
+    /// it uses.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// Everything discovery looked at and decided.
@@ -522,10 +528,20 @@ pub fn discover(places: &Places<'_>, lookup: &dyn Fn(&str) -> Option<String>) ->
                 &winners,
                 lookup,
             );
+            let mut notes = Vec::new();
             match &status {
-                Ok(server) => {
+                Ok((server, ignored)) => {
                     winners.insert(name.clone(), kind);
                     discovery.config.servers.push(server.clone());
+                    discovery
+                        .config
+                        .notes
+                        .extend(ignored.iter().map(|text| Note {
+                            path: path.clone(),
+                            server: name.clone(),
+                            text: text.clone(),
+                        }));
+                    notes.clone_from(ignored);
                 }
                 Err(Status::Disabled | Status::SwitchedOff) => {
                     disabled.insert(name.clone());
@@ -546,6 +562,7 @@ pub fn discover(places: &Places<'_>, lookup: &dyn Fn(&str) -> Option<String>) ->
                 source: kind,
                 path: path.clone(),
                 status,
+                notes,
             });
         }
     }
@@ -586,7 +603,7 @@ fn fronted_in(
             continue;
         };
         for (name, value) in servers {
-            let Ok(entry) = read_entry(name, value, Path::new("")) else {
+            let Ok(entry) = read_entry(name, value, Path::new(""), Owner::Client) else {
                 continue;
             };
             if !is_self(&entry, this_program) {
@@ -678,7 +695,8 @@ enum Trust {
     },
 }
 
-/// The server to use for one entry, or why it is not used.
+/// The server to use for one entry, with what was ignored in it (one line per key), or why it is
+/// not used.
 fn classify(
     name: &str,
     value: &Value,
@@ -687,8 +705,8 @@ fn classify(
     this_program: Option<&Path>,
     winners: &BTreeMap<String, SourceKind>,
     lookup: &dyn Fn(&str) -> Option<String>,
-) -> Result<ServerConfig, Status> {
-    let entry = read_entry(name, value, path).map_err(|error| Status::Invalid {
+) -> Result<(ServerConfig, Vec<String>), Status> {
+    let entry = read_entry(name, value, path, Owner::Client).map_err(|error| Status::Invalid {
         reason: error.to_string(),
     })?;
     if is_self(&entry, this_program) {
@@ -718,9 +736,17 @@ fn classify(
             runs,
         });
     }
-    resolve_entry(name, entry, path, lookup).map_err(|error| Status::Invalid {
-        reason: error.to_string(),
-    })
+    let notes = entry.notes().to_vec();
+    match resolve_entry(name, entry, path, lookup) {
+        Ok(server) => Ok((server, notes)),
+        // What was ignored may be why the entry does not work (`comand` for `command`).
+        Err(error) if !notes.is_empty() => Err(Status::Invalid {
+            reason: format!("{error}; {}", notes.join("; ")),
+        }),
+        Err(error) => Err(Status::Invalid {
+            reason: error.to_string(),
+        }),
+    }
 }
 
 /// What Claude Code's files say about the project's `.mcp.json` servers: approvals and refusals
@@ -1601,7 +1627,10 @@ mod tests {
         match git(&["init", "--quiet"]) {
             Ok(output) if output.status.success() => {}
             other => {
-                eprintln!("skipped the repository half: `git init` failed ({other:?})");
+                toolweave_testkit::skip::missing_prerequisite(
+                    "the repository half of claude_code_s_approvals_in_settings_local_json_count_as_claude_code_counts_them",
+                    &format!("`git init` failed ({other:?}); install git"),
+                );
                 return;
             }
         }
@@ -1636,7 +1665,7 @@ mod tests {
                     machine.project.join(".mcp.json").display()
                 ),
                 format!(
-                    "server \"typo\" is skipped: {}: server \"typo\": unknown field `comand`, expected one of `type`, `command`, `args`, `env`, `envFile`, `cwd`, `url`, `headers`, `disabled`; the keys a server entry may have are type, command, args, env, envFile, cwd, url, headers, disabled",
+                    "server \"typo\" is skipped: {}: server \"typo\": missing \"command\": a stdio server needs the program to run (or give \"type\" and \"url\" for a remote one); \"comand\" is ignored: toolweave does not know it (did you mean \"command\"?)",
                     cursor.display()
                 ),
                 format!(
@@ -1650,6 +1679,75 @@ mod tests {
             discovery.config.servers[0].transport,
             Transport::Stdio { .. }
         ));
+    }
+
+    #[test]
+    fn keys_a_client_writes_for_itself_are_ignored_with_a_note_and_timeout_is_used() {
+        let machine = Machine::new();
+        machine.write(
+            &machine.home.join(".cursor/mcp.json"),
+            r#"{"mcpServers": {
+                "linear": {"url": "https://mcp.example.com/mcp", "timeout": 120000,
+                           "auth": {"CLIENT_ID": "id", "scopes": ["read"]}},
+                "quick": {"command": "quick-server", "timeout": 30}
+            }}"#,
+        );
+        machine.write(
+            &machine.project.join(".vscode/mcp.json"),
+            r#"{"servers": {"local": {"type": "stdio", "command": "node", "args": ["server.js"],
+                "dev": {"watch": "src/**/*.ts", "debug": {"type": "node"}}}}}"#,
+        );
+        machine.trust_waiting();
+        let discovery = machine.discover();
+        assert_eq!(discovery.config.names(), ["linear", "local", "quick"]);
+        let timeouts: Vec<Option<std::time::Duration>> = discovery
+            .config
+            .servers
+            .iter()
+            .map(|server| server.tool_timeout)
+            .collect();
+        assert_eq!(
+            timeouts,
+            [Some(std::time::Duration::from_secs(120)), None, None]
+        );
+        let notes: Vec<(&str, &[String])> = discovery
+            .entries
+            .iter()
+            .map(|entry| (entry.name.as_str(), entry.notes.as_slice()))
+            .collect();
+        assert_eq!(
+            notes,
+            [
+                (
+                    "linear",
+                    &["\"auth\" is ignored: it is Cursor's OAuth sign-in, which toolweave does not do; give a token in \"headers\" (as \"Bearer ${VAR}\")".to_owned()][..]
+                ),
+                (
+                    "quick",
+                    &["\"timeout\" is not used: 30 is under a second; toolweave reads it in milliseconds, as Claude Code and Cursor do, so write 30000 for 30 seconds".to_owned()][..]
+                ),
+                (
+                    "local",
+                    &["\"dev\" is ignored: it is VS Code's development mode (watch and debug)".to_owned()][..]
+                ),
+            ]
+        );
+        // The same lines, naming the file and the server, for a warning on stderr.
+        let cursor = machine.home.join(".cursor/mcp.json");
+        assert_eq!(discovery.config.notes.len(), 3);
+        assert_eq!(
+            discovery.config.notes[0].to_string(),
+            format!(
+                "{}: server \"linear\": \"auth\" is ignored: it is Cursor's OAuth sign-in, which toolweave does not do; give a token in \"headers\" (as \"Bearer ${{VAR}}\")",
+                cursor.display()
+            )
+        );
+        // Nothing here is a problem that keeps a server out.
+        assert!(
+            discovery.problems().is_empty(),
+            "{:?}",
+            discovery.problems()
+        );
     }
 
     #[test]

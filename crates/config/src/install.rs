@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 use crate::discover::{
     Discovery, FRONTS_VARIABLE, Places, SourceKind, Status, is_self, project_keys,
 };
-use crate::servers::read_entry;
+use crate::servers::{Owner, read_entry};
 use crate::{Error, Result};
 
 /// An MCP client whose config file `init` can write toolweave's entry into.
@@ -202,7 +202,7 @@ pub fn plan(install: &Install<'_>, discovery: &Discovery) -> Result<Plan> {
         .canonicalize()
         .unwrap_or(install.program.to_path_buf());
     let existing = servers.iter().find_map(|(name, value)| {
-        read_entry(name, value, &path)
+        read_entry(name, value, &path, Owner::Client)
             .ok()
             .filter(|entry| is_self(entry, Some(&this_program)))
             .map(|_| name.clone())
@@ -409,7 +409,7 @@ pub fn apply(plan: &Plan, now: SystemTime) -> Result<Option<PathBuf>> {
 /// Puts `text` at `path` whole or not at all: it is written to a temporary file beside `path`
 /// (created with `new_mode`, less the umask, then given `permissions` when there are some),
 /// flushed to disk, and renamed over `path`.
-pub(crate) fn replace_file(
+pub fn replace_file(
     path: &Path,
     text: &[u8],
     permissions: Option<std::fs::Permissions>,

@@ -21,6 +21,7 @@ mod expand;
 mod install;
 mod jsonc;
 mod limits;
+mod oauth;
 mod policy;
 mod servers;
 mod settings;
@@ -31,10 +32,14 @@ pub use discover::{
     claude_desktop_config, discover,
 };
 pub use expand::Expanded;
+pub use install::replace_file;
 pub use install::{Client, EntryChange, Install, Plan, apply, plan};
 pub use limits::Limits;
+pub use oauth::OAuthSettings;
 pub use policy::{Denial, Policy};
-pub use servers::{Config, ServerConfig, Transport, load_file, parse_str, parse_str_with_env};
+pub use servers::{
+    Config, Note, ServerConfig, Transport, load_file, parse_str, parse_str_with_env,
+};
 pub use settings::{Settings, default_settings_path, load_settings};
 pub use trust::{Trusted, default_trust_path, fingerprint};
 

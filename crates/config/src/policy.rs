@@ -1,8 +1,11 @@
-//! Which upstream tools guest code may call: allow and deny rules, globs over `server.tool`.
+//! Which upstream tools guest code may call, and which destructive ones it may call without
+//! asking: allow, deny and approve rules, globs over `server.tool`.
 //!
 //! The people who run toolweave set the rules (flags, settings file); nothing an execution sends
-//! can change them. Deny wins over allow. With no allow rule every tool not denied is allowed;
-//! with allow rules, only tools one of them matches.
+//! can change them. Allow and deny decide which tools exist for code: deny wins over allow; with
+//! no allow rule every tool not denied is allowed; with allow rules, only tools one of them
+//! matches. Approve rules only pre-approve tools that exist and whose server marks them
+//! destructive: they never let a tool through that allow and deny keep out.
 
 use globset::{Glob, GlobBuilder, GlobMatcher};
 
@@ -11,6 +14,7 @@ use globset::{Glob, GlobBuilder, GlobMatcher};
 pub struct Policy {
     allow: Vec<Rule>,
     deny: Vec<Rule>,
+    approve: Vec<Rule>,
 }
 
 #[derive(Debug, Clone)]
@@ -42,15 +46,24 @@ impl std::fmt::Display for Denial {
 
 impl Policy {
     /// Compiles `allow` and `deny` globs over `server.tool` (`*` any run of characters, `?` one,
-    /// `[abc]` a class; `github.*`, `*.delete_*`). `Err` names the rule and what is wrong.
+    /// `[abc]` a class; `github.*`, `*.delete_*`; a lone `*` is every tool). `Err` names the rule
+    /// and what is wrong.
     pub fn new(allow: &[String], deny: &[String]) -> Result<Self, String> {
         Ok(Self {
             allow: compile(allow, "allow")?,
             deny: compile(deny, "deny")?,
+            approve: Vec::new(),
         })
     }
 
-    /// Whether no rule is set (everything is allowed).
+    /// These rules with `approve` globs added: destructive tools they match are called without
+    /// asking anyone. `Err` names the rule and what is wrong.
+    pub fn with_approve(mut self, approve: &[String]) -> Result<Self, String> {
+        self.approve = compile(approve, "approve")?;
+        Ok(self)
+    }
+
+    /// Whether no allow or deny rule is set (every tool exists for code).
     pub fn is_open(&self) -> bool {
         self.allow.is_empty() && self.deny.is_empty()
     }
@@ -72,28 +85,35 @@ impl Policy {
         Ok(())
     }
 
-    /// Whether an allow rule names this tool: for a tool that needs approval (destructive), the
-    /// people who run toolweave have given it beforehand.
-    pub fn allows_explicitly(&self, server: &str, tool: &str) -> bool {
+    /// The approve rule, as written, that pre-approves `server`'s tool `tool` (original names),
+    /// if one matches it. It says nothing about whether the tool exists for code: that is
+    /// [`decide`](Self::decide)'s.
+    pub fn approving_rule(&self, server: &str, tool: &str) -> Option<&str> {
         let name = format!("{server}.{tool}");
-        self.decide(server, tool).is_ok()
-            && self.allow.iter().any(|rule| rule.matcher.is_match(&name))
+        self.approve
+            .iter()
+            .find(|rule| rule.matcher.is_match(&name))
+            .map(|rule| rule.pattern.as_str())
     }
 
-    /// The rules as written, for people: `allow: a, b; deny: c`.
+    /// The rules as written, for people: `allow: a, b; deny: c; approve: d`.
     pub fn describe(&self) -> String {
-        let list = |rules: &[Rule]| {
-            rules
-                .iter()
-                .map(|rule| rule.pattern.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        match (self.allow.is_empty(), self.deny.is_empty()) {
-            (true, true) => "every tool allowed".to_owned(),
-            (false, true) => format!("allow: {}", list(&self.allow)),
-            (true, false) => format!("deny: {}", list(&self.deny)),
-            (false, false) => format!("allow: {}; deny: {}", list(&self.allow), list(&self.deny)),
+        let parts: Vec<String> = [
+            ("allow", &self.allow),
+            ("deny", &self.deny),
+            ("approve", &self.approve),
+        ]
+        .into_iter()
+        .filter(|(_, rules)| !rules.is_empty())
+        .map(|(kind, rules)| {
+            let patterns: Vec<&str> = rules.iter().map(|rule| rule.pattern.as_str()).collect();
+            format!("{kind}: {}", patterns.join(", "))
+        })
+        .collect();
+        if parts.is_empty() {
+            "every tool allowed".to_owned()
+        } else {
+            parts.join("; ")
         }
     }
 }
@@ -103,10 +123,10 @@ fn compile(patterns: &[String], kind: &str) -> Result<Vec<Rule>, String> {
         .iter()
         .map(|pattern| {
             let pattern = pattern.trim();
-            if !pattern.contains('.') {
-                return Err(format!(
-                    "{kind} rule \"{pattern}\": a rule names server.tool, such as \"{pattern}.*\" for every tool of a server or \"*.{pattern}\" for a tool of any server"
-                ));
+            // `*` (and `**`) crosses dots: it is every tool of every server, as `*.*` is.
+            let every_tool = !pattern.is_empty() && pattern.chars().all(|c| c == '*');
+            if !pattern.contains('.') && !every_tool {
+                return Err(without_dot(kind, pattern));
             }
             let glob: Glob = GlobBuilder::new(pattern)
                 .literal_separator(false)
@@ -118,6 +138,18 @@ fn compile(patterns: &[String], kind: &str) -> Result<Vec<Rule>, String> {
             })
         })
         .collect()
+}
+
+/// The message for a rule that names no `server.tool`: what the two readings would be written as.
+fn without_dot(kind: &str, pattern: &str) -> String {
+    if pattern.is_empty() {
+        return format!(
+            "{kind} rule \"\": a rule names server.tool, such as \"github.*\" for every tool of a server, \"*.delete_file\" for a tool of any server, or \"*\" for every tool"
+        );
+    }
+    format!(
+        "{kind} rule \"{pattern}\": a rule names server.tool, such as \"{pattern}.*\" for every tool of a server \"{pattern}\" or \"*.{pattern}\" for a tool \"{pattern}\" of any server (\"*\" alone is every tool)"
+    )
 }
 
 #[cfg(test)]
@@ -162,8 +194,71 @@ mod tests {
     #[test]
     fn rules_that_cannot_match_as_meant_are_refused() {
         let error = Policy::new(&rules(&["github"]), &[]).unwrap_err();
-        assert!(error.contains("\"github.*\""), "{error}");
+        assert_eq!(
+            error,
+            "allow rule \"github\": a rule names server.tool, such as \"github.*\" for every tool of a server \"github\" or \"*.github\" for a tool \"github\" of any server (\"*\" alone is every tool)"
+        );
         let error = Policy::new(&[], &rules(&["github.[a"])).unwrap_err();
         assert!(error.starts_with("deny rule \"github.[a\""), "{error}");
+        let error = Policy::default()
+            .with_approve(&rules(&["write_file"]))
+            .unwrap_err();
+        assert!(
+            error.starts_with("approve rule \"write_file\"") && error.contains("\"*.write_file\""),
+            "{error}"
+        );
+        let error = Policy::new(&rules(&[" "]), &[]).unwrap_err();
+        assert!(error.contains("or \"*\" for every tool"), "{error}");
+    }
+
+    #[test]
+    fn a_lone_star_is_every_tool() {
+        for star in ["*", "**", " * "] {
+            let policy = Policy::new(&rules(&[star]), &[]).unwrap();
+            assert!(policy.decide("github", "delete_repo").is_ok(), "{star}");
+            assert!(policy.decide("fixture", "dotted.name").is_ok(), "{star}");
+            let policy = Policy::new(&[], &rules(&[star])).unwrap();
+            assert!(policy.decide("github", "list_issues").is_err(), "{star}");
+        }
+        let policy = Policy::default().with_approve(&rules(&["*"])).unwrap();
+        assert_eq!(policy.approving_rule("any", "tool"), Some("*"));
+    }
+
+    #[test]
+    fn approve_rules_pre_approve_and_decide_nothing_about_existence() {
+        let policy = Policy::new(&rules(&["filesystem.*"]), &rules(&["*.delete_*"]))
+            .unwrap()
+            .with_approve(&rules(&["filesystem.write_file", "*.delete_*", "memory.*"]))
+            .unwrap();
+        assert_eq!(
+            policy.approving_rule("filesystem", "write_file"),
+            Some("filesystem.write_file")
+        );
+        // An allow rule pre-approves nothing.
+        assert_eq!(policy.approving_rule("filesystem", "move_file"), None);
+        // An approve rule does not make a denied or unallowed tool exist.
+        assert!(policy.decide("filesystem", "delete_file").is_err());
+        assert_eq!(
+            policy.decide("memory", "delete_entities"),
+            Err(Denial::Denied {
+                rule: "*.delete_*".to_owned()
+            })
+        );
+        assert_eq!(
+            policy.decide("memory", "create_entities"),
+            Err(Denial::NotAllowed)
+        );
+        assert_eq!(
+            policy.describe(),
+            "allow: filesystem.*; deny: *.delete_*; approve: filesystem.write_file, *.delete_*, memory.*"
+        );
+        // Approve rules alone leave every tool in.
+        let approving = Policy::default()
+            .with_approve(&rules(&["filesystem.write_file"]))
+            .unwrap();
+        assert!(approving.is_open());
+        assert!(approving.decide("slack", "post").is_ok());
+        assert_eq!(approving.describe(), "approve: filesystem.write_file");
+        assert_eq!(Policy::default().describe(), "every tool allowed");
     }
 }

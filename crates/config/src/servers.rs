@@ -1,12 +1,21 @@
 //! The `{"mcpServers": {...}}` file shape, as Claude Code, Cursor and Claude Desktop write it.
+//!
+//! Clients write keys of their own into server entries (Cursor's `auth`, VS Code's `dev`).
+//! Whose file an entry is in ([`Owner`]) decides what such a key means: in a client's file it is
+//! ignored with a note, since the entry works in that client; in a `--config` file, written for
+//! toolweave, a key it does not know is an error (most likely a misspelling), except the keys
+//! other clients are known to write. A key that means something toolweave has is used: `timeout`
+//! is the server's tool-call timeout.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::expand::{Expanded, MissingVariable, expand};
+use crate::oauth::OAuthSettings;
 use crate::{Error, Result};
 
 /// Every upstream server toolweave fronts, resolved from one or more files.
@@ -16,6 +25,32 @@ pub struct Config {
     pub servers: Vec<ServerConfig>,
     /// Entries that are present but switched off (`"disabled": true`), kept to be reported.
     pub disabled: Vec<String>,
+    /// What was ignored in the entries of these servers, one note per key: for a warning on
+    /// stderr and `toolweave config`.
+    pub notes: Vec<Note>,
+}
+
+/// A key of a server's entry that toolweave ignores, and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Note {
+    /// The file the entry is in.
+    pub path: PathBuf,
+    /// The server's name.
+    pub server: String,
+    /// What was ignored and why: `"auth" is ignored: ...`.
+    pub text: String,
+}
+
+impl std::fmt::Display for Note {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: server \"{}\": {}",
+            self.path.display(),
+            self.server,
+            self.text
+        )
+    }
 }
 
 impl Config {
@@ -37,6 +72,9 @@ pub struct ServerConfig {
     pub transport: Transport,
     /// The file this entry came from.
     pub source: PathBuf,
+    /// The time one tool call to this server may take, from the entry's `timeout`; `None` keeps
+    /// the default (`--tool-timeout-ms`).
+    pub tool_timeout: Option<Duration>,
 }
 
 /// How an upstream server is reached.
@@ -59,6 +97,8 @@ pub enum Transport {
         url: Expanded,
         /// Extra request headers; their values are never shown.
         headers: BTreeMap<String, Expanded>,
+        /// How to log in (`"oauth"`, or Cursor's `"auth"`), when the entry says.
+        oauth: Option<OAuthSettings>,
     },
     /// The legacy HTTP+SSE transport.
     Sse {
@@ -66,6 +106,8 @@ pub enum Transport {
         url: Expanded,
         /// Extra request headers; their values are never shown.
         headers: BTreeMap<String, Expanded>,
+        /// How to log in (`"oauth"`, or Cursor's `"auth"`), when the entry says.
+        oauth: Option<OAuthSettings>,
     },
 }
 
@@ -82,6 +124,7 @@ impl Transport {
 
 /// The keys a server entry may have. `type` is optional for stdio entries (Claude Desktop and
 /// Cursor omit it) and may be `stdio`, `http`, `streamable-http`/`streamableHttp` or `sse`.
+/// `timeout` is read apart ([`tool_timeout`]).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawServer {
@@ -96,15 +139,86 @@ struct RawServer {
     cwd: Option<String>,
     url: Option<String>,
     headers: Option<BTreeMap<String, String>>,
+    /// How to log in to a remote server (toolweave's and Claude Code's key).
+    oauth: Option<Value>,
+    /// Cursor's name for `oauth`.
+    auth: Option<Value>,
     disabled: Option<bool>,
 }
 
-const SERVER_KEYS: &str = "type, command, args, env, envFile, cwd, url, headers, disabled";
+/// The keys [`RawServer`] reads.
+const RAW_KEYS: [&str; 11] = [
+    "type", "command", "args", "env", "envFile", "cwd", "url", "headers", "oauth", "auth",
+    "disabled",
+];
+
+/// The key whose value is the server's tool-call timeout, in milliseconds.
+const TIMEOUT_KEY: &str = "timeout";
+
+/// Every key toolweave reads in a server entry, for messages: `type, command, ..., timeout`.
+fn server_keys() -> String {
+    let mut keys = RAW_KEYS.to_vec();
+    keys.push(TIMEOUT_KEY);
+    keys.join(", ")
+}
+
+/// Keys MCP clients write into server entries for their own use, and why toolweave does without
+/// them. They are ignored with a note, in a `--config` file too.
+const CLIENT_KEYS: [(&str, &str); 9] = [
+    (
+        "headersHelper",
+        "it is a command Claude Code runs for headers, which toolweave does not run; give the headers in \"headers\" (with ${VAR})",
+    ),
+    ("dev", "it is VS Code's development mode (watch and debug)"),
+    (
+        "gallery",
+        "it is VS Code's record of where it installed the server from",
+    ),
+    (
+        "version",
+        "it is VS Code's record of the version it installed",
+    ),
+    (
+        "autoApprove",
+        "it lists the tools Cline calls without asking; toolweave pre-approves destructive tools with --approve (or \"approve\" in its settings file)",
+    ),
+    (
+        "alwaysAllow",
+        "it lists the tools Roo Code calls without asking; toolweave pre-approves destructive tools with --approve (or \"approve\" in its settings file)",
+    ),
+    (
+        "disabledTools",
+        "it lists the tools Cline leaves out; toolweave keeps tools from code with --deny (or \"deny\" in its settings file)",
+    ),
+    (
+        "includeTools",
+        "it lists the tools Gemini CLI lets through; toolweave decides with --allow (or \"allow\" in its settings file)",
+    ),
+    (
+        "excludeTools",
+        "it lists the tools Gemini CLI leaves out; toolweave keeps tools from code with --deny (or \"deny\" in its settings file)",
+    ),
+];
+
+/// Whose file a server entry is in: that decides what a key toolweave does not use means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Owner {
+    /// A `--config` file, written for toolweave: a key it does not know is an error (most likely
+    /// a misspelling), except the keys other clients are known to write ([`CLIENT_KEYS`]).
+    Toolweave,
+    /// A file an MCP client writes, found by discovery: the entry works in that client, so a key
+    /// toolweave does not use is ignored with a note.
+    Client,
+}
 
 /// One entry under `mcpServers`, read but not yet resolved (its variables are not looked up).
 #[derive(Debug, Clone)]
 pub(crate) struct RawEntry {
     raw: RawServer,
+    /// The entry's `timeout`, when it is one toolweave can use.
+    tool_timeout: Option<Duration>,
+    /// What was ignored in the entry, one line per key: `"auth" is ignored: ...`.
+    notes: Vec<String>,
 }
 
 impl RawEntry {
@@ -127,10 +241,16 @@ impl RawEntry {
     pub(crate) fn env(&self) -> Option<&BTreeMap<String, String>> {
         self.raw.env.as_ref()
     }
+
+    /// What was ignored in the entry, one line per key.
+    pub(crate) fn notes(&self) -> &[String] {
+        &self.notes
+    }
 }
 
-/// Checks one entry's name and keys; the error names the file, the server and the key.
-pub(crate) fn read_entry(name: &str, entry: &Value, path: &Path) -> Result<RawEntry> {
+/// Checks one entry's name and keys; the error names the file, the server and the key. Keys
+/// toolweave does not use are ignored with a note, or refused, as `owner` decides.
+pub(crate) fn read_entry(name: &str, entry: &Value, path: &Path, owner: Owner) -> Result<RawEntry> {
     let server_error = |message: String| Error::Server {
         path: path.to_path_buf(),
         server: name.to_owned(),
@@ -139,17 +259,126 @@ pub(crate) fn read_entry(name: &str, entry: &Value, path: &Path) -> Result<RawEn
     if name.trim().is_empty() {
         return Err(server_error("server names must not be empty".to_owned()));
     }
-    let raw: RawServer = serde_json::from_value(entry.clone()).map_err(|error| {
-        let message = error.to_string();
-        if message.starts_with("unknown field") {
-            server_error(format!(
-                "{message}; the keys a server entry may have are {SERVER_KEYS}"
-            ))
+    let Value::Object(keys) = entry else {
+        return Err(server_error(format!(
+            "an entry must be an object such as {{\"command\": \"...\", \"args\": [...]}}, not {}",
+            kind_of(entry)
+        )));
+    };
+    let mut known = serde_json::Map::new();
+    let mut timeout = None;
+    let mut notes = Vec::new();
+    for (key, value) in keys {
+        if RAW_KEYS.contains(&key.as_str()) {
+            known.insert(key.clone(), value.clone());
+        } else if key == TIMEOUT_KEY {
+            match (tool_timeout(value), owner) {
+                (Ok(limit), _) => timeout = Some(limit),
+                (Err(why), Owner::Toolweave) => {
+                    return Err(server_error(format!("\"timeout\": {why}")));
+                }
+                (Err(why), Owner::Client) => notes.push(format!("\"timeout\" is not used: {why}")),
+            }
+        } else if let Some((_, why)) = CLIENT_KEYS.iter().find(|(client_key, _)| client_key == key)
+        {
+            notes.push(format!("\"{key}\" is ignored: {why}"));
         } else {
-            server_error(message)
+            let hint = match closest_key(key) {
+                Some(meant) => format!(" (did you mean \"{meant}\"?)"),
+                None => String::new(),
+            };
+            match owner {
+                Owner::Toolweave => {
+                    return Err(server_error(format!(
+                        "unknown key \"{key}\"{hint}; the keys a server entry may have are {}",
+                        server_keys()
+                    )));
+                }
+                Owner::Client => notes.push(format!(
+                    "\"{key}\" is ignored: toolweave does not know it{hint}"
+                )),
+            }
         }
-    })?;
-    Ok(RawEntry { raw })
+    }
+    let raw: RawServer = serde_json::from_value(Value::Object(known))
+        .map_err(|error| server_error(error.to_string()))?;
+    Ok(RawEntry {
+        raw,
+        tool_timeout: timeout,
+        notes,
+    })
+}
+
+/// The shortest tool-call timeout an entry may set: anything shorter is almost certainly a
+/// number of seconds (as Cline writes `timeout`) read as milliseconds.
+const MIN_TOOL_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// An entry's `timeout`: milliseconds, as Claude Code and Cursor read it. `Err` says why it
+/// cannot be used, starting with the value.
+fn tool_timeout(value: &Value) -> std::result::Result<Duration, String> {
+    let whole = |millis: f64| millis.fract() == 0.0 && millis >= 0.0;
+    let millis = value.as_u64().or_else(|| {
+        value
+            .as_f64()
+            .filter(|millis| whole(*millis))
+            .map(|millis| millis as u64)
+    });
+    let Some(millis) = millis else {
+        return Err(format!(
+            "{value} is not a whole number of milliseconds; write 60000 for a minute"
+        ));
+    };
+    let limit = Duration::from_millis(millis);
+    if limit < MIN_TOOL_TIMEOUT {
+        return Err(format!(
+            "{millis} is under a second; toolweave reads it in milliseconds, as Claude Code and Cursor do, so write {} for {millis} seconds",
+            millis.saturating_mul(1000)
+        ));
+    }
+    Ok(limit)
+}
+
+/// The key toolweave reads that `key` is most likely a misspelling of.
+fn closest_key(key: &str) -> Option<&'static str> {
+    let lower = key.to_ascii_lowercase();
+    RAW_KEYS
+        .iter()
+        .chain([&TIMEOUT_KEY])
+        .map(|known| (*known, edit_distance(&lower, &known.to_ascii_lowercase())))
+        .filter(|(known, distance)| *distance <= 2 && *distance < known.len() / 2 + 1)
+        .min_by_key(|(_, distance)| *distance)
+        .map(|(known, _)| known)
+}
+
+/// Levenshtein distance, in characters.
+fn edit_distance(left: &str, right: &str) -> usize {
+    let right: Vec<char> = right.chars().collect();
+    let mut previous: Vec<usize> = (0..=right.len()).collect();
+    for (row, left_char) in left.chars().enumerate() {
+        let mut current = vec![row + 1];
+        for (column, right_char) in right.iter().enumerate() {
+            let substitution = previous[column] + usize::from(left_char != *right_char);
+            current.push(
+                substitution
+                    .min(previous[column + 1] + 1)
+                    .min(current[column] + 1),
+            );
+        }
+        previous = current;
+    }
+    previous[right.len()]
+}
+
+/// "a string", "an array"...: what a JSON value is, for messages.
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 /// Resolves one read entry (variables, relative `cwd`) into a server of the file at `path`.
@@ -159,8 +388,11 @@ pub(crate) fn resolve_entry(
     path: &Path,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<ServerConfig> {
+    let RawEntry {
+        raw, tool_timeout, ..
+    } = entry;
     let base = path.parent().unwrap_or(Path::new("."));
-    let transport = resolve(entry.raw, base, lookup).map_err(|message| Error::Server {
+    let transport = resolve(raw, base, lookup).map_err(|message| Error::Server {
         path: path.to_path_buf(),
         server: name.to_owned(),
         message,
@@ -169,6 +401,7 @@ pub(crate) fn resolve_entry(
         name: name.to_owned(),
         transport,
         source: path.to_path_buf(),
+        tool_timeout,
     })
 }
 
@@ -186,8 +419,9 @@ pub fn load_file(path: &Path) -> Result<Config> {
     parse_str(&text, path)
 }
 
-/// Parses the text of a config file; `path` is used in messages and to resolve a relative `cwd`.
-/// `${VAR}` references come from toolweave's environment.
+/// Parses the text of a `--config` file (toolweave's own: a key it does not know is an error);
+/// `path` is used in messages and to resolve a relative `cwd`. `${VAR}` references come from
+/// toolweave's environment.
 pub fn parse_str(text: &str, path: &Path) -> Result<Config> {
     parse_str_with_env(text, path, &|name| std::env::var(name).ok())
 }
@@ -230,11 +464,16 @@ pub fn parse_str_with_env(
     };
     let mut config = Config::default();
     for (name, entry) in servers {
-        let raw = read_entry(name, entry, path)?;
+        let raw = read_entry(name, entry, path, Owner::Toolweave)?;
         if raw.disabled() {
             config.disabled.push(name.clone());
             continue;
         }
+        config.notes.extend(raw.notes().iter().map(|text| Note {
+            path: path.to_path_buf(),
+            server: name.clone(),
+            text: text.clone(),
+        }));
         config.servers.push(resolve_entry(name, raw, path, lookup)?);
     }
     config.servers.sort_by(|a, b| a.name.cmp(&b.name));
@@ -298,7 +537,8 @@ fn resolve(
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> std::result::Result<Transport, String> {
     let kind = raw.kind.as_deref().map(str::to_ascii_lowercase);
-    let remote = || -> std::result::Result<(Expanded, BTreeMap<String, Expanded>), String> {
+    type Remote = (Expanded, BTreeMap<String, Expanded>, Option<OAuthSettings>);
+    let remote = || -> std::result::Result<Remote, String> {
         for (key, present) in [
             ("command", raw.command.is_some()),
             ("args", raw.args.is_some()),
@@ -329,18 +569,27 @@ fn resolve(
             check_header(name, &value)?;
             headers.insert(name.clone(), value);
         }
-        Ok((url, headers))
+        let oauth = crate::oauth::resolve(raw.oauth.as_ref(), raw.auth.as_ref(), &|text, key| {
+            expand_key(text, key, lookup)
+        })?;
+        Ok((url, headers, oauth))
     };
     match kind.as_deref() {
         None if raw.command.is_none() && raw.url.is_some() => {
             // Cursor and Claude Desktop accept a bare url for streamable HTTP.
-            let (url, headers) = remote()?;
-            Ok(Transport::Http { url, headers })
+            let (url, headers, oauth) = remote()?;
+            Ok(Transport::Http {
+                url,
+                headers,
+                oauth,
+            })
         }
         None | Some("stdio") => {
             for (key, present) in [
                 ("url", raw.url.is_some()),
                 ("headers", raw.headers.is_some()),
+                ("oauth", raw.oauth.is_some()),
+                ("auth", raw.auth.is_some()),
             ] {
                 if present {
                     return Err(format!(
@@ -383,12 +632,20 @@ fn resolve(
             })
         }
         Some("http" | "streamable-http" | "streamablehttp" | "streamable_http") => {
-            let (url, headers) = remote()?;
-            Ok(Transport::Http { url, headers })
+            let (url, headers, oauth) = remote()?;
+            Ok(Transport::Http {
+                url,
+                headers,
+                oauth,
+            })
         }
         Some("sse") => {
-            let (url, headers) = remote()?;
-            Ok(Transport::Sse { url, headers })
+            let (url, headers, oauth) = remote()?;
+            Ok(Transport::Sse {
+                url,
+                headers,
+                oauth,
+            })
         }
         Some(other) => Err(format!(
             "unknown \"type\": {other:?}; use \"stdio\", \"http\" or \"sse\""
@@ -497,7 +754,7 @@ mod tests {
         let error = parse(r#"{"mcpServers": {"gh": {"comand": "x"}}}"#).unwrap_err();
         assert_eq!(
             error.to_string(),
-            "/etc/tw/mcp.json: server \"gh\": unknown field `comand`, expected one of `type`, `command`, `args`, `env`, `envFile`, `cwd`, `url`, `headers`, `disabled`; the keys a server entry may have are type, command, args, env, envFile, cwd, url, headers, disabled"
+            "/etc/tw/mcp.json: server \"gh\": unknown key \"comand\" (did you mean \"command\"?); the keys a server entry may have are type, command, args, env, envFile, cwd, url, headers, oauth, auth, disabled, timeout"
         );
         let error = parse(r#"{"mcpServers": {"gh": {"args": []}}}"#).unwrap_err();
         assert!(
@@ -526,6 +783,127 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_timeout_is_the_server_s_tool_call_timeout_in_milliseconds() {
+        let config = parse(
+            r#"{"mcpServers": {
+                "slow": {"command": "x", "timeout": 600000},
+                "whole": {"type": "http", "url": "https://x/mcp", "timeout": 1.5e4},
+                "plain": {"command": "y"}
+            }}"#,
+        )
+        .unwrap();
+        let timeouts: Vec<(&str, Option<Duration>)> = config
+            .servers
+            .iter()
+            .map(|server| (server.name.as_str(), server.tool_timeout))
+            .collect();
+        assert_eq!(
+            timeouts,
+            [
+                ("plain", None),
+                ("slow", Some(Duration::from_secs(600))),
+                ("whole", Some(Duration::from_secs(15))),
+            ]
+        );
+        assert!(config.notes.is_empty(), "{:?}", config.notes);
+        for (timeout, expected) in [
+            (
+                "60",
+                "\"timeout\": 60 is under a second; toolweave reads it in milliseconds, as Claude Code and Cursor do, so write 60000 for 60 seconds",
+            ),
+            (
+                "\"30s\"",
+                "\"timeout\": \"30s\" is not a whole number of milliseconds; write 60000 for a minute",
+            ),
+            (
+                "-5",
+                "\"timeout\": -5 is not a whole number of milliseconds; write 60000 for a minute",
+            ),
+        ] {
+            let error = parse(&format!(
+                r#"{{"mcpServers": {{"s": {{"command": "x", "timeout": {timeout}}}}}}}"#
+            ))
+            .unwrap_err();
+            assert_eq!(
+                error.to_string(),
+                format!("/etc/tw/mcp.json: server \"s\": {expected}")
+            );
+        }
+    }
+
+    #[test]
+    fn in_a_config_file_keys_other_clients_write_are_ignored_with_a_note_and_others_refused() {
+        let config = parse(
+            r#"{"mcpServers": {
+                "cursor": {"url": "https://x/mcp", "auth": {"CLIENT_ID": "id"}},
+                "vscode": {"type": "stdio", "command": "x", "dev": {"watch": "src/**/*.ts"}},
+                "off": {"command": "x", "disabled": true, "autoApprove": ["a"]}
+            }}"#,
+        )
+        .unwrap();
+        assert_eq!(config.names(), ["cursor", "vscode"]);
+        let notes: Vec<String> = config.notes.iter().map(Note::to_string).collect();
+        assert_eq!(
+            notes,
+            [
+                "/etc/tw/mcp.json: server \"cursor\": \"auth\" is ignored: it is Cursor's OAuth sign-in, which toolweave does not do; give a token in \"headers\" (as \"Bearer ${VAR}\")",
+                "/etc/tw/mcp.json: server \"vscode\": \"dev\" is ignored: it is VS Code's development mode (watch and debug)",
+            ]
+        );
+        // Misspellings of keys toolweave reads are named, with the key meant.
+        for (key, meant) in [
+            ("envfile", Some("envFile")),
+            ("Command", Some("command")),
+            ("header", Some("headers")),
+            ("timout", Some("timeout")),
+            ("arg", Some("args")),
+            ("environment", None),
+        ] {
+            let error = parse(&format!(
+                r#"{{"mcpServers": {{"s": {{"command": "x", "{key}": 1}}}}}}"#
+            ))
+            .unwrap_err()
+            .to_string();
+            let hint = meant.map_or(String::new(), |meant| {
+                format!(" (did you mean \"{meant}\"?)")
+            });
+            assert_eq!(
+                error,
+                format!(
+                    "/etc/tw/mcp.json: server \"s\": unknown key \"{key}\"{hint}; the keys a server entry may have are type, command, args, env, envFile, cwd, url, headers, disabled, timeout"
+                )
+            );
+        }
+        let error = parse(r#"{"mcpServers": {"s": ["x"]}}"#).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "/etc/tw/mcp.json: server \"s\": an entry must be an object such as {\"command\": \"...\", \"args\": [...]}, not an array"
+        );
+    }
+
+    #[test]
+    fn in_a_client_s_file_every_key_toolweave_does_not_use_is_a_note() {
+        let entry = serde_json::json!({
+            "command": "x",
+            "timeout": 60,
+            "auth": {},
+            "envfile": ".env",
+            "sandbox": true
+        });
+        let read = read_entry("s", &entry, Path::new("/c/mcp.json"), Owner::Client).unwrap();
+        assert_eq!(read.tool_timeout, None);
+        assert_eq!(
+            read.notes(),
+            [
+                "\"timeout\" is not used: 60 is under a second; toolweave reads it in milliseconds, as Claude Code and Cursor do, so write 60000 for 60 seconds",
+                "\"auth\" is ignored: it is Cursor's OAuth sign-in, which toolweave does not do; give a token in \"headers\" (as \"Bearer ${VAR}\")",
+                "\"envfile\" is ignored: toolweave does not know it (did you mean \"envFile\"?)",
+                "\"sandbox\" is ignored: toolweave does not know it",
+            ]
+        );
+    }
+
     fn parse_with(text: &str, variables: &[(&str, &str)]) -> Result<Config> {
         let variables: BTreeMap<String, String> = variables
             .iter()
@@ -548,7 +926,7 @@ mod tests {
             &[("API_KEY", "k-123"), ("TOKEN", "t-456"), ("TEAM", "blue")],
         )
         .unwrap();
-        let Transport::Http { url, headers } = &config.servers[1].transport else {
+        let Transport::Http { url, headers, .. } = &config.servers[1].transport else {
             panic!("{:?}", config.servers[1]);
         };
         assert_eq!(url.value(), "https://example.com/mcp?key=k-123");
@@ -627,6 +1005,54 @@ mod tests {
             .to_string();
         assert!(
             error.contains("\"Bad Name\" is not a valid HTTP header name"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn remote_entries_say_how_to_log_in() {
+        let config = parse_with(
+            r#"{"mcpServers": {
+                "linear": {"type": "http", "url": "https://mcp.linear.app/mcp",
+                           "oauth": {"clientId": "tw-cli", "clientSecret": "${SECRET}", "scopes": "read write"}},
+                "cursor": {"url": "https://mcp.example.com/sse", "type": "sse",
+                           "auth": {"CLIENT_ID": "cu", "scopes": ["openid"]}},
+                "plain": {"url": "https://mcp.example.com/mcp"}
+            }}"#,
+            &[("SECRET", "s3cret")],
+        )
+        .unwrap();
+        let oauth = |index: usize| match &config.servers[index].transport {
+            Transport::Http { oauth, .. } | Transport::Sse { oauth, .. } => oauth.clone(),
+            Transport::Stdio { .. } => panic!("remote expected"),
+        };
+        let linear = oauth(1).unwrap();
+        assert_eq!(linear.client_id.unwrap().value(), "tw-cli");
+        assert_eq!(linear.client_secret.unwrap().value(), "s3cret");
+        assert_eq!(
+            linear.scopes,
+            Some(vec!["read".to_owned(), "write".to_owned()])
+        );
+        assert_eq!(oauth(0).unwrap().client_id.unwrap().value(), "cu");
+        assert_eq!(oauth(2), None);
+        assert!(!format!("{config:?}").contains("s3cret"));
+
+        let error = parse(r#"{"mcpServers": {"s": {"command": "x", "oauth": {"clientId": "a"}}}}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("\"oauth\" belongs to remote servers"),
+            "{error}"
+        );
+        let error = parse(
+            r#"{"mcpServers": {"s": {"type": "http", "url": "https://x/mcp", "oauth": {"client_id": "a"}}}}"#,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.starts_with(
+                "/etc/tw/mcp.json: server \"s\": \"oauth\": unknown field `client_id`"
+            ),
             "{error}"
         );
     }

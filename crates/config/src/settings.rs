@@ -1,10 +1,12 @@
 //! toolweave's own settings file: what the people who run toolweave decide (which tools code may
-//! call, where the audit log goes), apart from the `mcpServers` files clients share.
+//! call, which destructive ones it may call without asking, where the audit log goes), apart from
+//! the `mcpServers` files clients share.
 //!
 //! ```json
 //! {
 //!   "allow": ["github.*", "memory.*"],
 //!   "deny": ["*.delete_*"],
+//!   "approve": ["memory.create_entities"],
 //!   "auditLog": "/var/log/toolweave/audit.jsonl",
 //!   "auditLogMaxBytes": 10485760,
 //!   "auditLogContents": false
@@ -12,7 +14,7 @@
 //! ```
 //!
 //! Every key is optional; an unknown key is an error naming it. Command-line flags add to the
-//! lists (`--allow`, `--deny`) or replace the values (`--audit-log`).
+//! lists (`--allow`, `--deny`, `--approve`) or replace the values (`--audit-log`).
 
 use std::path::{Path, PathBuf};
 
@@ -30,6 +32,9 @@ pub struct Settings {
     /// Globs over `server.tool` that code may not call; deny wins over allow.
     #[serde(default)]
     pub deny: Vec<String>,
+    /// Globs over `server.tool`: destructive tools code may call without anyone being asked.
+    #[serde(default)]
+    pub approve: Vec<String>,
     /// Where to append one JSON line per execution.
     pub audit_log: Option<PathBuf>,
     /// Size at which the audit log is rotated.
@@ -48,7 +53,7 @@ pub fn load_settings(path: &Path) -> Result<Settings> {
     let mut settings: Settings = serde_json::from_str(&text).map_err(|error| Error::Syntax {
         path: path.to_path_buf(),
         message: format!(
-            "{error}; the settings file may have \"allow\", \"deny\", \"auditLog\", \"auditLogMaxBytes\" and \"auditLogContents\""
+            "{error}; the settings file may have \"allow\", \"deny\", \"approve\", \"auditLog\", \"auditLogMaxBytes\" and \"auditLogContents\""
         ),
     })?;
     if let Some(log) = &settings.audit_log
@@ -85,12 +90,13 @@ mod tests {
         let path = dir.join("settings.json");
         std::fs::write(
             &path,
-            r#"{"allow": ["github.*"], "deny": ["*.delete_*"], "auditLog": "audit.jsonl", "auditLogMaxBytes": 1000}"#,
+            r#"{"allow": ["github.*"], "deny": ["*.delete_*"], "approve": ["github.merge_pull_request"], "auditLog": "audit.jsonl", "auditLogMaxBytes": 1000}"#,
         )
         .unwrap();
         let settings = load_settings(&path).unwrap();
         assert_eq!(settings.allow, ["github.*"]);
         assert_eq!(settings.deny, ["*.delete_*"]);
+        assert_eq!(settings.approve, ["github.merge_pull_request"]);
         assert_eq!(settings.audit_log, Some(dir.join("audit.jsonl")));
         assert_eq!(settings.audit_log_max_bytes, Some(1000));
 

@@ -60,8 +60,8 @@ pub struct CallRecord {
     pub duration_ms: f64,
     /// `ok`, `error` or `denied` (refused by the policy, or not approved).
     pub outcome: &'static str,
-    /// For a tool marked destructive: `approved`, `declined`, or `unavailable` (nobody could be
-    /// asked).
+    /// For a tool marked destructive: `pre-approved` (an approve rule matches it), `approved`,
+    /// `declined`, or `unavailable` (nobody could be asked).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub approval: Option<&'static str>,
     /// Bytes of the arguments, as JSON.

@@ -7,17 +7,18 @@
 
 use std::sync::Arc;
 
-use rmcp::model::CallToolResult;
+use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
+use toolweave_catalog::Entry;
 use toolweave_sandbox::HostRequest;
 use toolweave_upstream::{CallOptions, Listener};
 
-use crate::approval::{self, Approval, ApprovalRequest, Approver};
+use crate::approval::{self, Approval, ApprovalRequest, Approver, Gate};
 use crate::audit::CallRecord;
 use crate::budget::{Budget, json_len};
 use crate::catalog_state::{CatalogState, Direction};
-use crate::error::{MAX_ERROR_TEXT, cut};
+use crate::error::{ExecutionError, MAX_ERROR_TEXT, cut};
 use crate::gateway::{Flavor, Gateway, guest_name};
 
 /// What one execution's calls answer to besides the gateway: where upstream notices go, its
@@ -52,6 +53,9 @@ impl Scope<'_> {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
+
+/// A result this large (as the server sent it) is measured off the protocol thread.
+const LARGE_RESULT_BYTES: usize = 1024 * 1024;
 
 /// How many validation errors a message lists before it says "and N more".
 const MAX_LISTED_VIOLATIONS: usize = 8;
@@ -105,12 +109,40 @@ pub(crate) async fn answer(
     cancel: CancellationToken,
     scope: &Scope<'_>,
 ) -> Result<Value, String> {
-    match request {
+    let discovery = !matches!(request, HostRequest::Tool { .. });
+    let answer = match request {
         HostRequest::Tool { name, args, raw } => {
             call_tool(gateway, &name, args, raw, flavor, cancel, scope).await
         }
         HostRequest::Search { query, limit } => gateway.search_for_code(query, limit, flavor).await,
         HostRequest::Describe { names } => gateway.describe_for_code(names, flavor).await,
+    };
+    within_memory(answer, discovery, gateway.limits.memory_bytes)
+}
+
+/// `answer` as the guest can take it (its engine holds the JSON text whole, in the guest's
+/// memory): a discovery answer larger than `limit` refused, an error message cut to fit. A
+/// tool's result is checked where it arrives, and ends the execution.
+fn within_memory(
+    answer: Result<Value, String>,
+    discovery: bool,
+    limit: usize,
+) -> Result<Value, String> {
+    match answer {
+        Ok(value) if discovery => {
+            let size = json_len(&value);
+            if size <= limit {
+                return Ok(value);
+            }
+            let megabytes = limit / (1024 * 1024);
+            Err(format!(
+                "the answer is {size} bytes as JSON, more than the code can hold in \
+                 {megabytes} MiB (--memory-mb {megabytes}); ask for fewer tools"
+            ))
+        }
+        // JSON writes at most six bytes for one of text.
+        Err(message) if json_len(&message) > limit => Err(cut(message, limit / 6)),
+        answer => answer,
     }
 }
 
@@ -178,49 +210,13 @@ async fn call_tool(
     let Value::Object(arguments) = arguments_value else {
         return Err("internal error: arguments stopped being an object".to_owned());
     };
-    if approval::needs_approval(entry.annotations.as_ref())
-        && !gateway
-            .policy()
-            .allows_explicitly(&entry.server, &entry.tool)
-    {
-        let request = ApprovalRequest {
-            tool: format!("{}.{}", entry.server, entry.tool),
-            arguments: Value::Object(arguments.clone()),
-        };
-        let answer = match scope.approver {
-            Some(approver) => tokio::select! {
-                biased;
-                () = cancel.cancelled() => return Err(format!("{display} was not called: the execution ended while approval was asked")),
-                answer = approver.approve(request) => answer,
-            },
-            None => Approval::Unavailable("nobody can be asked here".to_owned()),
-        };
-        scope.decided(match &answer {
-            Approval::Approved => "approved",
-            Approval::Declined => "declined",
-            Approval::Unavailable(_) => "unavailable",
-        });
-        if answer != Approval::Approved {
-            scope.refuse();
-        }
-        // The person's time is neither toolweave's nor the server's.
-        taken = tokio::time::Instant::now();
-        match answer {
-            Approval::Approved => {}
-            Approval::Declined => {
-                return Err(format!(
-                    "{display} was not called: its server marks it destructive, and the person \
-                     asked declined this call"
-                ));
-            }
-            Approval::Unavailable(why) => {
-                return Err(format!(
-                    "{display} was not called: its server marks it destructive, so each call \
-                     needs approval, and {why}. To let code call it without asking, start \
-                     toolweave with --allow {}.{} (or add it to \"allow\" in its settings file)",
-                    entry.server, entry.tool
-                ));
-            }
+    match approval::gate(gateway.policy(), entry) {
+        Gate::Open => {}
+        Gate::PreApproved(_) => scope.decided("pre-approved"),
+        Gate::Ask => {
+            ask_approval(entry, &display, &arguments, &cancel, scope).await?;
+            // The person's time is neither toolweave's nor the server's.
+            taken = tokio::time::Instant::now();
         }
     }
     scope
@@ -243,28 +239,100 @@ async fn call_tool(
     let received =
         json_len(&result.content) + result.structured_content.as_ref().map_or(0, json_len);
     scope.budget.take_bytes(received as u64)?;
-    if raw {
-        return serde_json::to_value(&result).map_err(|e| e.to_string());
-    }
-    if result.is_error == Some(true) {
-        return Err(format!(
-            "{display} returned an error: {}",
-            error_text(&result)
-        ));
-    }
-    if let Some(structured) = result.structured_content.as_ref() {
-        let violations = check(&state, index, Direction::Output, structured);
-        if !violations.is_empty() {
-            return Err(violation_message(
-                &format!(
-                    "{display} returned structuredContent that does not match its outputSchema"
-                ),
-                &violations,
-                "",
+    let mut value = if raw {
+        serde_json::to_value(&result).map_err(|e| e.to_string())?
+    } else {
+        if result.is_error == Some(true) {
+            return Err(format!(
+                "{display} returned an error: {}",
+                error_text(&result)
             ));
         }
+        if let Some(structured) = result.structured_content.as_ref() {
+            let violations = check(&state, index, Direction::Output, structured);
+            if !violations.is_empty() {
+                return Err(violation_message(
+                    &format!(
+                        "{display} returned structuredContent that does not match its outputSchema"
+                    ),
+                    &violations,
+                    "",
+                ));
+            }
+        }
+        convert(result)
+    };
+    // The guest's engine holds a value's JSON text whole, in the guest's memory, while it parses
+    // it: a larger one could never reach the code. Refused here, before it is copied there.
+    let size = if received > LARGE_RESULT_BYTES {
+        // Counting tens of megabytes would hold up every other execution on this thread.
+        let (size, counted) = tokio::task::spawn_blocking(move || (json_len(&value), value))
+            .await
+            .map_err(|error| {
+                format!("internal error: the result of {display} was lost: {error}")
+            })?;
+        value = counted;
+        size
+    } else {
+        json_len(&value)
+    };
+    let limit = gateway.limits.memory_bytes;
+    if size > limit {
+        return Err(scope.budget.refuse(ExecutionError::ToolResultTooLarge {
+            tool: display,
+            size,
+            limit,
+        }));
     }
-    Ok(convert(result))
+    Ok(value)
+}
+
+/// Asks the person at the client whether this call to a destructive tool may go ahead; `Err` is
+/// the refusal guest code reads, naming the approve rule that would admit just this tool.
+async fn ask_approval(
+    entry: &Entry,
+    display: &str,
+    arguments: &Map<String, Value>,
+    cancel: &CancellationToken,
+    scope: &Scope<'_>,
+) -> Result<(), String> {
+    let tool = format!("{}.{}", entry.server, entry.tool);
+    let request = ApprovalRequest {
+        tool: tool.clone(),
+        arguments: Value::Object(arguments.clone()),
+    };
+    let answer = match scope.approver {
+        Some(approver) => tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(format!("{display} was not called: the execution ended while approval was asked")),
+            answer = approver.approve(request) => answer,
+        },
+        None => Approval::Unavailable("nobody can be asked here".to_owned()),
+    };
+    scope.decided(match &answer {
+        Approval::Approved => "approved",
+        Approval::Declined => "declined",
+        Approval::Unavailable(_) => "unavailable",
+    });
+    match answer {
+        Approval::Approved => Ok(()),
+        Approval::Declined => {
+            scope.refuse();
+            Err(format!(
+                "{display} was not called: its server marks it destructive, and the person \
+                 asked declined this call"
+            ))
+        }
+        Approval::Unavailable(why) => {
+            scope.refuse();
+            Err(format!(
+                "{display} was not called: its server marks it destructive, so each call needs \
+                 approval, and {why}. Code cannot change this: the person running toolweave can \
+                 pre-approve this one tool by starting it with --approve {tool} (or adding \
+                 \"{tool}\" to \"approve\" in its settings file)"
+            ))
+        }
+    }
 }
 
 /// Every way `value` breaks the tool's schema for `direction`, each as `path: message`. A schema
@@ -289,7 +357,9 @@ fn resolve(state: &CatalogState, name: &str) -> Option<usize> {
 }
 
 /// The name is not in the current snapshot: its server may still be starting. Wait for that
-/// server (bounded by the startup timeout) and try again; otherwise explain.
+/// server (bounded by the startup timeout) and try again; a name whose server part names no
+/// server waits for every server, so its suggestions come from the whole catalog. Otherwise
+/// explain.
 async fn resolve_after_waiting(
     gateway: &Arc<Gateway>,
     name: &str,
@@ -298,12 +368,15 @@ async fn resolve_after_waiting(
 ) -> Result<(Arc<CatalogState>, usize), String> {
     let snapshot = gateway.snapshot();
     let server = server_of(&snapshot, name);
-    if let Some(server) = &server
-        && let Err(error) = gateway.upstream.tools(server).await
-    {
-        return Err(format!("cannot call {name}: {error}"));
-    }
-    let state = gateway.catalog(false).await;
+    let state = match &server {
+        Some(server) => {
+            if let Err(error) = gateway.upstream.tools(server).await {
+                return Err(format!("cannot call {name}: {error}"));
+            }
+            gateway.catalog(false).await
+        }
+        None => gateway.catalog(true).await,
+    };
     if let Some(index) = resolve(&state, name) {
         return Ok((state, index));
     }
@@ -316,53 +389,115 @@ async fn resolve_after_waiting(
             denied.server, denied.tool, denied.denial
         ));
     }
-    let suggestions = state.catalog.suggest(name);
-    let mut message = format!("unknown tool \"{name}\"");
-    if !suggestions.is_empty() {
-        message.push_str(&format!("; did you mean {}?", suggestions.join(", ")));
-    } else if let Some(server) = server {
-        let tools: Vec<String> = state
-            .catalog
-            .entries()
-            .iter()
-            .filter(|entry| entry.server == server)
-            .map(|entry| entry.guest_tool.clone())
-            .collect();
-        message.push_str(&format!(
-            "; server \"{server}\" has: {}",
-            if tools.is_empty() {
-                "no tools".to_owned()
-            } else {
-                tools.join(", ")
-            }
-        ));
-    } else {
-        let namespaces: Vec<String> = state
-            .catalog
-            .namespaces()
-            .map(|(guest, _)| guest.to_owned())
-            .collect();
-        message.push_str(&format!("; the servers are: {}", namespaces.join(", ")));
+    let mut message = unknown_tool_message(&state, name, server.as_deref(), flavor);
+    if server.is_none() {
+        // The tool may be one of a server that is not up.
+        for unavailable in gateway.unavailable() {
+            message.push_str(&format!(" Not available: {}.", unavailable.reason));
+        }
     }
+    Err(message)
+}
+
+/// How many names of what exists (tools of a server, servers) an unknown name's message lists.
+const MAX_LISTED_NAMES: usize = 20;
+
+/// Why `name` names no tool, in one message whatever the server's state and however the code
+/// spelled the name: what was asked, the closest tools, and what exists (the tools of the server
+/// it names, or the servers when it names none).
+fn unknown_tool_message(
+    state: &CatalogState,
+    name: &str,
+    server: Option<&str>,
+    flavor: Flavor,
+) -> String {
+    let catalog = &state.catalog;
+    let mut message = format!("unknown tool \"{name}\"");
+    let listing = match server {
+        Some(server) => {
+            let guest_server = catalog
+                .namespaces()
+                .find(|(_, original)| *original == server)
+                .map_or(server, |(guest, _)| guest);
+            let tools: Vec<&str> = catalog
+                .entries()
+                .iter()
+                .filter(|entry| entry.server == server)
+                .map(|entry| entry.guest_tool.as_str())
+                .collect();
+            format!(
+                "The tools of {guest_server} are {}.",
+                listed(&tools, "none")
+            )
+        }
+        None => {
+            match namespace_part(name) {
+                Some(namespace) => {
+                    message.push_str(&format!(": there is no server \"{namespace}\""));
+                }
+                None => message.push_str(": name a tool as \"server.tool\""),
+            }
+            let servers: Vec<&str> = catalog.namespaces().map(|(guest, _)| guest).collect();
+            format!("The servers are {}.", listed(&servers, "none"))
+        }
+    };
+    let mut suggestions = catalog.suggest(name);
+    // A name whose server exists most likely means one of that server's tools: the others come
+    // close only when none of its own does.
+    if let Some(server) = server {
+        let own = |suggestion: &String| {
+            catalog
+                .resolve(suggestion)
+                .is_some_and(|entry| entry.server == server)
+        };
+        if suggestions.iter().any(own) {
+            suggestions.retain(own);
+        }
+    }
+    if suggestions.is_empty() {
+        message.push_str(". ");
+    } else {
+        message.push_str(&format!("; did you mean {}? ", suggestions.join(", ")));
+    }
+    message.push_str(&listing);
     message.push_str(&format!(
-        ". Use {}(\"...\") to find tools.",
+        " {}(\"what you need\") finds tools by what they do.",
         flavor.search_function()
     ));
-    Err(message)
+    message
+}
+
+/// Up to [`MAX_LISTED_NAMES`] of `names`, comma-separated, with how many more there are.
+fn listed(names: &[&str], none: &str) -> String {
+    if names.is_empty() {
+        return none.to_owned();
+    }
+    let mut text = names[..names.len().min(MAX_LISTED_NAMES)].join(", ");
+    if names.len() > MAX_LISTED_NAMES {
+        text.push_str(&format!(" and {} more", names.len() - MAX_LISTED_NAMES));
+    }
+    text
 }
 
 /// The configured server a call name refers to, if its namespace part names one.
 fn server_of(state: &CatalogState, name: &str) -> Option<String> {
-    let namespace = if let Some(rest) = name.strip_prefix("mcp__") {
-        rest.split("__").next()?
-    } else {
-        name.split('.').next()?
-    };
+    let namespace = namespace_part(name)?;
     state
         .catalog
         .namespaces()
         .find(|(guest, original)| *guest == namespace || *original == namespace)
         .map(|(_, original)| original.to_owned())
+}
+
+/// The part of a call name that names a server: `server` of `server.tool`, `tools.server.tool`
+/// and `mcp__server__tool`.
+fn namespace_part(name: &str) -> Option<&str> {
+    let name = name.trim();
+    let name = name.strip_prefix("tools.").unwrap_or(name);
+    match name.strip_prefix("mcp__") {
+        Some(rest) => rest.split_once("__").map(|(server, _)| server),
+        None => name.split_once('.').map(|(server, _)| server),
+    }
 }
 
 /// The value a tool call resolves to: `structuredContent` when present; else the text of a single
@@ -371,13 +506,18 @@ pub(crate) fn convert(result: CallToolResult) -> Value {
     if let Some(structured) = result.structured_content {
         return structured;
     }
-    if let [only] = result.content.as_slice()
-        && let Some(text) = only.as_text()
-    {
-        return serde_json::from_str(&text.text)
-            .unwrap_or_else(|_| Value::String(text.text.clone()));
-    }
-    serde_json::to_value(&result.content).unwrap_or(Value::Null)
+    // The text is moved, not copied: it may be tens of megabytes.
+    let content = match <[ContentBlock; 1]>::try_from(result.content) {
+        Ok([ContentBlock::Text(text)]) => {
+            return match serde_json::from_str(&text.text) {
+                Ok(value) => value,
+                Err(_) => Value::String(text.text),
+            };
+        }
+        Ok(only) => serde_json::to_value(only),
+        Err(content) => serde_json::to_value(content),
+    };
+    content.unwrap_or(Value::Null)
 }
 
 fn error_text(result: &CallToolResult) -> String {
@@ -396,9 +536,10 @@ fn error_text(result: &CallToolResult) -> String {
     cut(text, MAX_ERROR_TEXT)
 }
 
+/// One violation, its message cut: it may quote the whole value that broke the schema.
 fn describe_violation(path: &str, message: &str) -> String {
     let path = if path.is_empty() { "(arguments)" } else { path };
-    format!("{path}: {message}")
+    cut(format!("{path}: {message}"), MAX_ERROR_TEXT)
 }
 
 fn violation_message(head: &str, violations: &[String], signature: &str) -> String {
@@ -434,7 +575,6 @@ fn type_name(value: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rmcp::model::ContentBlock;
 
     #[test]
     fn conversion_follows_the_contract() {

@@ -1,6 +1,7 @@
 //! What one execution may take from upstream servers beyond its call count: calls per tool and
-//! bytes of results. The bridge draws on it for each call; the executor ends the execution once
-//! it is overdrawn, and reports what was used in the execution's stats.
+//! bytes of results, and no result larger than the guest can hold. The bridge draws on it for
+//! each call; the executor ends the execution once it is overdrawn, and reports what was used in
+//! the execution's stats.
 
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -84,6 +85,14 @@ impl Budget {
             return Err(message);
         }
         Ok(())
+    }
+
+    /// Ends the execution with `error`, a limit one call went past that the bridge found itself;
+    /// the message is the call's.
+    pub(crate) fn refuse(&self, error: ExecutionError) -> String {
+        let message = error.to_string();
+        self.lock().overdrawn.get_or_insert(error);
+        message
     }
 
     /// The first limit the execution went past, once it has.

@@ -124,14 +124,6 @@ impl CatalogState {
                                 .map(|entry| entry.guest_tool.clone())
                                 .collect()
                         }),
-                        hidden: self
-                            .denied
-                            .iter()
-                            .filter(|denied| denied.server == original)
-                            .map(|denied| {
-                                toolweave_catalog::names::sanitize_identifier(&denied.tool)
-                            })
-                            .collect(),
                     })
                     .collect();
                 Arc::new(Manifest { namespaces })

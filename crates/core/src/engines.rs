@@ -7,7 +7,7 @@ use tokio::sync::mpsc;
 use toolweave_sandbox::confine::{self, Ceilings};
 use toolweave_sandbox::{
     EngineError, EnginePool, ExecuteRequest, Execution, FromWorker, HostReply, Job, Language,
-    Outcome, WorkerCommand, WorkerKind, WorkerSpec,
+    MAX_CODE_BYTES, Outcome, WorkerCommand, WorkerKind, WorkerSpec,
 };
 
 use crate::workers::{WorkerPool, WorkerSession};
@@ -115,10 +115,9 @@ impl Engines {
         self.isolation
     }
 
-    /// The manifest the next executions will most likely have: engines and workers prepared
-    /// from now on set up its tools.
+    /// The manifest the next executions will most likely have: workers started from now on are
+    /// told it, so a job with it need not carry it.
     pub(crate) fn expect(&self, manifest: &std::sync::Arc<toolweave_sandbox::Manifest>) {
-        self.threads.expect(manifest.clone());
         for workers in [&self.javascript_workers, &self.python_workers]
             .into_iter()
             .flatten()
@@ -129,6 +128,14 @@ impl Engines {
 
     /// Starts `request` where its language belongs.
     pub(crate) async fn start(&self, request: ExecuteRequest) -> Session {
+        // The engine refuses it too; refused here, a program too large is not copied to a
+        // worker first.
+        if request.code.len() > MAX_CODE_BYTES {
+            return Session::Failed(Some(EngineError::CodeTooLarge {
+                size: request.code.len(),
+                limit: MAX_CODE_BYTES,
+            }));
+        }
         let workers = match request.language {
             Language::JavaScript | Language::TypeScript => &self.javascript_workers,
             // Python's memory limit is the worker's process-wide allocator: without a worker

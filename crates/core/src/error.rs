@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use toolweave_sandbox::{EngineError, Language};
+use toolweave_sandbox::EngineError;
 
 /// How much of one error text from outside toolweave reaches the model: an upstream's error, a
 /// guest error's name or message, one line of a guest traceback. The rest is cut, and "… (cut)"
@@ -80,8 +80,9 @@ pub enum ExecutionError {
         line: Option<u32>,
         /// Column, when known.
         column: Option<u32>,
-        /// A Python traceback in the submitted code's lines (JavaScript stacks name positions in
-        /// the transformed code and are not shown).
+        /// Where it was raised, in the submitted code's lines: a Python traceback, or the
+        /// JavaScript error with the line and a caret and the calls that led there. Shown as
+        /// is, in place of name and message, which it carries.
         traceback: Option<String>,
     },
     /// The execution ran past its deadline.
@@ -101,6 +102,20 @@ pub enum ExecutionError {
         limit / (1024 * 1024)
     )]
     MemoryLimit {
+        /// Heap limit in bytes.
+        limit: usize,
+    },
+    /// One tool result is larger than the guest's memory could hold: it was not handed over.
+    #[error(
+        "MemoryLimit: {tool} returned {size} bytes (as JSON), more than the code can hold in {} MiB (--memory-mb {}). Ask the tool for less (filters, pages), or raise the limit.",
+        limit / (1024 * 1024),
+        limit / (1024 * 1024)
+    )]
+    ToolResultTooLarge {
+        /// The tool, by its guest name.
+        tool: String,
+        /// The result's size as JSON.
+        size: usize,
         /// Heap limit in bytes.
         limit: usize,
     },
@@ -193,7 +208,7 @@ pub enum ExecutionError {
 
 impl ExecutionError {
     /// Maps an engine failure; limits come from the execution's configuration.
-    pub(crate) fn from_engine(error: EngineError, stack_limit: usize, language: Language) -> Self {
+    pub(crate) fn from_engine(error: EngineError, stack_limit: usize) -> Self {
         match error {
             EngineError::Syntax {
                 message,
@@ -218,9 +233,7 @@ impl ExecutionError {
                 message: cut(message, MAX_ERROR_TEXT),
                 line,
                 column,
-                traceback: stack
-                    .filter(|_| language == Language::Python)
-                    .map(cut_traceback),
+                traceback: stack.map(cut_traceback),
             },
             EngineError::Timeout { limit } => Self::Timeout { limit },
             EngineError::MemoryLimit { limit } => Self::MemoryLimit { limit },
@@ -245,7 +258,7 @@ impl ExecutionError {
             Self::CodeTooLarge { .. } => "CodeTooLarge",
             Self::Guest { .. } => "GuestError",
             Self::Timeout { .. } => "Timeout",
-            Self::MemoryLimit { .. } => "MemoryLimit",
+            Self::MemoryLimit { .. } | Self::ToolResultTooLarge { .. } => "MemoryLimit",
             Self::StackOverflow { .. } => "StackOverflow",
             Self::LogLimit { .. } => "LogLimit",
             Self::ResultTooLarge { .. } => "ResultTooLarge",
@@ -357,7 +370,6 @@ mod tests {
                 stack: None,
             },
             0,
-            Language::JavaScript,
         );
         let text = error.to_string();
         assert!(text.len() < MAX_ERROR_TEXT + 100, "{}", text.len());
@@ -380,7 +392,6 @@ mod tests {
                 stack: Some(traceback),
             },
             0,
-            Language::Python,
         );
         let text = error.to_string();
         assert!(

@@ -28,6 +28,9 @@ use crate::gateway::{Flavor, Gateway};
 const CANCEL_GRACE: Duration = Duration::from_secs(2);
 /// Extra time the engine gets past its own deadline before the host gives up on it.
 const DEADLINE_GRACE: Duration = Duration::from_millis(1500);
+/// Warnings one execution's answer carries at most (an engine sends a few; this bounds a worker
+/// that misbehaves).
+const MAX_WARNINGS: usize = 20;
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -113,6 +116,10 @@ pub struct ExecutionReport {
     pub logs: Vec<LogLine>,
     /// The earlier lines left out of `logs`.
     pub logs_omitted: OmittedLogs,
+    /// What the model should know about a run that its value does not say (a promise rejected
+    /// with nothing awaiting it, calls still running when the program ended, a program that
+    /// computed something and returned nothing), one sentence each, in order.
+    pub warnings: Vec<String>,
     /// What it used.
     pub stats: ExecutionStats,
 }
@@ -165,6 +172,7 @@ impl Gateway {
             limits.max_upstream_bytes,
         ));
         let mut console = Console::default();
+        let mut warnings = Vec::new();
         let mut log_bytes = 0usize;
         let mut tool_calls = 0u32;
         let mut host_error: Option<ExecutionError> = None;
@@ -194,6 +202,11 @@ impl Gateway {
                     Some(FromWorker::Event(EngineEvent::Log { stream, text })) => {
                         log_bytes += text.len();
                         console.push(LogLine { stream: stream_name(stream), text });
+                    }
+                    Some(FromWorker::Event(EngineEvent::Warning { text })) => {
+                        if warnings.len() < MAX_WARNINGS {
+                            warnings.push(crate::error::cut(text, crate::error::MAX_ERROR_TEXT));
+                        }
                     }
                     Some(FromWorker::Event(EngineEvent::Call(call))) => {
                         if matches!(call.request, HostRequest::Tool { .. }) {
@@ -265,7 +278,7 @@ impl Gateway {
             (Some(error), _) => Err(error),
             (None, Some(outcome)) => outcome
                 .result
-                .map_err(|error| ExecutionError::from_engine(error, limits.stack_bytes, language)),
+                .map_err(|error| ExecutionError::from_engine(error, limits.stack_bytes)),
             (None, None) => Err(ExecutionError::Timeout {
                 limit: limits.timeout,
             }),
@@ -299,6 +312,7 @@ impl Gateway {
             result,
             logs: console.lines.into(),
             logs_omitted: console.omitted,
+            warnings,
             stats,
         }
     }

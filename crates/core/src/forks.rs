@@ -75,13 +75,11 @@ impl ForkServer {
             .spawn()?;
         if let Some(stderr) = process.stderr.take() {
             let pid = process.id();
-            tokio::spawn(async move {
-                use tokio::io::AsyncBufReadExt;
-                let mut lines = tokio::io::BufReader::new(stderr).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
-                    tracing::warn!(fork_server = pid, "{line}");
-                }
-            });
+            tokio::spawn(crate::workers::for_each_line(
+                stderr,
+                crate::workers::STDERR_LINE_BYTES,
+                move |line| tracing::warn!(fork_server = pid, "{line}"),
+            ));
         }
         let socket = Arc::new(register(ours)?);
         let state = Arc::new(Mutex::new(State::default()));

@@ -46,7 +46,16 @@ pub struct Gateway {
     /// Searches and describes computed at once, off the protocol thread: they wait their turn
     /// rather than take every core from executions.
     discovery: Arc<Semaphore>,
+    /// When the servers started: discovery waits for them until [`DISCOVERY_WAIT`] after.
+    started: std::time::Instant,
 }
+
+/// How long after the gateway starts discovery (`search_tools`, `describe_tools` and their guest
+/// functions) waits for servers still starting. Past it, discovery answers at once with the
+/// servers that are ready and names those still starting, so one server that never answers costs
+/// a search at most this, not the startup timeout. A call from code to a starting server still
+/// waits for that server (up to `--startup-timeout-ms`).
+pub const DISCOVERY_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The language tools are described in: TypeScript declarations or Python stubs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -204,6 +213,7 @@ impl Gateway {
             current: RwLock::new(Arc::new(empty)),
             rebuild: tokio::sync::Mutex::new(()),
             discovery: Arc::new(Semaphore::new(discovery_threads())),
+            started: std::time::Instant::now(),
         });
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let versions = gateway.upstream.subscribe();
@@ -263,29 +273,15 @@ impl Gateway {
         }
     }
 
-    /// A snapshot at least as new as the upstream state now. With `settle`, first waits (bounded
-    /// by the startup timeout) until every server is ready or failed.
+    /// A snapshot at least as new as the upstream state now. With `settle` (discovery), first
+    /// waits for servers still starting, until [`DISCOVERY_WAIT`] after the gateway started.
     pub(crate) async fn catalog(&self, settle: bool) -> Arc<CatalogState> {
         if settle {
-            // all_tools waits for every server; its answer is the freshest possible.
-            let _guard = self.rebuild.lock().await;
-            let version = *self.upstream.subscribe().borrow();
-            let current = self.snapshot();
-            if current.version == version && current.ready.len() == self.servers.len() {
-                return current;
-            }
-            let all = self.upstream.all_tools().await;
-            let version = *self.upstream.subscribe().borrow();
-            let tools = all
-                .into_iter()
-                .filter_map(|(server, tools)| tools.ok().map(|tools| (server, tools)))
-                .collect();
-            return self.install(CatalogState::new(
-                &self.servers,
-                tools,
-                version,
-                &self.policy,
-            ));
+            // Outside the rebuild lock: an execution that needs a fresh snapshot never queues
+            // behind a server that is slow to start. `all_tools` is polled once even with no time
+            // left, which starts again a crashed server whose restart is due.
+            let left = DISCOVERY_WAIT.saturating_sub(self.started.elapsed());
+            let _ = tokio::time::timeout(left, self.upstream.all_tools()).await;
         }
         let version = *self.upstream.subscribe().borrow();
         let current = self.snapshot();
@@ -324,8 +320,9 @@ impl Gateway {
         state
     }
 
-    /// Ranked search over every tool (waits for servers still starting, bounded), computed off
-    /// the protocol thread; the answer stays within the result limit.
+    /// Ranked search over every tool (waits for servers still starting, up to [`DISCOVERY_WAIT`]
+    /// after the gateway started), computed off the protocol thread; the answer stays within the
+    /// result limit.
     pub async fn search(
         &self,
         query: String,
@@ -355,7 +352,7 @@ impl Gateway {
                 let reason = match &status.state {
                     ServerState::Ready { .. } | ServerState::Stopped => return None,
                     ServerState::Starting => format!(
-                        "server \"{}\" is still starting: its tools are not listed yet",
+                        "server \"{}\" is still starting, so its tools are not listed yet; look again in a moment (a call from code waits for it)",
                         status.name
                     ),
                     ServerState::Failed { error, .. } => error.to_string(),
@@ -455,7 +452,8 @@ impl Gateway {
         })
     }
 
-    /// TypeScript declarations of every tool, as one `.d.ts` (waits for servers, bounded).
+    /// TypeScript declarations of every tool, as one `.d.ts` (waits for servers still starting,
+    /// up to [`DISCOVERY_WAIT`] after the gateway started).
     pub async fn declarations(&self, flavor: Flavor) -> String {
         let state = self.catalog(true).await;
         match flavor {

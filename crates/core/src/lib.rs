@@ -27,8 +27,8 @@ pub use executor::{
     ExecuteRequest, ExecutionReport, ExecutionStats, LogLine, MAX_LOG_LINES, OmittedLogs,
 };
 pub use gateway::{
-    DescribeAnswer, Described, Flavor, Gateway, MAX_DESCRIBE_NAMES, MAX_QUERY_BYTES, SearchAnswer,
-    SearchResult, Unavailable,
+    DISCOVERY_WAIT, DescribeAnswer, Described, Flavor, Gateway, MAX_DESCRIBE_NAMES,
+    MAX_QUERY_BYTES, SearchAnswer, SearchResult, Unavailable,
 };
 pub use render::{describe_text, execution_text, search_text};
 pub use tokio_util::sync::CancellationToken;

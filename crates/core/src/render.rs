@@ -92,12 +92,17 @@ fn push_unavailable(text: &mut String, unavailable: &[Unavailable]) {
     }
 }
 
-/// The value as JSON, then the captured logs; or the error, then the logs.
+/// The value as JSON, then the warnings, then the captured logs; or the error, then the
+/// warnings and logs.
 pub fn execution_text(report: &ExecutionReport) -> String {
     let mut text = match &report.result {
         Ok(value) => serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string()),
         Err(error) => error.to_string(),
     };
+    for warning in &report.warnings {
+        text.push_str("\nWarning: ");
+        text.push_str(warning);
+    }
     if !report.logs.is_empty() {
         let omitted = report.logs_omitted;
         if omitted.lines == 0 {

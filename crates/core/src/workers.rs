@@ -14,7 +14,7 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader, Lines};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
 use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
 use toolweave_sandbox::{
@@ -197,7 +197,8 @@ impl Drop for Forked {
 
 /// What a worker writes to stderr goes to the gateway's log; the last of it is kept for the error
 /// of a worker that dies. (A worker may not write to files, so it cannot share the gateway's
-/// stderr, which may be one.)
+/// stderr, which may be one.) However much it writes, what is held is bounded: a line, the tail,
+/// and a read.
 #[derive(Debug)]
 struct StderrTail {
     tail: Arc<Mutex<String>>,
@@ -206,20 +207,34 @@ struct StderrTail {
 
 /// How much of a worker's stderr is kept for its error.
 const STDERR_TAIL_BYTES: usize = 2048;
+/// How much of one line a worker or fork server writes to stderr is kept; the rest is cut.
+pub(crate) const STDERR_LINE_BYTES: usize = 4096;
+/// How much of one worker's stderr goes to the gateway's log; the rest reaches only its tail.
+const STDERR_LOGGED_BYTES: usize = 64 * 1024;
 
 impl StderrTail {
     fn follow(stderr: impl AsyncRead + Send + Unpin + 'static, pid: Option<u32>) -> Self {
         let tail = Arc::new(Mutex::new(String::new()));
         let kept = tail.clone();
         let reader = tokio::spawn(async move {
-            let mut lines = BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                tracing::warn!(worker = pid, "{line}");
+            let mut logged = 0usize;
+            for_each_line(stderr, STDERR_LINE_BYTES, |line| {
+                if logged < STDERR_LOGGED_BYTES {
+                    logged += line.len();
+                    tracing::warn!(worker = pid, "{line}");
+                    if logged >= STDERR_LOGGED_BYTES {
+                        tracing::warn!(
+                            worker = pid,
+                            "the worker wrote more than {STDERR_LOGGED_BYTES} bytes to stderr; \
+                             the rest is not logged"
+                        );
+                    }
+                }
                 let mut tail = kept.lock().unwrap_or_else(PoisonError::into_inner);
                 if !tail.is_empty() {
                     tail.push('\n');
                 }
-                tail.push_str(&line);
+                tail.push_str(line);
                 if tail.len() > STDERR_TAIL_BYTES {
                     let mut cut = tail.len() - STDERR_TAIL_BYTES;
                     while !tail.is_char_boundary(cut) {
@@ -227,7 +242,8 @@ impl StderrTail {
                     }
                     tail.drain(..cut);
                 }
-            }
+            })
+            .await;
         });
         Self { tail, reader }
     }
@@ -240,6 +256,98 @@ impl StderrTail {
             .unwrap_or_else(PoisonError::into_inner)
             .trim()
             .to_owned()
+    }
+}
+
+/// Reads `stream` to its end and hands `each` one line at a time, cut to `max_line` bytes (and
+/// marked so) when longer: however a process writes, what is held is a line and one read.
+pub(crate) async fn for_each_line(
+    stream: impl AsyncRead + Unpin,
+    max_line: usize,
+    mut each: impl FnMut(&str),
+) {
+    let mut reader = BufReader::new(stream);
+    let mut line = Vec::new();
+    let mut cut = false;
+    let mut hand_on = |line: &mut Vec<u8>, cut: &mut bool| {
+        let mut text = String::from_utf8_lossy(line).into_owned();
+        if std::mem::take(cut) {
+            text.push_str("… (cut)");
+        }
+        each(&text);
+        line.clear();
+    };
+    loop {
+        let available = match reader.fill_buf().await {
+            Ok(available) if !available.is_empty() => available,
+            _ => break,
+        };
+        let end = memchr::memchr(b'\n', available);
+        let piece = &available[..end.unwrap_or(available.len())];
+        let room = max_line.saturating_sub(line.len());
+        line.extend_from_slice(&piece[..piece.len().min(room)]);
+        cut |= piece.len() > room;
+        let used = end.map_or(available.len(), |end| end + 1);
+        reader.consume(used);
+        if end.is_some() {
+            hand_on(&mut line, &mut cut);
+        }
+    }
+    if !line.is_empty() || cut {
+        hand_on(&mut line, &mut cut);
+    }
+}
+
+/// A worker's stdout, read one message at a time, none longer than its job's limits allow.
+#[derive(Debug)]
+struct MessageReader {
+    reader: BufReader<pipe::Receiver>,
+    /// The line being read, until it ends.
+    line: Vec<u8>,
+    /// The longest line the worker may write (`FromWorker::max_line`).
+    max_line: usize,
+}
+
+/// Why what a worker wrote is not a message.
+#[derive(Debug)]
+enum Unreadable {
+    /// A line longer than a worker under the job's limits writes.
+    TooLong { max: usize },
+    /// Text that does not parse as a message.
+    Garbled(String),
+}
+
+impl MessageReader {
+    fn new(stdout: pipe::Receiver, max_line: usize) -> Self {
+        Self {
+            // Events are small: what goes a long way goes to the worker, not from it.
+            reader: BufReader::new(stdout),
+            line: Vec::new(),
+            max_line,
+        }
+    }
+
+    /// The next line, without its end; `None` once the output ends (a line the worker did not
+    /// finish is not a message: it died writing it). Each byte is looked at once, and a line
+    /// is refused as soon as it is longer than allowed. Cancel safe: what was read stays.
+    async fn next_line(&mut self) -> Result<Option<Vec<u8>>, Unreadable> {
+        loop {
+            let available = match self.reader.fill_buf().await {
+                Ok(available) if !available.is_empty() => available,
+                _ => return Ok(None),
+            };
+            let end = memchr::memchr(b'\n', available);
+            let piece = &available[..end.unwrap_or(available.len())];
+            if self.line.len() + piece.len() > self.max_line {
+                return Err(Unreadable::TooLong { max: self.max_line });
+            }
+            self.line.extend_from_slice(piece);
+            let used = end.map_or(available.len(), |end| end + 1);
+            self.reader.consume(used);
+            if end.is_some() {
+                return Ok(Some(std::mem::take(&mut self.line)));
+            }
+        }
     }
 }
 
@@ -382,15 +490,15 @@ impl WorkerPool {
             };
             let job = ToWorker::Start(WorkerJob::new(request, worker.expects.as_ref()));
             let mut session = WorkerSession {
-                lines: BufReader::new(worker.stdout).lines(),
+                stdout: MessageReader::new(worker.stdout, FromWorker::max_line(&request.limits)),
                 stdin: worker.stdin,
                 process: worker.process,
                 stderr: worker.stderr,
                 memory_limit: request.limits.memory_bytes,
                 killed: false,
                 finished: false,
-                unwritten: Vec::new(),
-                garbled: None,
+                unwritten: Outbox::default(),
+                unreadable: None,
                 pool: Some(self.clone()),
             };
             match session.send(&job).await {
@@ -573,7 +681,7 @@ impl PoolInner {
 /// One execution in a worker process, driven by the execution's task.
 #[derive(Debug)]
 pub(crate) struct WorkerSession {
-    lines: Lines<BufReader<pipe::Receiver>>,
+    stdout: MessageReader,
     stdin: pipe::Sender,
     process: Process,
     stderr: StderrTail,
@@ -583,9 +691,9 @@ pub(crate) struct WorkerSession {
     finished: bool,
     /// Replies the worker's stdin had no room for yet: written while its output is read (see
     /// [`Self::next`]).
-    unwritten: Vec<u8>,
+    unwritten: Outbox,
     /// Why a message from the worker could not be read, if one could not.
-    garbled: Option<String>,
+    unreadable: Option<Unreadable>,
     /// Told when this worker is done, to start its replacement then (not while it runs:
     /// starting a process costs a core for a millisecond or two).
     pool: Option<WorkerPool>,
@@ -600,10 +708,10 @@ impl WorkerSession {
     pub(crate) async fn next(&mut self) -> Option<FromWorker> {
         let line = loop {
             if self.unwritten.is_empty() {
-                break self.lines.next_line().await;
+                break self.stdout.next_line().await;
             }
             tokio::select! {
-                line = self.lines.next_line() => break line,
+                line = self.stdout.next_line() => break line,
                 writable = self.stdin.writable() => {
                     if writable.is_err() || self.write_some().is_err() {
                         // The worker is gone: what it wrote before is still read, then `None`.
@@ -612,30 +720,45 @@ impl WorkerSession {
                 }
             }
         };
-        match line {
-            Ok(Some(line)) => match serde_json::from_str(&line) {
+        let unreadable = match line {
+            Ok(Some(line)) => match serde_json::from_slice(&line) {
                 Ok(message) => {
                     self.finished = matches!(message, FromWorker::Finished(_));
-                    Some(message)
+                    return Some(message);
                 }
-                Err(error) => {
-                    tracing::error!(%error, "a worker wrote something that is not a message");
-                    self.garbled = Some(error.to_string());
-                    self.kill();
-                    None
-                }
+                Err(error) => Unreadable::Garbled(error.to_string()),
             },
-            Ok(None) | Err(_) => None,
-        }
+            Ok(None) => return None,
+            Err(unreadable) => unreadable,
+        };
+        tracing::error!(
+            ?unreadable,
+            "a worker wrote something that is not a message; stopping it"
+        );
+        self.unreadable = Some(unreadable);
+        self.kill();
+        None
     }
 
     /// Delivers one reply to the guest; a worker that is gone is reported by [`Self::next`].
     pub(crate) async fn reply(&mut self, reply: HostReply) {
-        let Ok(mut line) = serde_json::to_vec(&ToWorker::Reply(reply)) else {
-            return;
+        let large = match &reply {
+            HostReply::Result { outcome, .. } => match outcome {
+                Ok(value) => at_least(value, LARGE_REPLY_BYTES),
+                Err(message) => message.len() >= LARGE_REPLY_BYTES,
+            },
+            HostReply::Cancel => false,
         };
-        line.push(b'\n');
-        self.unwritten.extend_from_slice(&line);
+        let message = ToWorker::Reply(reply);
+        if large {
+            // Writing tens of megabytes as JSON would hold up every other execution here.
+            match tokio::task::spawn_blocking(move || Outbox::line(&message)).await {
+                Ok(line) => self.unwritten.push_line(line),
+                Err(error) => tracing::error!(%error, "a reply to a worker was lost"),
+            }
+        } else {
+            self.unwritten.push(&message);
+        }
         if self.write_some().is_err() {
             self.unwritten.clear();
         }
@@ -644,10 +767,8 @@ impl WorkerSession {
     /// Writes what the worker's stdin has room for now, without waiting.
     fn write_some(&mut self) -> io::Result<()> {
         while !self.unwritten.is_empty() {
-            match self.stdin.try_write(&self.unwritten) {
-                Ok(written) => {
-                    self.unwritten.drain(..written);
-                }
+            match self.stdin.try_write(self.unwritten.bytes()) {
+                Ok(written) => self.unwritten.advance(written),
                 Err(error) if error.kind() == io::ErrorKind::WouldBlock => return Ok(()),
                 Err(error) => return Err(error),
             }
@@ -670,12 +791,18 @@ impl WorkerSession {
     /// Why the worker ended without an outcome, from its exit status.
     pub(crate) async fn ended_early(&mut self) -> EngineError {
         let status = tokio::time::timeout(EXIT_WAIT, self.process.wait()).await;
-        if let Some(error) = &self.garbled {
-            return EngineError::Internal {
-                message: format!(
-                    "the worker process running the code sent a message the gateway could not \
-                     read ({error}); it was stopped"
+        if let Some(unreadable) = &self.unreadable {
+            let what = match unreadable {
+                Unreadable::Garbled(error) => {
+                    format!("sent a message the gateway could not read ({error})")
+                }
+                Unreadable::TooLong { max } => format!(
+                    "wrote a message longer than {max} bytes, more than a program under these \
+                     limits can send"
                 ),
+            };
+            return EngineError::Internal {
+                message: format!("the worker process running the code {what}; it was stopped"),
             };
         }
         if self.killed {
@@ -714,6 +841,115 @@ impl WorkerSession {
     async fn send(&mut self, message: &ToWorker) -> std::io::Result<()> {
         write_message(&mut self.stdin, message).await
     }
+}
+
+/// Lines on their way to a worker's stdin, written as it has room: a long reply takes many
+/// writes, and what is written is counted, not moved out of the way.
+#[derive(Debug, Default)]
+struct Outbox {
+    lines: Vec<u8>,
+    written: usize,
+}
+
+/// A buffer that grew this large for a long reply is let go once it is written.
+const KEPT_OUTBOX_CAPACITY: usize = 256 * 1024;
+
+impl Outbox {
+    fn is_empty(&self) -> bool {
+        self.written == self.lines.len()
+    }
+
+    /// Adds `message` as a line.
+    fn push(&mut self, message: &ToWorker) {
+        write_line(&mut self.lines, message);
+    }
+
+    /// `message` as a line, made apart from any outbox.
+    fn line(message: &ToWorker) -> Vec<u8> {
+        let mut line = Vec::new();
+        write_line(&mut line, message);
+        line
+    }
+
+    /// Adds a line made with [`Self::line`].
+    fn push_line(&mut self, line: Vec<u8>) {
+        if self.lines.is_empty() {
+            self.lines = line;
+        } else {
+            self.lines.extend_from_slice(&line);
+        }
+    }
+
+    /// What is still to be written.
+    fn bytes(&self) -> &[u8] {
+        &self.lines[self.written..]
+    }
+
+    /// Counts `count` more bytes written.
+    fn advance(&mut self, count: usize) {
+        self.written += count;
+        if self.is_empty() {
+            self.clear();
+        }
+    }
+
+    /// Drops what is left.
+    fn clear(&mut self) {
+        self.lines.clear();
+        self.written = 0;
+        if self.lines.capacity() > KEPT_OUTBOX_CAPACITY {
+            self.lines = Vec::new();
+        }
+    }
+}
+
+/// Appends `message` and a line end to `lines`.
+fn write_line(lines: &mut Vec<u8>, message: &ToWorker) {
+    let end = lines.len();
+    if serde_json::to_writer(&mut *lines, message).is_err() {
+        // A message of ours always serializes; should one not, nothing of it goes out.
+        lines.truncate(end);
+        return;
+    }
+    lines.push(b'\n');
+}
+
+/// A reply at least this large (as JSON) is written out off the protocol thread.
+const LARGE_REPLY_BYTES: usize = 1024 * 1024;
+
+/// Whether `value` takes at least `bytes` as JSON: its strings' lengths and a byte a node,
+/// counted until they reach `bytes`, so a look at a large value stops early.
+fn at_least(value: &serde_json::Value, bytes: usize) -> bool {
+    let mut left = bytes;
+    reaches(value, &mut left)
+}
+
+/// Takes what `value` adds from `left`; whether nothing is left.
+fn reaches(value: &serde_json::Value, left: &mut usize) -> bool {
+    use serde_json::Value;
+    let own = match value {
+        Value::String(text) => text.len(),
+        Value::Array(items) => {
+            for item in items {
+                if reaches(item, left) {
+                    return true;
+                }
+            }
+            items.len()
+        }
+        Value::Object(map) => {
+            for (key, item) in map {
+                *left = left.saturating_sub(key.len());
+                if reaches(item, left) {
+                    return true;
+                }
+            }
+            map.len()
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => 1,
+    };
+    *left = left.saturating_sub(own);
+    *left == 0
 }
 
 /// Writes one message to a worker's stdin.
@@ -810,7 +1046,12 @@ mod tests {
 
     /// How a session whose worker runs `script` ends, when it ends without an outcome.
     async fn ended_early(script: &str) -> String {
-        let mut session = pool(script).start(&request()).await.unwrap();
+        ended_early_with(script, &request()).await
+    }
+
+    /// [`ended_early`] for a job of `request`.
+    async fn ended_early_with(script: &str, request: &ExecuteRequest) -> String {
+        let mut session = pool(script).start(request).await.unwrap();
         assert!(session.next().await.is_none());
         let EngineError::Internal { message } = session.ended_early().await else {
             panic!("expected an internal error");
@@ -876,6 +1117,67 @@ mod tests {
         .unwrap();
         assert!(!status.success(), "it read a job");
         assert!(!taken.exists(), "it was handed the job");
+    }
+
+    #[test]
+    fn a_value_is_at_least_as_large_as_its_strings_and_nodes_and_never_its_json() {
+        use serde_json::json;
+        assert!(at_least(&json!("x".repeat(10)), 10));
+        assert!(!at_least(&json!("x".repeat(9)), 10));
+        // Two numbers, four bytes of string, a null, and four and one items.
+        assert!(at_least(&json!([1, 2, "abcd", [null]]), 12));
+        assert!(!at_least(&json!([1, 2, "abcd", [null]]), 13));
+        assert!(at_least(&json!({ "key": { "k": true } }), 7));
+        assert!(!at_least(&json!({ "key": { "k": true } }), 8));
+        for value in [
+            json!("x".repeat(100)),
+            json!([[1, 2], { "a": "b" }, null, "é\n"]),
+            json!({ "key": { "k": [true, false] } }),
+        ] {
+            let length = crate::budget::json_len(&value);
+            assert!(!at_least(&value, length + 1), "{value}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_worker_that_writes_a_message_past_its_bound_is_stopped_and_named() {
+        let mut request = request();
+        request.limits.memory_bytes = 1 << 20;
+        let max = FromWorker::max_line(&request.limits);
+        // Endless output without a line end; the worker would then wait for 30 s.
+        let message =
+            ended_early_with("read job; tr '\\0' x < /dev/zero; sleep 30", &request).await;
+        assert_eq!(
+            message,
+            format!(
+                "the worker process running the code wrote a message longer than {max} bytes, \
+                 more than a program under these limits can send; it was stopped"
+            )
+        );
+    }
+
+    #[tokio::test]
+    async fn what_a_worker_writes_to_stderr_is_read_to_its_end_and_held_bounded() {
+        // A line longer than anything kept, bytes that are not UTF-8, then its last words.
+        let message = ended_early(
+            "read job; head -c 10000000 /dev/zero | tr '\\0' e >&2; printf '\\n\\377\\376\\n' >&2; \
+             echo 'engine: out of luck' >&2; exit 3",
+        )
+        .await;
+        assert!(message.contains("exit status: 3"), "{message}");
+        let end: String = message
+            .chars()
+            .rev()
+            .take(100)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        assert!(
+            message.ends_with("eeee… (cut)\n\u{fffd}\u{fffd}\nengine: out of luck"),
+            "{end}"
+        );
+        assert!(message.len() < STDERR_TAIL_BYTES + 200, "{}", message.len());
     }
 
     #[tokio::test]

@@ -1,7 +1,9 @@
 //! Engine time alone, without MCP or threads: `cargo bench -p toolweave-sandbox --bench engine`.
 //!
 //! Each program runs many times on the calling thread through `toolweave_sandbox::run`, against
-//! a host that answers every tool call at once; medians, p90 and min are printed.
+//! a host that answers every tool call at once; medians, p90 and min are printed. A last section
+//! runs trivial programs against catalogs of 10 and 1,000 tools: what setting up `tools` costs
+//! an execution as the catalog grows. An argument runs only the cases whose label contains it.
 
 #![expect(clippy::print_stdout, reason = "a benchmark reports on stdout")]
 #![expect(
@@ -21,6 +23,14 @@ use toolweave_sandbox::{
 const RUNS: usize = 1000;
 
 fn request(code: &str, language: Language) -> ExecuteRequest {
+    request_with(code, language, manifest())
+}
+
+fn request_with(
+    code: &str,
+    language: Language,
+    manifest: std::sync::Arc<Manifest>,
+) -> ExecuteRequest {
     ExecuteRequest {
         code: code.to_owned(),
         language,
@@ -32,7 +42,7 @@ fn request(code: &str, language: Language) -> ExecuteRequest {
             max_result_bytes: 256 * 1024,
             max_tool_calls: 200,
         },
-        manifest: manifest(),
+        manifest,
     }
 }
 
@@ -48,7 +58,6 @@ fn manifest() -> std::sync::Arc<Manifest> {
                 .chain((0..14).map(|index| format!("tool_{index}")))
                 .collect(),
         ),
-        hidden: Vec::new(),
     };
     Manifest {
         namespaces: vec![
@@ -60,10 +69,35 @@ fn manifest() -> std::sync::Arc<Manifest> {
     .into()
 }
 
+/// `tools` servers of `per_server` tools each.
+fn catalog(servers: usize, per_server: usize) -> std::sync::Arc<Manifest> {
+    Manifest {
+        namespaces: (0..servers)
+            .map(|server| Namespace {
+                name: if server == 0 {
+                    "fixture".to_owned()
+                } else {
+                    format!("server_{server}")
+                },
+                tools: Some(
+                    std::iter::once("add".to_owned())
+                        .chain((1..per_server).map(|index| format!("tool_{index}")))
+                        .collect(),
+                ),
+            })
+            .collect(),
+    }
+    .into()
+}
+
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
     }
+    let filter = std::env::args()
+        .skip(1)
+        .find(|argument| !argument.starts_with('-'))
+        .unwrap_or_default();
     let cases = [
         (
             "trivial JavaScript (return 1 + 1)",
@@ -100,7 +134,7 @@ fn main() {
     // Through the pool: runtimes prepared ahead, as the gateway runs programs. A pause before
     // each submission lets the thread finish preparing, as time between a model's calls does.
     let pool = EnginePool::new(2, 512 * 1024);
-    for (label, code, language) in &cases {
+    for (label, code, language) in cases.iter().filter(|case| case.0.contains(&filter)) {
         let mut samples = Vec::with_capacity(RUNS);
         let mut inside = Vec::with_capacity(RUNS);
         for _ in 0..RUNS {
@@ -136,29 +170,68 @@ fn main() {
     }
 
     // Without the pool: a runtime created for each program on the calling thread.
-    for (label, code, language) in cases {
-        let mut samples = Vec::with_capacity(RUNS);
-        for _ in 0..RUNS {
-            let (replies_tx, replies_rx) = mpsc::channel();
-            let started = Instant::now();
-            let outcome = toolweave_sandbox::run(
-                request(code, language),
-                &mut |event| {
-                    if let EngineEvent::Call(call) = event {
-                        let _ = replies_tx.send(HostReply::Result {
-                            id: call.id,
-                            outcome: Ok(json!(7)),
-                        });
-                    }
-                },
-                &replies_rx,
-                &CancelFlag::new(),
-            );
-            samples.push(started.elapsed());
-            assert!(outcome.result.is_ok(), "{label}: {:?}", outcome.result);
-        }
-        report(&format!("{label}, fresh runtime"), samples);
+    for (label, code, language) in cases.into_iter().filter(|case| case.0.contains(&filter)) {
+        report(
+            &format!("{label}, fresh runtime"),
+            fresh_runs(code, language, &manifest()),
+        );
     }
+
+    // What `tools` costs as the catalog grows: 10 tools (one server), 1,000 (ten servers).
+    let sizes = [
+        ("10 tools", catalog(1, 10)),
+        ("1,000 tools", catalog(10, 100)),
+    ];
+    for (size, manifest) in &sizes {
+        for (what, code, language) in [
+            ("trivial JavaScript", "return 1 + 1", Language::JavaScript),
+            (
+                "one tool call",
+                "return await tools.fixture.add({ a: 2, b: 5 })",
+                Language::JavaScript,
+            ),
+            ("trivial Python", "1 + 1", Language::Python),
+            (
+                "one tool call, Python",
+                "await tools.fixture.add(a=2, b=5)",
+                Language::Python,
+            ),
+        ] {
+            let label = format!("catalog of {size}: {what}, fresh runtime");
+            if label.contains(&filter) {
+                report(&label, fresh_runs(code, language, manifest));
+            }
+        }
+    }
+}
+
+/// Runs `code` [`RUNS`] times, each on a runtime created for it on the calling thread.
+fn fresh_runs(
+    code: &str,
+    language: Language,
+    manifest: &std::sync::Arc<Manifest>,
+) -> Vec<Duration> {
+    let mut samples = Vec::with_capacity(RUNS);
+    for _ in 0..RUNS {
+        let (replies_tx, replies_rx) = mpsc::channel();
+        let started = Instant::now();
+        let outcome = toolweave_sandbox::run(
+            request_with(code, language, manifest.clone()),
+            &mut |event| {
+                if let EngineEvent::Call(call) = event {
+                    let _ = replies_tx.send(HostReply::Result {
+                        id: call.id,
+                        outcome: Ok(json!(7)),
+                    });
+                }
+            },
+            &replies_rx,
+            &CancelFlag::new(),
+        );
+        samples.push(started.elapsed());
+        assert!(outcome.result.is_ok(), "{code}: {:?}", outcome.result);
+    }
+    samples
 }
 
 fn report(label: &str, mut samples: Vec<Duration>) {

@@ -9,8 +9,10 @@
 //! - reading stdin (fd 0) and writing stdout and stderr (fds 1 and 2), nothing else that takes a
 //!   file descriptor: no `open`, `socket`, `connect`, `ioctl`, `fstat`;
 //! - memory (`mmap`, `mprotect` never with `PROT_EXEC`; `munmap`, `mremap`, `madvise`, `brk`);
-//! - threads (`clone` only with `CLONE_THREAD`; `clone3` reports `ENOSYS`, so the C library
-//!   falls back to `clone`), futexes, clocks, sleeping, `getrandom`;
+//! - threads (`clone` with exactly the flags the C library's `pthread_create` passes, so no
+//!   namespaces, no new process, no tracing, no exit signal; `clone3`, whose flags a filter
+//!   cannot read, reports `ENOSYS`, so the C library falls back to `clone`), futexes, clocks,
+//!   sleeping, `getrandom`;
 //! - signals to its own process only (`tgkill` with its own pid; `abort` must work);
 //! - nothing that creates a process, executes a program, traces one, or changes the filter.
 //!
@@ -160,6 +162,23 @@ pub const ESCAPE_ATTEMPTS: &[&str] = &[
     "mmap_exec",
     "raise_limit",
     "raise_priority",
+    "clone_sigchld",
+    "clone_pidfd",
+    "clone_ptrace",
+    "clone_vfork",
+    "clone_parent",
+    "clone_newns",
+    #[cfg(not(target_env = "musl"))]
+    "clone_detached",
+    "clone_untraced",
+    "clone_child_settid",
+    "clone_newcgroup",
+    "clone_newuts",
+    "clone_newipc",
+    "clone_newuser",
+    "clone_newpid",
+    "clone_newnet",
+    "clone_io",
 ];
 
 #[cfg(not(all(
@@ -392,6 +411,47 @@ mod imp {
     #[cfg(target_arch = "riscv64")]
     const AUDIT_ARCH: u32 = 243 | 0x8000_0000 | 0x4000_0000;
 
+    /// The `clone` flags of a new thread: exactly what the C library's `pthread_create` passes
+    /// (glibc's `create_thread`; musl adds `CLONE_DETACHED`, which the kernel ignores), and
+    /// Rust's threads are made by `pthread_create`. The exit signal is none.
+    const THREAD_CLONE_FLAGS: libc::c_int = libc::CLONE_VM
+        | libc::CLONE_FS
+        | libc::CLONE_FILES
+        | libc::CLONE_SIGHAND
+        | libc::CLONE_THREAD
+        | libc::CLONE_SYSVSEM
+        | libc::CLONE_SETTLS
+        | libc::CLONE_PARENT_SETTID
+        | libc::CLONE_CHILD_CLEARTID
+        | if cfg!(target_env = "musl") {
+            libc::CLONE_DETACHED
+        } else {
+            0
+        };
+
+    /// Every other flag `clone` takes in its low half, by the name the confinement check reports
+    /// it under: added to [`THREAD_CLONE_FLAGS`], each is refused. (New namespaces, a process
+    /// that is not a thread of this one, tracing, a pidfd, an exit signal.)
+    pub(super) const REFUSED_CLONE_FLAGS: &[(&str, libc::c_int)] = &[
+        ("clone_sigchld", libc::SIGCHLD),
+        ("clone_pidfd", libc::CLONE_PIDFD),
+        ("clone_ptrace", libc::CLONE_PTRACE),
+        ("clone_vfork", libc::CLONE_VFORK),
+        ("clone_parent", libc::CLONE_PARENT),
+        ("clone_newns", libc::CLONE_NEWNS),
+        #[cfg(not(target_env = "musl"))]
+        ("clone_detached", libc::CLONE_DETACHED),
+        ("clone_untraced", libc::CLONE_UNTRACED),
+        ("clone_child_settid", libc::CLONE_CHILD_SETTID),
+        ("clone_newcgroup", libc::CLONE_NEWCGROUP),
+        ("clone_newuts", libc::CLONE_NEWUTS),
+        ("clone_newipc", libc::CLONE_NEWIPC),
+        ("clone_newuser", libc::CLONE_NEWUSER),
+        ("clone_newpid", libc::CLONE_NEWPID),
+        ("clone_newnet", libc::CLONE_NEWNET),
+        ("clone_io", libc::CLONE_IO),
+    ];
+
     fn number(call: libc::c_long) -> Result<u32, String> {
         u32::try_from(call).map_err(|_| format!("system call number {call} out of range"))
     }
@@ -458,10 +518,11 @@ mod imp {
                 only(vec![vec![equals(0, 1)], vec![equals(0, 2)]]),
             );
         }
-        let thread = libc::CLONE_THREAD as u32;
+        // Threads only, made as `pthread_create` makes them. (The kernel reads the low half of
+        // `clone`'s flags, which is what the check compares.)
         calls.insert(
             number(libc::SYS_clone)?,
-            only(vec![vec![check(0, thread, thread)]]),
+            only(vec![vec![equals(0, THREAD_CLONE_FLAGS as u32)]]),
         );
         // Signals to its own process only (`abort` must work).
         calls.insert(number(libc::SYS_tgkill)?, only(vec![vec![equals(0, pid)]]));
@@ -575,6 +636,11 @@ mod imp {
                 Err(error) => format!("denied: {error}"),
             }),
         );
+        // A thread made as `pthread_create` makes one, then with each other flag added.
+        report.insert("clone_thread".into(), json!(outcome(clone_thread(0))));
+        for (name, flag) in REFUSED_CLONE_FLAGS {
+            report.insert((*name).into(), json!(outcome(clone_thread(*flag))));
+        }
         // Last: this thread runs only on idle cores from here on.
         report.insert(
             "idle_class".into(),
@@ -593,6 +659,82 @@ mod imp {
             unsafe { libc::_exit(0) };
         }
         nix::errno::Errno::result(result).map(drop)
+    }
+
+    /// Calls `clone` with [`THREAD_CLONE_FLAGS`] and `extra`, as `pthread_create` does (a stack,
+    /// this thread's thread pointer, the thread id written and cleared at the same place); a
+    /// thread made this way ends at once, and this waits until it has.
+    #[allow(unsafe_code)]
+    fn clone_thread(extra: libc::c_int) -> Result<(), nix::errno::Errno> {
+        use std::sync::atomic::{AtomicI32, Ordering};
+        use std::time::{Duration, Instant};
+
+        extern "C" fn end_at_once(_: *mut libc::c_void) -> libc::c_int {
+            0
+        }
+        // 16-byte aligned, as every ABI here wants a stack.
+        let mut stack = vec![0u128; 4096];
+        let top = stack.as_mut_ptr_range().end.cast::<libc::c_void>();
+        let tid = AtomicI32::new(0);
+        // SAFETY: the new thread runs `end_at_once` on `stack` (which outlives it: see below) and
+        // exits; it touches no memory but its stack, `tid` (the kernel writes its id there and
+        // clears it as it ends) and, through the thread pointer, nothing (`end_at_once` reads no
+        // thread-local state).
+        let result = unsafe {
+            libc::clone(
+                end_at_once,
+                top,
+                THREAD_CLONE_FLAGS | extra,
+                std::ptr::null_mut::<libc::c_void>(),
+                tid.as_ptr(),
+                thread_pointer(),
+                tid.as_ptr(),
+            )
+        };
+        if result == -1 {
+            return Err(nix::errno::Errno::last());
+        }
+        // The kernel clears `tid` once the thread has ended; its stack may go then, not before.
+        let until = Instant::now() + Duration::from_secs(2);
+        while tid.load(Ordering::Acquire) != 0 {
+            if Instant::now() >= until {
+                std::mem::forget(stack);
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        Ok(())
+    }
+
+    /// The calling thread's thread pointer: what `CLONE_SETTLS` gives a new thread.
+    #[allow(unsafe_code)]
+    fn thread_pointer() -> *mut libc::c_void {
+        let pointer: usize;
+        // SAFETY: reads the thread pointer (on x86-64, the thread control block's pointer to
+        // itself, which the ABI puts at its start); writes nothing.
+        #[cfg(target_arch = "x86_64")]
+        unsafe {
+            std::arch::asm!(
+                "mov {}, qword ptr fs:[0]",
+                out(reg) pointer,
+                options(nostack, readonly, preserves_flags)
+            );
+        }
+        // SAFETY: reads the thread pointer register; writes nothing.
+        #[cfg(target_arch = "aarch64")]
+        unsafe {
+            std::arch::asm!(
+                "mrs {}, tpidr_el0",
+                out(reg) pointer,
+                options(nomem, nostack, preserves_flags)
+            );
+        }
+        // SAFETY: reads the thread pointer register; writes nothing.
+        #[cfg(target_arch = "riscv64")]
+        unsafe {
+            std::arch::asm!("mv {}, tp", out(reg) pointer, options(nomem, nostack, preserves_flags));
+        }
+        pointer as *mut libc::c_void
     }
 
     fn execve() -> Result<(), nix::errno::Errno> {
@@ -630,7 +772,7 @@ mod imp {
             SeccompFilter, SeccompRule, TargetArch,
         };
 
-        use super::{AUDIT_ARCH, bpf, seccomp_policy};
+        use super::{AUDIT_ARCH, REFUSED_CLONE_FLAGS, THREAD_CLONE_FLAGS, bpf, seccomp_policy};
 
         // The allowlist as it was first written, with a general-purpose filter builder: two
         // filters of comparison chains. The binary search must answer every call as they do. The
@@ -651,6 +793,25 @@ mod imp {
 
         fn rule(conditions: Vec<SeccompCondition>) -> Result<SeccompRule, String> {
             SeccompRule::new(conditions).map_err(|error| error.to_string())
+        }
+
+        /// What glibc's `pthread_create` passes to `clone` (and musl's, with `CLONE_DETACHED`).
+        fn pthread_flags() -> u64 {
+            let flags = libc::CLONE_VM
+                | libc::CLONE_FS
+                | libc::CLONE_FILES
+                | libc::CLONE_SYSVSEM
+                | libc::CLONE_SIGHAND
+                | libc::CLONE_THREAD
+                | libc::CLONE_SETTLS
+                | libc::CLONE_PARENT_SETTID
+                | libc::CLONE_CHILD_CLEARTID;
+            let musl = if cfg!(target_env = "musl") {
+                libc::CLONE_DETACHED
+            } else {
+                0
+            };
+            u64::from((flags | musl) as u32)
         }
 
         /// The two filters, in installation order: `clone3` → `ENOSYS`, then the allowlist (which
@@ -708,13 +869,12 @@ mod imp {
                     ],
                 );
             }
-            let thread = libc::CLONE_THREAD as u64;
             rules.insert(
                 libc::SYS_clone,
                 vec![rule(vec![condition(
                     0,
-                    SeccompCmpOp::MaskedEq(thread),
-                    thread,
+                    SeccompCmpOp::Eq,
+                    pthread_flags(),
                 )?])?],
             );
             rules.insert(
@@ -862,6 +1022,18 @@ mod imp {
                     }
                 }
             }
+            // The first argument is `clone`'s flags: the thread's, each other flag added to them
+            // or left out of them, and the high half set (which `clone` ignores).
+            let thread = pthread_flags();
+            let mut flags = vec![thread, thread | (1 << 32), thread | (1 << 63)];
+            for bit in 0..32 {
+                flags.push(thread ^ (1 << bit));
+            }
+            for nr in numbers() {
+                for first in &flags {
+                    compare(nr, [*first, 0, 0, 0, 0, 0]);
+                }
+            }
             assert!(compared > 400_000);
             // Another ABI (32-bit calls on a 64-bit kernel) kills the process, in both.
             let other = AUDIT_ARCH ^ 0x8000_0000;
@@ -891,6 +1063,32 @@ mod imp {
                 libc::SECCOMP_RET_ALLOW
             );
             assert_eq!(run(libc::SYS_write, [3, 0, 0, 0, 0, 0]), eperm);
+            let clone = |flags: libc::c_int| run(libc::SYS_clone, [flags as u64, 0, 0, 0, 0, 0]);
+            assert_eq!(clone(THREAD_CLONE_FLAGS), libc::SECCOMP_RET_ALLOW);
+            for (name, flag) in REFUSED_CLONE_FLAGS {
+                assert_eq!(clone(THREAD_CLONE_FLAGS | flag), eperm, "{name}");
+            }
+            // A fork, and a thread short of what `pthread_create` passes.
+            assert_eq!(clone(libc::SIGCHLD), eperm);
+            assert_eq!(
+                clone(libc::CLONE_VM | libc::CLONE_SIGHAND | libc::CLONE_THREAD),
+                eperm
+            );
+        }
+
+        #[test]
+        fn every_refused_clone_flag_is_one_the_confinement_check_reports() {
+            let mut all = THREAD_CLONE_FLAGS;
+            for (name, flag) in REFUSED_CLONE_FLAGS {
+                assert!(super::super::ESCAPE_ATTEMPTS.contains(name), "{name}");
+                if flag & libc::CSIGNAL == 0 {
+                    assert_eq!(flag.count_ones(), 1, "{name}: one flag at a time");
+                }
+                assert_eq!(all & flag, 0, "{name} twice, or a thread's own");
+                all |= flag;
+            }
+            // With the exit signal's byte, every bit `clone` reads is the thread's or refused.
+            assert_eq!(all | libc::CSIGNAL, -1, "{:#x}", !(all | libc::CSIGNAL));
         }
     }
 }

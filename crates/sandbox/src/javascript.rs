@@ -40,6 +40,7 @@ use crate::{
     CancelFlag, EngineError, EngineEvent, EngineLimits, ExecuteRequest, HostCall, HostReply,
     HostRequest, LogStream, MAX_VALUE_DEPTH, Manifest, Outcome, Replies, Stats,
 };
+use crate::{program, report};
 
 /// The host's view of the guest, evaluated before guest code runs.
 const PRELUDE: &str = include_str!("prelude.js");
@@ -50,6 +51,9 @@ const MAX_DISCOVERY_CALLS: u32 = 1000;
 /// Timers one execution may have pending at once; one more ends the execution with
 /// [`EngineError::TimerLimit`].
 const MAX_TIMERS: usize = 10_000;
+/// Rejected promises nothing awaited that one execution keeps track of, and warns of.
+const MAX_TRACKED_REJECTIONS: usize = 100;
+const MAX_REJECTION_WARNINGS: usize = 5;
 /// QuickJS's message for a real stack overflow.
 const STACK_OVERFLOW_MESSAGE: &str = "Maximum call stack size exceeded";
 
@@ -81,6 +85,18 @@ struct Shared {
     log_bytes: Cell<usize>,
     timers: RefCell<Timers>,
     stop: Cell<Option<Stop>>,
+    /// The names the program may call, set when it starts; `tools` reads it as code names them.
+    manifest: RefCell<Arc<Manifest>>,
+    /// Promises rejected with no handler yet, kept alive until the end (see [`Rejection`]).
+    rejections: RefCell<Vec<Rejection>>,
+}
+
+/// A promise that was rejected while nothing waited for it. Kept alive, so its address names it
+/// until the end; emptied before the runtime is dropped.
+struct Rejection {
+    promise: usize,
+    _kept: Persistent<rquickjs::Value<'static>>,
+    reason: Persistent<rquickjs::Value<'static>>,
 }
 
 impl Shared {
@@ -104,6 +120,8 @@ impl Shared {
             log_bytes: Cell::new(0),
             timers: RefCell::new(Timers::default()),
             stop: Cell::new(None),
+            manifest: RefCell::new(Arc::default()),
+            rejections: RefCell::new(Vec::new()),
         }
     }
 
@@ -212,19 +230,11 @@ pub(crate) fn run(
 /// A runtime made ready before its program is known: context created, prelude compiled. Creating
 /// one costs most of an execution's time, so an engine thread prepares the next while it waits.
 pub(crate) struct Prepared {
-    // Field order is drop order: the prelude's interface and the tools made ahead, then the
-    // context, then the runtime.
+    // Field order is drop order: the prelude's interface, then the context, then the runtime.
     host: Persistent<Object<'static>>,
-    tools: Option<ToolsMade>,
     context: Context,
     runtime: Runtime,
     shared: Rc<Shared>,
-}
-
-/// A `tools` object made ahead of the program, for the manifest the host expected it to have.
-struct ToolsMade {
-    manifest: Arc<Manifest>,
-    tools: Persistent<Object<'static>>,
 }
 
 /// What is left of a runtime after its execution, dropped off the hot path.
@@ -244,6 +254,14 @@ impl Prepared {
             let shared = shared.clone();
             runtime.set_interrupt_handler(Some(Box::new(move || shared.should_stop())));
         }
+        {
+            let shared = shared.clone();
+            runtime.set_host_promise_rejection_tracker(Some(Box::new(
+                move |ctx, promise, reason, is_handled| {
+                    track_rejection(&shared, &ctx, promise, reason, is_handled);
+                },
+            )));
+        }
         let context = Context::full(&runtime).map_err(internal)?;
         let host = context.with(|ctx| {
             let factory = load_prelude(&ctx)
@@ -253,30 +271,10 @@ impl Prepared {
         })?;
         Ok(Self {
             host,
-            tools: None,
             context,
             runtime,
             shared,
         })
-    }
-
-    /// Makes the `tools` object for `manifest` now, while nothing waits: a program with that
-    /// manifest starts without setting up a function per tool (about 3 µs each). A program
-    /// with another manifest gets its own, as if this had not been called.
-    pub(crate) fn expect(&mut self, manifest: Arc<Manifest>) {
-        if self
-            .tools
-            .as_ref()
-            .is_some_and(|made| same_manifest(&made.manifest, &manifest))
-        {
-            return;
-        }
-        let tools = self.context.with(|ctx| {
-            let host = self.host.clone().restore(&ctx).ok()?;
-            let tools = build_tools(&ctx, &host, &manifest).ok()?;
-            Some(Persistent::save(&ctx, tools))
-        });
-        self.tools = tools.map(|tools| ToolsMade { manifest, tools });
     }
 
     /// Runs one program in this runtime. The outcome is final; the rest can be dropped later.
@@ -290,13 +288,13 @@ impl Prepared {
         let started = Instant::now();
         let Self {
             host,
-            tools,
             context,
             runtime,
             shared,
         } = self;
         let limits = request.limits;
         shared.limits.set(limits);
+        *shared.manifest.borrow_mut() = request.manifest.clone();
         shared.budget.arm(
             limits.memory_bytes,
             started + limits.timeout,
@@ -321,7 +319,6 @@ impl Prepared {
                         drive(
                             ctx,
                             host,
-                            tools,
                             &request,
                             &transpiled,
                             &shared,
@@ -339,7 +336,6 @@ impl Prepared {
                 })
             }
             Err(error) => {
-                drop(tools);
                 drop(host);
                 Err(error)
             }
@@ -353,7 +349,10 @@ impl Prepared {
                 memory_peak_bytes: shared.budget.peak(),
             },
         };
-        // The interrupt handler holds the last other reference to `shared`; the runtime drops it.
+        // What is kept of rejected promises goes while the runtime is whole.
+        shared.rejections.borrow_mut().clear();
+        // The interrupt handler and the rejection tracker hold the last other references to
+        // `shared`; the runtime drops them.
         drop(shared);
         (
             outcome,
@@ -373,7 +372,6 @@ impl Prepared {
 fn drive<'js>(
     ctx: Ctx<'js>,
     host: Persistent<Object<'static>>,
-    tools: Option<ToolsMade>,
     request: &ExecuteRequest,
     transpiled: &Transpiled,
     shared: &Rc<Shared>,
@@ -382,21 +380,6 @@ fn drive<'js>(
     cancel: &CancelFlag,
 ) -> Result<Value, EngineError> {
     let host = host.restore(&ctx).map_err(internal)?;
-    let made = match tools {
-        Some(made) if same_manifest(&made.manifest, &request.manifest) => {
-            Some(made.tools.restore(&ctx).map_err(internal)?)
-        }
-        _ => None,
-    };
-    let tools = match made {
-        Some(tools) => tools,
-        None => build_tools(&ctx, &host, &request.manifest)?,
-    };
-    let define: Function<'js> = host.get("define").map_err(internal)?;
-    define
-        .call::<_, ()>((tools,))
-        .catch(&ctx)
-        .map_err(|error| internal_message(format!("the tools could not be set up: {error}")))?;
     let settle: Function<'js> = host.get("settle").map_err(internal)?;
     let fire: Function<'js> = host.get("fire").map_err(internal)?;
     let to_json: Function<'js> = host.get("toJson").map_err(internal)?;
@@ -424,7 +407,7 @@ fn drive<'js>(
         Ok(promise) => promise,
         Err(caught) => {
             flush(shared, emit);
-            return Err(failure(&ctx, shared, transpiled, &explain, caught));
+            return Err(failure(&ctx, shared, request, transpiled, &explain, caught));
         }
     };
 
@@ -447,6 +430,21 @@ fn drive<'js>(
                     .result::<rquickjs::Value<'js>>()
                     .and_then(Result::ok)
                     .unwrap_or_else(|| rquickjs::Value::new_undefined(ctx.clone()));
+                if value.is_undefined()
+                    && shared.log_bytes.get() == 0
+                    && let Some(ending) = &transpiled.ending
+                {
+                    warn(shared, program::no_value_warning(request.language, ending));
+                }
+                let running = shared.outstanding.borrow().len();
+                if running > 0 {
+                    warn(
+                        shared,
+                        program::calls_still_running_warning(request.language, running),
+                    );
+                }
+                warn_of_unhandled_rejections(&ctx, shared, transpiled, &explain, &promise);
+                flush(shared, emit);
                 return convert_result(&ctx, shared, transpiled, &to_json, &explain, value);
             }
             PromiseState::Rejected => {
@@ -455,13 +453,17 @@ fn drive<'js>(
                     Some(Ok(value)) => value,
                     _ => rquickjs::Value::new_undefined(ctx.clone()),
                 };
-                return Err(failure(
+                let error = failure(
                     &ctx,
                     shared,
+                    request,
                     transpiled,
                     &explain,
                     CaughtError::Value(reason),
-                ));
+                );
+                warn_of_unhandled_rejections(&ctx, shared, transpiled, &explain, &promise);
+                flush(shared, emit);
+                return Err(error);
             }
             PromiseState::Pending => {}
         }
@@ -517,27 +519,6 @@ fn drive<'js>(
     }
 }
 
-/// Whether two manifests name the same tools (the same snapshot, most often).
-fn same_manifest(a: &Arc<Manifest>, b: &Arc<Manifest>) -> bool {
-    Arc::ptr_eq(a, b) || a == b
-}
-
-/// The frozen `tools` object for `manifest`, not yet given to any program.
-fn build_tools<'js>(
-    ctx: &Ctx<'js>,
-    host: &Object<'js>,
-    manifest: &Manifest,
-) -> Result<Object<'js>, EngineError> {
-    let manifest = serde_json::to_string(&manifest.namespaces)
-        .map_err(|error| internal_message(error.to_string()))?;
-    let manifest = ctx.json_parse(manifest).map_err(internal)?;
-    let build: Function<'js> = host.get("build").map_err(internal)?;
-    build
-        .call::<_, Object<'js>>((manifest,))
-        .catch(ctx)
-        .map_err(|error| internal_message(format!("the tools could not be set up: {error}")))
-}
-
 /// The prelude's factory function, from bytecode compiled once per process.
 fn load_prelude<'js>(ctx: &Ctx<'js>) -> Result<Function<'js>, String> {
     static BYTECODE: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
@@ -547,10 +528,16 @@ fn load_prelude<'js>(ctx: &Ctx<'js>) -> Result<Function<'js>, String> {
             let runtime = Runtime::new().map_err(|error| error.to_string())?;
             let context = Context::full(&runtime).map_err(|error| error.to_string())?;
             context.with(|ctx| {
+                // Without line tables and source: each runtime reads the bytecode, and nothing
+                // reads positions in the prelude.
                 Module::declare(ctx.clone(), PRELUDE_NAME, PRELUDE)
                     .catch(&ctx)
                     .map_err(|error| error.to_string())?
-                    .write(WriteOptions::default())
+                    .write(WriteOptions {
+                        strip_source: true,
+                        strip_debug: true,
+                        ..WriteOptions::default()
+                    })
                     .map_err(|error| error.to_string())
             })
         })
@@ -631,10 +618,90 @@ fn install_prelude<'js>(
         })
         .map_err(internal)?
     };
+    let list_names = {
+        let shared = shared.clone();
+        Function::new(ctx.clone(), move |server: Option<String>| {
+            list_names(&shared.manifest.borrow(), server.as_deref())
+        })
+        .map_err(internal)?
+    };
+    let kind_of = Function::new(ctx.clone(), |value: rquickjs::Value<'_>| kind_of(&value))
+        .map_err(internal)?;
+    let native = Object::new(ctx.clone()).map_err(internal)?;
+    for (name, function) in [
+        ("callTool", call_tool),
+        ("search", search),
+        ("describeNames", describe),
+        ("log", log),
+        ("startTimer", start_timer),
+        ("stopTimer", stop_timer),
+        ("listNames", list_names),
+        ("kindOf", kind_of),
+    ] {
+        native.set(name, function).map_err(internal)?;
+    }
     factory
-        .call((call_tool, search, describe, log, start_timer, stop_timer))
+        .call((native,))
         .catch(ctx)
         .map_err(|error| internal_message(format!("the prelude did not start: {error}")))
+}
+
+/// `kindOf(value)`: which of the built-in objects JSON cannot carry as they are `value` is, by
+/// QuickJS's own class of it (which no guest code can fake or observe): `map`, `set`, `typed`
+/// (a typed array), `error`, `promise`, `weak`, `buffer`, `regexp`, or `""`.
+#[expect(
+    unsafe_code,
+    reason = "asks QuickJS for the class of a value; no guest code runs"
+)]
+fn kind_of(value: &rquickjs::Value<'_>) -> &'static str {
+    if !value.is_object() {
+        return "";
+    }
+    let raw = value.as_raw();
+    // SAFETY: `raw` is a live object value for the duration of these calls, which only read its
+    // class.
+    unsafe {
+        use rquickjs::qjs;
+        if qjs::JS_IsMap(raw) {
+            "map"
+        } else if qjs::JS_IsSet(raw) {
+            "set"
+        } else if qjs::JS_GetTypedArrayType(raw) >= 0 {
+            "typed"
+        } else if qjs::JS_IsError(raw) {
+            "error"
+        } else if qjs::JS_IsPromise(raw) {
+            "promise"
+        } else if qjs::JS_IsWeakMap(raw) || qjs::JS_IsWeakSet(raw) || qjs::JS_IsWeakRef(raw) {
+            "weak"
+        } else if qjs::JS_IsArrayBuffer(raw) || qjs::JS_IsDataView(raw) {
+            "buffer"
+        } else if qjs::JS_IsRegExp(raw) {
+            "regexp"
+        } else {
+            ""
+        }
+    }
+}
+
+/// `listNames(server)`: the servers (`server` null), or the tools of a server that is ready;
+/// `None` (null) for a server that is starting, or that does not exist.
+fn list_names(manifest: &Manifest, server: Option<&str>) -> Option<Vec<String>> {
+    let Some(server) = server else {
+        return Some(
+            manifest
+                .namespaces
+                .iter()
+                .map(|namespace| namespace.name.clone())
+                .collect(),
+        );
+    };
+    manifest
+        .namespaces
+        .iter()
+        .find(|namespace| namespace.name == server)?
+        .tools
+        .clone()
 }
 
 /// Queues a host request and returns its id; the prelude keeps the promise. A request the engine
@@ -771,6 +838,91 @@ fn deliver<'js>(
     }
 }
 
+/// QuickJS's report that `promise` was rejected with nothing to handle it (`is_handled` false),
+/// or got a handler after all.
+fn track_rejection<'js>(
+    shared: &Shared,
+    ctx: &Ctx<'js>,
+    promise: rquickjs::Value<'js>,
+    reason: rquickjs::Value<'js>,
+    is_handled: bool,
+) {
+    let Some(address) = object_address(&promise) else {
+        return;
+    };
+    let mut rejections = shared.rejections.borrow_mut();
+    if is_handled {
+        rejections.retain(|rejection| rejection.promise != address);
+    } else if rejections.len() < MAX_TRACKED_REJECTIONS {
+        rejections.push(Rejection {
+            promise: address,
+            _kept: Persistent::save(ctx, promise),
+            reason: Persistent::save(ctx, reason),
+        });
+    }
+}
+
+/// Queues a warning for the host.
+fn warn(shared: &Shared, text: String) {
+    shared
+        .events
+        .borrow_mut()
+        .push(EngineEvent::Warning { text });
+}
+
+/// A warning for each promise that was rejected and that nothing awaited or caught by the end
+/// (the program's own promise aside: its rejection is the execution's failure), naming the
+/// reason and where it was made.
+fn warn_of_unhandled_rejections<'js>(
+    ctx: &Ctx<'js>,
+    shared: &Shared,
+    transpiled: &Transpiled,
+    explain: &Function<'js>,
+    program: &Promise<'js>,
+) {
+    let program = object_address(program.as_value());
+    let rejections = std::mem::take(&mut *shared.rejections.borrow_mut());
+    let unhandled: Vec<Rejection> = rejections
+        .into_iter()
+        .filter(|rejection| Some(rejection.promise) != program)
+        .collect();
+    for rejection in unhandled.iter().take(MAX_REJECTION_WARNINGS) {
+        let Ok(reason) = rejection.reason.clone().restore(ctx) else {
+            continue;
+        };
+        let explained = explain_caught(ctx, shared, explain, CaughtError::Value(reason));
+        if limit_error(shared).is_some() {
+            return;
+        }
+        let what = if explained.name.is_empty() {
+            explained.message
+        } else {
+            format!("{}: {}", explained.name, explained.message)
+        };
+        let at = report::guest_stack(&explained.stack, transpiled)
+            .frames
+            .first()
+            .map(|frame| format!(" (made at line {}, column {})", frame.line, frame.column))
+            .unwrap_or_default();
+        warn(
+            shared,
+            format!(
+                "a promise was rejected and nothing awaited it{at}: {what}. Await it (or \
+                 `.catch(...)` it when its failure does not matter)."
+            ),
+        );
+    }
+    if unhandled.len() > MAX_REJECTION_WARNINGS {
+        warn(
+            shared,
+            format!(
+                "{} more promises were rejected and nothing awaited them.",
+                unhandled.len() - MAX_REJECTION_WARNINGS
+            ),
+        );
+    }
+}
+
 /// The error for a limit the engine observed, if any.
 fn limit_error(shared: &Shared) -> Option<EngineError> {
     if shared.budget.limit_hit() {
@@ -815,7 +967,25 @@ fn convert_result<'js>(
     explain: &Function<'js>,
     value: rquickjs::Value<'js>,
 ) -> Result<Value, EngineError> {
-    let text = match to_json.call::<_, GuestText>((value,)).catch(ctx) {
+    let converted = to_json
+        .call::<_, rquickjs::Value<'js>>((value, "result"))
+        .catch(ctx);
+    let converted = match converted {
+        Ok(converted) if converted.is_object() => {
+            // The prelude's `{ problem }`, an object only the host sees: reading it runs no
+            // guest code.
+            let problem = converted
+                .as_object()
+                .and_then(|problem| problem.get::<_, GuestText>("problem").ok())
+                .map_or_else(String::new, |GuestText(problem)| problem);
+            return Err(
+                limit_error(shared).unwrap_or(EngineError::Unserializable { message: problem })
+            );
+        }
+        Ok(text) => GuestText::from_js(ctx, text).catch(ctx),
+        Err(caught) => Err(caught),
+    };
+    let text = match converted {
         Ok(GuestText(text)) => text,
         Err(caught) => {
             if let Some(error) = limit_error(shared) {
@@ -900,6 +1070,7 @@ fn compile_failure<'js>(
 fn failure<'js>(
     ctx: &Ctx<'js>,
     shared: &Shared,
+    request: &ExecuteRequest,
     transpiled: &Transpiled,
     explain: &Function<'js>,
     caught: CaughtError<'js>,
@@ -911,13 +1082,45 @@ fn failure<'js>(
     if explained.overflow {
         return EngineError::StackOverflow;
     }
-    let position = position_of(&explained.stack, transpiled);
+    guest_error(request, transpiled, explained)
+}
+
+/// An error the guest threw (or QuickJS raised in its code), told in the code as written: what
+/// failed named where QuickJS's message does not, and the calls inside the program that led
+/// there, the innermost with its line and a caret.
+fn guest_error(
+    request: &ExecuteRequest,
+    transpiled: &Transpiled,
+    explained: Explained,
+) -> EngineError {
+    let Explained {
+        name,
+        message,
+        stack,
+        ..
+    } = explained;
+    let stack = report::guest_stack(&stack, transpiled);
+    let innermost = stack.frames.first();
+    let message = match innermost {
+        Some(frame) if stack.raised_in_guest_code && name == "TypeError" => {
+            report::name_the_operation(&request.code, request.language, &message, frame)
+                .unwrap_or(message)
+        }
+        _ => message,
+    };
+    let head = if name.is_empty() || message.starts_with(&name) {
+        message.clone()
+    } else {
+        format!("{name}: {message}")
+    };
+    let traceback =
+        (!stack.frames.is_empty()).then(|| report::traceback(&request.code, &head, &stack.frames));
     EngineError::Guest {
-        message: explained.message,
-        name: explained.name,
-        line: position.map(|(line, _)| line),
-        column: position.map(|(_, column)| column),
-        stack: (!explained.stack.is_empty()).then_some(explained.stack),
+        message,
+        name,
+        line: innermost.map(|frame| frame.line),
+        column: innermost.map(|frame| frame.column),
+        stack: traceback,
     }
 }
 
@@ -1064,6 +1267,22 @@ fn json_depth(json: &[u8]) -> usize {
         }
     }
     deepest
+}
+
+/// The address of the object `value` holds, if it is an object: what tells one promise from
+/// another while it is alive.
+#[expect(
+    unsafe_code,
+    reason = "reads the pointer inside a JSValue; it is compared, never followed"
+)]
+fn object_address(value: &rquickjs::Value<'_>) -> Option<usize> {
+    if !value.is_object() {
+        return None;
+    }
+    // SAFETY: `value` is a live object value, whose JSValue holds a pointer to its JSObject; the
+    // pointer is only turned into a number to compare with others.
+    let pointer = unsafe { rquickjs::qjs::JS_VALUE_GET_PTR(value.as_raw()) };
+    Some(pointer as usize)
 }
 
 /// The address of the string `value` holds, if it is a string: what the allocator knows it by.

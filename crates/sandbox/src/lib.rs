@@ -11,7 +11,9 @@ mod alloc;
 pub mod confine;
 mod javascript;
 mod pool;
+mod program;
 mod python;
+mod report;
 pub mod surrogates;
 mod transpile;
 mod worker;
@@ -169,13 +171,11 @@ impl ExpectedManifest {
 pub struct Namespace {
     /// The guest name of the server.
     pub name: String,
-    /// The guest names of its tools; `None` when the server is not ready (starting or failed):
-    /// then every property is a function that asks the host, which waits or explains.
+    /// The guest names of its tools, which code can list; `None` when the server is not ready
+    /// (starting or failed). Whatever the list, every name code writes is a call the host
+    /// answers: it resolves other spellings, waits for a server starting, and explains the rest
+    /// (a name it does not know, a tool its policy keeps from code).
     pub tools: Option<Vec<String>>,
-    /// Tools of a ready server that the host's policy keeps from code: not listed, but a call
-    /// still goes to the host, which answers with the policy error.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub hidden: Vec<String>,
 }
 
 /// Engine → host.
@@ -190,6 +190,13 @@ pub enum EngineEvent {
         /// Which console method.
         stream: LogStream,
         /// Its arguments, formatted.
+        text: String,
+    },
+    /// Something about the run the program's value does not tell (a promise rejected that
+    /// nothing awaited, calls still running at the end, a program that returned nothing), in one
+    /// sentence for the model.
+    Warning {
+        /// The sentence.
         text: String,
     },
 }
@@ -338,7 +345,9 @@ pub enum EngineError {
         line: Option<u32>,
         /// 1-based column, when known.
         column: Option<u32>,
-        /// The stack as the engine reported it.
+        /// Where it was raised, in the submitted code's lines, as the model reads it: a Python
+        /// traceback, or for JavaScript the error, the line with a caret and the calls inside
+        /// the program that led there.
         stack: Option<String>,
     },
     /// The deadline passed.

@@ -1,12 +1,11 @@
 //! Engine threads that prepare their next runtime while they wait.
 //!
 //! Creating a QuickJS runtime and context and compiling the prelude is most of an execution's
-//! cost, and none of it depends on the program; nor does setting up a function per tool, which
-//! depends only on the catalog (the manifest), the same for one execution as for the next. So
-//! every engine thread, once it has handed back an outcome, drops the spent runtime, prepares a
-//! fresh one with the tools of the last job's manifest set up, and only then waits for work: an
-//! execution that finds a prepared thread starts on a ready runtime. Each runtime still serves
-//! one execution only, so nothing leaks from one program to the next.
+//! cost, and none of it depends on the program (nor on the catalog: `tools` resolves names as
+//! code uses them). So every engine thread, once it has handed back an outcome, drops the spent
+//! runtime, prepares a fresh one, and only then waits for work: an execution that finds a
+//! prepared thread starts on a ready runtime. Each runtime still serves one execution only, so
+//! nothing leaks from one program to the next.
 //!
 //! Guest code blocks the thread it runs on, so every running execution has a thread of its own:
 //! when no thread is idle, the pool starts another, and threads beyond the idle target exit after
@@ -21,8 +20,8 @@ use std::time::{Duration, Instant};
 use crate::alloc::stack_address;
 use crate::javascript::{Prepared, Spent};
 use crate::{
-    CancelFlag, EngineError, EngineEvent, ExecuteRequest, ExpectedManifest, HostReply, Language,
-    Manifest, Outcome, Stats, THREAD_STACK_HEADROOM,
+    CancelFlag, EngineError, EngineEvent, ExecuteRequest, HostReply, Language, Outcome, Stats,
+    THREAD_STACK_HEADROOM,
 };
 
 /// One execution handed to a pool.
@@ -105,9 +104,6 @@ pub struct EnginePool {
 struct Inner {
     /// Threads waiting for work.
     idle: Mutex<Vec<Idle>>,
-    /// The manifest of the last job: the next most likely has the same, so runtimes are
-    /// prepared with its tools set up.
-    expected: ExpectedManifest,
     /// How many threads stay waiting between executions.
     idle_target: usize,
     /// Stack of each engine thread.
@@ -121,7 +117,6 @@ impl EnginePool {
         let pool = Self {
             inner: Arc::new(Inner {
                 idle: Mutex::new(Vec::new()),
-                expected: ExpectedManifest::default(),
                 idle_target,
                 stack_size: guest_stack_bytes.saturating_add(THREAD_STACK_HEADROOM),
             }),
@@ -134,15 +129,9 @@ impl EnginePool {
         pool
     }
 
-    /// Runtimes prepared from now on set up the tools of `manifest` (until a job names another).
-    pub fn expect(&self, manifest: Arc<Manifest>) {
-        self.inner.expected.set(manifest);
-    }
-
     /// Starts `job` on an idle thread, or on a new one when none is idle. The outcome always
     /// arrives through the job's `finished`, also when no thread could be started.
     pub fn submit(&self, job: Job) -> Execution {
-        self.expect(job.request.manifest.clone());
         let (replies_tx, replies) = mpsc::channel();
         let cancel = CancelFlag::new();
         let execution = {
@@ -268,7 +257,7 @@ fn serve(inner: &Inner, first: Option<Task>, tasks: &Receiver<Task>, me: &Sender
                     Ok(task) => task,
                     Err(RecvTimeoutError::Timeout) => {
                         drop(spent.take());
-                        prepared = Some(prepare(inner, stack_top));
+                        prepared = Some(Prepared::new(stack_top));
                         ready.store(true, Ordering::Release);
                         match tasks.recv() {
                             Ok(task) => task,
@@ -285,15 +274,6 @@ fn serve(inner: &Inner, first: Option<Task>, tasks: &Receiver<Task>, me: &Sender
         let runtime = prepared.take().unwrap_or_else(|| Prepared::new(stack_top));
         (prepared, spent) = run_task(runtime, task);
     }
-}
-
-/// A runtime with the tools of the last job's manifest set up.
-fn prepare(inner: &Inner, stack_top: usize) -> Result<Prepared, EngineError> {
-    let mut prepared = Prepared::new(stack_top)?;
-    if let Some(manifest) = inner.expected.get() {
-        prepared.expect(manifest);
-    }
-    Ok(prepared)
 }
 
 /// Runs one job on `prepared` (JavaScript) and hands its outcome back before anything is torn

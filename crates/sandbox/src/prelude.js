@@ -8,7 +8,17 @@
 //
 // It is a module (strict by definition) so that it is compiled once per process and loaded as
 // bytecode into each runtime.
-export default function prelude(callTool, search, describeNames, log, startTimer, stopTimer) {
+export default function prelude(native) {
+  // The engine's native functions, each of which only queues a message or reads the engine's
+  // own state (see javascript.rs).
+  const callTool = native.callTool;
+  const search = native.search;
+  const describeNames = native.describeNames;
+  const log = native.log;
+  const startTimer = native.startTimer;
+  const stopTimer = native.stopTimer;
+  const listNames = native.listNames;
+  const kindOf = native.kindOf;
   const PromiseCtor = Promise;
   const ErrorCtor = Error;
   const SetCtor = Set;
@@ -19,6 +29,7 @@ export default function prelude(callTool, search, describeNames, log, startTimer
   const isArray = Array.isArray;
   const isError = Error.isError;
   const StringCtor = String;
+  const startsWith = String.prototype.startsWith;
   const ProxyCtor = Proxy;
   const create = Object.create;
   const setPrototypeOf = Object.setPrototypeOf;
@@ -26,9 +37,19 @@ export default function prelude(callTool, search, describeNames, log, startTimer
   const weakGet = WeakMap.prototype.get;
   const weakSet = WeakMap.prototype.set;
   const ownKeys = Reflect.ownKeys;
+  const getOwnPropertyDescriptor = Reflect.getOwnPropertyDescriptor;
+  const reflectDefineProperty = Reflect.defineProperty;
   const apply = Reflect.apply;
   const setHas = Set.prototype.has;
   const setAdd = Set.prototype.add;
+  const getPrototypeOf = Object.getPrototypeOf;
+  const keys = Object.keys;
+  const ObjectPrototype = Object.prototype;
+  const ArrayPrototype = Array.prototype;
+  const mapForEach = Map.prototype.forEach;
+  const setForEach = Set.prototype.forEach;
+  const typedLength = Reflect.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), "length").get;
+  const wrapperValueOf = [Number.prototype.valueOf, String.prototype.valueOf, Boolean.prototype.valueOf];
   // The stack QuickJS recorded when an error was made: an own `stack` property (which a guest
   // can define) shadows it but cannot replace it.
   const recordedStack = Reflect.getOwnPropertyDescriptor(Error.prototype, "stack").get;
@@ -71,23 +92,26 @@ export default function prelude(callTool, search, describeNames, log, startTimer
   const timers = create(null);
 
   // `send()` hands the request to the engine and returns its id; the answer settles the promise.
+  // The error a failure rejects with is made now, so that its stack is the call's: the lines of
+  // the program that made it, which an error made when the answer arrives would not have.
   function request(send) {
     return new PromiseCtor(function (resolve, reject) {
+      const failed = new ErrorCtor("");
       const id = send();
-      pending[id] = { resolve: resolve, reject: reject };
+      pending[id] = { resolve: resolve, reject: reject, failed: failed };
     });
   }
 
   // A tool call. The name travels apart from the arguments, so nothing the arguments' JSON goes
   // through (a guest `toJSON`) can change which tool is called.
   function requestTool(name, args, raw) {
-    let text;
+    let json;
     try {
-      text = stringify(args === undefined ? null : args);
+      json = toJson(args, "args");
     } catch (error) {
       return rejected("the arguments cannot be sent as JSON: " + describe(error));
     }
-    const json = text === undefined ? "null" : text;
+    if (typeof json !== "string") return rejected("the arguments cannot be sent as JSON: " + json.problem);
     return request(function () {
       return callTool(name, json, raw);
     });
@@ -98,8 +122,12 @@ export default function prelude(callTool, search, describeNames, log, startTimer
     const waiter = pending[id];
     if (waiter === undefined) return;
     delete pending[id];
-    if (ok) waiter.resolve(parse(text));
-    else waiter.reject(new ErrorCtor(text));
+    if (ok) {
+      waiter.resolve(parse(text));
+    } else {
+      defineProperty(waiter.failed, "message", { __proto__: null, value: text, writable: true, enumerable: false, configurable: true });
+      waiter.reject(waiter.failed);
+    }
   }
 
   // Called by the engine when a timer is due.
@@ -110,10 +138,9 @@ export default function prelude(callTool, search, describeNames, log, startTimer
     apply(timer.callback, undefined, timer.args);
   }
 
-  // What every tool function inherits: `raw`, made on first use. A runtime is prepared with a
-  // function for every tool of the catalog, and most are never called, so each costs as little
-  // as it can: one arrow function (nothing to construct, so no `prototype` object to make and
-  // freeze), its name, and this prototype.
+  // What every tool function inherits: `raw`, made on first use. A tool function is made when
+  // code first names it, and each costs as little as it can: one arrow function (nothing to
+  // construct, so no `prototype` object to make and freeze), its name, and this prototype.
   const rawOf = new WeakMapCtor();
   const toolPrototype = create(Function.prototype);
   defineProperty(toolPrototype, "raw", {
@@ -141,57 +168,110 @@ export default function prelude(callTool, search, describeNames, log, startTimer
     return freeze(call);
   }
 
-  function dynamicNamespace(namespace) {
-    const made = create(null);
-    return new ProxyCtor(freeze(create(null)), {
-      get: function (_target, property) {
-        if (typeof property !== "string" || property === "then") return undefined;
-        if (made[property] === undefined) made[property] = tool(namespace + "." + property);
-        return made[property];
-      },
-      has: function () {
-        return true;
-      },
-      set: function () {
-        return false;
-      },
-      defineProperty: function () {
-        return false;
-      },
-      deleteProperty: function () {
-        return false;
-      },
-    });
+  // Names the language itself reads on any object (`await` reads `then`, `JSON.stringify` reads
+  // `toJSON`, string conversion `toString` and `valueOf`): `undefined` on `tools` and its
+  // namespaces unless a server or tool has that name.
+  const reserved = create(null);
+  const reservedNames = ["then", "toJSON", "toString", "valueOf", "constructor", "__proto__", "toLocaleString", "hasOwnProperty", "isPrototypeOf", "propertyIsEnumerable"];
+  for (let i = 0; i < reservedNames.length; i++) reserved[reservedNames[i]] = true;
+
+  // `tools` and each `tools.<server>`: resolved as code names them, from the names the host
+  // lists (`listNames`), so an execution sets up nothing per tool. Any name reads as something
+  // code can call: a server's namespace, a tool function. A name the host does not know reaches
+  // it when called, and the host answers with what exists and what comes close (a server still
+  // starting is waited for first). Listing (`Object.keys`, `in`, `Object.isFrozen`) is truthful:
+  // the names the host lists, made into frozen properties on first use (a proxy may only report
+  // properties its target has once it says it is frozen). One handler serves every namespace;
+  // what is a namespace's own hangs off its target.
+  const lazyState = new WeakMapCtor();
+
+  function lazy(scope) {
+    // A function, so that calling a namespace (`tools.add(...)`, the server left out) reaches
+    // the host like any unknown name; without its own `name`, `length` or prototype.
+    const target = () => {};
+    delete target.name;
+    delete target.length;
+    setPrototypeOf(target, null);
+    apply(weakSet, lazyState, [target, { __proto__: null, scope: scope, made: create(null), known: undefined, settled: false }]);
+    return new ProxyCtor(target, lazyHandler);
   }
 
-  // Makes the `tools` object for the names a program may call: ahead of time, when the host
-  // expects the next program's names, or once the program is known.
-  function build(manifest) {
-    const tools = create(null);
-    for (let i = 0; i < manifest.length; i++) {
-      const namespace = manifest[i];
-      if (namespace.tools === null) {
-        tools[namespace.name] = dynamicNamespace(namespace.name);
-      } else {
-        const server = create(null);
-        for (let j = 0; j < namespace.tools.length; j++) {
-          server[namespace.tools[j]] = tool(namespace.name + "." + namespace.tools[j]);
-        }
-        // Kept from code by the host's policy: not listed, and a call gets the host's refusal.
-        const hidden = namespace.hidden || [];
-        for (let j = 0; j < hidden.length; j++) {
-          defineProperty(server, hidden[j], { __proto__: null, value: tool(namespace.name + "." + hidden[j]), enumerable: false });
-        }
-        tools[namespace.name] = freeze(server);
-      }
+  function knows(state, name) {
+    if (state.known === undefined) {
+      state.known = create(null);
+      const names = listNames(state.scope);
+      for (let i = 0; isArray(names) && i < names.length; i++) state.known[names[i]] = true;
     }
-    return freeze(tools);
+    return state.known[name] === true;
   }
 
-  // Gives the program its `tools`, just before it runs.
-  function define(tools) {
-    defineProperty(globalThis, "tools", { __proto__: null, value: tools, writable: false, enumerable: false, configurable: false });
+  // The tool function, or the namespace, `name` is in `state`'s scope.
+  function member(state, name) {
+    if (state.made[name] === undefined) {
+      state.made[name] = state.scope === null ? lazy(name) : tool(state.scope + "." + name);
+    }
+    return state.made[name];
   }
+
+  // Before anything that must agree with the target: it gets every known name, and is frozen.
+  function freezeListing(target) {
+    const state = apply(weakGet, lazyState, [target]);
+    if (state.settled) return;
+    const names = listNames(state.scope);
+    for (let i = 0; isArray(names) && i < names.length; i++) {
+      defineProperty(target, names[i], { __proto__: null, value: member(state, names[i]), writable: false, enumerable: true, configurable: false });
+    }
+    freeze(target);
+    state.settled = true;
+  }
+
+  const lazyHandler = freeze({
+    __proto__: null,
+    get: function (target, property) {
+      if (typeof property !== "string") return undefined;
+      const state = apply(weakGet, lazyState, [target]);
+      if (reserved[property] === true && !knows(state, property)) return undefined;
+      return member(state, property);
+    },
+    has: function (target, property) {
+      return typeof property === "string" && knows(apply(weakGet, lazyState, [target]), property);
+    },
+    apply: function (target, _this, args) {
+      const scope = apply(weakGet, lazyState, [target]).scope;
+      return requestTool(scope === null ? "tools" : scope, args[0], false);
+    },
+    ownKeys: function (target) {
+      freezeListing(target);
+      return ownKeys(target);
+    },
+    getOwnPropertyDescriptor: function (target, property) {
+      freezeListing(target);
+      return getOwnPropertyDescriptor(target, property);
+    },
+    defineProperty: function (target, property, descriptor) {
+      freezeListing(target);
+      return reflectDefineProperty(target, property, descriptor);
+    },
+    isExtensible: function (target) {
+      freezeListing(target);
+      return false;
+    },
+    preventExtensions: function (target) {
+      freezeListing(target);
+      return true;
+    },
+    set: function () {
+      return false;
+    },
+    deleteProperty: function () {
+      return false;
+    },
+    setPrototypeOf: function (_target, prototype) {
+      return prototype === null;
+    },
+  });
+
+  const tools = lazy(null);
 
   // Formats a value the way a developer expects in a log line; never throws.
   function describe(value) {
@@ -210,10 +290,20 @@ export default function prelude(callTool, search, describeNames, log, startTimer
       const text = stringify(value, function (_key, item) {
         if (typeof item === "bigint") return StringCtor(item) + "n";
         if (typeof item === "function") return "[Function " + (item.name || "anonymous") + "]";
+        if (typeof item === "number" && item - item !== 0) return StringCtor(item);
         if (item === undefined) return undefined;
         if (typeof item === "object" && item !== null) {
           if (apply(setHas, seen, [item])) return "[Circular]";
           apply(setAdd, seen, [item]);
+          const prototype = getPrototypeOf(item);
+          if (prototype !== ObjectPrototype && prototype !== ArrayPrototype && prototype !== null && !isArray(item)) {
+            // A Map, a Set, an Error... shown with what they hold, as a result would carry them.
+            try {
+              return convertObject(item);
+            } catch (_) {
+              return "[" + (kindOf(item) || "object") + "]";
+            }
+          }
         }
         return item;
       });
@@ -288,6 +378,7 @@ export default function prelude(callTool, search, describeNames, log, startTimer
   }
 
   const globals = {
+    tools: tools,
     callMCPTool: freeze(callMCPTool),
     searchTools: freeze(searchTools),
     describeTools: freeze(describeTools),
@@ -300,9 +391,151 @@ export default function prelude(callTool, search, describeNames, log, startTimer
     defineProperty(globalThis, names[i], { __proto__: null, value: globals[names[i]], writable: false, enumerable: false, configurable: false });
   }
 
-  // The result as JSON text, or a thrown error that names why it cannot be.
-  function toJson(value) {
-    const text = stringify(value === undefined ? null : value);
+  // Values JSON cannot carry. `JSON.stringify` turns a Map, a Set or a Promise into `{}`, NaN into
+  // `null`, and leaves functions out, without a word. So each value it meets goes through
+  // `convert` first: what has one faithful form as JSON gets it (a Map with string or number
+  // keys becomes an object, a Set or a typed array an array, an Error `{ name, message }`), and
+  // what has none is refused, naming what it is and what to send instead. The walk is JSON's own;
+  // only on a refusal is the value walked again, to say where in it the refused part is.
+  const UNSENDABLE = create(null);
+
+  function unsendable(what, instead) {
+    const refusal = create(null);
+    refusal.brand = UNSENDABLE;
+    refusal.what = what;
+    refusal.instead = instead;
+    refusal.path = undefined;
+    return refusal;
+  }
+
+  function convert(_key, value) {
+    const type = typeof value;
+    if (type === "object") {
+      if (value === null) return null;
+      const prototype = getPrototypeOf(value);
+      if (prototype === ObjectPrototype || prototype === ArrayPrototype || prototype === null || isArray(value)) return value;
+      return convertObject(value);
+    }
+    if (type === "string" || type === "boolean" || type === "undefined") return value;
+    if (type === "number") {
+      if (value - value === 0) return value;
+      throw unsendable(StringCtor(value), "JSON has no NaN or Infinity: check the computation (a division by zero, a number read from text that is not one), or send null or a string");
+    }
+    if (type === "function") throw unsendable("a function", "call it and send what it returns, or leave it out");
+    if (type === "bigint") throw unsendable("the BigInt " + StringCtor(value) + "n", "send Number(value) when it fits, or String(value)");
+    throw unsendable("a symbol", "send String(symbol)");
+  }
+
+  function convertObject(value) {
+    const kind = kindOf(value);
+    if (kind === "map") {
+      const object = create(null);
+      apply(mapForEach, value, [function (item, key) {
+        if (typeof key !== "string" && !(typeof key === "number" && key - key === 0)) {
+          throw unsendable("a Map with a key that is neither a string nor a number (" + describe(key) + ")", "send [...map], its [key, value] pairs");
+        }
+        defineProperty(object, StringCtor(key), { __proto__: null, value: item, writable: true, enumerable: true, configurable: true });
+      }]);
+      return object;
+    }
+    if (kind === "set") {
+      const array = [];
+      apply(setForEach, value, [function (item) { append(array, item); }]);
+      return array;
+    }
+    if (kind === "typed") {
+      const array = [];
+      const length = apply(typedLength, value, []);
+      for (let i = 0; i < length; i++) append(array, value[i]);
+      return array;
+    }
+    if (kind === "error") {
+      const object = create(null);
+      object.name = StringCtor(value.name);
+      object.message = StringCtor(value.message);
+      const own = keys(value);
+      for (let i = 0; i < own.length; i++) {
+        defineProperty(object, own[i], { __proto__: null, value: value[own[i]], writable: true, enumerable: true, configurable: true });
+      }
+      return object;
+    }
+    if (kind === "promise") throw unsendable("a Promise (a call or an async function that was not awaited)", "await it, or `await Promise.all(...)` several");
+    if (kind === "weak") throw unsendable("a WeakMap, WeakSet or WeakRef, whose contents cannot be listed", "keep the data in a Map, a Set or an object");
+    if (kind === "buffer") throw unsendable("an ArrayBuffer or a DataView", "send Array.from(new Uint8Array(buffer))");
+    if (kind === "regexp") throw unsendable("a RegExp", "send String(regexp)");
+    for (let i = 0; i < wrapperValueOf.length; i++) {
+      try {
+        apply(wrapperValueOf[i], value, []);
+        return value;
+      } catch (_) {}
+    }
+    if (keys(value).length > 0) return value;
+    let name = "a class";
+    try {
+      const constructor = value.constructor;
+      if (typeof constructor === "function" && typeof constructor.name === "string" && constructor.name !== "") name = constructor.name;
+    } catch (_) {}
+    throw unsendable("an instance of " + name + " with no own enumerable properties, which JSON would send as {}", "build a plain object of what you need, such as { name: item.name }");
+  }
+
+  // Where a key leads from its holder: `.name`, `["a key"]`, `[0]`.
+  function segment(holder, key) {
+    if (isArray(holder)) return "[" + key + "]";
+    let identifier = key.length > 0;
+    for (let i = 0; identifier && i < key.length; i++) {
+      const c = key.charCodeAt(i);
+      identifier = c === 36 || c === 95 || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (i > 0 && c >= 48 && c <= 57);
+    }
+    return identifier ? "." + key : "[" + stringify(key) + "]";
+  }
+
+  // The refusal `convert` makes, with the path to the refused part from `root`, or `undefined`
+  // when the second walk meets none (a getter that answered otherwise the second time). A value
+  // met again inside itself is refused as a cycle.
+  function locate(value, root) {
+    const paths = new WeakMapCtor();
+    try {
+      stringify(value, function (key, item) {
+        const holder = apply(weakGet, paths, [this]);
+        const path = holder === undefined ? root : holder + segment(this, key);
+        let converted;
+        try {
+          converted = convert(key, item);
+        } catch (error) {
+          if (typeof error === "object" && error !== null && error.brand === UNSENDABLE) error.path = path;
+          throw error;
+        }
+        if (typeof converted === "object" && converted !== null) {
+          const seen = apply(weakGet, paths, [converted]);
+          if (seen !== undefined && (path === seen || apply(startsWith, path, [seen + "."]) || apply(startsWith, path, [seen + "["]))) {
+            const refusal = unsendable("the value at " + seen + " again, inside itself (a cycle)", "send a copy without the reference back");
+            refusal.path = path;
+            throw refusal;
+          }
+          if (seen === undefined) apply(weakSet, paths, [converted, path]);
+        }
+        return converted;
+      });
+    } catch (error) {
+      if (typeof error === "object" && error !== null && error.brand === UNSENDABLE) return error;
+    }
+    return undefined;
+  }
+
+  // `value` as JSON text, or `{ problem }` naming the part JSON cannot carry and what to send
+  // instead; `root` names the value in that message (`result`, `args`). Throws what the guest's
+  // own getters and `toJSON` throw.
+  function toJson(value, root) {
+    let text;
+    try {
+      text = stringify(value === undefined ? null : value, convert);
+    } catch (error) {
+      const refusal = locate(value, root);
+      if (refusal === undefined) throw error;
+      const problem = create(null);
+      problem.problem = (refusal.path === undefined ? root : refusal.path) + " is " + refusal.what + ": " + refusal.instead;
+      return problem;
+    }
     return text === undefined ? "null" : text;
   }
 
@@ -339,5 +572,5 @@ export default function prelude(callTool, search, describeNames, log, startTimer
     return explained;
   }
 
-  return freeze({ build: build, define: define, settle: settle, fire: fire, toJson: toJson, explain: explain });
+  return freeze({ settle: settle, fire: fire, toJson: toJson, explain: explain });
 }

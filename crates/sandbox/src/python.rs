@@ -44,7 +44,7 @@ use self::monitor::{Monitor, Stop, StopUnwind};
 use self::values::{ValuePath, from_json, to_json};
 use crate::{
     CancelFlag, EngineError, EngineEvent, EngineLimits, ExecuteRequest, HostCall, HostReply,
-    HostRequest, MAX_CODE_BYTES, Outcome, Replies, Stats,
+    HostRequest, Language, MAX_CODE_BYTES, Outcome, Replies, Stats, program,
 };
 
 /// Requests other than tool calls (`search_tools`, `describe_tools`) one execution may make.
@@ -142,13 +142,14 @@ impl Engine<'_> {
                 limit: MAX_CODE_BYTES,
             });
         }
-        let program = MontyRun::new(
-            format!("{PRELUDE}{code}"),
-            SCRIPT_NAME,
-            Vec::new(),
-            CompileOptions::default(),
-        )
-        .map_err(|exception| syntax_error(&exception, code))?;
+        let code = program::without_fence(code);
+        // An entry function defined and never called is called, on a line after the program.
+        let source = match program::python_entry_call(&code) {
+            Some(call) => format!("{PRELUDE}{code}\n{call}\n"),
+            None => format!("{PRELUDE}{code}"),
+        };
+        let program = MontyRun::new(source, SCRIPT_NAME, Vec::new(), CompileOptions::default())
+            .map_err(|exception| syntax_error(&exception, &code))?;
         self.monitor.emit(EngineEvent::Started);
         let tracker = ResourceTracker::new(ResourceLimits {
             max_duration: Some(self.limits.timeout),
@@ -171,7 +172,10 @@ impl Engine<'_> {
                 return Err(self.stop_error(reason));
             }
             step = match progress {
-                RunProgress::Complete(value) => return self.complete(&value),
+                RunProgress::Complete(value) => {
+                    self.warn_of_what_the_value_does_not_tell(&code, &value);
+                    return self.complete(&value);
+                }
                 RunProgress::NameLookup(lookup) => {
                     let answer = self.api.lookup(&lookup.name, lookup.object_id());
                     self.step(|print| lookup.resume(answer, print))
@@ -303,6 +307,27 @@ impl Engine<'_> {
                 }
             }
             HostReply::Cancel => self.cancel.cancel(),
+        }
+    }
+
+    /// Warnings for a program that ended with tool calls still running (never awaited), or with
+    /// no value although it printed nothing. (A call never awaited that failed before the end
+    /// goes unseen: Monty takes every answer and keeps a failure for an `await` that never
+    /// comes.)
+    fn warn_of_what_the_value_does_not_tell(&mut self, code: &str, value: &MontyObject) {
+        let running = self.outstanding.len();
+        if running > 0 {
+            self.monitor.emit(EngineEvent::Warning {
+                text: program::calls_still_running_warning(Language::Python, running),
+            });
+        }
+        if matches!(value, MontyObject::None)
+            && self.monitor.log_bytes() == 0
+            && let Some(ending) = program::python_ending(code)
+        {
+            self.monitor.emit(EngineEvent::Warning {
+                text: program::no_value_warning(Language::Python, &ending),
+            });
         }
     }
 

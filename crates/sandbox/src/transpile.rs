@@ -22,8 +22,8 @@ use std::path::Path;
 use oxc::allocator::{Allocator, TakeIn};
 use oxc::ast::ast::{
     AssignmentTarget, BinaryExpression, BindingPattern, CallExpression, ComputedMemberExpression,
-    Decorator, Expression, LogicalExpression, PrivateFieldExpression, Program, Statement,
-    StaticMemberExpression, TaggedTemplateExpression,
+    Decorator, Expression, IdentifierReference, LogicalExpression, PrivateFieldExpression, Program,
+    Statement, StaticMemberExpression, TaggedTemplateExpression,
 };
 use oxc::ast::builder::AstBuilder;
 use oxc::ast_visit::Visit;
@@ -36,6 +36,7 @@ use oxc::semantic::SemanticBuilder;
 use oxc::span::{GetSpan, SourceType, Span};
 use oxc::transformer::{TransformOptions, Transformer};
 
+use crate::program::{Ending, without_fence};
 use crate::{EngineError, Language};
 
 /// The file name QuickJS reports in stacks; positions in it are mapped back.
@@ -65,6 +66,9 @@ pub(crate) struct Transpiled {
     /// offset of the first node at level `n + 1` is at `n`. Measured up to one level past
     /// [`MAX_NESTING`].
     first_at_level: Vec<u32>,
+    /// What the program ends with when that gives it no value (a declaration, a loop): the
+    /// warning a program that returned nothing gets says so.
+    pub(crate) ending: Option<Ending>,
 }
 
 impl Transpiled {
@@ -89,6 +93,8 @@ pub(crate) fn transpile(code: &str, language: Language) -> Result<Transpiled, En
             limit: crate::MAX_CODE_BYTES,
         });
     }
+    // A fence is blanked, not removed: positions in the code stay the model's.
+    let code = &*without_fence(code);
     // Unwind safety: everything the closure builds (the arena, the AST, the generated code) is
     // dropped with it, and it only reads `code`; nothing half-updated outlives a panic.
     catch_unwind(AssertUnwindSafe(|| transpile_unguarded(code, language))).unwrap_or_else(|panic| {
@@ -192,6 +198,8 @@ fn transpile_unguarded(code: &str, language: Language) -> Result<Transpiled, Eng
     }
 
     let builder = AstBuilder::new(&allocator);
+    call_entry_function(&mut program, &allocator, &builder);
+    let ending = program.body.last().and_then(ending_of);
     if let Some(last) = program.body.last_mut() {
         return_completion_value(last, &allocator, &builder);
     } else if let Some(directive) = program.directives.pop() {
@@ -221,6 +229,146 @@ fn transpile_unguarded(code: &str, language: Language) -> Result<Transpiled, Eng
         script,
         map: generated.map.map(oxc_sourcemap::SourceMap::into_owned),
         first_at_level,
+        ending,
+    })
+}
+
+/// Calls the program's entry function when it defines one and never calls it: a program that is
+/// one function (`async () => { ... }`, or one function declaration) is called, and so is a
+/// `main` or `run` defined at top level and named nowhere else, when nothing after it gives the
+/// program a value. The call's value is the program's.
+fn call_entry_function<'a>(
+    program: &mut Program<'a>,
+    allocator: &'a Allocator,
+    builder: &AstBuilder<'a>,
+) {
+    let call = |callee: Expression<'a>, span: Span| {
+        let call = Expression::new_call_expression(
+            span,
+            callee,
+            None,
+            oxc::allocator::Vec::new_in(&allocator),
+            false,
+            builder,
+        );
+        Statement::new_return_statement(
+            span,
+            Some(Expression::new_await_expression(span, call, builder)),
+            builder,
+        )
+    };
+    if let [Statement::ExpressionStatement(only)] = program.body.as_mut_slice()
+        && matches!(
+            only.expression.without_parentheses(),
+            Expression::ArrowFunctionExpression(_) | Expression::FunctionExpression(_)
+        )
+    {
+        let span = only.span;
+        let function = only.expression.take_in(&allocator);
+        program.body[0] = call(function, span);
+        return;
+    }
+    if let [Statement::FunctionDeclaration(only)] = program.body.as_slice()
+        && let Some(id) = &only.id
+    {
+        let (name, span) = (id.name, only.span);
+        program
+            .body
+            .push(call(Expression::new_identifier(span, name, builder), span));
+        return;
+    }
+    let gives_a_value = program
+        .body
+        .iter()
+        .any(|statement| matches!(statement, Statement::ReturnStatement(_)))
+        || matches!(program.body.last(), Some(Statement::ExpressionStatement(_)));
+    if gives_a_value {
+        return;
+    }
+    let mut entries = program.body.iter().filter_map(|statement| {
+        let (name, span) = match statement {
+            Statement::FunctionDeclaration(function) => {
+                let id = function.id.as_ref()?;
+                (id.name, function.span)
+            }
+            Statement::VariableDeclaration(declaration) => {
+                match declaration.declarations.as_slice() {
+                    [declarator]
+                        if declarator.init.as_ref().is_some_and(|init| {
+                            matches!(
+                                init.without_parentheses(),
+                                Expression::ArrowFunctionExpression(_)
+                                    | Expression::FunctionExpression(_)
+                            )
+                        }) =>
+                    {
+                        (declarator.id.get_identifier_name()?, declaration.span)
+                    }
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        };
+        matches!(name.as_str(), "main" | "run").then_some((name, span))
+    });
+    let (Some((name, span)), None) = (entries.next(), entries.next()) else {
+        return;
+    };
+    if names_read(program).contains(&name.as_str()) {
+        return;
+    }
+    program
+        .body
+        .push(call(Expression::new_identifier(span, name, builder), span));
+}
+
+/// Every name the program reads.
+fn names_read<'a>(program: &Program<'a>) -> Vec<&'a str> {
+    #[derive(Default)]
+    struct Names<'a>(Vec<&'a str>);
+    impl<'a> Visit<'a> for Names<'a> {
+        fn visit_identifier_reference(&mut self, reference: &IdentifierReference<'a>) {
+            self.0.push(reference.name.as_str());
+        }
+    }
+    let mut names = Names::default();
+    names.visit_program(program);
+    names.0
+}
+
+/// What a program's last statement is when it gives the program no value.
+fn ending_of(statement: &Statement<'_>) -> Option<Ending> {
+    Some(match statement {
+        Statement::ExpressionStatement(_)
+        | Statement::ReturnStatement(_)
+        | Statement::ThrowStatement(_)
+        // The value of each branch is returned (see `return_completion_value`).
+        | Statement::IfStatement(_)
+        | Statement::BlockStatement(_)
+        | Statement::TryStatement(_) => return None,
+        Statement::VariableDeclaration(declaration) => Ending::Declaration(
+            declaration
+                .declarations
+                .last()
+                .and_then(|declarator| declarator.id.get_identifier_name())
+                .map(|name| name.to_string()),
+        ),
+        Statement::FunctionDeclaration(function) => match &function.id {
+            Some(id) => Ending::Function {
+                name: id.name.to_string(),
+                is_async: function.r#async,
+            },
+            None => Ending::Other,
+        },
+        Statement::ClassDeclaration(class) => {
+            Ending::Declaration(class.id.as_ref().map(|id| id.name.to_string()))
+        }
+        Statement::ForStatement(_)
+        | Statement::ForInStatement(_)
+        | Statement::ForOfStatement(_)
+        | Statement::WhileStatement(_)
+        | Statement::DoWhileStatement(_) => Ending::Loop,
+        _ => Ending::Other,
     })
 }
 
@@ -454,17 +602,11 @@ fn syntax_error(code: &str, offset: u32, message: &str) -> EngineError {
     let line = before.matches('\n').count() as u32 + 1;
     let line_start = before.rfind('\n').map_or(0, |i| i + 1);
     let column = before[line_start..].chars().count() as u32 + 1;
-    let line_text = code[line_start..].lines().next().unwrap_or("");
-    let gutter = format!("{line} | ");
-    let frame = format!(
-        "{gutter}{line_text}\n{}^",
-        " ".repeat(gutter.chars().count() + column as usize - 1)
-    );
     EngineError::Syntax {
         message: message.to_owned(),
         line,
         column,
-        frame,
+        frame: crate::report::code_frame(code, line, column),
     }
 }
 
@@ -483,7 +625,7 @@ pub(crate) fn compile_error(
 }
 
 /// The byte offset of a 1-based line and column (in characters), clamped to the code.
-fn offset_of(code: &str, line: u32, column: u32) -> u32 {
+pub(crate) fn offset_of(code: &str, line: u32, column: u32) -> u32 {
     let mut start = 0;
     for _ in 1..line {
         match code[start..].find('\n') {

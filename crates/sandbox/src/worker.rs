@@ -12,7 +12,7 @@
 //! Wire format: one JSON object per line, [`ToWorker`] on the worker's stdin and [`FromWorker`]
 //! on its stdout. Nothing else is written to the worker's stdout.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::ffi::OsString;
 use std::io::{BufWriter, Write};
 use std::os::fd::AsFd;
@@ -90,6 +90,38 @@ pub enum FromWorker {
     Finished(Outcome),
 }
 
+/// The longest line a worker reads before its job: a [`ToWorker::Expect`] or the
+/// [`ToWorker::Start`] itself, which hold the names of the catalog's tools and a program of at
+/// most [`crate::MAX_CODE_BYTES`]. As long as the longest message an upstream server may send.
+const MAX_SETUP_LINE_BYTES: usize = 64 * 1024 * 1024;
+/// Room for what surrounds the text of a message on its line (the message's kind, a call id).
+const ENVELOPE_BYTES: usize = 1024;
+/// The most bytes JSON writes for one byte of text (a control character as `\u0001`).
+const MAX_ESCAPE_BYTES: usize = 6;
+
+impl ToWorker {
+    /// The longest line the host sends a worker whose job runs under `limits`: a reply whose
+    /// outcome is, as JSON, at most the memory limit. The guest holds a value's text whole before
+    /// it parses it, so the host refuses a larger one rather than send it.
+    pub fn max_reply_line(limits: &EngineLimits) -> usize {
+        limits.memory_bytes.saturating_add(ENVELOPE_BYTES)
+    }
+}
+
+impl FromWorker {
+    /// The longest line a worker whose job runs under `limits` writes: one message, whose text
+    /// the guest made within its memory (a call's arguments, an error's message and stack) or
+    /// its console limit, escaped, or the result within its own limit.
+    pub fn max_line(limits: &EngineLimits) -> usize {
+        limits
+            .memory_bytes
+            .saturating_add(limits.max_log_bytes)
+            .saturating_mul(MAX_ESCAPE_BYTES)
+            .saturating_add(limits.max_result_bytes)
+            .saturating_add(ENVELOPE_BYTES)
+    }
+}
+
 /// How to start a worker: normally the running `toolweave` binary with its worker argument.
 #[derive(Debug, Clone)]
 pub struct WorkerCommand {
@@ -108,25 +140,34 @@ pub struct WorkerCommand {
 ///
 /// A guest busy computing reads nothing; the host stops such a worker by killing it.
 struct HostPipe {
-    /// Bytes read from stdin that do not make a whole line yet.
-    pending: RefCell<Vec<u8>>,
+    /// What was read from stdin, cut into lines.
+    lines: RefCell<LineBuffer>,
     /// Where stdin is read into: made once, before the job.
     chunk: RefCell<Vec<u8>>,
+    /// The longest line the host may send now: a setup message until the job arrives, a reply
+    /// afterwards.
+    max_line: Cell<usize>,
     output: RefCell<BufWriter<std::io::Stdout>>,
     cancel: CancelFlag,
 }
 
-/// How much is read from stdin at a time.
-const READ_CHUNK: usize = 16 * 1024;
+/// How much is read from stdin at a time: what a pipe holds.
+const READ_CHUNK: usize = 64 * 1024;
 
 impl HostPipe {
     fn new(cancel: CancelFlag) -> Self {
         Self {
-            pending: RefCell::new(Vec::with_capacity(READ_CHUNK)),
+            lines: RefCell::new(LineBuffer::default()),
             chunk: RefCell::new(vec![0u8; READ_CHUNK]),
+            max_line: Cell::new(MAX_SETUP_LINE_BYTES),
             output: RefCell::new(BufWriter::new(std::io::stdout())),
             cancel,
         }
+    }
+
+    /// From now on the host sends replies for a job under `limits`.
+    fn expect_replies(&self, limits: &EngineLimits) {
+        self.max_line.set(ToWorker::max_reply_line(limits));
     }
 
     /// Queues a message for the host.
@@ -153,23 +194,8 @@ impl HostPipe {
     fn next(&self, timeout: Option<Duration>) -> Result<ToWorker, RecvTimeoutError> {
         let deadline = timeout.map(|timeout| Instant::now() + timeout);
         loop {
-            let line = {
-                let mut pending = self.pending.borrow_mut();
-                pending.iter().position(|byte| *byte == b'\n').map(|end| {
-                    let line: Vec<u8> = pending.drain(..=end).collect();
-                    line
-                })
-            };
-            if let Some(line) = line {
-                match serde_json::from_slice::<ToWorker>(&line) {
-                    Ok(message) => return Ok(message),
-                    Err(error) => {
-                        eprintln!(
-                            "toolweave worker: a message from the host was unreadable: {error}"
-                        );
-                        continue;
-                    }
-                }
+            if let Some(message) = self.take_message() {
+                return Ok(message);
             }
             let wait = match deadline {
                 None => PollTimeout::NONE,
@@ -197,11 +223,38 @@ impl HostPipe {
             let mut chunk = self.chunk.borrow_mut();
             match nix::unistd::read(stdin.as_fd(), &mut chunk) {
                 Ok(0) => return Err(self.host_gone()),
-                Ok(read) => self.pending.borrow_mut().extend_from_slice(&chunk[..read]),
+                Ok(read) => self.lines.borrow_mut().extend(&chunk[..read]),
                 Err(Errno::EINTR | Errno::EAGAIN) => {}
                 Err(_) => return Err(self.host_gone()),
             }
         }
+    }
+
+    /// The next message among the lines read, if a whole one is there. A line that is too long
+    /// or cannot be read ends the worker: the host's messages can no longer be followed.
+    fn take_message(&self) -> Option<ToWorker> {
+        let max = self.max_line.get();
+        let taken = self.lines.borrow_mut().take::<ToWorker>(max);
+        match taken {
+            Ok(message) => message,
+            Err(LineError::TooLong(length)) => self.give_up(format!(
+                "a message from the host is longer than the {max} bytes it may be (at least \
+                 {length} bytes)"
+            )),
+            Err(LineError::Unreadable(error)) => self.give_up(format!(
+                "a message from the host could not be read: {error}"
+            )),
+        }
+    }
+
+    /// Reports `why` as the execution's outcome and ends the process.
+    fn give_up(&self, why: String) -> ! {
+        eprintln!("toolweave worker: {why}");
+        self.send(&FromWorker::Finished(failed(EngineError::Internal {
+            message: why,
+        })));
+        self.flush();
+        std::process::exit(1);
     }
 
     /// The host is gone: nothing will answer, stop.
@@ -236,6 +289,73 @@ impl Replies for HostPipe {
 
     fn try_recv(&self) -> Option<HostReply> {
         self.reply(Duration::ZERO).ok()
+    }
+}
+
+/// Bytes read from the host, cut into lines. Each byte is looked at once however a line
+/// arrives (a long one comes in many reads), and a line longer than the reader allows is refused
+/// as soon as that many bytes are in, not once it ends.
+#[derive(Debug, Default)]
+struct LineBuffer {
+    bytes: Vec<u8>,
+    /// Where the next line starts.
+    start: usize,
+    /// From `start` to here, the bytes hold no line end.
+    scanned: usize,
+}
+
+/// Why a line from the host is not a message.
+#[derive(Debug)]
+enum LineError {
+    /// It is longer than allowed: at least this long.
+    TooLong(usize),
+    /// It is not a message.
+    Unreadable(serde_json::Error),
+}
+
+/// A buffer that grew this large for a long line is let go once that line is read, so a job's
+/// memory does not keep holding it.
+const KEPT_LINE_CAPACITY: usize = 4 * READ_CHUNK;
+
+impl LineBuffer {
+    /// Adds bytes read.
+    fn extend(&mut self, read: &[u8]) {
+        if self.start > 0 {
+            // Only the start of the next line moves: the lines before it were taken.
+            self.bytes.drain(..self.start);
+            self.scanned -= self.start;
+            self.start = 0;
+        }
+        self.bytes.extend_from_slice(read);
+    }
+
+    /// The next whole line, parsed, if one is there and it is at most `max` bytes long.
+    fn take<T: serde::de::DeserializeOwned>(&mut self, max: usize) -> Result<Option<T>, LineError> {
+        let Some(at) = memchr::memchr(b'\n', &self.bytes[self.scanned..]) else {
+            self.scanned = self.bytes.len();
+            let partial = self.bytes.len() - self.start;
+            return if partial > max {
+                Err(LineError::TooLong(partial))
+            } else {
+                Ok(None)
+            };
+        };
+        let (start, end) = (self.start, self.scanned + at);
+        if end - start > max {
+            return Err(LineError::TooLong(end - start));
+        }
+        let parsed = serde_json::from_slice(&self.bytes[start..end]);
+        self.start = end + 1;
+        self.scanned = self.start;
+        if self.start == self.bytes.len() {
+            self.bytes.clear();
+            self.start = 0;
+            self.scanned = 0;
+            if self.bytes.capacity() > KEPT_LINE_CAPACITY {
+                self.bytes = Vec::new();
+            }
+        }
+        parsed.map(Some).map_err(LineError::Unreadable)
     }
 }
 
@@ -283,7 +403,6 @@ pub(crate) fn warm_up(kind: WorkerKind, how: WarmUp) {
             namespaces: vec![crate::Namespace {
                 name: "warm".to_owned(),
                 tools: Some(vec!["up".to_owned()]),
-                hidden: Vec::new(),
             }],
         }),
     };
@@ -479,12 +598,12 @@ fn run_one_job(
 ) -> u8 {
     // Everything that does not depend on the job happens before it arrives: a first run of the
     // engine's own code (a fresh process otherwise pays for faulting in the interpreter's code
-    // and data on the job's time), the JavaScript runtime, the tools the job will likely name.
+    // and data on the job's time), the JavaScript runtime.
     let cancel = CancelFlag::new();
     let host = HostPipe::new(cancel.clone());
     warm_up(kind, how);
     let stack_top = stack_address();
-    let mut prepared = match kind {
+    let prepared = match kind {
         WorkerKind::JavaScript => Some(Prepared::new(stack_top)),
         WorkerKind::Python => None,
     };
@@ -492,12 +611,7 @@ fn run_one_job(
     // The job, read on this thread: no hand-off between reading it and running it.
     let job = loop {
         match host.next(None) {
-            Ok(ToWorker::Expect(manifest)) => {
-                if let Some(Ok(prepared)) = &mut prepared {
-                    prepared.expect(manifest.clone());
-                }
-                expected = Some(manifest);
-            }
+            Ok(ToWorker::Expect(manifest)) => expected = Some(manifest),
             Ok(ToWorker::Start(job)) => break job,
             Ok(ToWorker::Reply(_)) => {
                 eprintln!("toolweave worker: a reply came before the job");
@@ -507,6 +621,7 @@ fn run_one_job(
             Err(_) => return 0,
         }
     };
+    host.expect_replies(&job.limits);
     let Some(manifest) = job.manifest.or(expected) else {
         host.send(&FromWorker::Finished(failed(EngineError::Internal {
             message: "the job named no tools and none were expected".to_owned(),
@@ -557,4 +672,100 @@ fn run_one_job(
     host.send(&FromWorker::Finished(outcome));
     host.flush();
     0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn numbers(lines: &mut LineBuffer, max: usize) -> Vec<u64> {
+        let mut taken = Vec::new();
+        while let Some(number) = lines.take::<u64>(max).unwrap() {
+            taken.push(number);
+        }
+        taken
+    }
+
+    #[test]
+    fn lines_are_taken_whole_however_they_arrive() {
+        let mut lines = LineBuffer::default();
+        lines.extend(b"1\n22\n33");
+        assert_eq!(numbers(&mut lines, 10), [1, 22]);
+        lines.extend(b"3");
+        assert!(numbers(&mut lines, 10).is_empty());
+        lines.extend(b"\n4444\n");
+        assert_eq!(numbers(&mut lines, 10), [333, 4444]);
+        assert!(lines.bytes.is_empty());
+        // A line arriving a byte at a time.
+        for byte in b"123456789\n" {
+            lines.extend(&[*byte]);
+        }
+        assert_eq!(numbers(&mut lines, 10), [123_456_789]);
+    }
+
+    #[test]
+    fn a_line_longer_than_allowed_is_refused_before_it_ends() {
+        let mut lines = LineBuffer::default();
+        lines.extend(b"12345");
+        assert!(matches!(lines.take::<u64>(5), Ok(None)));
+        lines.extend(b"6");
+        assert!(matches!(lines.take::<u64>(5), Err(LineError::TooLong(6))));
+        // At the limit it is taken, one past it is not.
+        let mut lines = LineBuffer::default();
+        lines.extend(b"12345\n123456\n");
+        assert!(matches!(lines.take::<u64>(5), Ok(Some(12345))));
+        assert!(matches!(lines.take::<u64>(5), Err(LineError::TooLong(6))));
+    }
+
+    #[test]
+    fn a_line_that_is_not_a_message_is_taken_and_named() {
+        let mut lines = LineBuffer::default();
+        lines.extend(b"{not json\n7\n");
+        assert!(matches!(
+            lines.take::<u64>(100),
+            Err(LineError::Unreadable(_))
+        ));
+        assert!(matches!(lines.take::<u64>(100), Ok(Some(7))));
+    }
+
+    #[test]
+    fn the_buffer_of_a_long_line_is_let_go_once_it_is_read() {
+        let mut lines = LineBuffer::default();
+        let long = format!("\"{}\"\n", "x".repeat(KEPT_LINE_CAPACITY * 2));
+        for piece in long.as_bytes().chunks(READ_CHUNK) {
+            lines.extend(piece);
+        }
+        let text = lines.take::<String>(usize::MAX).unwrap().unwrap();
+        assert_eq!(text.len(), KEPT_LINE_CAPACITY * 2);
+        assert_eq!(lines.bytes.capacity(), 0);
+    }
+
+    #[test]
+    fn every_reply_the_host_may_send_fits_the_line_a_worker_takes() {
+        let limits = EngineLimits {
+            timeout: Duration::from_secs(1),
+            memory_bytes: 1000,
+            stack_bytes: 1,
+            max_log_bytes: 1,
+            max_result_bytes: 1,
+            max_tool_calls: 1,
+        };
+        // The host refuses an outcome whose JSON is longer than the memory limit.
+        let outcome: Result<serde_json::Value, String> =
+            Ok(serde_json::Value::String("x".repeat(998)));
+        assert_eq!(
+            serde_json::to_vec(&outcome).unwrap().len() - r#"{"Ok":}"#.len(),
+            1000
+        );
+        let reply = ToWorker::Reply(HostReply::Result {
+            id: u64::MAX,
+            outcome,
+        });
+        let line = serde_json::to_vec(&reply).unwrap();
+        assert!(
+            line.len() <= ToWorker::max_reply_line(&limits),
+            "{}",
+            line.len()
+        );
+    }
 }

@@ -84,6 +84,86 @@ fn namespaces_of_servers_not_ready_ask_the_host() {
 }
 
 #[test]
+fn every_name_code_writes_reaches_the_host_and_listing_names_only_known_tools() {
+    // Unknown tools, unknown servers, a server left out, original spellings: each is a call the
+    // host answers (here: "unknown tool").
+    let run = run_js(
+        "const outcomes = [];
+         for (const call of [
+           () => tools.t.ad({ a: 1 }),
+           () => tools.fs.add({ a: 1 }),
+           () => tools.add({ a: 1 }),
+           () => tools.t['get-sum']({ a: 1 }),
+         ]) {
+           try { outcomes.push(await call()); } catch (error) { outcomes.push(error.message); }
+         }
+         return outcomes;",
+    );
+    assert_eq!(
+        run.value(),
+        &json!([
+            "unknown tool \"t.ad\"",
+            "unknown tool \"fs.add\"",
+            "unknown tool \"add\"",
+            "unknown tool \"t.get-sum\"",
+        ])
+    );
+    // Listing is truthful: the servers, a ready server's tools, nothing for one starting or
+    // unknown; `in` agrees; everything reads as frozen.
+    let run = run_js(
+        "[Object.keys(tools), Object.keys(tools.t), Object.keys(tools.later), Object.keys(tools.fs),
+          'add' in tools.t, 'ad' in tools.t, 'fs' in tools, 't' in tools, 'anything' in tools.later,
+          Object.isFrozen(tools), Object.isFrozen(tools.t), Object.isFrozen(tools.fs),
+          tools.t.add === tools.t.add, typeof tools.t.ad, tools.t.add.name]",
+    );
+    assert_eq!(
+        run.value(),
+        &json!([
+            ["t", "later"],
+            ["add", "slow", "fail", "echo"],
+            [],
+            [],
+            true,
+            false,
+            false,
+            true,
+            false,
+            true,
+            true,
+            true,
+            true,
+            "function",
+            "t.add"
+        ])
+    );
+    // What the language reads on any object is no tool: `await` on a namespace gives it back, and
+    // JSON leaves `tools` out as the function it also is (callable, so that a call that leaves
+    // the server out reaches the host).
+    let run = run_js(
+        "const t = await tools.t;
+         [t === tools.t, tools.t.then, tools.toJSON, JSON.stringify(tools), Object.getPrototypeOf(tools.t)]",
+    );
+    assert_eq!(run.value(), &json!([true, null, null, null, null]));
+    assert!(run.calls.is_empty(), "{:?}", run.calls);
+    // Nothing can be added, replaced or deleted, listed or not.
+    let run = run_js(
+        "const refused = [];
+         for (const attempt of [
+           () => { tools.t.add = 1; }, () => { tools.t.extra = 1; }, () => { tools.fresh = 1; },
+           () => { delete tools.t.add; }, () => { Object.defineProperty(tools.t, 'x', { value: 1 }); },
+           () => { Object.setPrototypeOf(tools.t, {}); },
+         ]) {
+           try { attempt(); refused.push(false); } catch (error) { refused.push(error instanceof TypeError); }
+         }
+         return [refused, Object.keys(tools.t).length, typeof Object.freeze(tools.t)];",
+    );
+    assert_eq!(
+        run.value(),
+        &json!([[true, true, true, true, true, true], 4, "function"])
+    );
+}
+
+#[test]
 fn raw_calls_and_call_mcp_tool_send_the_names_given() {
     let run = run_js(
         "await tools.t.echo.raw({ a: 1 });
@@ -403,8 +483,9 @@ fn code_nested_past_the_cap_is_refused_where_it_goes_too_deep() {
         panic!();
     };
     assert!(message.starts_with("the program nests too deeply here: more than 128 levels"));
-    // The `return` it becomes is level 1, each arrow function one more: level 129 is the 128th.
-    assert_eq!(column, 1 + 6 * 127);
+    // A program that is one function is called: the `return await` it becomes is levels 1 and
+    // 2, each arrow function one more: level 129 is the 127th.
+    assert_eq!(column, 1 + 6 * 126);
     // From 500 KiB of stack up, the cap is 250 whatever the stack.
     for stack_kb in [512, 4096] {
         let limits = EngineLimits {
@@ -915,7 +996,6 @@ fn one_tool(namespace: &str, tool: &str) -> std::sync::Arc<Manifest> {
         namespaces: vec![Namespace {
             name: namespace.to_owned(),
             tools: Some(vec![tool.to_owned()]),
-            hidden: Vec::new(),
         }],
     }
     .into()
@@ -941,40 +1021,40 @@ fn run_on_pool_with(
 }
 
 #[test]
-fn a_program_gets_the_tools_of_its_own_manifest_whatever_the_runtime_was_prepared_for() {
+fn a_program_gets_the_tools_of_its_own_manifest_whatever_the_last_program_had() {
     let pool = toolweave_sandbox::EnginePool::new(1, limits().stack_bytes);
     let a = one_tool("a", "one");
     let b = one_tool("b", "two");
     let names = "const space = Object.keys(tools)[0]; [space, Object.keys(tools[space])]";
-    // After each program the thread prepares its next runtime with that program's tools set up
-    // (at once: it is the only thread); the pauses let it finish.
+    // After each program the thread prepares its next runtime (at once: it is the only thread);
+    // the pauses let it finish.
     assert_eq!(
         run_on_pool_with(&pool, names, a.clone()).result,
         Ok(json!(["a", ["one"]]))
     );
     thread::sleep(Duration::from_millis(50));
-    // Prepared for `a`, given `b`.
+    // After `a`, given `b`.
     assert_eq!(
         run_on_pool_with(&pool, names, b.clone()).result,
         Ok(json!(["b", ["two"]]))
     );
     thread::sleep(Duration::from_millis(50));
-    // Prepared for `b`, given `b`: the tools made ahead call the host like any others.
+    // A tool of `b` calls the host like any other.
     assert_eq!(
         run_on_pool_with(&pool, "await tools.b.two({ x: 1 })", b.clone()).result,
         Ok(json!({ "name": "b.two", "args": { "x": 1 } }))
     );
     thread::sleep(Duration::from_millis(50));
-    // Prepared for `b`, given an equal manifest that is another value: the same tools, frozen.
+    // Given an equal manifest that is another value: the same tools, frozen.
     let copy = std::sync::Arc::new((*b).clone());
     assert_eq!(
         run_on_pool_with(
             &pool,
-            "[Object.isFrozen(tools.b), Object.isFrozen(tools.b.two), typeof tools.a]",
+            "[Object.isFrozen(tools.b), Object.isFrozen(tools.b.two), 'a' in tools]",
             copy
         )
         .result,
-        Ok(json!([true, true, "undefined"]))
+        Ok(json!([true, true, false]))
     );
 }
 
@@ -1035,5 +1115,249 @@ fn the_pool_runs_programs_side_by_side() {
         started.elapsed() < Duration::from_millis(1100),
         "{:?}",
         started.elapsed()
+    );
+}
+
+/// The report of an uncaught error, as the model reads it.
+fn traceback(run: &Run) -> String {
+    match run.error() {
+        EngineError::Guest {
+            stack: Some(stack), ..
+        } => stack.clone(),
+        other => panic!("expected a guest error with a traceback, got {other:?}"),
+    }
+}
+
+#[test]
+fn runtime_errors_name_what_failed_and_show_where() {
+    // QuickJS says "not a function": the callee is named from the source, under a caret.
+    let run = run_ts("const weather: any = { sky: 'clear' };\nconst parts = weather.split(',');");
+    assert_eq!(
+        traceback(&run),
+        "TypeError: weather.split is not a function\n    at line 2, column 23:\n      \
+         2 | const parts = weather.split(',');\n                                ^"
+    );
+    let run = run_js("const rows = [];\nreturn rows[0].name;");
+    let EngineError::Guest { message, line, .. } = run.error() else {
+        panic!("{:?}", run.error());
+    };
+    assert_eq!(
+        (message.as_str(), *line),
+        (
+            "cannot read property 'name' of undefined (rows[0] is undefined)",
+            Some(2)
+        )
+    );
+    // Inside a built-in (`map` calling what it was given), the operation is not the guest's.
+    let run = run_js("[1, 2].map(5)");
+    assert!(
+        traceback(&run).starts_with("TypeError: not a function\n    at line 1, column 8:"),
+        "{}",
+        traceback(&run)
+    );
+    // A thrown error lists the calls inside the program that led to it, in the code as written
+    // (types stripped before the first line that counts).
+    let run = run_ts(
+        "interface Row { id: number }\nfunction check(rows: Row[]): void {\n  if (rows.length === 0) throw new Error('no rows');\n}\nasync function load(): Promise<void> {\n  check([]);\n}\nawait load();",
+    );
+    assert_eq!(
+        traceback(&run),
+        format!(
+            "Error: no rows\n    at check (line 3, column 36):\n      3 |   if (rows.length === 0) \
+             throw new Error('no rows');\n{}^\n    at load (line 6, column 3): check([]);\n    \
+             at line 8, column 7: await load();",
+            " ".repeat(6 + 4 + 35)
+        )
+    );
+    // A failed tool call points at the line that made it.
+    let run = run_js("const a = 1;\nconst b = await tools.t.fail({});");
+    assert!(
+        traceback(&run).starts_with(
+            "Error: t.fail returned an error: broken\n    at line 2, column 25:\n      2 | const b = await tools.t.fail({});"
+        ),
+        "{}",
+        traceback(&run)
+    );
+}
+
+#[test]
+fn programs_run_as_models_write_them() {
+    let value = |code: &str| run_ts(code).value().clone();
+    // A markdown fence, whatever its info string, with blank lines around.
+    assert_eq!(
+        value("\n```typescript\nconst n: number = 2;\nn * 3\n```\n\n"),
+        json!(6)
+    );
+    let run = run_ts("```ts\nconst n: number = 2;\nthrow new Error('at line 3');\n```");
+    assert!(
+        matches!(run.error(), EngineError::Guest { line: Some(3), .. }),
+        "{:?}",
+        run.error()
+    );
+    // A program that is one function is called.
+    assert_eq!(
+        value("async () => { return await tools.t.add({ a: 1, b: 2 }); }"),
+        json!(3)
+    );
+    assert_eq!(value("(async function () { return 4; })"), json!(4));
+    assert_eq!(value("async function main() { return 5; }"), json!(5));
+    // So is a main or run never called, when nothing after it gives the program a value.
+    assert_eq!(
+        value("const x = 2;\nconst run = async () => x * 3;"),
+        json!(6)
+    );
+    assert_eq!(
+        value("async function main() { return 7; }\nconst unused = 1;"),
+        json!(7)
+    );
+    // Not when the program calls it, names it, or has a value of its own.
+    let run = run_ts(
+        "let calls = 0;\nasync function main() { calls++; return calls; }\nawait main();\nreturn calls;",
+    );
+    assert_eq!(run.value(), &json!(1));
+    assert_eq!(
+        value("function main() { return 1; }\nconst f = main;"),
+        json!(null)
+    );
+    assert_eq!(
+        value("function main() { return 1; }\n'mine'"),
+        json!("mine")
+    );
+    assert_eq!(
+        value("function main() { return 1; }\nfunction run() { return 2; }\nconst x = 1;"),
+        json!(null)
+    );
+}
+
+#[test]
+fn what_the_value_does_not_tell_is_a_warning() {
+    // A program that computed something and returned nothing.
+    let run = run_js("const total = await tools.t.add({ a: 1, b: 2 });");
+    assert_eq!(run.value(), &json!(null));
+    assert_eq!(
+        run.warnings,
+        [
+            "the program returned nothing (its value is undefined, sent as null): it ends by \
+          declaring `total`. End it with `return total` (or `total` alone on the last line)."
+        ]
+    );
+    let run = run_js("for (const i of [1, 2]) { await tools.t.add({ a: i, b: 1 }); }");
+    assert!(
+        run.warnings[0].contains("it ends with a loop"),
+        "{:?}",
+        run.warnings
+    );
+    // Not for a program that printed what it found, or said it returns nothing.
+    for code in [
+        "console.log('found 3');\nconst x = 1;",
+        "const x = 1;\nreturn;",
+        "null",
+    ] {
+        assert!(run_js(code).warnings.is_empty(), "{code}");
+    }
+    // Calls still running when the program ended.
+    let run = run_js(
+        "[1, 2].forEach(async (i) => { await tools.t.slow({ ms: 200 }); });\nreturn 'done';",
+    );
+    assert_eq!(run.value(), &json!("done"));
+    assert_eq!(run.warnings.len(), 1, "{:?}", run.warnings);
+    assert!(
+        run.warnings[0].starts_with(
+            "the program ended while 2 tool calls it made were still running: they were cancelled"
+        ),
+        "{:?}",
+        run.warnings
+    );
+    // A promise rejected that nothing awaited: its reason and the line that made it.
+    let run = run_js("tools.t.fail({});\nawait tools.t.slow({ ms: 10 });\nreturn 1;");
+    assert_eq!(run.value(), &json!(1));
+    assert_eq!(
+        run.warnings,
+        [
+            "a promise was rejected and nothing awaited it (made at line 1, column 9): Error: t.fail \
+          returned an error: broken. Await it (or `.catch(...)` it when its failure does not \
+          matter)."
+        ]
+    );
+    // Caught later, or the program's own failure: no warning.
+    let run = run_js(
+        "const p = tools.t.fail({});\nawait tools.t.slow({ ms: 10 });\ntry { await p; } catch (e) {}\nreturn 2;",
+    );
+    assert!(run.warnings.is_empty(), "{:?}", run.warnings);
+    let run = run_js("await tools.t.fail({});");
+    assert!(run.warnings.is_empty(), "{:?}", run.warnings);
+}
+
+#[test]
+fn values_json_cannot_carry_are_converted_or_refused_where_they_are() {
+    // One faithful form: converted.
+    assert_eq!(
+        run_js("return { m: new Map([['a', 1], [2, new Set(['x'])]]), t: new Uint8Array([1, 2]), d: new Date(0) }").value(),
+        &json!({ "m": { "a": 1, "2": ["x"] }, "t": [1, 2], "d": "1970-01-01T00:00:00.000Z" })
+    );
+    assert_eq!(
+        run_js("try { await tools.t.fail({}); } catch (error) { return { error }; }").value(),
+        &json!({ "error": { "name": "Error", "message": "t.fail returned an error: broken" } })
+    );
+    // None: refused, naming the path and what to send.
+    for (code, message) in [
+        (
+            "return { sum: tools.t.add({}) }",
+            "result.sum is a Promise (a call or an async function that was not awaited): await it",
+        ),
+        (
+            "return [{ f() {} }].map((o) => ({ ...o }))",
+            "result[0].f is a function: call it and send what it returns, or leave it out",
+        ),
+        (
+            "const xs = []; return { 'avg value': xs.reduce((a, b) => a + b, 0) / xs.length }",
+            "result[\"avg value\"] is NaN: JSON has no NaN or Infinity",
+        ),
+        (
+            "return 2n ** 70n",
+            "result is the BigInt 1180591620717411303424n: send Number(value) when it fits, or String(value)",
+        ),
+        (
+            "return new Map([[{}, 1]])",
+            "result is a Map with a key that is neither a string nor a number ({}): send [...map]",
+        ),
+        (
+            "class Box { #v = 1; get v() { return this.#v; } }\nreturn { box: new Box() }",
+            "result.box is an instance of Box with no own enumerable properties, which JSON would send as {}",
+        ),
+        (
+            "const a = { b: {} }; a.b.back = a.b; return a",
+            "result.b.back is the value at result.b again, inside itself (a cycle)",
+        ),
+        (
+            "return new WeakMap()",
+            "result is a WeakMap, WeakSet or WeakRef",
+        ),
+    ] {
+        match run_js(code).error() {
+            EngineError::Unserializable { message: actual } => {
+                assert!(actual.starts_with(message), "{code}: {actual}");
+            }
+            other => panic!("{code}: {other:?}"),
+        }
+    }
+    // Tool arguments the same way: converted, or the call rejects naming the path.
+    let run = run_js("return await tools.t.echo({ ids: new Set([1, 2]) })");
+    assert_eq!(run.value(), &json!({ "ids": [1, 2] }));
+    let run =
+        run_js("try { await tools.t.echo({ at: NaN }); } catch (error) { return error.message; }");
+    assert_eq!(
+        run.value(),
+        &json!(
+            "the arguments cannot be sent as JSON: args.at is NaN: JSON has no NaN or Infinity: check the computation (a division by zero, a number read from text that is not one), or send null or a string"
+        )
+    );
+    // Console lines show what these values hold.
+    let run = run_js(
+        "console.log(new Map([['a', 1]]), { s: new Set([1]), n: NaN, p: Promise.resolve() })",
+    );
+    assert_eq!(
+        run.lines(),
+        ["{\"a\":1} {\"s\":[1],\"n\":\"NaN\",\"p\":\"[promise]\"}"]
     );
 }

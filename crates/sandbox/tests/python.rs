@@ -281,27 +281,14 @@ fn arguments_that_are_not_json_raise_in_the_guest() {
 }
 
 #[test]
-fn missing_names_say_what_exists() {
-    let run = run_py("tools.t.nope()");
+fn missing_names_are_the_hosts_to_explain() {
+    // The host's answer (here: "unknown tool") is raised where the call is awaited.
+    let run = run_py("await tools.t.nope()");
     let (name, message, line) = guest(run.error());
-    assert_eq!((name, line), ("AttributeError", Some(1)));
-    assert!(
-        message.contains("tools.t has no tool 'nope'; its tools are add, slow, fail, echo"),
-        "{message}"
-    );
-    let run = run_py("tools.nowhere.x()");
-    assert!(
-        guest(run.error())
-            .1
-            .contains("'tools' object has no attribute 'nowhere'"),
-        "{:?}",
-        run.error()
-    );
-    assert_eq!(
-        run_py("[hasattr(tools.t, 'add'), hasattr(tools.t, 'nope'), getattr(tools, 'x', 'none')]")
-            .value(),
-        &json!([true, false, "none"])
-    );
+    assert_eq!((name, line), ("RuntimeError", Some(1)));
+    assert_eq!(message, "unknown tool \"t.nope\"");
+    let run = run_py("await tools.nowhere.x()");
+    assert_eq!(guest(run.error()).1, "unknown tool \"nowhere.x\"");
     // A tool function returns an awaitable: using it without `await` fails where it is used.
     let run = run_py("total = tools.t.add(a=1, b=2) + 1");
     let (name, message, line) = guest(run.error());
@@ -683,7 +670,6 @@ fn the_hosts_cancel_message_wakes_a_waiting_guest() {
                     namespaces: vec![Namespace {
                         name: "t".to_owned(),
                         tools: Some(vec!["slow".into()]),
-                        hidden: Vec::new(),
                     }],
                 }
                 .into(),
@@ -763,7 +749,6 @@ fn run_on_pool(pool: &toolweave_sandbox::EnginePool, code: &str, language: Langu
             namespaces: vec![Namespace {
                 name: "t".to_owned(),
                 tools: Some(vec!["echo".into()]),
-                hidden: Vec::new(),
             }],
         }
         .into(),
@@ -798,7 +783,8 @@ fn the_pool_runs_python_beside_javascript() {
 
 /// A namespace's tools are resolved as the program uses them, not made ahead: read and then
 /// called, called at once, named with a leading underscore (which Monty never asks the host
-/// about), or kept from code by the host's policy.
+/// about). Every other name is a call too, which the host answers (it refuses a tool its policy
+/// keeps from code, and explains a name it does not know).
 #[test]
 fn tools_resolve_however_they_are_used() {
     let pool = toolweave_sandbox::EnginePool::new(1, limits().stack_bytes);
@@ -806,7 +792,6 @@ fn tools_resolve_however_they_are_used() {
         namespaces: vec![Namespace {
             name: "t".to_owned(),
             tools: Some(vec!["add".into(), "_private".into()]),
-            hidden: vec!["secret".into()],
         }],
     }
     .into();
@@ -840,20 +825,35 @@ fn tools_resolve_however_they_are_used() {
         run("f = getattr(tools.t, '_private')\nawait f()"),
         called("t._private", json!({}))
     );
-    // A hidden tool is no attribute, but a call reaches the host, which refuses it.
+    // Names the manifest does not list reach the host: a tool kept from code, a misspelling,
+    // an original spelling, read first or called at once.
     assert_eq!(
         run("await tools.t.secret(c=4)"),
         called("t.secret", json!({ "c": 4 }))
     );
+    assert_eq!(run("await tools.t.ad()"), called("t.ad", json!({})));
     assert_eq!(
-        run("[hasattr(tools.t, 'add'), hasattr(tools.t, '_private'), hasattr(tools.t, 'secret')]"),
-        Ok(json!([true, true, false]))
+        run("f = getattr(tools.t, 'get-sum')\nawait f(a=1)"),
+        called("t.get-sum", json!({ "a": 1 }))
     );
-    let missing = run("tools.t.ad()");
-    assert!(
-        matches!(&missing, Err(EngineError::Guest { name, message, .. })
-            if name == "AttributeError" && message.contains("its tools are add, _private")),
-        "{missing:?}"
+    // A server the manifest does not have, read once or twice, and a tool without its server.
+    assert_eq!(
+        run("await tools.fs.read(path='x')"),
+        called("fs.read", json!({ "path": "x" }))
+    );
+    assert_eq!(
+        run(
+            "fs = tools.fs\nother = tools.other\n[await fs.a(), await other.b(), await tools.fs.c()]"
+        ),
+        Ok(json!([
+            { "name": "fs.a", "args": {} },
+            { "name": "other.b", "args": {} },
+            { "name": "fs.c", "args": {} }
+        ]))
+    );
+    assert_eq!(
+        run("await tools.add(a=1)"),
+        called("add", json!({ "a": 1 }))
     );
 }
 
@@ -945,5 +945,75 @@ fn unsupported_python_fails_clearly() {
     assert_eq!(
         run.value(),
         &json!(["001", "x=1", { "name": "pen" }, [2], ["A", "b"]])
+    );
+}
+
+#[test]
+fn programs_run_as_models_write_them() {
+    // A markdown fence: blanked, so lines keep their numbers.
+    assert_eq!(run_py("```python\nx = 2\nx * 3\n```\n").value(), &json!(6));
+    let (_, _, line) = guest(run_py("```py\nx = 1\nraise ValueError('three')\n```").error());
+    assert_eq!(line, Some(3));
+    // An entry function defined and never called is called.
+    assert_eq!(
+        run_py("async def main():\n    return await tools.t.add(a=1, b=2)\n").value(),
+        &json!(3.0)
+    );
+    assert_eq!(
+        run_py("limit = 2\ndef run():\n    return limit * 5\nunused = 0").value(),
+        &json!(10)
+    );
+    // Not when the program calls it (asyncio.run included), or has a value of its own.
+    assert_eq!(
+        run_py("import asyncio\ncalls = []\nasync def main():\n    calls.append(1)\n    return len(calls)\nasyncio.run(main())").value(),
+        &json!(1)
+    );
+    assert_eq!(
+        run_py("def main():\n    return 1\n'mine'").value(),
+        &json!("mine")
+    );
+}
+
+#[test]
+fn what_the_value_does_not_tell_is_a_warning() {
+    let run = run_py("total = await tools.t.add(a=1, b=2)");
+    assert_eq!(run.value(), &json!(null));
+    assert_eq!(
+        run.warnings,
+        [
+            "the program returned nothing (its value is None, sent as null; a program's value is its \
+          last expression): it ends by assigning `total`. End it with `total` alone on the last \
+          line."
+        ]
+    );
+    for code in ["print('found 3')\nx = 1", "None", "x = 1\nx"] {
+        assert!(run_py(code).warnings.is_empty(), "{code}");
+    }
+    // A call never awaited, still running at the end.
+    let run = run_py("tools.t.slow(ms=200)\n'done'");
+    assert_eq!(run.value(), &json!("done"));
+    assert!(
+        run.warnings[0]
+            .starts_with("the program ended while 1 tool call it made was still running"),
+        "{:?}",
+        run.warnings
+    );
+}
+
+#[test]
+fn sets_are_arrays_and_unawaited_calls_are_named() {
+    assert_eq!(
+        run_py("{'ids': {3}, 'frozen': frozenset([1])}").value(),
+        &json!({ "ids": [3], "frozen": [1] })
+    );
+    let run = run_py("{'sum': tools.t.add(a=1, b=2)}");
+    let EngineError::Unserializable { message } = run.error() else {
+        panic!("{:?}", run.error());
+    };
+    assert!(
+        message.starts_with("the result[\"sum\"] is a coroutine (<coroutine")
+            && message
+                .contains("a call that was not awaited, which cannot be sent as JSON; await it"),
+        "{message}"
     );
 }

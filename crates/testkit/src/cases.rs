@@ -3,10 +3,14 @@
 //!
 //! - `expect: <JSON>`: the result, compared as a whole;
 //! - `expect-error: <kind>`: the execution fails with this kind (`Timeout`, `GuestError`, ...);
-//! - `expect-message: <text>`: the error text contains this (repeatable);
+//! - `expect-message: <text>`: the answer's text contains this (repeatable);
+//! - `expect-no-message: <text>`: the answer's text does not contain this (repeatable);
 //! - `expect-logs: <JSON array>`: the console lines, compared as a whole;
 //! - `pending: <why>`: the case is known not to pass yet. Its failure is reported, loudly, but
-//!   does not fail the suite; once it passes, the suite fails until the marker is removed.
+//!   does not fail the suite; once it passes, the suite fails until the marker is removed;
+//! - `also-while-starting`: the case runs a second time on a gateway whose servers are still
+//!   starting when it begins, and must meet the same expectations: what code is told about a
+//!   name may not depend on whether its server is up yet.
 //!
 //! Used by the guest cases (`tests/cases/`) and the hostile corpus (`tests/hostile/`).
 
@@ -37,19 +41,23 @@ pub struct Expectation {
     pub value: Option<Value>,
     /// The error kind of a failed execution.
     pub error_kind: Option<String>,
-    /// Texts the error must contain.
+    /// Texts the answer must contain.
     pub messages: Vec<String>,
+    /// Texts the answer must not contain.
+    pub absent: Vec<String>,
     /// The console lines, compared as a whole.
     pub logs: Option<Value>,
     /// Why the case is known not to pass yet.
     pub pending: Option<String>,
+    /// Whether the case also runs while the servers start.
+    pub while_starting: bool,
 }
 
 impl Case {
     /// Reads `path` and the expectation written in it.
     pub fn read(path: &Path) -> Result<Self> {
-        let code = std::fs::read_to_string(path)
-            .with_context(|| format!("reading {}", path.display()))?;
+        let code =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         let (language, marker) = match path.extension().and_then(|e| e.to_str()) {
             Some("py") => ("python", "#"),
             Some("ts") => ("typescript", "//"),
@@ -96,6 +104,11 @@ impl Case {
         for message in &expected.messages {
             if !execution.text.contains(message.as_str()) {
                 problems.push(format!("text lacks {message:?}: {}", execution.text));
+            }
+        }
+        for message in &expected.absent {
+            if execution.text.contains(message.as_str()) {
+                problems.push(format!("text has {message:?}: {}", execution.text));
             }
         }
         if let Some(logs) = &expected.logs {
@@ -145,10 +158,14 @@ fn expectation(path: &Path, code: &str, marker: &str) -> Result<Expectation> {
             expected.error_kind = Some(kind.trim().to_owned());
         } else if let Some(message) = comment.strip_prefix("expect-message:") {
             expected.messages.push(message.trim().to_owned());
+        } else if let Some(message) = comment.strip_prefix("expect-no-message:") {
+            expected.absent.push(message.trim().to_owned());
         } else if let Some(json) = comment.strip_prefix("expect-logs:") {
             expected.logs = Some(parse(json.trim())?);
         } else if let Some(why) = comment.strip_prefix("pending:") {
             expected.pending = Some(why.trim().to_owned());
+        } else if comment == "also-while-starting" {
+            expected.while_starting = true;
         }
     }
     if expected.value.is_some() == expected.error_kind.is_some() {

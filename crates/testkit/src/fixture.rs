@@ -4,7 +4,9 @@
 //! at `/mcp`, or with `--sse ADDR` the legacy HTTP+SSE transport at `/sse` (messages posted to
 //! `/message`). Served over HTTP it writes `toolweave-fixture listening on URL` to stderr once it
 //! accepts connections (`ADDR` may have port 0), and with `--require-header "Name: value"` it
-//! answers requests without that header with HTTP 401. The tool list is built by hand (`list_tools`/`call_tool`, no macros) so tools can be
+//! answers requests without that header with HTTP 401. With `--oauth` it wants an OAuth bearer
+//! token and is its own authorization server (see [`crate::fixture_oauth`]); `--token-lifetime-secs
+//! N` says how long its tokens last. The tool list is built by hand (`list_tools`/`call_tool`, no macros) so tools can be
 //! added while it runs. Logs go to stderr only: stdout is the MCP channel.
 //!
 //! Tools: `add`, `get-sum`, `echo`, `whoami`, `env`, `slow`, `fail`, `structured`, `image`,
@@ -38,6 +40,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
 
 use crate::faults::FaultOptions;
+use crate::fixture_oauth::OAuthOptions;
 
 /// A 1×1 transparent PNG (grey + alpha), base64.
 pub const TINY_PNG_BASE64: &str =
@@ -72,6 +75,9 @@ pub struct FixtureOptions {
     pub listen: Option<Listen>,
     /// `--require-header "Name: value"`: HTTP requests without it are answered 401.
     pub require_header: Option<(String, String)>,
+    /// `--oauth` (with `--token-lifetime-secs N`): HTTP requests need a bearer token the fixture's
+    /// own authorization server issued.
+    pub oauth: Option<OAuthOptions>,
     /// `--stdout-garbage banner|only`: write [`STDOUT_GARBAGE`] to stdout (stdio only).
     pub stdout_garbage: Option<StdoutGarbage>,
     /// `--exit-after-calls N`: once N tool calls are answered, write "exiting after N calls" to
@@ -109,6 +115,7 @@ impl Default for FixtureOptions {
             page_size: None,
             listen: None,
             require_header: None,
+            oauth: None,
             stdout_garbage: None,
             exit_after_calls: None,
             faults: None,
@@ -155,6 +162,21 @@ impl FixtureOptions {
                     options.require_header =
                         Some((name.trim().to_owned(), header_value.trim().to_owned()));
                 }
+                "--oauth" => {
+                    options.oauth.get_or_insert_default();
+                }
+                "--token-lifetime-secs" => {
+                    let text = value("--token-lifetime-secs")?;
+                    let seconds: u64 = text
+                        .parse()
+                        .ok()
+                        .filter(|seconds| *seconds > 0)
+                        .ok_or_else(|| {
+                            format!("--token-lifetime-secs takes a positive number, got {text:?}")
+                        })?;
+                    options.oauth.get_or_insert_default().token_lifetime =
+                        Duration::from_secs(seconds);
+                }
                 "--stdout-garbage" => {
                     options.stdout_garbage = Some(match value("--stdout-garbage")?.as_str() {
                         "banner" => StdoutGarbage::Banner,
@@ -197,6 +219,9 @@ impl FixtureOptions {
                 other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
             }
         }
+        if options.oauth.is_some() && options.listen.is_none() {
+            return Err("--oauth is for --http and --sse".to_owned());
+        }
         if options.stdout_garbage.is_some() && options.listen.is_some() {
             return Err("--stdout-garbage is for stdio: over HTTP stdout is no channel".to_owned());
         }
@@ -205,7 +230,7 @@ impl FixtureOptions {
 }
 
 /// What `--help` prints.
-pub const USAGE: &str = "usage: toolweave-fixture [--name NAME] [--fail-start] [--start-delay-ms N] [--page-size N] [--http ADDR | --sse ADDR] [--require-header \"Name: value\"] [--stdout-garbage banner|only] [--exit-after-calls N] [--faults [--fault-initialize KIND] [--fault-tools malformed,deep:N] [--fault-framing events|json]]";
+pub const USAGE: &str = "usage: toolweave-fixture [--name NAME] [--fail-start] [--start-delay-ms N] [--page-size N] [--http ADDR | --sse ADDR] [--require-header \"Name: value\"] [--oauth [--token-lifetime-secs N]] [--stdout-garbage banner|only] [--exit-after-calls N] [--faults [--fault-initialize KIND] [--fault-tools malformed,deep:N] [--fault-framing events|json]]";
 
 /// The server handler. Cheap to clone: clones share the tool list.
 #[derive(Debug, Clone)]
@@ -720,6 +745,7 @@ mod tests {
                 page_size: Some(3),
                 listen: Some(Listen::Sse("127.0.0.1:0".into())),
                 require_header: Some(("Authorization".into(), "Bearer abc".into())),
+                oauth: None,
                 stdout_garbage: None,
                 exit_after_calls: Some(2),
                 faults: None,

@@ -29,6 +29,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::net::TcpListener;
 
 use crate::fixture::{FixtureOptions, FixtureServer, Listen};
+use crate::fixture_oauth::Authority;
 
 /// The start of the line the fixture writes to stderr once it listens; the URL follows.
 pub const LISTENING: &str = "toolweave-fixture listening on ";
@@ -56,11 +57,20 @@ pub async fn serve_http(options: FixtureOptions) -> anyhow::Result<()> {
         (Router::new().route_service("/mcp", service), "/mcp")
     };
     let required = Arc::new(options.require_header.clone());
-    let app = app.layer(middleware::from_fn_with_state(required, require_header));
+    let mut app = app.layer(middleware::from_fn_with_state(required, require_header));
     let listener = TcpListener::bind(&address)
         .await
         .with_context(|| format!("cannot listen on {address}"))?;
     let bound = listener.local_addr()?;
+    if let Some(oauth) = &options.oauth {
+        let authority = Authority::new(format!("http://{bound}"), path, oauth.clone());
+        app = app
+            .layer(middleware::from_fn_with_state(
+                authority.clone(),
+                Authority::require_token,
+            ))
+            .merge(authority.routes());
+    }
     eprintln!("{LISTENING}http://{bound}{path}");
     axum::serve(listener, app).await?;
     Ok(())

@@ -1,4 +1,5 @@
-//! Test support: a fixture MCP server with known tools, and a harness that drives the real toolweave binary.
+//! Test support: a fixture MCP server with known tools, a harness that drives the real toolweave
+//! binary, and the way a test that cannot run here says so ([`skip`]).
 //!
 //! The fixture server is the `toolweave-fixture` binary of this package (`src/bin/fixture.rs`); tests
 //! of other packages find it with [`fixture_binary`]. It is built by `cargo build`, and by
@@ -8,8 +9,10 @@ pub mod cases;
 pub mod faults;
 pub mod fixture;
 pub mod fixture_http;
+pub mod fixture_oauth;
 pub mod harness;
 pub mod http;
+pub mod skip;
 
 use std::path::{Path, PathBuf};
 

@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 #[allow(deprecated)] // MCP logging: see `notices`.
 use rmcp::model::LoggingMessageNotificationParam;
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam};
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProtocolVersion,
+};
 use rmcp::service::NotificationContext;
 use rmcp::{ClientHandler, RoleClient};
 use tokio::sync::Notify;
@@ -35,10 +37,13 @@ impl UpstreamClient {
 
 impl ClientHandler for UpstreamClient {
     fn get_info(&self) -> ClientConfig {
+        // The newest version with an `initialize` handshake: rmcp's default (its latest) has none,
+        // and is not one to name in `initialize`.
         ClientConfig::new(
             ClientCapabilities::default(),
             Implementation::new("toolweave", env!("CARGO_PKG_VERSION")),
         )
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

@@ -33,6 +33,19 @@ pub enum Error {
         cause: String,
     },
 
+    /// A remote server wants an OAuth login toolweave does not have, or no longer has: the person
+    /// running toolweave logs in from a terminal (the gateway never opens a browser itself).
+    #[error(
+        "server \"{server}\" needs a login: {cause}. Run `toolweave login {server}` in a terminal, then call again"
+    )]
+    LoginNeeded {
+        /// The server's name.
+        server: String,
+        /// Why: no login, one the server refused and that could not be renewed, or more access
+        /// than it grants.
+        cause: String,
+    },
+
     /// A remote server's connection closed or broke after it was ready.
     #[error(
         "server \"{server}\" lost its connection{}: {cause}; toolweave connects again on a later call",
@@ -159,7 +172,7 @@ pub enum Error {
 
     /// One call took longer than its timeout; it was abandoned (and cancelled upstream). Where the
     /// time went says whether the server was slow or toolweave was too busy to send the call.
-    #[error("{}", describe_timeout(server, tool, *limit, delivery))]
+    #[error("{}", describe_timeout(server, tool, *limit, *limit_from, delivery))]
     CallTimeout {
         /// The server's name.
         server: String,
@@ -167,6 +180,8 @@ pub enum Error {
         tool: String,
         /// The timeout that was hit.
         limit: Duration,
+        /// What set it.
+        limit_from: LimitFrom,
         /// How far the call got, and how long each part took.
         delivery: Delivery,
     },
@@ -414,39 +429,68 @@ pub enum Delivery {
 }
 
 /// The message of [`Error::CallTimeout`]: a slow server is blamed only when the time went to it.
-fn describe_timeout(server: &str, tool: &str, limit: Duration, delivery: &Delivery) -> String {
+fn describe_timeout(
+    server: &str,
+    tool: &str,
+    limit: Duration,
+    limit_from: LimitFrom,
+    delivery: &Delivery,
+) -> String {
     let limit = limit.as_millis();
-    let busy = "toolweave itself was too busy (too many executions at once, or executions busy \
-                computing), so the server is not the likely cause. Retry when toolweave is less \
-                busy, run fewer executions at once, or raise --tool-timeout-ms";
+    let busy = format!(
+        "toolweave itself was too busy (too many executions at once, or executions busy \
+         computing), so the server is not the likely cause. Retry when toolweave is less busy, run \
+         fewer executions at once, or raise {limit_from}"
+    );
     match *delivery {
         Delivery::Queued { waited } => format!(
             "the call to \"{tool}\" on server \"{server}\" was not answered within {limit} ms \
-             (--tool-timeout-ms) because it was never sent: it waited {} ms in toolweave. {busy}",
+             ({limit_from}) because it was never sent: it waited {} ms in toolweave. {busy}",
             waited.as_millis()
         ),
         Delivery::Sent { waited, upstream } if waited >= upstream => format!(
             "the call to \"{tool}\" on server \"{server}\" was not answered within {limit} ms \
-             (--tool-timeout-ms), most of it spent in toolweave: it waited {} ms before it was \
+             ({limit_from}), most of it spent in toolweave: it waited {} ms before it was \
              sent, and the server then had {} ms. {busy}",
             waited.as_millis(),
             upstream.as_millis()
         ),
         Delivery::Sent { waited, upstream } => format!(
             "server \"{server}\" did not answer the call to \"{tool}\" within {limit} ms \
-             (--tool-timeout-ms): it had {} ms after the call was sent ({} ms after toolweave took \
-             it); the call was cancelled. Ask for less in one call, or raise --tool-timeout-ms",
+             ({limit_from}): it had {} ms after the call was sent ({} ms after toolweave took \
+             it); the call was cancelled. Ask for less in one call, or raise {limit_from}",
             upstream.as_millis(),
             waited.as_millis()
         ),
         Delivery::Unwritten { waited, blocked } => format!(
             "server \"{server}\" did not take the call to \"{tool}\" within {limit} ms \
-             (--tool-timeout-ms): it stopped reading its input, and the call could not be \
+             ({limit_from}): it stopped reading its input, and the call could not be \
              written to it for {} ms (after {} ms in toolweave); the call was cancelled. The \
              server is stuck or overloaded: check it, or restart toolweave to restart it",
             blocked.as_millis(),
             waited.as_millis()
         ),
+    }
+}
+
+/// What set a call's timeout, named as the person running toolweave changes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitFrom {
+    /// `--tool-timeout-ms`, for every server without a `timeout` of its own.
+    Flag,
+    /// The server's `timeout` in its config entry.
+    ServerConfig,
+    /// The caller of [`UpstreamManager::call_tool`](crate::UpstreamManager::call_tool).
+    Caller,
+}
+
+impl std::fmt::Display for LimitFrom {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            LimitFrom::Flag => "--tool-timeout-ms",
+            LimitFrom::ServerConfig => "the server's \"timeout\" in its config entry",
+            LimitFrom::Caller => "the timeout given to the call",
+        })
     }
 }
 
@@ -484,6 +528,7 @@ mod tests {
             server: "fixture".into(),
             tool: "slow".into(),
             limit: Duration::from_millis(300),
+            limit_from: LimitFrom::Flag,
             delivery,
         };
         let millis = Duration::from_millis;
@@ -532,6 +577,22 @@ mod tests {
                 "server \"fixture\" did not take the call to \"slow\" within 300 ms \
                  (--tool-timeout-ms): it stopped reading its input"
             )
+        );
+        let error = Error::CallTimeout {
+            server: "reports".into(),
+            tool: "export".into(),
+            limit: Duration::from_secs(120),
+            limit_from: LimitFrom::ServerConfig,
+            delivery: Delivery::Sent {
+                waited: Duration::from_millis(1),
+                upstream: Duration::from_millis(120_001),
+            },
+        };
+        assert_eq!(
+            error.to_string(),
+            "server \"reports\" did not answer the call to \"export\" within 120000 ms (the server's \"timeout\" in its config entry): \
+             it had 120001 ms after the call was sent (1 ms after toolweave took it); the call was cancelled. \
+             Ask for less in one call, or raise the server's \"timeout\" in its config entry"
         );
         let error = Error::Exited {
             server: "good".into(),

@@ -15,7 +15,9 @@
 //! and rmcp then sends `notifications/cancelled` upstream. A server that exits after it was ready
 //! is started again on a later call, waiting longer between restarts each time it keeps crashing.
 //! A remote server that goes away shows when a call finds its connection broken: that ends the
-//! run, and a later call connects again with the same backoff.
+//! run, and a later call connects again with the same backoff. A remote server's requests carry the
+//! OAuth login [`login`] keeps for its URL, renewed as needed; one that needs a login the person
+//! must give fails with [`Error::LoginNeeded`] (see `auth.rs`).
 //!
 //! What a server sends is read as bytes before rmcp sees it, by the connection's wire (`wire.rs`,
 //! `decode.rs`): an answer that cannot be read fails its call at once with what is wrong
@@ -30,6 +32,7 @@
 //! shown as written in the config (`${VAR}` unresolved), header values are never shown, and the
 //! HTTP client's errors are reduced to their cause before they reach rmcp or the log.
 
+mod auth;
 mod bounded;
 mod client;
 mod decode;
@@ -49,7 +52,11 @@ mod wire;
 
 use std::time::Duration;
 
-pub use error::{Delivery, Error, Malformed, Result};
+pub use auth::{
+    LoginError, LoginOptions, LoginOutcome, LoginStatus, Logins, LogoutOutcome, StoreError,
+    format_time, login, login_status, logout,
+};
+pub use error::{Delivery, Error, LimitFrom, Malformed, Result};
 pub use manager::{CallOptions, UpstreamManager};
 pub use notices::{Listener, Notice};
 pub use status::{ServerState, ServerStatus};

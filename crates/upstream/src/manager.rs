@@ -16,6 +16,8 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use toolweave_config::{Config, ServerConfig, Transport};
 
+use crate::auth::Logins;
+use crate::error::LimitFrom;
 use crate::notices::{Listener, Routes};
 use crate::run::Breaker;
 use crate::status::{ServerState, ServerStatus};
@@ -45,6 +47,8 @@ pub struct UpstreamManager {
 /// What the manager and the servers' tasks share.
 pub(crate) struct Shared {
     pub(crate) options: Options,
+    /// Where remote servers' logins are kept (`None`: nowhere, so none is used).
+    pub(crate) logins: Option<Logins>,
     pub(crate) servers: Vec<Server>,
     /// Bumped on every state change.
     version: watch::Sender<u64>,
@@ -145,8 +149,17 @@ pub struct CallOptions<'a> {
 
 impl UpstreamManager {
     /// Called inside a tokio runtime; spawns every server's start in parallel in the background
-    /// and returns at once.
+    /// and returns at once. Remote servers' logins are the ones `toolweave login` keeps.
     pub fn start(config: &Config, options: Options) -> Arc<Self> {
+        Self::start_with_logins(config, options, Logins::from_environment())
+    }
+
+    /// [`start`](Self::start), with remote servers' logins kept in `logins`.
+    pub fn start_with_logins(
+        config: &Config,
+        options: Options,
+        logins: Option<Logins>,
+    ) -> Arc<Self> {
         let servers = config
             .servers
             .iter()
@@ -165,6 +178,7 @@ impl UpstreamManager {
         let (version, _) = watch::channel(0);
         let shared = Arc::new(Shared {
             options,
+            logins,
             servers,
             version,
             shutdown: CancellationToken::new(),
@@ -299,7 +313,10 @@ impl UpstreamManager {
         // Waiting for the server to start has a bound of its own: it counts neither against the
         // timeout nor as time in toolweave.
         let taken = taken.unwrap_or(asked) + asked.elapsed();
-        let limit = timeout.unwrap_or(self.shared.options.call_timeout);
+        let (limit, limit_from) = match timeout {
+            Some(limit) => (limit, LimitFrom::Caller),
+            None => self.shared.call_timeout(index),
+        };
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = arguments;
         let routes = match (listener, self.shared.servers.get(index)) {
@@ -331,6 +348,7 @@ impl UpstreamManager {
                 server: server.to_owned(),
                 tool: tool.to_owned(),
                 limit,
+                limit_from,
                 delivery: connection
                     .wire
                     .delivery(request_id.as_ref(), taken, Instant::now()),
@@ -448,6 +466,12 @@ impl UpstreamManager {
         if self.shared.is_remote(index)
             && let Some(failure) = crate::remote::describe_service_error(&error)
         {
+            if failure.login {
+                return Error::LoginNeeded {
+                    server,
+                    cause: failure.cause,
+                };
+            }
             if !failure.connection {
                 return Error::CallFailed {
                     server,
@@ -523,6 +547,19 @@ impl Shared {
 
     fn bump(&self) {
         self.version.send_modify(|version| *version += 1);
+    }
+
+    /// The time one call to server `index` may take, and what set it: the server's `timeout` in
+    /// the config, or `--tool-timeout-ms`.
+    fn call_timeout(&self, index: usize) -> (Duration, LimitFrom) {
+        match self
+            .servers
+            .get(index)
+            .and_then(|server| server.config.tool_timeout)
+        {
+            Some(limit) => (limit, LimitFrom::ServerConfig),
+            None => (self.options.call_timeout, LimitFrom::Flag),
+        }
     }
 
     /// Whether the server is reached over HTTP.
@@ -679,7 +716,8 @@ impl Shared {
         slot.state = match ending {
             Ending::Stopped => State::Stopped,
             Ending::Failed { error, uptime } => {
-                let restartable = slot.ever_ready;
+                // A server that wanted a login is tried again once the person may have logged in.
+                let restartable = slot.ever_ready || matches!(error, Error::LoginNeeded { .. });
                 if restartable {
                     slot.crashes = match uptime {
                         Some(uptime) if uptime >= STABLE_UPTIME => 1,

@@ -339,6 +339,7 @@ fn describe_initialize_error(error: ClientInitializeError, wire: &Wire) -> Start
         ClientInitializeError::ConnectionClosed(_) => StartFailure {
             message: "it closed the connection before answering initialize".to_owned(),
             connection_closed: true,
+            needs_login: false,
         },
         ClientInitializeError::JsonRpcError(data) => StartFailure::protocol(format!(
             "it answered initialize with an error: {}",
@@ -347,6 +348,7 @@ fn describe_initialize_error(error: ClientInitializeError, wire: &Wire) -> Start
         other => StartFailure {
             message: format!("initialize failed: {other}"),
             connection_closed: matches!(other, ClientInitializeError::TransportError { .. }),
+            needs_login: false,
         },
     }
 }

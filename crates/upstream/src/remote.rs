@@ -32,6 +32,9 @@ pub(crate) struct HttpFailure {
     /// Whether the connection itself failed (refused, reset, TLS, timed out): the server is not
     /// reachable as it was, so the run ends and a later call connects again.
     pub(crate) connection: bool,
+    /// Whether the server wants a login toolweave does not have (or no longer has): the person
+    /// runs `toolweave login`, and the cause says why.
+    pub(crate) login: bool,
 }
 
 impl HttpFailure {
@@ -39,6 +42,16 @@ impl HttpFailure {
         Self {
             cause: cause.into(),
             connection,
+            login: false,
+        }
+    }
+
+    /// The server wants a login: `cause` says why (no login, one it refused, more scopes).
+    pub(crate) fn login(cause: impl Into<String>) -> Self {
+        Self {
+            cause: cause.into(),
+            connection: false,
+            login: true,
         }
     }
 }
@@ -57,6 +70,15 @@ pub(crate) fn http_client() -> Result<reqwest::Client, HttpFailure> {
 }
 
 fn build_client() -> Result<reqwest::Client, String> {
+    client_builder()?
+        .redirect(same_origin_redirects())
+        .build()
+        .map_err(|error| describe_reqwest(&error).cause)
+}
+
+/// A client builder with toolweave's TLS (rustls with ring, the platform's verifier) and connect
+/// timeout; the caller chooses how redirects are followed.
+pub(crate) fn client_builder() -> Result<reqwest::ClientBuilder, String> {
     use rustls_platform_verifier::BuilderVerifierExt;
 
     let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -66,12 +88,9 @@ fn build_client() -> Result<reqwest::Client, String> {
         .with_platform_verifier()
         .map_err(|error| error.to_string())?
         .with_no_client_auth();
-    reqwest::Client::builder()
+    Ok(reqwest::Client::builder()
         .tls_backend_preconfigured(tls)
-        .connect_timeout(CONNECT_TIMEOUT)
-        .redirect(same_origin_redirects())
-        .build()
-        .map_err(|error| describe_reqwest(&error).cause)
+        .connect_timeout(CONNECT_TIMEOUT))
 }
 
 /// Follows 307/308 redirects within the same origin (they keep the method and body); any other
@@ -202,7 +221,7 @@ pub(crate) fn describe_status(status: u16) -> String {
         .unwrap_or_default();
     let remedy = match status {
         401 => {
-            "the server wants credentials it did not get or did not accept; check \"headers\" in the config file (for example \"Authorization\": \"Bearer ${TOKEN}\") and that the variables they use hold a valid token"
+            "the server wants credentials it did not get or did not accept; check \"headers\" in the config file (for example \"Authorization\": \"Bearer ${TOKEN}\") and that the variables they use hold a valid token, or, for a server that signs in with OAuth, remove the \"Authorization\" header and run `toolweave login` with the server's name"
         }
         403 => {
             "the credentials were accepted but do not allow this; check the token's permissions or scopes"
@@ -239,13 +258,7 @@ pub(crate) fn describe_http_error(error: &StreamableHttpError<HttpFailure>) -> H
                 false,
             ),
         },
-        E::AuthRequired(_) => HttpFailure::new(
-            format!(
-                "{} (it asks for a sign-in, which toolweave does not do: pass a token in \"headers\")",
-                describe_status(401)
-            ),
-            false,
-        ),
+        E::AuthRequired(_) => HttpFailure::new(describe_status(401), false),
         E::InsufficientScope(_) => HttpFailure::new(describe_status(403), false),
         E::UnexpectedContentType(content_type) => HttpFailure::new(
             format!(
@@ -305,13 +318,13 @@ pub(crate) fn find_failure(error: &(dyn std::error::Error + 'static)) -> Option<
 }
 
 /// Why `initialize` over HTTP failed, in words without secrets.
-pub(crate) fn describe_initialize_error(error: &ClientInitializeError) -> String {
+pub(crate) fn describe_initialize_error(error: &ClientInitializeError) -> HttpFailure {
     let found = match error {
         ClientInitializeError::TransportError { error, .. } => find_failure(error),
         other => find_failure(other),
     };
-    match (found, error) {
-        (Some(failure), _) => failure.cause,
+    let cause = match (found, error) {
+        (Some(failure), _) => return failure,
         (None, ClientInitializeError::JsonRpcError(data)) => {
             format!("it answered initialize with an error: {}", data.message)
         }
@@ -319,7 +332,8 @@ pub(crate) fn describe_initialize_error(error: &ClientInitializeError) -> String
             "the connection closed before it answered initialize".to_owned()
         }
         (None, other) => format!("initialize failed: {other}"),
-    }
+    };
+    HttpFailure::new(cause, false)
 }
 
 /// Why a request over HTTP failed: the cause, and whether the connection itself failed.
@@ -415,7 +429,7 @@ mod tests {
     fn statuses_say_what_to_change() {
         assert_eq!(
             describe_status(401),
-            "it answered HTTP 401 Unauthorized: the server wants credentials it did not get or did not accept; check \"headers\" in the config file (for example \"Authorization\": \"Bearer ${TOKEN}\") and that the variables they use hold a valid token"
+            "it answered HTTP 401 Unauthorized: the server wants credentials it did not get or did not accept; check \"headers\" in the config file (for example \"Authorization\": \"Bearer ${TOKEN}\") and that the variables they use hold a valid token, or, for a server that signs in with OAuth, remove the \"Authorization\" header and run `toolweave login` with the server's name"
         );
         assert!(describe_status(404).contains("check the path in \"url\""));
         assert_eq!(http_status_in("HTTP 404 Not Found: x"), Some(404));

@@ -16,11 +16,12 @@ use tokio_util::sync::CancellationToken;
 use toolweave_config::{Expanded, Transport};
 
 use crate::Error;
+use crate::auth::{Authorization, Logins};
 use crate::client::UpstreamClient;
 use crate::decode::Method;
 use crate::manager::{Ending, Shared};
 use crate::process::Process;
-use crate::remote::{describe_initialize_error, find_failure};
+use crate::remote::{HttpFailure, describe_initialize_error, find_failure};
 use crate::sse::{ClosedReason, SseTransport};
 use crate::streamable::streamable_http_transport;
 use crate::wire::Wire;
@@ -42,6 +43,8 @@ pub(crate) struct StartFailure {
     pub(crate) message: String,
     /// Whether the connection closed under it (then a process's exit status says more).
     pub(crate) connection_closed: bool,
+    /// Whether a remote server wants a login toolweave does not have (`message` says why).
+    pub(crate) needs_login: bool,
 }
 
 impl StartFailure {
@@ -50,6 +53,16 @@ impl StartFailure {
         Self {
             message,
             connection_closed: false,
+            needs_login: false,
+        }
+    }
+
+    /// A request over HTTP failed as `failure` says.
+    fn remote(failure: HttpFailure) -> Self {
+        Self {
+            message: failure.cause,
+            connection_closed: false,
+            needs_login: failure.login,
         }
     }
 }
@@ -152,6 +165,10 @@ impl Link {
                 let error = process.start_failed(name, failure).await;
                 process.explain_start(error)
             }
+            Link::Remote(_) if failure.needs_login => Error::LoginNeeded {
+                server: name,
+                cause: failure.message,
+            },
             Link::Remote(remote) => remote.unreachable(failure.message),
         }
     }
@@ -236,18 +253,21 @@ impl Link {
     }
 }
 
-/// Connects a remote server: the link, and the handshake to run under the startup timeout.
+/// Connects a remote server: the link, and the handshake to run under the startup timeout. Its
+/// requests carry the login kept in `logins` unless its entry sends its own credentials.
 fn connect_remote(
     name: &str,
     transport: &Transport,
     client: UpstreamClient,
     wire: Arc<Wire>,
+    logins: Option<&Logins>,
 ) -> Option<(Link, Handshake)> {
     let (url, headers, closed) = match transport {
         Transport::Stdio { .. } => return None,
-        Transport::Http { url, headers } => (url, headers, None),
-        Transport::Sse { url, headers } => (url, headers, Some(ClosedReason::default())),
+        Transport::Http { url, headers, .. } => (url, headers, None),
+        Transport::Sse { url, headers, .. } => (url, headers, Some(ClosedReason::default())),
     };
+    let authorization = Authorization::for_transport(transport, logins);
     let remote = Remote {
         server: name.to_owned(),
         transport: transport.kind(),
@@ -256,10 +276,9 @@ fn connect_remote(
     };
     let handshake: Handshake = match closed {
         None => {
-            let transport = streamable_http_transport(url, headers, wire.clone());
+            let transport = streamable_http_transport(url, headers, wire.clone(), authorization);
             Box::pin(async move {
-                let transport =
-                    transport.map_err(|failure| StartFailure::protocol(failure.cause))?;
+                let transport = transport.map_err(StartFailure::remote)?;
                 let service = client
                     .serve(transport)
                     .await
@@ -271,9 +290,10 @@ fn connect_remote(
             let url: Expanded = url.clone();
             let headers = headers.clone();
             Box::pin(async move {
-                let transport = SseTransport::connect(&url, &headers, closed, wire.clone())
-                    .await
-                    .map_err(|failure| StartFailure::protocol(failure.cause))?;
+                let transport =
+                    SseTransport::connect(&url, &headers, closed, wire.clone(), authorization)
+                        .await
+                        .map_err(StartFailure::remote)?;
                 let service = client
                     .serve(transport)
                     .await
@@ -291,7 +311,7 @@ fn remote_start_failure(error: &rmcp::service::ClientInitializeError, wire: &Wir
         Some(malformed) => StartFailure::protocol(format!(
             "its answer to initialize cannot be read: {malformed}"
         )),
-        None => StartFailure::protocol(describe_initialize_error(error)),
+        None => StartFailure::remote(describe_initialize_error(error)),
     }
 }
 
@@ -309,21 +329,23 @@ pub(crate) async fn list_tools(
                     "its answer to tools/list cannot be read: {malformed}"
                 )));
             }
-            let cause = match &error {
-                ServiceError::TransportSend(error) => {
-                    find_failure(error).map(|failure| failure.cause)
-                }
+            let failure = match &error {
+                ServiceError::TransportSend(error) => find_failure(error),
                 _ => None,
             };
+            if let Some(failure) = failure.as_ref().filter(|failure| failure.login) {
+                return Err(StartFailure::remote(failure.clone()));
+            }
             Err(StartFailure {
                 message: format!(
                     "its tools/list failed: {}",
-                    cause.unwrap_or_else(|| error.to_string())
+                    failure.map_or_else(|| error.to_string(), |failure| failure.cause)
                 ),
                 connection_closed: matches!(
                     error,
                     ServiceError::TransportClosed | ServiceError::TransportSend(_)
                 ),
+                needs_login: false,
             })
         }
     }
@@ -370,11 +392,10 @@ async fn run_server(shared: &Arc<Shared>, index: usize, run: u32) -> Ending {
             crate::process::spawn(&name, &server.config.transport, client, wire.clone())
                 .map(|(process, handshake)| (Link::Process(process), handshake))
         }
-        remote => {
-            connect_remote(&name, remote, client, wire.clone()).ok_or_else(|| Error::Stopped {
+        remote => connect_remote(&name, remote, client, wire.clone(), shared.logins.as_ref())
+            .ok_or_else(|| Error::Stopped {
                 server: name.clone(),
-            })
-        }
+            }),
     };
     let (mut link, handshake) = match connected {
         Ok(connected) => connected,

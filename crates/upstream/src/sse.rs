@@ -6,6 +6,10 @@
 //! go with every request, and only to the configured origin: an endpoint on another origin is
 //! refused, since the headers often carry credentials.
 //!
+//! Both carry the connection's login ([`Authorization`]) when it has one: a request refused with
+//! `401` is sent once more with a renewed token, and one that still fails, or that is refused for
+//! want of scopes, fails naming `toolweave login`.
+//!
 //! Events are read as bytes ([`crate::events`]) and each message is checked by the connection's
 //! [`Wire`] before rmcp sees it. One event may be at most [`MAX_MESSAGE_BYTES`]; a longer one ends
 //! the connection with a reason that says so, as for stdio servers.
@@ -15,13 +19,14 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use reqwest::Url;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue, WWW_AUTHENTICATE};
+use reqwest::{RequestBuilder, Response, StatusCode, Url};
 use rmcp::RoleClient;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
 use toolweave_config::Expanded;
 
+use crate::auth::Authorization;
 use crate::bounded::MAX_MESSAGE_BYTES;
 use crate::events::{Event, EventError, Events};
 use crate::remote::{HttpFailure, describe_reqwest, describe_status, header_map, http_client};
@@ -55,16 +60,20 @@ pub(crate) struct SseTransport {
     events: BoxStream<'static, Result<Event, EventError>>,
     closed: ClosedReason,
     wire: Arc<Wire>,
+    /// The login requests carry, unless the entry sends its own credentials.
+    authorization: Option<Arc<Authorization>>,
 }
 
 impl SseTransport {
     /// Opens the event stream at `url` and waits for its `endpoint` event. Why the stream ends,
-    /// later, is recorded in `closed`.
+    /// later, is recorded in `closed`. Requests carry the login's token when there is
+    /// `authorization`.
     pub(crate) async fn connect(
         url: &Expanded,
         headers: &BTreeMap<String, Expanded>,
         closed: ClosedReason,
         wire: Arc<Wire>,
+        authorization: Option<Arc<Authorization>>,
     ) -> Result<Self, HttpFailure> {
         let client = http_client()?;
         let headers = header_map(headers)?;
@@ -74,13 +83,16 @@ impl SseTransport {
                 false,
             )
         })?;
-        let response = client
-            .get(stream_url.clone())
-            .headers(headers.clone())
-            .header(ACCEPT, "text/event-stream")
-            .send()
-            .await
-            .map_err(|error| describe_reqwest(&error))?;
+        let open = |bearer: Option<&str>| {
+            with_bearer(
+                client
+                    .get(stream_url.clone())
+                    .headers(headers.clone())
+                    .header(ACCEPT, "text/event-stream"),
+                bearer,
+            )
+        };
+        let response = send_authorized(open, authorization.as_deref()).await?;
         let status = response.status();
         if !status.is_success() {
             return Err(HttpFailure::new(describe_status(status.as_u16()), false));
@@ -143,7 +155,66 @@ impl SseTransport {
             events,
             closed,
             wire,
+            authorization,
         })
+    }
+}
+
+/// `request` with the login's token, if there is one.
+fn with_bearer(request: RequestBuilder, bearer: Option<&str>) -> RequestBuilder {
+    match bearer {
+        Some(token) => request.bearer_auth(token),
+        None => request,
+    }
+}
+
+/// Sends the request `build` makes, with the login's token; sent once more with a renewed token
+/// when the server refuses it. A failure that needs the person names `toolweave login`.
+async fn send_authorized(
+    build: impl Fn(Option<&str>) -> RequestBuilder,
+    authorization: Option<&Authorization>,
+) -> Result<Response, HttpFailure> {
+    let mut bearer = match authorization {
+        Some(authorization) => authorization.bearer().await?,
+        None => None,
+    };
+    let mut renewed = false;
+    loop {
+        let response = build(bearer.as_deref())
+            .send()
+            .await
+            .map_err(|error| describe_reqwest(&error))?;
+        let Some(authorization) = authorization else {
+            return Ok(response);
+        };
+        let challenge = response
+            .headers()
+            .get(WWW_AUTHENTICATE)
+            .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
+        match response.status() {
+            StatusCode::UNAUTHORIZED if renewed => {
+                return Err(authorization.refused_again(challenge.as_deref()).await);
+            }
+            StatusCode::UNAUTHORIZED => {
+                bearer = Some(
+                    authorization
+                        .refused(bearer.as_deref(), challenge.as_deref())
+                        .await?,
+                );
+                renewed = true;
+            }
+            StatusCode::FORBIDDEN
+                if challenge
+                    .as_deref()
+                    .and_then(crate::auth::challenge_error)
+                    .as_deref()
+                    == Some("insufficient_scope") =>
+            {
+                let challenge = challenge.unwrap_or_default();
+                return Err(authorization.needs_scope(&challenge).await);
+            }
+            _ => return Ok(response),
+        }
     }
 }
 
@@ -155,17 +226,22 @@ impl Transport<RoleClient> for SseTransport {
         item: ClientJsonRpcMessage,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         self.wire.sent(&item);
-        let request = self
-            .client
-            .post(self.endpoint.clone())
-            .headers(self.headers.clone())
-            .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
-            .json(&item);
+        let client = self.client.clone();
+        let endpoint = self.endpoint.clone();
+        let headers = self.headers.clone();
+        let authorization = self.authorization.clone();
         async move {
-            let response = request
-                .send()
-                .await
-                .map_err(|error| describe_reqwest(&error))?;
+            let post = |bearer: Option<&str>| {
+                with_bearer(
+                    client
+                        .post(endpoint.clone())
+                        .headers(headers.clone())
+                        .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
+                        .json(&item),
+                    bearer,
+                )
+            };
+            let response = send_authorized(post, authorization.as_deref()).await?;
             let status = response.status();
             if status.is_success() {
                 Ok(())

@@ -12,6 +12,10 @@
 //! server starts and `DELETE` of the session go through rmcp's client, with the events of the
 //! stream checked the same way.
 //!
+//! Requests carry the connection's login ([`Authorization`]) when it has one: a request the server
+//! refuses with `401` is sent once more with a renewed token, and one that still fails, or that is
+//! refused for want of scopes, fails naming `toolweave login`.
+//!
 //! Its errors are reduced to [`HttpFailure`]: rmcp formats and logs transport errors, and
 //! reqwest's would name the URL.
 
@@ -35,6 +39,7 @@ use rmcp::transport::streamable_http_client::{
 use sse_stream::Sse;
 use toolweave_config::Expanded;
 
+use crate::auth::Authorization;
 use crate::bounded::MAX_MESSAGE_BYTES;
 use crate::error::Malformed;
 use crate::events::{Event, EventError, Events};
@@ -49,16 +54,18 @@ const RESERVED_HEADERS: [&str; 3] = ["accept", SESSION_HEADER, "last-event-id"];
 
 type HttpResult<T> = Result<T, StreamableHttpError<HttpFailure>>;
 
-/// The streamable HTTP transport to `url`, with the configured headers on every request; what
-/// the server sends is checked by `wire`.
+/// The streamable HTTP transport to `url`, with the configured headers on every request, and the
+/// login's token when there is `authorization`; what the server sends is checked by `wire`.
 pub(crate) fn streamable_http_transport(
     url: &Expanded,
     headers: &BTreeMap<String, Expanded>,
     wire: Arc<Wire>,
+    authorization: Option<Arc<Authorization>>,
 ) -> Result<StreamableHttpClientTransport<SafeClient>, HttpFailure> {
     let client = SafeClient {
         client: http_client()?,
         wire,
+        authorization,
     };
     let custom_headers: HashMap<HeaderName, HeaderValue> = header_map(headers)?
         .into_iter()
@@ -76,6 +83,8 @@ pub(crate) fn streamable_http_transport(
 pub(crate) struct SafeClient {
     client: reqwest::Client,
     wire: Arc<Wire>,
+    /// The login requests carry, unless the entry sends its own credentials.
+    authorization: Option<Arc<Authorization>>,
 }
 
 impl StreamableHttpClient for SafeClient {
@@ -127,8 +136,9 @@ impl StreamableHttpClient for SafeClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> HttpResult<()> {
+        let bearer = self.bearer(auth_header).await?;
         self.client
-            .delete_session(uri, session_id, auth_header, custom_headers)
+            .delete_session(uri, session_id, bearer, custom_headers)
             .await
             .map_err(sanitize)
     }
@@ -161,18 +171,40 @@ impl StreamableHttpClient for SafeClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> HttpResult<BoxStream<'static, Result<Sse, SseError>>> {
-        let stream = self
-            .client
-            .get_stream_with_max_sse_event_size(
-                uri,
-                session_id,
-                last_event_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await
-            .map_err(sanitize)?;
+        let mut bearer = self.bearer(auth_header).await?;
+        let mut renewed = false;
+        let stream = loop {
+            let opened = self
+                .client
+                .get_stream_with_max_sse_event_size(
+                    uri.clone(),
+                    session_id.clone(),
+                    last_event_id.clone(),
+                    bearer.clone(),
+                    custom_headers.clone(),
+                    max_sse_event_size,
+                )
+                .await;
+            match (opened, &self.authorization) {
+                (Err(StreamableHttpError::AuthRequired(refused)), Some(authorization)) => {
+                    let challenge = Some(refused.www_authenticate_header.as_str())
+                        .filter(|header| !header.is_empty());
+                    if renewed {
+                        return Err(StreamableHttpError::Client(
+                            authorization.refused_again(challenge).await,
+                        ));
+                    }
+                    bearer = Some(
+                        authorization
+                            .refused(bearer.as_deref(), challenge)
+                            .await
+                            .map_err(StreamableHttpError::Client)?,
+                    );
+                    renewed = true;
+                }
+                (opened, _) => break opened.map_err(sanitize)?,
+            }
+        };
         // The stream's messages are checked like any other; its body errors are reqwest's.
         let wire = self.wire.clone();
         Ok(stream
@@ -202,24 +234,39 @@ impl SafeClient {
     ) -> HttpResult<StreamableHttpPostResponse> {
         use StreamableHttpError as E;
         let session_attached = session_id.is_some();
-        let request = self.request(uri, session_id, auth_header, custom_headers)?;
+        let mut bearer = self.bearer(auth_header).await?;
+        let mut renewed = false;
+        let mut request = self.request(
+            uri.clone(),
+            session_id.clone(),
+            bearer.clone(),
+            custom_headers.clone(),
+        )?;
         self.wire.sent(&message);
-        let response = request
-            .json(&message)
-            .send()
-            .await
-            .map_err(|error| E::Client(describe_reqwest(&error)))?;
+        let response = loop {
+            let response = request
+                .json(&message)
+                .send()
+                .await
+                .map_err(|error| E::Client(describe_reqwest(&error)))?;
+            match self
+                .challenged(&response, bearer.as_deref(), renewed)
+                .await?
+            {
+                Some(fresh) => {
+                    bearer = Some(fresh);
+                    renewed = true;
+                    request = self.request(
+                        uri.clone(),
+                        session_id.clone(),
+                        bearer.clone(),
+                        custom_headers.clone(),
+                    )?;
+                }
+                None => break response,
+            }
+        };
         let status = response.status();
-        if let Some(challenge) = challenge(&response) {
-            if status == StatusCode::UNAUTHORIZED {
-                return Err(E::AuthRequired(AuthRequiredError::new(challenge)));
-            }
-            if status == StatusCode::FORBIDDEN {
-                return Err(E::InsufficientScope(InsufficientScopeError::new(
-                    challenge, None,
-                )));
-            }
-        }
         if matches!(status, StatusCode::ACCEPTED | StatusCode::NO_CONTENT) {
             return Ok(StreamableHttpPostResponse::Accepted);
         }
@@ -241,6 +288,63 @@ impl SafeClient {
         match request_id {
             Some(request_id) => self.answer(response, request_id).await,
             None => Ok(StreamableHttpPostResponse::Accepted),
+        }
+    }
+
+    /// The token a request carries: the one rmcp was configured with, else the login's.
+    async fn bearer(&self, configured: Option<String>) -> HttpResult<Option<String>> {
+        match (configured, &self.authorization) {
+            (Some(token), _) => Ok(Some(token)),
+            (None, Some(authorization)) => authorization
+                .bearer()
+                .await
+                .map_err(StreamableHttpError::Client),
+            (None, None) => Ok(None),
+        }
+    }
+
+    /// What a `401` or `403` means: a token to send the request again with (once, after a
+    /// renewal), the failure that names what to do, or nothing (the answer is read as usual).
+    /// Without a login of toolweave's, the challenge goes to rmcp as it is.
+    async fn challenged(
+        &self,
+        response: &Response,
+        sent: Option<&str>,
+        renewed: bool,
+    ) -> HttpResult<Option<String>> {
+        use StreamableHttpError as E;
+        let status = response.status();
+        let challenge = challenge(response);
+        let Some(authorization) = &self.authorization else {
+            return match (status, challenge) {
+                (StatusCode::UNAUTHORIZED, Some(challenge)) => {
+                    Err(E::AuthRequired(AuthRequiredError::new(challenge)))
+                }
+                (StatusCode::FORBIDDEN, Some(challenge)) => Err(E::InsufficientScope(
+                    InsufficientScopeError::new(challenge, None),
+                )),
+                _ => Ok(None),
+            };
+        };
+        match status {
+            StatusCode::UNAUTHORIZED if renewed => Err(E::Client(
+                authorization.refused_again(challenge.as_deref()).await,
+            )),
+            StatusCode::UNAUTHORIZED => authorization
+                .refused(sent, challenge.as_deref())
+                .await
+                .map(Some)
+                .map_err(E::Client),
+            StatusCode::FORBIDDEN => match challenge {
+                Some(challenge)
+                    if crate::auth::challenge_error(&challenge).as_deref()
+                        == Some("insufficient_scope") =>
+                {
+                    Err(E::Client(authorization.needs_scope(&challenge).await))
+                }
+                _ => Ok(None),
+            },
+            _ => Ok(None),
         }
     }
 

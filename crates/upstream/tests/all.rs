@@ -5,4 +5,9 @@
 //! They need the fixture binary of `toolweave-testkit` built (`cargo build -p
 //! toolweave-testkit`); `fixture_binary()` says so when it is missing.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers fail loudly on the first unexpected error"
+)]
+
 mod suite;

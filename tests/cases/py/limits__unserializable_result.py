@@ -1,4 +1,4 @@
-# JSON has no sets: the message says where the set is and what to do.
+# JSON has no bytes: the message says where they are and what to do.
 # expect-error: Unserializable
-# expect-message: the result["tags"] is a set, which cannot be sent as JSON; convert it with list(...)
-{"tags": {"a", "b"}}
+# expect-message: the result["data"] is bytes, which cannot be sent as JSON; decode it to a string first
+{"data": b"abc"}

@@ -49,9 +49,10 @@ impl Gateway {
     pub async fn start(config: &Path, isolation: &str, extra: &[&str]) -> Self {
         let mut arguments = vec!["--isolation", isolation];
         arguments.extend_from_slice(extra);
-        let http = HttpToolweave::start_limited(toolweave(), ADDRESS_SPACE, config, &arguments, &[])
-            .await
-            .unwrap_or_else(|error| panic!("the gateway did not start: {error:#}"));
+        let http =
+            HttpToolweave::start_limited(toolweave(), ADDRESS_SPACE, config, &arguments, &[])
+                .await
+                .unwrap_or_else(|error| panic!("the gateway did not start: {error:#}"));
         let session = http.connect(None).await.unwrap();
         let prober = Arc::new(http.connect(None).await.unwrap());
         let probe: ProbeCall = Arc::new(move || {
@@ -84,7 +85,11 @@ impl Gateway {
 
     /// Runs `code` in the case session with the probe running; the execution (or why there is
     /// none) and what the probe saw.
-    pub async fn execute_probed(&self, code: &str, language: &str) -> (Result<Execution, String>, Probed) {
+    pub async fn execute_probed(
+        &self,
+        code: &str,
+        language: &str,
+    ) -> (Result<Execution, String>, Probed) {
         let probe = self.probe();
         let execution = self
             .session
@@ -129,8 +134,7 @@ impl Gateway {
             _ => "return 'still serving'",
         };
         let started = Instant::now();
-        match tokio::time::timeout(NEXT_ANSWER_BOUND, self.session.execute(next, language)).await
-        {
+        match tokio::time::timeout(NEXT_ANSWER_BOUND, self.session.execute(next, language)).await {
             Err(_) => problems.push(format!(
                 "the next execution was not answered within {NEXT_ANSWER_BOUND:?}"
             )),

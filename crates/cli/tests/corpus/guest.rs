@@ -33,7 +33,11 @@ async fn guest_programs(isolation: &str) {
     let mut failures = Vec::new();
     for path in &files {
         let case = Case::read(path).unwrap();
-        let name = path.strip_prefix(&root).unwrap_or(path).display().to_string();
+        let name = path
+            .strip_prefix(&root)
+            .unwrap_or(path)
+            .display()
+            .to_string();
         let (execution, probed) = gateway.execute_probed(&case.code, case.language).await;
         let mut problems = match &execution {
             Ok(execution) => case.problems(execution),
@@ -44,9 +48,9 @@ async fn guest_programs(isolation: &str) {
         match (&case.expected.pending, problems.is_empty()) {
             (None, true) => {}
             (None, false) => failures.push(format!("{name}:\n  {}", problems.join("\n  "))),
-            (Some(why), false) => eprintln!(
-                "PENDING {name} (known not to pass yet: {why}):\n  {}",
-                problems.join("\n  ")
+            (Some(why), false) => toolweave_testkit::skip::pending(
+                &name,
+                &format!("{why}:\n  {}", problems.join("\n  ")),
             ),
             (Some(why), true) => failures.push(format!(
                 "{name}: passes now; remove its `pending: {why}` marker"

@@ -43,7 +43,11 @@ async fn saturated(isolation: &str) {
     }
     let spinning = (0..EXECUTIONS).map(|index| {
         let session = &sessions[index % SESSIONS];
-        let language = if index % 3 == 2 { "python" } else { "javascript" };
+        let language = if index % 3 == 2 {
+            "python"
+        } else {
+            "javascript"
+        };
         let code = match language {
             "python" => "while True:\n    pass",
             _ => "while (true) {}",
@@ -56,7 +60,10 @@ async fn saturated(isolation: &str) {
         for _ in 0..10 {
             let execution = gateway
                 .session
-                .execute("return await tools.fixture.add({ a: 2, b: 3 })", "javascript")
+                .execute(
+                    "return await tools.fixture.add({ a: 2, b: 3 })",
+                    "javascript",
+                )
                 .await
                 .unwrap();
             outcomes.push(execution);

@@ -173,7 +173,8 @@ fn every_stdio_request_is_answered() {
     let (_dir, config) = fixture_config(&["fixture"]).unwrap();
     let gateway = StdioGateway::start(&config);
     let rest = {
-        let (_, longest, _) = gateway.send_probed(br#"{"jsonrpc":"2.0","id":"rest","method":"ping"}"#, true);
+        let (_, longest, _) =
+            gateway.send_probed(br#"{"jsonrpc":"2.0","id":"rest","method":"ping"}"#, true);
         longest
     };
     let code = "x".repeat(17 * 1024 * 1024);
@@ -245,7 +246,8 @@ fn every_stdio_request_is_answered() {
     ];
     let mut failures = Vec::new();
     for (line, expected) in &cases {
-        let is_answered = expected.is_some() || line.contains("\"id\":7") || line.contains("\"id\":11");
+        let is_answered =
+            expected.is_some() || line.contains("\"id\":7") || line.contains("\"id\":11");
         let (answer, longest, probed) = gateway.send_probed(line.as_bytes(), is_answered);
         let label: String = line.chars().take(80).collect();
         match (expected, &answer) {
@@ -276,7 +278,10 @@ fn every_stdio_request_is_answered() {
     let started = Instant::now();
     gateway.send(br#"{"jsonrpc":"2.0","id":"last","method":"tools/call","params":{"name":"execute_code","arguments":{"code":"return 'still serving'"}}}"#);
     let last = gateway.answer();
-    assert_eq!(last["result"]["structuredContent"]["result"], "still serving", "{last}");
+    assert_eq!(
+        last["result"]["structuredContent"]["result"], "still serving",
+        "{last}"
+    );
     assert!(started.elapsed() < NEXT_ANSWER_BOUND);
     let log = gateway.finish();
     assert!(
@@ -331,7 +336,10 @@ async fn every_http_request_is_answered() {
         .await
         .unwrap();
     if deleted.status().as_u16() != 404 {
-        failures.push(format!("DELETE of an unknown session: {}", deleted.status()));
+        failures.push(format!(
+            "DELETE of an unknown session: {}",
+            deleted.status()
+        ));
     }
     let body = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
     let mut request = format!(
@@ -374,7 +382,10 @@ async fn every_http_request_is_answered() {
     }
     failures.extend(probed.problems(gateway.rest));
     let (called, probed) = gateway
-        .call_probed("describe_tools", json!({ "names": vec!["fixture.add"; 20_000] }))
+        .call_probed(
+            "describe_tools",
+            json!({ "names": vec!["fixture.add"; 20_000] }),
+        )
         .await;
     match called {
         Ok(result) if result.is_error != Some(true) => {

@@ -31,7 +31,14 @@ async fn faulty_upstreams(isolation: &str) {
             .unwrap_or_else(|error| panic!("the faulty HTTP fixture did not start: {error:#}"))
     };
     let http = remote(&["--faults", "--http", "127.0.0.1:0"]).await;
-    let json_bodies = remote(&["--faults", "--http", "127.0.0.1:0", "--fault-framing", "json"]).await;
+    let json_bodies = remote(&[
+        "--faults",
+        "--http",
+        "127.0.0.1:0",
+        "--fault-framing",
+        "json",
+    ])
+    .await;
     let sse = remote(&["--faults", "--sse", "127.0.0.1:0"]).await;
     let mut servers = Map::new();
     let stdio = |arguments: &[&str]| json!({ "command": fixture, "args": arguments });
@@ -46,18 +53,29 @@ async fn faulty_upstreams(isolation: &str) {
         stdio(&["--faults", "--fault-tools", "deep:100000"]),
     );
     servers.insert("f_http".into(), json!({ "type": "http", "url": http.url }));
-    servers.insert("f_json".into(), json!({ "type": "http", "url": json_bodies.url }));
+    servers.insert(
+        "f_json".into(),
+        json!({ "type": "http", "url": json_bodies.url }),
+    );
     servers.insert("f_sse".into(), json!({ "type": "sse", "url": sse.url }));
     let config = write_config(dir.path(), servers);
     let mut gateway = Gateway::start(&config, isolation, &["--tool-timeout-ms", "2000"]).await;
 
     let root = repo_root().join("tests/hostile/upstream");
     let files = cases::files_in(&[root.clone()]).unwrap();
-    assert!(files.len() >= 6, "expected the programs in {}", root.display());
+    assert!(
+        files.len() >= 6,
+        "expected the programs in {}",
+        root.display()
+    );
     let mut failures = Vec::new();
     for path in &files {
         let case = Case::read(path).unwrap();
-        let name = path.strip_prefix(&root).unwrap_or(path).display().to_string();
+        let name = path
+            .strip_prefix(&root)
+            .unwrap_or(path)
+            .display()
+            .to_string();
         let (execution, probed) = gateway.execute_probed(&case.code, case.language).await;
         let mut problems = match &execution {
             Ok(execution) => case.problems(execution),

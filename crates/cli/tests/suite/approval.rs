@@ -1,6 +1,7 @@
-//! Tools their servers mark destructive: called only when an allow rule names them or the
+//! Tools their servers mark destructive: called only when an approve rule matches them or the
 //! person at the client approves the call (MCP elicitation); a client that cannot be asked gets
-//! a refusal that says how to allow the tool.
+//! a refusal that names the approve rule admitting just that tool. Allow and deny decide which
+//! tools exist, and pre-approve nothing.
 
 use std::sync::{Arc, Mutex};
 
@@ -22,39 +23,120 @@ fn remove(name: &str) -> String {
     REMOVE.replace("NAME", &format!("{name:?}"))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_client_that_cannot_be_asked_gets_a_refusal_unless_a_rule_allows() {
-    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
-    let server = Toolweave::start(toolweave(), &config, &[]).await.unwrap();
-    let refused = server.execute(&remove("x"), "javascript").await.unwrap();
-    let message = refused.value().unwrap().as_str().unwrap().to_owned();
-    assert!(
-        message.contains("fixture.remove was not called"),
-        "{message}"
-    );
-    assert!(message.contains("marks it destructive"), "{message}");
-    assert!(
-        message.contains("does not support elicitation"),
-        "{message}"
-    );
-    assert!(message.contains("--allow fixture.remove"), "{message}");
-    // Tools not marked destructive need no approval.
-    let fine = server
+/// What `tools.fixture.remove` answers in a gateway started with `flags`, and whether
+/// `tools.fixture.add` can still be called there.
+async fn remove_with(config: &std::path::Path, flags: &[&str]) -> (String, bool) {
+    let server = Toolweave::start(toolweave(), config, flags).await.unwrap();
+    let removed = server.execute(&remove("x"), "javascript").await.unwrap();
+    let removed = removed.value().unwrap().as_str().unwrap().to_owned();
+    let added = server
         .execute(
-            "return await tools.fixture.add({ a: 1, b: 2 })",
+            "try { return await tools.fixture.add({ a: 1, b: 2 }) } catch (e) { return String(e) }",
             "javascript",
         )
         .await
         .unwrap();
-    assert_eq!(fine.value().unwrap(), &json!(3));
+    let add_works = added.value().unwrap() == &json!(3);
     server.stop().await.unwrap();
+    (removed, add_works)
+}
 
-    let server = Toolweave::start(toolweave(), &config, &["--allow", "fixture.*"])
-        .await
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_cannot_be_asked_gets_a_refusal_naming_the_approve_rule() {
+    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    let (refused, add_works) = remove_with(&config, &[]).await;
+    assert_eq!(
+        refused,
+        "Error: fixture.remove was not called: its server marks it destructive, so each call needs \
+         approval, and this MCP client cannot be asked (it does not support elicitation). Code \
+         cannot change this: the person running toolweave can pre-approve this one tool by \
+         starting it with --approve fixture.remove (or adding \"fixture.remove\" to \"approve\" in \
+         its settings file)"
+    );
+    // Tools not marked destructive need no approval.
+    assert!(add_works);
+
+    // The advice works, and admits that one tool without shutting out the others.
+    let (approved, add_works) = remove_with(&config, &["--approve", "fixture.remove"]).await;
+    assert_eq!(approved, "removed x");
+    assert!(add_works, "--approve made an allowlist of one tool");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allow_rules_pre_approve_nothing_and_approve_rules_let_nothing_in() {
+    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    // However wide, an allow rule decides only which tools exist.
+    for allow in ["fixture.*", "*.*", "*", "fixture.remove"] {
+        let (refused, _) = remove_with(&config, &["--allow", allow]).await;
+        assert!(
+            refused.contains("marks it destructive")
+                && refused.contains("--approve fixture.remove"),
+            "--allow {allow}: {refused}"
+        );
+    }
+    // An approve rule never brings back a tool that deny or allow keeps out.
+    let (denied, _) = remove_with(
+        &config,
+        &["--approve", "fixture.*", "--deny", "fixture.remove"],
+    )
+    .await;
+    assert!(
+        denied.contains("fixture.remove may not be called")
+            && denied.contains("the deny rule \"fixture.remove\" matches it"),
+        "{denied}"
+    );
+    let (unallowed, add_works) = remove_with(
+        &config,
+        &["--allow", "fixture.add", "--approve", "fixture.remove"],
+    )
+    .await;
+    assert!(
+        unallowed.contains("fixture.remove may not be called")
+            && unallowed.contains("no allow rule matches it"),
+        "{unallowed}"
+    );
+    assert!(add_works);
+    // Globs approve every destructive tool they match; `*` is every tool.
+    for approve in ["fixture.*", "*"] {
+        let (approved, _) = remove_with(&config, &["--approve", approve]).await;
+        assert_eq!(approved, "removed x", "--approve {approve}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_settings_file_approves_and_a_rule_without_a_dot_is_refused_with_examples() {
+    let (dir, config) = fixture_config(&["fixture"]).unwrap();
+    let settings = dir.path().join("settings.json");
+    std::fs::write(&settings, r#"{"approve": ["fixture.remove"]}"#).unwrap();
+    let (approved, _) = remove_with(&config, &["--settings", settings.to_str().unwrap()]).await;
+    assert_eq!(approved, "removed x");
+
+    for (flag, rule) in [("--allow", "fixture"), ("--approve", "remove")] {
+        let output = std::process::Command::new(toolweave())
+            .args(["types", "--config"])
+            .arg(&config)
+            .args([flag, rule])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let kind = flag.trim_start_matches("--");
+        assert_eq!(
+            stderr.trim(),
+            format!(
+                "toolweave: {kind} rule \"{rule}\": a rule names server.tool, such as \"{rule}.*\" for every tool of a server \"{rule}\" or \"*.{rule}\" for a tool \"{rule}\" of any server (\"*\" alone is every tool)"
+            )
+        );
+    }
+    // `*` alone is every tool.
+    let output = std::process::Command::new(toolweave())
+        .args(["types", "--config"])
+        .arg(&config)
+        .args(["--allow", "*"])
+        .output()
         .unwrap();
-    let allowed = server.execute(&remove("x"), "javascript").await.unwrap();
-    assert_eq!(allowed.value().unwrap(), &json!("removed x"));
-    server.stop().await.unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert!(String::from_utf8_lossy(&output.stdout).contains("remove("));
 }
 
 /// A client that supports elicitation and approves only items named `ok-…`, keeping what it
@@ -94,7 +176,7 @@ impl ClientHandler for Approving {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_supports_elicitation_is_asked_for_each_call() {
-    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    let (dir, config) = fixture_config(&["fixture"]).unwrap();
     let approving = Approving::default();
     let (client, _) = serve_with(toolweave(), &config, &[], &[], approving.clone())
         .await
@@ -126,4 +208,46 @@ async fn a_client_that_supports_elicitation_is_asked_for_each_call() {
         asked[0]
     );
     client.cancel().await.unwrap();
+
+    // A pre-approved tool is called without asking, and the audit log says why.
+    let approving = Approving::default();
+    let log = dir.path().join("audit.jsonl");
+    let flags = [
+        "--approve",
+        "fixture.remove",
+        "--audit-log",
+        log.to_str().unwrap(),
+    ];
+    let (client, _) = serve_with(toolweave(), &config, &flags, &[], approving.clone())
+        .await
+        .unwrap();
+    let Value::Object(arguments) = json!({ "code": remove("keep-3"), "language": "javascript" })
+    else {
+        unreachable!("a literal object");
+    };
+    let result = client
+        .call_tool(CallToolRequestParams::new("execute_code").with_arguments(arguments))
+        .await
+        .unwrap();
+    let value = Execution::from_result(result)
+        .unwrap()
+        .value()
+        .unwrap()
+        .clone();
+    assert_eq!(value, json!("removed keep-3"));
+    assert!(approving.asked.lock().unwrap().is_empty());
+    client.cancel().await.unwrap();
+    let record: Value = serde_json::from_str(
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        record["toolCalls"][0]["approval"], "pre-approved",
+        "{record}"
+    );
+    assert_eq!(record["toolCalls"][0]["outcome"], "ok", "{record}");
 }

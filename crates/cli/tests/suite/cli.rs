@@ -179,7 +179,10 @@ fn config_mistakes_name_file_server_and_key() {
     let stderr = text(&output.stderr);
     assert!(stderr.contains(path.to_str().unwrap()), "{stderr}");
     assert!(stderr.contains("server \"github\""), "{stderr}");
-    assert!(stderr.contains("unknown field `comand`"), "{stderr}");
+    assert!(
+        stderr.contains("unknown key \"comand\" (did you mean \"command\"?)"),
+        "{stderr}"
+    );
 
     let output = toolweave_cmd(&["tools", "--config", "/nonexistent/mcp.json"]);
     assert_eq!(output.status.code(), Some(1));
@@ -212,7 +215,10 @@ fn doctor_checks_the_sandbox_and_every_server() {
     if seccomp {
         assert!(stdout.contains("worker confinement: working"), "{stdout}");
     } else {
-        eprintln!("SKIPPED the confinement line: this kernel has no seccomp");
+        toolweave_testkit::skip::missing_prerequisite(
+            "the confinement line of doctor_checks_the_sandbox_and_every_server",
+            "this kernel has no seccomp",
+        );
     }
 
     // A server that cannot start is named, with the cause, and the exit status says so.

@@ -1,6 +1,6 @@
-//! Worker isolation, tried from outside and from inside: what a confined worker can no longer do,
-//! what the kernel reports about a worker while it runs a guest, and what happens to a worker
-//! that crashes or stops answering.
+//! Worker isolation, tried from outside and from inside: what a confined worker can no longer do
+//! (down to each flag a thread may not be started with), what the kernel reports about a worker
+//! while it runs a guest, and what happens to a worker that crashes or stops answering.
 
 use std::time::{Duration, Instant};
 
@@ -8,17 +8,27 @@ use serde_json::{Value, json};
 use toolweave_testkit::harness::{
     Toolweave, fixture_config, fork_servers, parent_process, workers_with_kinds,
 };
+use toolweave_testkit::skip::{missing_prerequisite, not_applicable};
 
 use super::{cpu_ticks, toolweave, worker_processes};
 
-/// Whether this machine can confine workers at all; tests that need it say why they skip.
-fn confinement_supported() -> bool {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let supported = cfg!(target_os = "linux") && status.contains("Seccomp:");
-    if !supported {
-        eprintln!("SKIPPED: this kernel has no seccomp, so workers cannot be confined here");
+/// Whether this machine can confine workers at all; `test` says why it skips when it cannot.
+/// Workers are confined on Linux only; a Linux kernel without seccomp is a prerequisite missing
+/// (a CI machine has it).
+fn confinement_supported(test: &str) -> bool {
+    if !cfg!(target_os = "linux") {
+        not_applicable(test, "workers are confined on Linux only");
+        return false;
     }
-    supported
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    if !status.contains("Seccomp:") {
+        missing_prerequisite(
+            test,
+            "this kernel has no seccomp, so workers cannot be confined here",
+        );
+        return false;
+    }
+    true
 }
 
 /// One field of `/proc/<pid>/status`.
@@ -64,7 +74,7 @@ async fn spinning_worker(gateway: u32) -> u32 {
 
 #[test]
 fn a_confined_worker_cannot_open_connect_exec_fork_or_trace() {
-    if !confinement_supported() {
+    if !confinement_supported("a_confined_worker_cannot_open_connect_exec_fork_or_trace") {
         return;
     }
     let output = std::process::Command::new(toolweave())
@@ -99,7 +109,10 @@ fn a_confined_worker_cannot_open_connect_exec_fork_or_trace() {
     assert_eq!(report["idle_class"], json!("allowed"), "{report}");
     // Landlock, checked before the filter hides it, where the kernel has it.
     if report["landlock"] == json!("Unavailable") {
-        eprintln!("SKIPPED the Landlock half: this kernel has no Landlock ({report})");
+        missing_prerequisite(
+            "the Landlock half of a_confined_worker_cannot_open_connect_exec_fork_or_trace",
+            &format!("this kernel has no Landlock ({report})"),
+        );
     } else {
         let eacces = json!("denied: Permission denied");
         assert_eq!(report["landlock_open"], eacces, "{report}");
@@ -114,9 +127,62 @@ fn a_confined_worker_cannot_open_connect_exec_fork_or_trace() {
     );
 }
 
+/// Every flag `clone` reads in its low half that a thread made by `pthread_create` does not
+/// pass, by the name the confinement check reports it under.
+const REFUSED_CLONE_FLAGS: &[&str] = &[
+    // The exit signal of a child process.
+    "clone_sigchld",
+    "clone_pidfd",
+    "clone_ptrace",
+    "clone_vfork",
+    "clone_parent",
+    "clone_newns",
+    #[cfg(not(target_env = "musl"))]
+    "clone_detached",
+    "clone_untraced",
+    "clone_child_settid",
+    "clone_newcgroup",
+    "clone_newuts",
+    "clone_newipc",
+    "clone_newuser",
+    "clone_newpid",
+    "clone_newnet",
+    "clone_io",
+];
+
+#[test]
+fn a_confined_worker_starts_threads_as_pthread_create_does_and_with_no_other_flag() {
+    if !confinement_supported(
+        "a_confined_worker_starts_threads_as_pthread_create_does_and_with_no_other_flag",
+    ) {
+        return;
+    }
+    let output = std::process::Command::new(toolweave())
+        .args(["__toolweave-worker", "confinement-check"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(
+        report.get("error").is_none(),
+        "confinement failed: {report}"
+    );
+    // `clone` as `pthread_create` calls it: the thread starts (and ends).
+    assert_eq!(report["clone_thread"], json!("allowed"), "{report}");
+    // Each other flag added to those: refused by the filter, before the kernel looks at the
+    // call (which would refuse some combinations itself, with EINVAL).
+    let eperm = json!("denied: Operation not permitted");
+    let allowed: Vec<String> = REFUSED_CLONE_FLAGS
+        .iter()
+        .filter(|flag| report[**flag] != eperm)
+        .map(|flag| format!("{flag}: {}", report[*flag]))
+        .collect();
+    assert!(allowed.is_empty(), "not refused with EPERM: {allowed:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_running_a_guest_is_confined_by_the_kernel() {
-    if !confinement_supported() {
+    if !confinement_supported("a_worker_running_a_guest_is_confined_by_the_kernel") {
         return;
     }
     let (_dir, config) = fixture_config(&["fixture"]).unwrap();
@@ -362,7 +428,7 @@ async fn waiting_workers(gateway: u32, each: usize) -> Vec<(u32, String)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn workers_are_forked_by_a_fork_server_and_outlive_its_loss() {
-    if !confinement_supported() {
+    if !confinement_supported("workers_are_forked_by_a_fork_server_and_outlive_its_loss") {
         return;
     }
     let (_dir, config) = fixture_config(&["fixture"]).unwrap();

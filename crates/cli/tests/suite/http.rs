@@ -329,11 +329,10 @@ async fn the_official_conformance_suite_passes() {
             "{} is not installed (run `npm ci --prefix tests/conformance`)",
             suite.display()
         );
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must run the conformance suite: {why}"
+        toolweave_testkit::skip::missing_prerequisite(
+            "the_official_conformance_suite_passes",
+            &why,
         );
-        eprintln!("SKIPPED the_official_conformance_suite_passes: {why}");
         return;
     }
     let (dir, config) = fixture_config(&["fixture"]).unwrap();

@@ -4,13 +4,17 @@ mod cancel;
 mod cases;
 mod cli;
 mod confinement;
+mod conformance;
 mod failures;
 mod http;
 mod notices;
 mod npm;
+mod oauth;
 mod policy;
 mod protocol;
+mod results;
 mod setup;
+mod waits;
 
 use std::path::{Path, PathBuf};
 

@@ -236,6 +236,157 @@ fn config_prints_precedence_origins_overrides_and_skips() {
     );
 }
 
+/// The fixture in Cursor's file as Cursor users write entries: a `timeout` of a second and an
+/// `auth` block; and in VS Code's, with a `dev` block and a misspelt key.
+fn clients_with_their_own_keys(machine: &Machine) {
+    let fixture = toolweave_testkit::fixture_binary();
+    machine.write(
+        &machine.home.join(".cursor/mcp.json"),
+        &serde_json::to_string_pretty(&serde_json::json!({"mcpServers": {
+            "patient": {"command": fixture, "args": ["--name", "patient"], "timeout": 1000,
+                        "auth": {"CLIENT_ID": "toolweave-test", "scopes": ["read"]}}
+        }}))
+        .unwrap(),
+    );
+    machine.write(
+        &machine.home.join(".claude.json"),
+        &serde_json::json!({"mcpServers": {
+            "editor": {"type": "stdio", "command": fixture, "args": ["--name", "editor"],
+                       "dev": {"watch": "src/**/*.ts"}, "envfile": ".env"}
+        }})
+        .to_string(),
+    );
+}
+
+#[test]
+fn keys_a_client_writes_for_itself_keep_its_entry_with_a_note_and_its_timeout_is_used() {
+    let machine = Machine::new();
+    clients_with_their_own_keys(&machine);
+    let output = machine.run(&["config"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let shown = text(&output.stdout);
+    // Each entry, then the keys ignored in it.
+    let lines: Vec<&str> = shown.lines().map(str::trim).collect();
+    let at = |line: &str| {
+        lines
+            .iter()
+            .position(|shown| *shown == line)
+            .unwrap_or_else(|| panic!("no line {line:?} in:\n{shown}"))
+    };
+    let editor = at("editor               used (stdio)");
+    assert_eq!(
+        at("note: \"dev\" is ignored: it is VS Code's development mode (watch and debug)"),
+        editor + 1
+    );
+    assert_eq!(
+        at("note: \"envfile\" is ignored: toolweave does not know it (did you mean \"envFile\"?)"),
+        editor + 2
+    );
+    let patient = at("patient              used (stdio, tool calls time out after 1000 ms)");
+    assert_eq!(
+        at(
+            "note: \"auth\" is ignored: it is Cursor's OAuth sign-in, which toolweave does not do; give a token in \"headers\" (as \"Bearer ${VAR}\")"
+        ),
+        patient + 1
+    );
+    at("2 servers: editor, patient");
+    let output = machine.run(&["config", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let patient = report["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|entry| entry["name"] == "patient")
+        .unwrap();
+    assert_eq!(
+        patient["notes"],
+        serde_json::json!([
+            "\"auth\" is ignored: it is Cursor's OAuth sign-in, which toolweave does not do; give a token in \"headers\" (as \"Bearer ${VAR}\")"
+        ])
+    );
+
+    // The entries work: both servers start, each ignored key is a warning on stderr, and the
+    // timeout from Cursor's file is what a slow call meets.
+    let program = machine.project.join("slow.js");
+    std::fs::write(
+        &program,
+        "const sum = await tools.editor.add({ a: 1, b: 2 });\ntry { await tools.patient.slow({ ms: 5000 }); } catch (e) { return { sum, error: e.message }; }\n",
+    )
+    .unwrap();
+    let output = machine.run(&["run", program.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let value: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(value["sum"], 3, "{value}");
+    let error = value["error"].as_str().unwrap();
+    assert!(
+        error.contains(
+            "did not answer the call to \"slow\" within 1000 ms (the server's \"timeout\" in its config entry)"
+        ),
+        "{error}"
+    );
+    let stderr = text(&output.stderr);
+    let cursor = machine.home.join(".cursor/mcp.json");
+    assert!(
+        stderr.contains(&format!(
+            "{}: server \"patient\": \"auth\" is ignored",
+            cursor.display()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("server \"editor\": \"envfile\" is ignored: toolweave does not know it (did you mean \"envFile\"?)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_config_file_refuses_a_misspelt_key_and_ignores_the_keys_of_other_clients() {
+    let machine = Machine::new();
+    let fixture = toolweave_testkit::fixture_binary();
+    let config = machine.root.join("mcp.json");
+    machine.write(
+        &config,
+        &serde_json::json!({"mcpServers": {
+            "fixture": {"command": fixture, "args": ["--name", "fixture"], "envfile": ".env"}
+        }})
+        .to_string(),
+    );
+    let output = machine.run(&["config", "--config", config.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        text(&output.stderr).trim(),
+        format!(
+            "toolweave: {}: server \"fixture\": unknown key \"envfile\" (did you mean \"envFile\"?); the keys a server entry may have are type, command, args, env, envFile, cwd, url, headers, disabled, timeout",
+            config.display()
+        )
+    );
+
+    machine.write(
+        &config,
+        &serde_json::json!({"mcpServers": {
+            "fixture": {"command": fixture, "args": ["--name", "fixture"], "timeout": 90000,
+                        "autoApprove": ["add"]}
+        }})
+        .to_string(),
+    );
+    let output = machine.run(&["config", "--config", config.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(
+        text(&output.stdout),
+        format!(
+            "--config {} is given: only it is read (discovery is off)\n  fixture              used (stdio, tool calls time out after 90000 ms)\n                         note: \"autoApprove\" is ignored: it lists the tools Cline calls without asking; toolweave pre-approves destructive tools with --approve (or \"approve\" in its settings file)\n",
+            config.display()
+        )
+    );
+    let output = machine.run(&["servers", "--config", config.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("server \"fixture\": \"autoApprove\" is ignored"),
+        "{}",
+        text(&output.stderr)
+    );
+}
+
 #[test]
 fn commands_use_discovered_servers_and_never_themselves() {
     let machine = Machine::new();

@@ -10,11 +10,12 @@
 //! A namespace's tools are not attributes made ahead: Monty asks for each public attribute of a
 //! host instance as it is read (a lazy lookup) or called (a method call routed by the instance's
 //! id). Building every tool's function into each interpreter cost about 30 µs per execution with
-//! 48 tools, for a program that calls one. A tool of a ready namespace resolves to its function;
-//! any other name raises `AttributeError` listing the namespace's tools. In a namespace whose
-//! server is not ready every name becomes a call the host answers — it waits for the server or
-//! explains why it failed. (Monty answers names with a leading underscore itself, without
-//! asking: tools named so are made ahead.)
+//! 48 tools, for a program that calls one. Every name resolves to a call the host answers, as in
+//! JavaScript: a tool (by its Python name or its original one), a name the host does not know (it
+//! answers with the closest tools and what exists), a tool of a server still starting (it waits
+//! for the server, or explains why it failed). So does an unknown server (`tools.fs.read`, a
+//! namespace of its own) and a tool with its server left out (`tools.read(...)`). (Monty answers
+//! names with a leading underscore itself, without asking: tools named so are made ahead.)
 
 use std::sync::Arc;
 
@@ -33,11 +34,13 @@ const SEARCH_TOOLS: &str = "search_tools";
 const DESCRIBE_TOOLS: &str = "describe_tools";
 /// The most hits `search_tools` may ask for.
 const MAX_SEARCH_LIMIT: i64 = 1000;
-/// How many tool names an error message lists.
-const LISTED_NAMES: usize = 20;
+/// How many names of servers that do not exist one execution may use: each is a namespace the
+/// engine keeps until the end.
+const MAX_UNKNOWN_SERVERS: usize = 1000;
 
 /// Identity of the `tools` instance (and its class). Namespace instances and classes take ids
-/// from [`NAMESPACE_ID_BASE`] up, one per namespace.
+/// from [`NAMESPACE_ID_BASE`] up, one per namespace: those of the manifest, then those of
+/// unknown servers as code names them.
 const TOOLS_ID: u128 = 1;
 const NAMESPACE_ID_BASE: u128 = 1 << 64;
 /// Set in a class id, so the ids of classes and instances never meet.
@@ -56,16 +59,21 @@ pub(super) enum Call {
 /// The names of one execution's manifest, as the guest sees them.
 pub(super) struct GuestApi {
     manifest: Arc<Manifest>,
+    /// Names of servers the manifest does not have that code used (`tools.fs`), in order.
+    unknown_servers: Vec<String>,
 }
 
 impl GuestApi {
     pub(super) fn new(manifest: Arc<Manifest>) -> Self {
-        Self { manifest }
+        Self {
+            manifest,
+            unknown_servers: Vec::new(),
+        }
     }
 
     /// Answers Monty's question about a name it cannot resolve: a global (`object_id` is `None`)
     /// or an attribute missing from one of the engine's instances.
-    pub(super) fn lookup(&self, name: &str, object_id: Option<MontyUuid>) -> NameLookupResult {
+    pub(super) fn lookup(&mut self, name: &str, object_id: Option<MontyUuid>) -> NameLookupResult {
         match object_id {
             None => match name {
                 "tools" => NameLookupResult::Value(self.tools()),
@@ -74,15 +82,22 @@ impl GuestApi {
                 }
                 _ => NameLookupResult::Undefined,
             },
-            Some(id) => match self.namespace_of(id) {
-                // One of a ready namespace's tools, or any name of a namespace whose server is not
-                // ready: every attribute of that is a call the host answers.
-                Some((namespace, tools)) if tools.is_none_or(|tools| has_tool(tools, name)) => {
-                    NameLookupResult::Value(function(format!("{namespace}.{name}")))
+            // A server the manifest does not have: a namespace whose calls the host explains.
+            Some(id) if id == MontyUuid::from_u128(TOOLS_ID) => {
+                if self.unknown_servers.len() >= MAX_UNKNOWN_SERVERS {
+                    return NameLookupResult::Undefined;
                 }
-                // `tools`, or a name a ready namespace does not have: the attribute does not
-                // exist (AttributeError, and `hasattr` and `getattr(..., default)` work as usual).
-                _ => NameLookupResult::Undefined,
+                let index = self.manifest.namespaces.len() + self.unknown_servers.len();
+                self.unknown_servers.push(name.to_owned());
+                NameLookupResult::Value(instance(
+                    format!("tools.{name}"),
+                    namespace_id(index),
+                    DictPairs::default(),
+                ))
+            }
+            Some(id) => match self.namespace_of(id) {
+                Some(namespace) => NameLookupResult::Value(function(format!("{namespace}.{name}"))),
+                None => NameLookupResult::Undefined,
             },
         }
     }
@@ -97,32 +112,13 @@ impl GuestApi {
         kwargs: &[(MontyObject, MontyObject)],
     ) -> Call {
         if let Some(id) = object_id {
+            // `tools.<name>(...)`: a tool named without its server, which the host explains.
+            if id == MontyUuid::from_u128(TOOLS_ID) {
+                return tool_call(function_name, args, kwargs);
+            }
             return match self.namespace_of(id) {
-                Some((namespace, None)) => {
-                    tool_call(&format!("{namespace}.{function_name}"), args, kwargs)
-                }
-                // One of the namespace's tools, or one kept from code by the host's policy (the
-                // host answers with its refusal).
-                Some((namespace, Some(tools)))
-                    if has_tool(tools, function_name)
-                        || self.is_hidden(namespace, function_name) =>
-                {
-                    tool_call(&format!("{namespace}.{function_name}"), args, kwargs)
-                }
-                Some((namespace, Some(tools))) => Call::Raise(attribute_error(format!(
-                    "tools.{namespace} has no tool '{function_name}'; its tools are {}. \
-                     search_tools(\"what you need\") finds tools by description",
-                    listing(tools)
-                ))),
-                None => Call::Raise(attribute_error(format!(
-                    "tools has no server '{function_name}'; the servers are {}",
-                    listing(
-                        self.manifest
-                            .namespaces
-                            .iter()
-                            .map(|namespace| &namespace.name)
-                    )
-                ))),
+                Some(namespace) => tool_call(&format!("{namespace}.{function_name}"), args, kwargs),
+                None => Call::NotFound,
             };
         }
         match function_name {
@@ -135,21 +131,18 @@ impl GuestApi {
         }
     }
 
-    /// The namespace an instance id belongs to, with its tools (`None`: not ready).
-    fn namespace_of(&self, id: MontyUuid) -> Option<(&str, Option<&[String]>)> {
-        self.manifest
-            .namespaces
-            .iter()
-            .enumerate()
-            .find(|(index, _)| MontyUuid::from_u128(namespace_id(*index)) == id)
-            .map(|(_, namespace)| (namespace.name.as_str(), namespace.tools.as_deref()))
-    }
-
-    /// Whether `tool` of `namespace` is one the host's policy keeps from code.
-    fn is_hidden(&self, namespace: &str, tool: &str) -> bool {
-        self.manifest.namespaces.iter().any(|candidate| {
-            candidate.name == namespace && candidate.hidden.iter().any(|name| name == tool)
-        })
+    /// The name of the namespace an instance id belongs to: one of the manifest's, or an unknown
+    /// server code named.
+    fn namespace_of(&self, id: MontyUuid) -> Option<&str> {
+        let index = u128::from_be_bytes(*id.as_bytes()).checked_sub(NAMESPACE_ID_BASE)?;
+        let index = usize::try_from(index).ok()?;
+        match self.manifest.namespaces.get(index) {
+            Some(namespace) => Some(&namespace.name),
+            None => self
+                .unknown_servers
+                .get(index - self.manifest.namespaces.len())
+                .map(String::as_str),
+        }
     }
 
     /// `tools`: one attribute per namespace, each with no attributes of its own but the tools
@@ -187,10 +180,6 @@ impl GuestApi {
     }
 }
 
-fn has_tool(tools: &[String], name: &str) -> bool {
-    tools.iter().any(|tool| tool == name)
-}
-
 fn namespace_id(index: usize) -> u128 {
     NAMESPACE_ID_BASE + index as u128
 }
@@ -218,28 +207,8 @@ fn function(name: String) -> MontyObject {
     }
 }
 
-fn listing<'a>(names: impl IntoIterator<Item = &'a String>) -> String {
-    let names: Vec<&String> = names.into_iter().collect();
-    let mut text = names
-        .iter()
-        .take(LISTED_NAMES)
-        .map(|name| name.as_str())
-        .collect::<Vec<_>>()
-        .join(", ");
-    if names.is_empty() {
-        text.push_str("(none)");
-    } else if names.len() > LISTED_NAMES {
-        text.push_str(&format!(" and {} more", names.len() - LISTED_NAMES));
-    }
-    text
-}
-
 fn type_error(message: String) -> MontyException {
     MontyException::new(ExcType::TypeError, Some(message))
-}
-
-fn attribute_error(message: String) -> MontyException {
-    MontyException::new(ExcType::AttributeError, Some(message))
 }
 
 /// `tools.<ns>.<tool>(a=1)` or `tools.<ns>.<tool>({"a": 1})`: one dict, keywords, or both

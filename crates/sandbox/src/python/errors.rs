@@ -119,17 +119,11 @@ pub(super) fn syntax_error(exception: &MontyException, code: &str) -> EngineErro
             frame.start.column.max(1),
         )
     });
-    let line_text = code.lines().nth(line as usize - 1).unwrap_or("");
-    let gutter = format!("{line} | ");
-    let frame = format!(
-        "{gutter}{line_text}\n{}^",
-        " ".repeat(gutter.chars().count() + column as usize - 1)
-    );
     EngineError::Syntax {
         message,
         line,
         column,
-        frame,
+        frame: crate::report::code_frame(code, line, column),
     }
 }
 

@@ -2,9 +2,10 @@
 //! guest sends (tool arguments, the result) become JSON.
 //!
 //! JSON → Python is total: objects become dicts, arrays lists, numbers ints or floats. Python →
-//! JSON accepts what JSON can say without guessing — dicts with string keys, lists and tuples,
-//! strings, finite floats, ints within 64 bits, booleans and `None` — and names what it cannot
-//! send and where it sits, with the usual conversion, so the model can fix its code.
+//! JSON accepts what JSON can say without guessing — dicts with string keys, lists, tuples, sets
+//! and frozensets (as arrays, a set's in its iteration order), strings, finite floats, ints
+//! within 64 bits, booleans and `None` — and names what it cannot send and where it sits, with
+//! the usual conversion, so the model can fix its code.
 
 use std::fmt::Write as _;
 
@@ -99,6 +100,8 @@ pub(super) fn to_json(value: &MontyObject, path: &mut ValuePath) -> Result<Value
         MontyObject::String(text) => Ok(Value::String(text.clone())),
         MontyObject::List(_)
         | MontyObject::Tuple(_)
+        | MontyObject::Set(_)
+        | MontyObject::FrozenSet(_)
         | MontyObject::NamedTuple { .. }
         | MontyObject::Dict(_)
             if path.segments.len() >= MAX_VALUE_DEPTH =>
@@ -109,7 +112,10 @@ pub(super) fn to_json(value: &MontyObject, path: &mut ValuePath) -> Result<Value
                 path,
             )
         }
-        MontyObject::List(items) | MontyObject::Tuple(items) => array(items, path),
+        MontyObject::List(items)
+        | MontyObject::Tuple(items)
+        | MontyObject::Set(items)
+        | MontyObject::FrozenSet(items) => array(items, path),
         MontyObject::NamedTuple { values, .. } => array(values, path),
         MontyObject::Dict(pairs) => {
             let mut object = Map::new();
@@ -128,11 +134,6 @@ pub(super) fn to_json(value: &MontyObject, path: &mut ValuePath) -> Result<Value
             }
             Ok(Value::Object(object))
         }
-        MontyObject::Set(_) | MontyObject::FrozenSet(_) => refuse(
-            &format!("a {}", type_name(value)),
-            "convert it with list(...) or sorted(...)",
-            path,
-        ),
         MontyObject::Bytes(_) => refuse(
             "bytes",
             "decode it to a string first (.decode(), or base64)",
@@ -177,6 +178,11 @@ pub(super) fn to_json(value: &MontyObject, path: &mut ValuePath) -> Result<Value
                 path,
             )
         }
+        MontyObject::Repr(repr) if repr.starts_with("<coroutine") => refuse(
+            &format!("a coroutine ({repr}): a call that was not awaited"),
+            "await it, or `await asyncio.gather(...)` several",
+            path,
+        ),
         MontyObject::Repr(repr) => refuse(repr, "", path),
         MontyObject::Ellipsis
         | MontyObject::NotImplemented
@@ -284,20 +290,25 @@ mod tests {
         let value = MontyObject::Dict(
             vec![(
                 MontyObject::String("items".to_owned()),
-                MontyObject::List(vec![
-                    MontyObject::Int(1),
-                    MontyObject::Set(vec![MontyObject::Int(2)]),
-                ]),
+                MontyObject::List(vec![MontyObject::Int(1), MontyObject::Bytes(vec![2])]),
             )]
             .into(),
         );
         assert_eq!(
             convert(&value),
             Err(
-                "result[\"items\"][1] is a set, which cannot be sent as JSON; convert it with \
-                 list(...) or sorted(...)"
+                "result[\"items\"][1] is bytes, which cannot be sent as JSON; decode it to a \
+                 string first (.decode(), or base64)"
                     .to_owned()
             )
+        );
+        // Sets are arrays, in their order.
+        assert_eq!(
+            convert(&MontyObject::FrozenSet(vec![
+                MontyObject::Int(2),
+                MontyObject::Set(vec![MontyObject::Int(1)])
+            ])),
+            Ok(serde_json::json!([2, [1]]))
         );
         let keyed = MontyObject::Dict(vec![(MontyObject::Int(1), MontyObject::None)].into());
         assert!(
@@ -311,9 +322,11 @@ mod tests {
                 .contains("the float nan")
         );
         assert!(
-            convert(&MontyObject::Bytes(vec![1]))
-                .unwrap_err()
-                .contains("bytes")
+            convert(&MontyObject::Repr(
+                "<coroutine external_future(0)>".to_owned()
+            ))
+            .unwrap_err()
+            .contains("a call that was not awaited")
         );
     }
 }

@@ -66,6 +66,8 @@ pub fn limits() -> EngineLimits {
 pub struct Run {
     pub outcome: Outcome,
     pub logs: Vec<(LogStream, String)>,
+    /// The engine's warnings, in order.
+    pub warnings: Vec<String>,
     pub calls: Vec<HostRequest>,
     /// The most calls that were sent and not yet answered at one time.
     pub most_outstanding: usize,
@@ -109,6 +111,7 @@ pub fn run_code(code: &str, language: Language, limits: EngineLimits, cancel: &C
 fn run_here(code: &str, language: Language, limits: EngineLimits, cancel: &CancelFlag) -> Run {
     let (replies_tx, replies_rx) = mpsc::channel();
     let mut logs = Vec::new();
+    let mut warnings = Vec::new();
     let mut calls = Vec::new();
     let outstanding = Arc::new(AtomicUsize::new(0));
     let mut most_outstanding = 0usize;
@@ -126,12 +129,10 @@ fn run_here(code: &str, language: Language, limits: EngineLimits, cancel: &Cance
                         "fail".into(),
                         "echo".into(),
                     ]),
-                    hidden: Vec::new(),
                 },
                 Namespace {
                     name: "later".to_owned(),
                     tools: None,
-                    hidden: Vec::new(),
                 },
             ],
         }
@@ -143,6 +144,7 @@ fn run_here(code: &str, language: Language, limits: EngineLimits, cancel: &Cance
         &mut |event| match event {
             EngineEvent::Started => {}
             EngineEvent::Log { stream, text } => logs.push((stream, text)),
+            EngineEvent::Warning { text } => warnings.push(text),
             EngineEvent::Call(call) => {
                 calls.push(call.request.clone());
                 let now = outstanding.fetch_add(1, Ordering::SeqCst) + 1;
@@ -186,6 +188,7 @@ fn run_here(code: &str, language: Language, limits: EngineLimits, cancel: &Cance
     Run {
         outcome,
         logs,
+        warnings,
         calls,
         most_outstanding,
         elapsed: started.elapsed(),

@@ -1,6 +1,7 @@
 //! `toolweave-fixture`: an MCP server on stdio (or HTTP) with known tools, for tests and examples.
 //!
-//! See `toolweave_testkit::fixture` for the tools and flags.
+//! See `toolweave_testkit::fixture` for the tools and flags. `toolweave-fixture browse URL` plays a
+//! person's browser for `toolweave login`: it opens the URL and follows its redirects.
 
 use std::process::ExitCode;
 
@@ -19,7 +20,13 @@ fn main() -> ExitCode {
         .with_ansi(false)
         .init();
 
-    let options = match FixtureOptions::parse(std::env::args().skip(1)) {
+    let arguments: Vec<String> = std::env::args().skip(1).collect();
+    if let [command, url] = arguments.as_slice()
+        && command == "browse"
+    {
+        return browse(url);
+    }
+    let options = match FixtureOptions::parse(arguments) {
         Ok(options) => options,
         Err(message) => {
             eprintln!("toolweave-fixture: {message}");
@@ -54,6 +61,27 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("toolweave-fixture: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Opens `url` and follows its redirects, as a browser would for a login.
+fn browse(url: &str) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("toolweave-fixture: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(toolweave_testkit::fixture_oauth::browse(url)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("toolweave-fixture browse: {error:#}");
             ExitCode::FAILURE
         }
     }

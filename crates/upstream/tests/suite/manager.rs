@@ -32,6 +32,7 @@ fn stdio(name: &str, command: &str, args: &[&str]) -> ServerConfig {
             cwd: None,
         },
         source: PathBuf::from("/test/mcp.json"),
+        tool_timeout: None,
     }
 }
 
@@ -46,7 +47,7 @@ fn manager(servers: Vec<ServerConfig>, options: Options) -> Arc<UpstreamManager>
     UpstreamManager::start(
         &Config {
             servers,
-            disabled: Vec::new(),
+            ..Config::default()
         },
         options,
     )
@@ -227,8 +228,34 @@ async fn a_hung_call_times_out_without_blocking_others() {
     assert!(matches!(error, Error::CallTimeout { .. }), "{error:?}");
     let message = error.to_string();
     assert!(message.contains("300 ms"), "{message}");
-    assert!(message.contains("--tool-timeout-ms"), "{message}");
+    assert!(
+        message.contains("the timeout given to the call"),
+        "{message}"
+    );
     assert!(message.contains("\"fixture\""), "{message}");
+
+    // A server's own `timeout` in its config entry applies in place of the default, and the
+    // message names it as what to raise.
+    let mut patient = fixture("patient", &[]);
+    patient.tool_timeout = Some(Duration::from_millis(300));
+    let configured = manager(vec![patient], Options::default());
+    let started = Instant::now();
+    let error = call_text(&configured, "patient", "slow", json!({ "ms": 5000 }))
+        .await
+        .unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_millis(3000),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        error.to_string().contains(
+            "within 300 ms (the server's \"timeout\" in its config entry); the call was cancelled. \
+             Ask for less in one call, or raise the server's \"timeout\" in its config entry"
+        ),
+        "{error}"
+    );
+    configured.shutdown().await;
 
     // The default timeout applies when the call gives none.
     let quick = manager(
@@ -332,16 +359,20 @@ async fn failures_to_start_say_why() {
                 transport: Transport::Http {
                     url: "http://127.0.0.1:9/mcp".into(),
                     headers: BTreeMap::new(),
+                    oauth: None,
                 },
                 source: PathBuf::from("/test/mcp.json"),
+                tool_timeout: None,
             },
             ServerConfig {
                 name: "legacy".to_owned(),
                 transport: Transport::Sse {
                     url: "http://127.0.0.1:9/sse".into(),
                     headers: BTreeMap::new(),
+                    oauth: None,
                 },
                 source: PathBuf::from("/test/mcp.json"),
+                tool_timeout: None,
             },
             fixture("good", &[]),
             stdio("relative", "./toolweave-no-such-server", &[]),
@@ -742,7 +773,10 @@ async fn a_missing_interpreter_is_named() {
             "{error}"
         );
     } else {
-        eprintln!("skipped the missing-loader case: the fixture names no x86-64 glibc loader");
+        toolweave_testkit::skip::not_applicable(
+            "the missing-loader case of a_missing_interpreter_is_named",
+            "the fixture names no x86-64 glibc loader (another architecture or C library)",
+        );
     }
     upstream.shutdown().await;
 }

@@ -2,6 +2,7 @@
 
 mod faults;
 mod manager;
+mod oauth;
 mod remote;
 
 use std::io::Write;

@@ -10,7 +10,10 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 use toolweave_config::Config;
 use toolweave_testkit::fixture_http::RemoteFixture;
-use toolweave_upstream::{Error, Options, ServerState, UpstreamManager};
+use toolweave_testkit::fixture_oauth::expire_access_tokens;
+use toolweave_upstream::{Error, Logins, Options, ServerState, UpstreamManager};
+
+use super::oauth::{add, log_in, origin, tokens};
 
 const TOKEN: &str = "tok-SECRET-4242";
 const URL_KEY: &str = "url-SECRET-7171";
@@ -310,9 +313,10 @@ async fn a_remote_server_that_never_answers_hits_the_startup_timeout() {
     upstream.shutdown().await;
 }
 
-/// Every failure is explained (401 with what to change, 404, refused), and neither the messages
-/// nor the logs (at trace level, every crate; the other tests' too, which must not show a secret
-/// either) hold a secret that came from a variable.
+/// Every failure is explained (401 with what to change, 404, refused, a login needed), and neither
+/// the messages nor the logs (at trace level, every crate; the other tests' too, which must not
+/// show a secret either) hold a secret that came from a variable, nor an OAuth token (of a login,
+/// and of its renewal).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failures_are_explained_and_secrets_never_shown() {
     let captured = super::logs();
@@ -325,7 +329,30 @@ async fn failures_are_explained_and_secrets_never_shown() {
     };
     let with_key = |url: &str| format!("{url}?key=${{URL_KEY}}");
     let wrong = |kind: &str, url: &str| json!({ "type": kind, "url": with_key(url), "headers": { "Authorization": "Bearer ${WRONG_TOKEN}" } });
-    let upstream = UpstreamManager::start(
+    let oauth = RemoteFixture::start(&["--http", "127.0.0.1:0", "--oauth", "--name", "signed-in"])
+        .await
+        .unwrap();
+    let unsigned = RemoteFixture::start(&["--sse", "127.0.0.1:0", "--oauth"])
+        .await
+        .unwrap();
+    let logins_folder = tempfile::tempdir().unwrap();
+    let logins = Logins::at(logins_folder.path());
+    let variables = [
+        ("FIXTURE_TOKEN", TOKEN),
+        ("WRONG_TOKEN", "wrong-SECRET-999"),
+        ("URL_KEY", URL_KEY),
+    ];
+    let signed_in = config(
+        json!({ "signed-in": { "type": "http", "url": with_key(&oauth.url) } }),
+        &variables,
+    );
+    log_in(&signed_in.servers[0], &logins).await;
+    let mut secrets: Vec<String> = [TOKEN, "wrong-SECRET-999", URL_KEY]
+        .iter()
+        .map(|secret| (*secret).to_owned())
+        .collect();
+    secrets.extend(tokens(logins_folder.path()));
+    let upstream = UpstreamManager::start_with_logins(
         &config(
             json!({
                 "http-401": wrong("http", &http.url),
@@ -335,19 +362,18 @@ async fn failures_are_explained_and_secrets_never_shown() {
                 "refused": entry("http", &with_key(&format!("http://127.0.0.1:{closed_port}/mcp"))),
                 "tls": entry("http", &with_key(&http.url.replace("http://", "https://"))),
                 "good": entry("http", &with_key(&http.url)),
+                "signed-in": { "type": "http", "url": with_key(&oauth.url) },
+                "unsigned": { "type": "sse", "url": with_key(&unsigned.url) },
             }),
-            &[
-                ("FIXTURE_TOKEN", TOKEN),
-                ("WRONG_TOKEN", "wrong-SECRET-999"),
-                ("URL_KEY", URL_KEY),
-            ],
+            &variables,
         ),
         options(),
+        Some(logins),
     );
     let mut messages = Vec::new();
     for (name, tools) in upstream.all_tools().await {
         match tools {
-            Ok(_) => assert_eq!(name, "good"),
+            Ok(_) => assert!(name == "good" || name == "signed-in", "{name}"),
             Err(error) => messages.push((name, error.to_string())),
         }
     }
@@ -361,7 +387,7 @@ async fn failures_are_explained_and_secrets_never_shown() {
     assert_eq!(
         message("http-401"),
         format!(
-            "server \"http-401\" (http, {}?key=${{URL_KEY}}) could not be connected: it answered HTTP 401 Unauthorized: the server wants credentials it did not get or did not accept; check \"headers\" in the config file (for example \"Authorization\": \"Bearer ${{TOKEN}}\") and that the variables they use hold a valid token (it asks for a sign-in, which toolweave does not do: pass a token in \"headers\")",
+            "server \"http-401\" (http, {}?key=${{URL_KEY}}) could not be connected: it answered HTTP 401 Unauthorized: the server wants credentials it did not get or did not accept; check \"headers\" in the config file (for example \"Authorization\": \"Bearer ${{TOKEN}}\") and that the variables they use hold a valid token, or, for a server that signs in with OAuth, remove the \"Authorization\" header and run `toolweave login` with the server's name",
             http.url
         )
     );
@@ -392,6 +418,18 @@ async fn failures_are_explained_and_secrets_never_shown() {
         message("tls")
     );
 
+    assert_eq!(
+        message("unsigned"),
+        "server \"unsigned\" needs a login: it answered HTTP 401: it wants an OAuth login, and toolweave has none for it. Run `toolweave login unsigned` in a terminal, then call again"
+    );
+    // A login's token used, refused and renewed: neither token shows.
+    assert_eq!(add(&upstream, "signed-in", 1, 2).await.unwrap(), "3");
+    expire_access_tokens(&origin(&oauth.url)).await.unwrap();
+    assert_eq!(add(&upstream, "signed-in", 2, 2).await.unwrap(), "4");
+    let renewed = tokens(logins_folder.path());
+    assert!(renewed.iter().all(|token| !secrets.contains(token)));
+    secrets.extend(renewed);
+
     // A good server with a key in its URL, then killed: the disconnect names no secret either.
     assert_eq!(
         call_text(&upstream, "good", "add", json!({ "a": 1, "b": 1 }))
@@ -414,15 +452,15 @@ async fn failures_are_explained_and_secrets_never_shown() {
         logs.contains("http-401"),
         "the logs were not captured:\n{logs}"
     );
-    for secret in [TOKEN, "wrong-SECRET-999", URL_KEY] {
+    for secret in &secrets {
         for (name, message) in &messages {
-            assert!(!message.contains(secret), "{name}: {message}");
+            assert!(!message.contains(secret.as_str()), "{name}: {message}");
         }
         assert!(
-            !logs.contains(secret),
+            !logs.contains(secret.as_str()),
             "a secret is in the logs:\n{}",
             logs.lines()
-                .filter(|line| line.contains(secret))
+                .filter(|line| line.contains(secret.as_str()))
                 .collect::<Vec<_>>()
                 .join("\n")
         );

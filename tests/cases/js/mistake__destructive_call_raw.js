@@ -1,0 +1,6 @@
+// Asking for the raw result does not get around approval.
+// expect-error: GuestError
+// expect-message: fixture.remove was not called: its server marks it destructive
+// expect-message: --approve fixture.remove
+const result = await tools.fixture.remove.raw({ name: "draft" });
+return result.content;

@@ -1,0 +1,9 @@
+// The model calls a tool its server marks destructive, through a client that cannot be asked to
+// approve it. The answer names the cause and the one rule that admits just that tool, and does
+// not advise an --allow, which would shut out every other tool.
+// expect-error: GuestError
+// expect-message: fixture.remove was not called: its server marks it destructive, so each call needs approval
+// expect-message: this MCP client cannot be asked (it does not support elicitation)
+// expect-message: --approve fixture.remove
+// expect-message: "fixture.remove" to "approve" in its settings file
+await tools.fixture.remove({ name: "draft" });

@@ -1,0 +1,5 @@
+# call_tool with the original name gets the same refusal and advice.
+# expect-error: GuestError
+# expect-message: fixture.remove was not called: its server marks it destructive
+# expect-message: --approve fixture.remove
+await call_tool("mcp__fixture__remove", {"name": "draft"})

@@ -1,0 +1,8 @@
+# An async main defined and never called (the asyncio.run line left out): it is called.
+# expect: 9
+import asyncio
+
+
+async def main():
+    total = await tools.fixture.add(a=2, b=3)
+    return total + 4
