@@ -286,7 +286,9 @@ impl<'a> Renderer<'a> {
             _ => object.properties.iter().collect(),
         };
         let truncated = shown.len() < object.properties.len();
-        let inline_members: Vec<String> = shown
+        // Each property's type is rendered once, for both layouts: rendering it again for the
+        // spread layout would double the work at every level of nesting.
+        let members: Vec<String> = shown
             .iter()
             .map(|property| {
                 format!(
@@ -296,8 +298,12 @@ impl<'a> Renderer<'a> {
                     self.render(&property.value, depth + 1, indent + 1)
                 )
             })
-            .chain(index_signature.map(str::to_owned))
-            .chain(truncated.then(|| "…".to_owned()))
+            .collect();
+        let inline_members: Vec<&str> = members
+            .iter()
+            .map(String::as_str)
+            .chain(index_signature)
+            .chain(truncated.then_some("…"))
             .collect();
         let inline = format!("{{ {} }}", inline_members.join("; "));
         let spread = matches!(self.layout, Layout::Declaration)
@@ -310,15 +316,9 @@ impl<'a> Renderer<'a> {
         }
         let pad = "  ".repeat(indent + 1);
         let mut text = String::from("{\n");
-        for property in &shown {
+        for (property, member) in shown.iter().zip(&members) {
             text.push_str(&doc_comment(&documentation_lines(&property.doc), &pad));
-            let _ = writeln!(
-                text,
-                "{pad}{}{}: {};",
-                property_key(&property.name),
-                if property.required { "" } else { "?" },
-                self.render(&property.value, depth + 1, indent + 1)
-            );
+            let _ = writeln!(text, "{pad}{member};");
         }
         if let Some(index_signature) = index_signature {
             let _ = writeln!(text, "{pad}{index_signature};");

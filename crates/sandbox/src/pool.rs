@@ -19,9 +19,10 @@ use std::time::{Duration, Instant};
 
 use crate::alloc::stack_address;
 use crate::javascript::{Prepared, Spent};
+use crate::transpile::Compiler;
 use crate::{
-    CancelFlag, EngineError, EngineEvent, ExecuteRequest, HostReply, Language, Outcome, Stats,
-    THREAD_STACK_HEADROOM,
+    CancelFlag, ENGINE_THREAD_HEADROOM, EngineError, EngineEvent, ExecuteRequest, HostReply,
+    Language, Outcome, Stats,
 };
 
 /// One execution handed to a pool.
@@ -118,7 +119,7 @@ impl EnginePool {
             inner: Arc::new(Inner {
                 idle: Mutex::new(Vec::new()),
                 idle_target,
-                stack_size: guest_stack_bytes.saturating_add(THREAD_STACK_HEADROOM),
+                stack_size: guest_stack_bytes.saturating_add(ENGINE_THREAD_HEADROOM),
             }),
         };
         for _ in 0..idle_target {
@@ -257,7 +258,7 @@ fn serve(inner: &Inner, first: Option<Task>, tasks: &Receiver<Task>, me: &Sender
                     Ok(task) => task,
                     Err(RecvTimeoutError::Timeout) => {
                         drop(spent.take());
-                        prepared = Some(Prepared::new(stack_top));
+                        prepared = Some(Prepared::new(stack_top, Compiler::Shared));
                         ready.store(true, Ordering::Release);
                         match tasks.recv() {
                             Ok(task) => task,
@@ -271,7 +272,7 @@ fn serve(inner: &Inner, first: Option<Task>, tasks: &Receiver<Task>, me: &Sender
         };
         ready.store(false, Ordering::Release);
         drop(spent.take());
-        let runtime = prepared.take().unwrap_or_else(|| Prepared::new(stack_top));
+        let runtime = prepared.take().unwrap_or_else(|| Prepared::new(stack_top, Compiler::Shared));
         (prepared, spent) = run_task(runtime, task);
     }
 }
