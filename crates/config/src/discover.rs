@@ -1718,10 +1718,8 @@ mod tests {
         assert_eq!(
             notes,
             [
-                (
-                    "linear",
-                    &["\"auth\" is ignored: it is Cursor's OAuth sign-in, which toolweave does not do; give a token in \"headers\" (as \"Bearer ${VAR}\")".to_owned()][..]
-                ),
+                // Cursor's `auth` is its login, which toolweave reads too.
+                ("linear", &[][..]),
                 (
                     "quick",
                     &["\"timeout\" is not used: 30 is under a second; toolweave reads it in milliseconds, as Claude Code and Cursor do, so write 30000 for 30 seconds".to_owned()][..]
@@ -1734,11 +1732,11 @@ mod tests {
         );
         // The same lines, naming the file and the server, for a warning on stderr.
         let cursor = machine.home.join(".cursor/mcp.json");
-        assert_eq!(discovery.config.notes.len(), 3);
+        assert_eq!(discovery.config.notes.len(), 2);
         assert_eq!(
             discovery.config.notes[0].to_string(),
             format!(
-                "{}: server \"linear\": \"auth\" is ignored: it is Cursor's OAuth sign-in, which toolweave does not do; give a token in \"headers\" (as \"Bearer ${{VAR}}\")",
+                "{}: server \"quick\": \"timeout\" is not used: 30 is under a second; toolweave reads it in milliseconds, as Claude Code and Cursor do, so write 30000 for 30 seconds",
                 cursor.display()
             )
         );

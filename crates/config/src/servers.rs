@@ -834,6 +834,7 @@ mod tests {
 
     #[test]
     fn in_a_config_file_keys_other_clients_write_are_ignored_with_a_note_and_others_refused() {
+        // Cursor's `auth` is read as a login (see `oauth`), so it is no note.
         let config = parse(
             r#"{"mcpServers": {
                 "cursor": {"url": "https://x/mcp", "auth": {"CLIENT_ID": "id"}},
@@ -847,7 +848,6 @@ mod tests {
         assert_eq!(
             notes,
             [
-                "/etc/tw/mcp.json: server \"cursor\": \"auth\" is ignored: it is Cursor's OAuth sign-in, which toolweave does not do; give a token in \"headers\" (as \"Bearer ${VAR}\")",
                 "/etc/tw/mcp.json: server \"vscode\": \"dev\" is ignored: it is VS Code's development mode (watch and debug)",
             ]
         );
@@ -871,7 +871,7 @@ mod tests {
             assert_eq!(
                 error,
                 format!(
-                    "/etc/tw/mcp.json: server \"s\": unknown key \"{key}\"{hint}; the keys a server entry may have are type, command, args, env, envFile, cwd, url, headers, disabled, timeout"
+                    "/etc/tw/mcp.json: server \"s\": unknown key \"{key}\"{hint}; the keys a server entry may have are type, command, args, env, envFile, cwd, url, headers, oauth, auth, disabled, timeout"
                 )
             );
         }
@@ -887,7 +887,6 @@ mod tests {
         let entry = serde_json::json!({
             "command": "x",
             "timeout": 60,
-            "auth": {},
             "envfile": ".env",
             "sandbox": true
         });
@@ -897,7 +896,6 @@ mod tests {
             read.notes(),
             [
                 "\"timeout\" is not used: 60 is under a second; toolweave reads it in milliseconds, as Claude Code and Cursor do, so write 60000 for 60 seconds",
-                "\"auth\" is ignored: it is Cursor's OAuth sign-in, which toolweave does not do; give a token in \"headers\" (as \"Bearer ${VAR}\")",
                 "\"envfile\" is ignored: toolweave does not know it (did you mean \"envFile\"?)",
                 "\"sandbox\" is ignored: toolweave does not know it",
             ]

@@ -452,22 +452,23 @@ const NESTINGS: &[(&str, Nested)] = &[
 
 #[test]
 fn code_nested_past_the_cap_is_refused_where_it_goes_too_deep() {
-    // One level per 2 KiB of the guest's stack: 128 levels with the 256 KiB these tests give.
+    // One level per 2 KiB of the guest's stack past the compiler's first 8 KiB: 124 levels with
+    // the 256 KiB these tests give.
     let blocks = |n: usize| format!("{}{}\nreturn 1", "{".repeat(n), "}".repeat(n));
-    assert_eq!(run_js(&blocks(128)).value(), &json!(1));
+    assert_eq!(run_js(&blocks(124)).value(), &json!(1));
     let EngineError::Syntax {
         message,
         line,
         column,
         ..
-    } = run_js(&blocks(129)).error().clone()
+    } = run_js(&blocks(125)).error().clone()
     else {
-        panic!("{:?}", run_js(&blocks(129)).error());
+        panic!("{:?}", run_js(&blocks(125)).error());
     };
-    assert_eq!((line, column), (1, 129), "the brace that goes too deep");
+    assert_eq!((line, column), (1, 125), "the brace that goes too deep");
     assert_eq!(
         message,
-        "the program nests too deeply here: more than 128 levels of expressions and statements \
+        "the program nests too deeply here: more than 124 levels of expressions and statements \
          inside one another (the limit for the 256 KiB stack, --stack-kb). Split it up: give \
          inner parts names, or build deeply nested data in a loop"
     );
@@ -482,11 +483,11 @@ fn code_nested_past_the_cap_is_refused_where_it_goes_too_deep() {
     else {
         panic!();
     };
-    assert!(message.starts_with("the program nests too deeply here: more than 128 levels"));
+    assert!(message.starts_with("the program nests too deeply here: more than 124 levels"));
     // A program that is one function is called: the `return await` it becomes is levels 1 and
-    // 2, each arrow function one more: level 129 is the 127th.
-    assert_eq!(column, 1 + 6 * 126);
-    // From 500 KiB of stack up, the cap is 250 whatever the stack.
+    // 2, each arrow function one more: level 125 is the 123rd.
+    assert_eq!(column, 1 + 6 * 122);
+    // From 508 KiB of stack up, the cap is 250 whatever the stack.
     for stack_kb in [512, 4096] {
         let limits = EngineLimits {
             stack_bytes: stack_kb * 1024,

@@ -336,6 +336,7 @@ async fn read_body(body: Body) -> Result<Vec<u8>, Response> {
             }
             (
                 StatusCode::BAD_REQUEST,
+                [(header::CONNECTION, "close")],
                 format!(
                     "toolweave: the request body could not be read ({cause}). Frame it one way: with Content-Length, or with Transfer-Encoding: chunked, not both\n"
                 ),
@@ -343,8 +344,11 @@ async fn read_body(body: Body) -> Result<Vec<u8>, Response> {
                 .into_response()
         })?;
         if bytes.len() + piece.len() > MAX_REQUEST_BYTES {
+            // The rest of the body is not read, so the connection cannot carry another request:
+            // the client is told to open a new one rather than find this one closed.
             return Err((
                 StatusCode::PAYLOAD_TOO_LARGE,
+                [(header::CONNECTION, "close")],
                 format!(
                     "toolweave: a request body is at most {} MiB ({MAX_REQUEST_BYTES} bytes); send less in one request\n",
                     MAX_REQUEST_BYTES / (1024 * 1024)

@@ -457,8 +457,8 @@ fn describe_timeout(
         ),
         Delivery::Sent { waited, upstream } => format!(
             "server \"{server}\" did not answer the call to \"{tool}\" within {limit} ms \
-             ({limit_from}): it had {} ms after the call was sent ({} ms after toolweave took \
-             it); the call was cancelled. Ask for less in one call, or raise {limit_from}",
+             ({limit_from}): it had {} ms from when the call was sent (toolweave sent it {} ms \
+             after taking it); the call was cancelled. Ask for less in one call, or raise {limit_from}",
             upstream.as_millis(),
             waited.as_millis()
         ),
@@ -539,7 +539,7 @@ mod tests {
             })
             .to_string(),
             "server \"fixture\" did not answer the call to \"slow\" within 300 ms (--tool-timeout-ms): \
-             it had 301 ms after the call was sent (2 ms after toolweave took it); the call was \
+             it had 301 ms from when the call was sent (toolweave sent it 2 ms after taking it); the call was \
              cancelled. Ask for less in one call, or raise --tool-timeout-ms"
         );
         let busy = "toolweave itself was too busy (too many executions at once, or executions busy \
@@ -591,7 +591,7 @@ mod tests {
         assert_eq!(
             error.to_string(),
             "server \"reports\" did not answer the call to \"export\" within 120000 ms (the server's \"timeout\" in its config entry): \
-             it had 120001 ms after the call was sent (1 ms after toolweave took it); the call was cancelled. \
+             it had 120001 ms from when the call was sent (toolweave sent it 1 ms after taking it); the call was cancelled. \
              Ask for less in one call, or raise the server's \"timeout\" in its config entry"
         );
         let error = Error::Exited {

@@ -425,7 +425,7 @@ async fn load(
 }
 
 /// 64 clients at once, 10,000 executions in all: every answer arrives and is the right one, and
-/// the gateway's memory after the load is what it was before (within 5%).
+/// the gateway's memory after the load is what it was before (within 3%).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sixty_four_clients_ten_thousand_executions() {
     const CLIENTS: usize = 64;
@@ -440,9 +440,11 @@ async fn sixty_four_clients_ten_thousand_executions() {
         sessions.push(std::sync::Arc::new(server.connect(None).await.unwrap()));
     }
     // Warm up: every session, the worker pools and the upstream connection in use, and the
-    // allocator's pools grown to what 64 executions at once need (measured: RSS rises over the
-    // first couple of thousand executions, then stays within 1%).
+    // allocator's pools grown to what 64 executions at once need. Measured: RSS rises by about
+    // 5% over the first 7,500 executions (45.5 MB after 2,560, 46.9 MB after 7,560), then stays
+    // within ±1% of 47.5 MB for the next 40,000; a leak would keep rising.
     load(&sessions, 2_560, 1).await;
+    load(&sessions, 5_000, 3).await;
     let before = resident_kib(gateway);
     let started = Instant::now();
     load(&sessions, EXECUTIONS, 2).await;
@@ -453,7 +455,7 @@ async fn sixty_four_clients_ten_thousand_executions() {
         elapsed.as_secs_f64()
     );
     assert!(
-        after.abs_diff(before) * 100 <= before * 5,
+        after.abs_diff(before) * 100 <= before * 3,
         "gateway RSS went from {before} KiB to {after} KiB"
     );
 }

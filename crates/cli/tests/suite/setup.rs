@@ -236,15 +236,15 @@ fn config_prints_precedence_origins_overrides_and_skips() {
     );
 }
 
-/// The fixture in Cursor's file as Cursor users write entries: a `timeout` of a second and an
-/// `auth` block; and in VS Code's, with a `dev` block and a misspelt key.
+/// The fixture in Cursor's file with a `timeout` of a second and the `autoApprove` list Cline
+/// writes; and in VS Code's, with a `dev` block and a misspelt key.
 fn clients_with_their_own_keys(machine: &Machine) {
     let fixture = toolweave_testkit::fixture_binary();
     machine.write(
         &machine.home.join(".cursor/mcp.json"),
         &serde_json::to_string_pretty(&serde_json::json!({"mcpServers": {
             "patient": {"command": fixture, "args": ["--name", "patient"], "timeout": 1000,
-                        "auth": {"CLIENT_ID": "toolweave-test", "scopes": ["read"]}}
+                        "autoApprove": ["add"]}
         }}))
         .unwrap(),
     );
@@ -285,7 +285,7 @@ fn keys_a_client_writes_for_itself_keep_its_entry_with_a_note_and_its_timeout_is
     let patient = at("patient              used (stdio, tool calls time out after 1000 ms)");
     assert_eq!(
         at(
-            "note: \"auth\" is ignored: it is Cursor's OAuth sign-in, which toolweave does not do; give a token in \"headers\" (as \"Bearer ${VAR}\")"
+            "note: \"autoApprove\" is ignored: it lists the tools Cline calls without asking; toolweave pre-approves destructive tools with --approve (or \"approve\" in its settings file)"
         ),
         patient + 1
     );
@@ -301,7 +301,7 @@ fn keys_a_client_writes_for_itself_keep_its_entry_with_a_note_and_its_timeout_is
     assert_eq!(
         patient["notes"],
         serde_json::json!([
-            "\"auth\" is ignored: it is Cursor's OAuth sign-in, which toolweave does not do; give a token in \"headers\" (as \"Bearer ${VAR}\")"
+            "\"autoApprove\" is ignored: it lists the tools Cline calls without asking; toolweave pre-approves destructive tools with --approve (or \"approve\" in its settings file)"
         ])
     );
 
@@ -328,7 +328,7 @@ fn keys_a_client_writes_for_itself_keep_its_entry_with_a_note_and_its_timeout_is
     let cursor = machine.home.join(".cursor/mcp.json");
     assert!(
         stderr.contains(&format!(
-            "{}: server \"patient\": \"auth\" is ignored",
+            "{}: server \"patient\": \"autoApprove\" is ignored",
             cursor.display()
         )),
         "{stderr}"
@@ -356,7 +356,7 @@ fn a_config_file_refuses_a_misspelt_key_and_ignores_the_keys_of_other_clients() 
     assert_eq!(
         text(&output.stderr).trim(),
         format!(
-            "toolweave: {}: server \"fixture\": unknown key \"envfile\" (did you mean \"envFile\"?); the keys a server entry may have are type, command, args, env, envFile, cwd, url, headers, disabled, timeout",
+            "toolweave: {}: server \"fixture\": unknown key \"envfile\" (did you mean \"envFile\"?); the keys a server entry may have are type, command, args, env, envFile, cwd, url, headers, oauth, auth, disabled, timeout",
             config.display()
         )
     );

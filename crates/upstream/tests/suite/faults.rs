@@ -462,7 +462,7 @@ async fn a_call_toolweave_was_too_busy_to_send_in_time_does_not_blame_the_server
     assert!(
         text.starts_with(
             "the call to \"silent\" on server \"patient\" was not answered within 200 ms \
-             (--tool-timeout-ms), most of it spent in toolweave: it waited "
+             (the timeout given to the call), most of it spent in toolweave: it waited "
         ),
         "{text}"
     );
@@ -470,7 +470,7 @@ async fn a_call_toolweave_was_too_busy_to_send_in_time_does_not_blame_the_server
         text.ends_with(
             "toolweave itself was too busy (too many executions at once, or executions busy \
              computing), so the server is not the likely cause. Retry when toolweave is less \
-             busy, run fewer executions at once, or raise --tool-timeout-ms"
+             busy, run fewer executions at once, or raise the timeout given to the call"
         ),
         "{text}"
     );
@@ -507,7 +507,7 @@ async fn the_timeout_runs_from_when_the_call_was_taken() {
     assert!(
         text.starts_with(
             "the call to \"silent\" on server \"late\" was not answered within 300 ms \
-             (--tool-timeout-ms) because it was never sent: it waited "
+             (the timeout given to the call) because it was never sent: it waited "
         ),
         "{text}"
     );
@@ -543,13 +543,13 @@ async fn a_server_that_does_not_answer_is_blamed() {
     assert!(
         text.starts_with(
             "server \"slow\" did not answer the call to \"silent\" within 300 ms \
-             (--tool-timeout-ms): it had "
+             (the timeout given to the call): it had "
         ),
         "{text}"
     );
     assert!(
         text.ends_with(
-            "the call was cancelled. Ask for less in one call, or raise --tool-timeout-ms"
+            "the call was cancelled. Ask for less in one call, or raise the timeout given to the call"
         ),
         "{text}"
     );
@@ -588,7 +588,8 @@ async fn a_server_that_stops_reading_is_named() {
     );
     assert!(
         text.starts_with(
-            "server \"deaf\" did not take the call to \"ok\" within 300 ms (--tool-timeout-ms): \
+            "server \"deaf\" did not take the call to \"ok\" within 300 ms (the timeout given to the \
+             call): \
              it stopped reading its input"
         ),
         "{text}"
