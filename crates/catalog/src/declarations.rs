@@ -1,12 +1,13 @@
-//! TypeScript declarations: one tool (for `describe_tools`) and the whole `.d.ts`.
+//! TypeScript declarations: the tools `describe_tools` names, one namespace block per server, and
+//! the whole `.d.ts`.
 
 use std::collections::HashMap;
 
-use crate::Entry;
 use crate::docs::description_lines;
 use crate::names::quote;
 use crate::schema::ToolTypes;
 use crate::typescript::{Renderer, doc_comment};
+use crate::{DEFAULT_SEARCH_LIMIT, Entry};
 
 /// What the guest sees besides the tools: result types and the helper functions.
 const PRELUDE: &str = r#"// Upstream MCP tools as toolweave's guest code sees them: `await tools.<server>.<tool>(args)`
@@ -42,7 +43,7 @@ const HELPERS: &str = r#"
  */
 declare function callMCPTool(name: string, args?: object, options?: { raw?: boolean }): Promise<unknown>;
 
-/** Ranked search over every tool, best first (default limit 10, at most 100). */
+/** Ranked search over every tool, best first (default limit {default_limit}, at most 100). */
 declare function searchTools(
   query: string,
   limit?: number,
@@ -68,26 +69,45 @@ declare function describeTools(names: string[]): Promise<{
 }>;
 "#;
 
-/// `declare namespace tools.<server> { function <tool>(args: ...): Promise<...>; }` with the
-/// tool's named types and doc comments.
-pub(crate) fn tool_declaration(entry: &Entry) -> String {
-    let types = entry.types();
-    let renderer = Renderer::declaration(&types, None);
-    format!(
-        "declare namespace tools.{} {{\n{}{}}}\n",
-        entry.guest_server,
-        renderer.definitions(1),
-        renderer.method(
-            &format!("function {}", entry.guest_tool),
-            &tool_doc(entry),
-            1
-        ),
-    )
+/// One `declare namespace tools.<server> { ... }` per server of `entries`, in the order the
+/// servers first appear: the tools' named types (written once where tools share one, renamed
+/// where they clash), then a `function <tool>(args: ...): Promise<...>;` per tool, with doc
+/// comments.
+pub(crate) fn server_blocks(entries: &[&Entry]) -> String {
+    let mut servers: Vec<&str> = Vec::new();
+    for entry in entries {
+        if !servers.contains(&entry.guest_server.as_str()) {
+            servers.push(&entry.guest_server);
+        }
+    }
+    let mut text = String::new();
+    for server in servers {
+        let mut aliases = GlobalAliases::at(1);
+        let mut functions = String::new();
+        for entry in entries.iter().filter(|entry| entry.guest_server == server) {
+            let types = entry.types();
+            let renamed = aliases.add(&types);
+            let renderer = Renderer::declaration(&types, Some(&renamed));
+            functions.push_str(&renderer.method(
+                &format!("function {}", entry.guest_tool),
+                &tool_doc(entry),
+                1,
+            ));
+        }
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&format!(
+            "declare namespace tools.{server} {{\n{}{functions}}}\n",
+            aliases.text
+        ));
+    }
+    text
 }
 
 /// The whole `.d.ts`: the prelude, named types, `declare const tools`, the helpers.
 pub(crate) fn all(namespaces: &[(String, String)], entries: &[Entry]) -> String {
-    let mut aliases = GlobalAliases::default();
+    let mut aliases = GlobalAliases::at(0);
     let mut servers = String::new();
     for (guest, original) in namespaces {
         let mut doc = Vec::new();
@@ -124,7 +144,7 @@ pub(crate) fn all(namespaces: &[(String, String)], entries: &[Entry]) -> String 
     text.push_str("\ndeclare const tools: {\n");
     text.push_str(&servers);
     text.push_str("};\n");
-    text.push_str(HELPERS);
+    text.push_str(&HELPERS.replace("{default_limit}", &DEFAULT_SEARCH_LIMIT.to_string()));
     text
 }
 
@@ -139,25 +159,40 @@ fn tool_doc(entry: &Entry) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Named types of every tool in one `.d.ts`, where they share one scope: a definition keeps its
-/// name when that is free or already holds the same type (servers often reuse one model across
-/// tools); otherwise all of the tool's definitions get fresh names.
-#[derive(Default)]
+/// Named types of tools that share one scope (the whole `.d.ts`, or one server's namespace): a
+/// definition keeps its name when that is free or already holds the same type (servers often
+/// reuse one model across tools); otherwise all of the tool's definitions get fresh names.
 struct GlobalAliases {
     /// Name → its rendered text (doc comment and body).
     taken: HashMap<String, String>,
     /// `type` lines so far.
     text: String,
+    /// How deep the scope is nested: its `type` lines are indented this many levels.
+    indent: usize,
 }
 
 impl GlobalAliases {
+    /// An empty scope whose lines are indented `indent` levels.
+    fn at(indent: usize) -> Self {
+        Self {
+            taken: HashMap::new(),
+            text: String::new(),
+            indent,
+        }
+    }
+
     /// Registers the definitions of one tool; returns how its local names are spelled here.
     fn add(&mut self, types: &ToolTypes) -> HashMap<String, String> {
         let local = Renderer::declaration(types, None);
         let rendered: Vec<(String, String)> = types
             .definitions
             .iter()
-            .map(|definition| (definition.name.clone(), local.definition(definition)))
+            .map(|definition| {
+                (
+                    definition.name.clone(),
+                    local.definition(definition, self.indent),
+                )
+            })
             .collect();
         let shareable = rendered
             .iter()
@@ -183,7 +218,7 @@ impl GlobalAliases {
         }
         let global = Renderer::declaration(types, Some(&renamed));
         for definition in &types.definitions {
-            let text = global.definition(definition);
+            let text = global.definition(definition, self.indent);
             if let Some(name) = renamed.get(&definition.name) {
                 self.text.push_str(&text);
                 self.taken.insert(name.clone(), text);

@@ -28,7 +28,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 pub use names::sanitize_identifier;
-pub use search::Hit;
+pub use search::{DEFAULT_SEARCH_LIMIT, Hit};
 
 use crate::lookup::NameIndex;
 use crate::schema::ToolTypes;
@@ -85,6 +85,12 @@ impl Entry {
     /// The guest call name, `server.tool` (called as `tools.server.tool(args)`).
     pub fn guest_name(&self) -> String {
         format!("{}.{}", self.guest_server, self.guest_tool)
+    }
+
+    /// Whether its title or description says it is deprecated: search ranks it after the tools
+    /// that match as well, and says so.
+    pub fn deprecated(&self) -> bool {
+        search::says_deprecated(self.title.as_deref(), self.description.as_deref())
     }
 
     /// The types of its arguments and result, walked from its JSON Schemas.
@@ -224,7 +230,13 @@ impl Catalog {
     /// Full TypeScript declaration of one tool with doc comments, as
     /// `declare namespace tools.<server> { function <tool>(args: ...): Promise<...>; }`.
     pub fn declaration(&self, entry: &Entry) -> String {
-        declarations::tool_declaration(entry)
+        declarations::server_blocks(&[entry])
+    }
+
+    /// Full TypeScript declarations of `entries`, one `declare namespace tools.<server>` block
+    /// per server (in the order the servers first appear), each tool once as it is listed.
+    pub fn declarations_of(&self, entries: &[&Entry]) -> String {
+        declarations::server_blocks(entries)
     }
 
     /// One `.d.ts` for every tool (`declare const tools: { ... }`) and the guest helpers
@@ -237,7 +249,13 @@ impl Catalog {
     /// keyword arguments, in a class named after the server, documented like
     /// [`Catalog::declaration`].
     pub fn python_stub(&self, entry: &Entry) -> String {
-        python::tool_stub(entry)
+        python::server_stubs(&[entry])
+    }
+
+    /// Python stubs of `entries`: their `TypedDict`s (each once), then one class per server (in
+    /// the order the servers first appear) with each tool once.
+    pub fn python_stubs_of(&self, entries: &[&Entry]) -> String {
+        python::server_stubs(entries)
     }
 
     /// One-line Python signature, starting with the call:

@@ -13,8 +13,40 @@ use serde_json::Value;
 use crate::Entry;
 use crate::text::{edit_distance, is_stop_word, stem, synonyms, terms, words};
 
+/// Whether a tool's title or description says it is deprecated: a title with the word
+/// (`Read File (Deprecated)`), a description that starts with it, writes `DEPRECATED` in
+/// capitals, or says `this tool is deprecated`. A description that only calls one of its
+/// parameters deprecated does not count.
+pub(crate) fn says_deprecated(title: Option<&str>, description: Option<&str>) -> bool {
+    let title = title.is_some_and(|title| {
+        title
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|word| word.eq_ignore_ascii_case("deprecated"))
+    });
+    let description = description.is_some_and(|description| {
+        let lowered = description.trim_start().to_lowercase();
+        lowered.starts_with("deprecated")
+            || lowered.starts_with("[deprecated")
+            || lowered.starts_with("(deprecated")
+            || lowered.contains("this tool is deprecated")
+            || description
+                .split(|c: char| !c.is_alphanumeric())
+                .any(|word| word == "DEPRECATED")
+    });
+    title || description
+}
+
+/// Hits a search returns when its caller does not say how many: the `search_tools` MCP tool,
+/// `searchTools` in code and `toolweave tools` alike.
+pub const DEFAULT_SEARCH_LIMIT: usize = 8;
 /// BM25 saturation: how quickly repeated occurrences stop adding.
 const K1: f64 = 1.2;
+/// A hit scoring less than this share of what the query could score at best is a weak match:
+/// it shares a word or two with the query, not what the query asks for.
+const WEAK_MATCH: f64 = 0.35;
+/// The share of its score a tool whose description says it is deprecated keeps: it is still
+/// found, after the tools that replace it.
+const DEPRECATED_FACTOR: f64 = 0.5;
 /// Weight of a synonym match relative to the word itself.
 const SYNONYM_FACTOR: f64 = 0.7;
 /// Weight of a match on a longer word the query word starts (`dir` → `directory`).
@@ -88,6 +120,8 @@ pub(crate) struct SearchIndex {
     /// Per document: names a query may spell exactly (`get_sum`, `get-sum`,
     /// `everything.get_sum`), lowercase.
     exact_names: Vec<Vec<String>>,
+    /// Per document: whether its tool says it is deprecated.
+    deprecated: Vec<bool>,
     documents: usize,
 }
 
@@ -98,6 +132,9 @@ pub struct Hit {
     pub entry: usize,
     /// Relevance; higher is better. Only comparable within one search.
     pub score: f64,
+    /// The tool matches only a small part of what the query could match at best (see
+    /// [`WEAK_MATCH`]); never for an empty query or a tool's exact name.
+    pub weak: bool,
 }
 
 impl SearchIndex {
@@ -166,6 +203,7 @@ impl SearchIndex {
         index.vocabulary = index.term_ids.keys().cloned().collect();
         index.vocabulary.sort_unstable();
         index.exact_names = entries.iter().map(exact_names).collect();
+        index.deprecated = entries.iter().map(Entry::deprecated).collect();
         index
     }
 
@@ -178,16 +216,22 @@ impl SearchIndex {
         id
     }
 
-    /// At most `limit` hits for `query`, best first, ties in catalog order. An empty query lists
-    /// every tool in catalog order.
+    /// At most `limit` hits for `query`, best first, ties in catalog order; deprecated tools
+    /// after those that match as well and are not. An empty query lists every tool in catalog
+    /// order.
     pub(crate) fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
         let query_terms = query_terms(query);
         if query_terms.is_empty() {
             return (0..self.documents)
                 .take(limit)
-                .map(|entry| Hit { entry, score: 0.0 })
+                .map(|entry| Hit {
+                    entry,
+                    score: 0.0,
+                    weak: false,
+                })
                 .collect();
         }
+        let best_possible = self.best_possible(&query_terms);
         let mut scores = vec![0.0f64; self.documents];
         let mut matched = vec![0usize; self.documents];
         for term in &query_terms {
@@ -220,13 +264,19 @@ impl SearchIndex {
             .map(|(document, score)| {
                 // Tools that match more of the query's words come first among similar scores.
                 let coverage = matched[document] as f64 / query_terms.len() as f64;
-                let mut score = score * (0.5 + 0.5 * coverage);
-                if self.exact_names[document].contains(&normalized_query) {
+                let relevance = score * (0.5 + 0.5 * coverage);
+                let exact = self.exact_names[document].contains(&normalized_query);
+                let mut score = relevance;
+                if self.deprecated[document] {
+                    score *= DEPRECATED_FACTOR;
+                }
+                if exact {
                     score += 1000.0;
                 }
                 Hit {
                     entry: document,
                     score,
+                    weak: !exact && relevance < WEAK_MATCH * best_possible,
                 }
             })
             .collect();
@@ -238,6 +288,30 @@ impl SearchIndex {
         });
         hits.truncate(limit);
         hits
+    }
+
+    /// The most `query_terms` could score in one tool: each word by its best expansion (the
+    /// expansion's weight times its inverse document frequency) at BM25's saturation limit. A
+    /// word that no tool has in any form counts as a word one tool has, so a query asking for
+    /// what no tool does finds only weak matches.
+    fn best_possible(&self, query_terms: &[String]) -> f64 {
+        let unseen = (1.0 + (self.documents as f64 - 0.5) / 1.5).ln();
+        query_terms
+            .iter()
+            .map(|term| {
+                let best = self
+                    .expansions(term)
+                    .into_iter()
+                    .filter_map(|(expansion, factor)| {
+                        let id = self.term_ids.get(&expansion)?;
+                        Some(factor * self.inverse_frequency[*id])
+                    })
+                    .fold(None, |best: Option<f64>, score| {
+                        Some(best.map_or(score, |best| best.max(score)))
+                    });
+                best.unwrap_or(unseen) * (K1 + 1.0)
+            })
+            .sum()
     }
 
     /// `term` itself, its synonyms, longer words it starts, and (when it is not a known word)

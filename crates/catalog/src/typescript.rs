@@ -87,18 +87,9 @@ impl<'a> Renderer<'a> {
         text
     }
 
-    /// `type Name = ...;` for every definition, with their doc comments.
-    pub(crate) fn definitions(&self, indent: usize) -> String {
-        self.types
-            .definitions
-            .iter()
-            .map(|definition| self.type_alias(definition, indent))
-            .collect()
-    }
-
-    /// `type Name = ...;` for one definition at the top level, with its doc comment.
-    pub(crate) fn definition(&self, definition: &Definition) -> String {
-        self.type_alias(definition, 0)
+    /// `type Name = ...;` for one definition, with its doc comment, indented `indent` levels.
+    pub(crate) fn definition(&self, definition: &Definition, indent: usize) -> String {
+        self.type_alias(definition, indent)
     }
 
     fn type_alias(&self, definition: &Definition, indent: usize) -> String {

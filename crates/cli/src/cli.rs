@@ -338,7 +338,7 @@ struct ToolsArgs {
     #[arg(default_value = "")]
     query: String,
     /// How many results.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = toolweave_catalog::DEFAULT_SEARCH_LIMIT)]
     limit: usize,
     /// Print JSON instead of text.
     #[arg(long)]

@@ -14,7 +14,9 @@ pub struct Limits {
     pub stack_bytes: usize,
     /// Console output kept per execution (`--max-log-bytes`); more is cut with a marker.
     pub max_log_bytes: usize,
-    /// Size of the result as JSON (`--max-result-bytes`).
+    /// Size of the result as JSON (`--max-result-bytes`), and of a search or describe answer.
+    /// The default, 24 KiB (some 6,000 tokens), keeps one answer from filling the model's
+    /// context: a program filters in code and returns what the task needs.
     pub max_result_bytes: usize,
     /// Tool calls one execution may make (`--max-tool-calls`).
     pub max_tool_calls: u32,
@@ -36,7 +38,7 @@ impl Default for Limits {
             memory_bytes: 64 * 1024 * 1024,
             stack_bytes: 512 * 1024,
             max_log_bytes: 64 * 1024,
-            max_result_bytes: 256 * 1024,
+            max_result_bytes: 24 * 1024,
             max_tool_calls: 200,
             max_calls_per_tool: 200,
             max_upstream_bytes: 64 * 1024 * 1024,

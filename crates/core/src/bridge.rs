@@ -437,7 +437,9 @@ fn unknown_tool_message(
                 }
                 None => message.push_str(": name a tool as \"server.tool\""),
             }
-            let servers: Vec<&str> = catalog.namespaces().map(|(guest, _)| guest).collect();
+            // In name order: the catalog's own follows which server was ready first.
+            let mut servers: Vec<&str> = catalog.namespaces().map(|(guest, _)| guest).collect();
+            servers.sort_unstable();
             format!("The servers are {}.", listed(&servers, "none"))
         }
     };

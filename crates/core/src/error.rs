@@ -140,7 +140,7 @@ pub enum ExecutionError {
     },
     /// The result, as JSON, is larger than allowed.
     #[error(
-        "ResultTooLarge: the result is {size} bytes as JSON, over the limit of {limit} (--max-result-bytes {limit}). Return only what is needed: filter, summarize or slice the data in code."
+        "ResultTooLarge: the result is {size} bytes as JSON, over the limit of {limit} (--max-result-bytes {limit}), which keeps answers from filling the context. Return only what the task needs: filter the data in code, keep the fields you use, count or summarize, or return the first items (slice) and ask for more in the next run."
     )]
     ResultTooLarge {
         /// Size of the result as JSON.

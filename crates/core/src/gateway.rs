@@ -25,8 +25,7 @@ pub const MAX_DESCRIBE_NAMES: usize = 50;
 /// Bytes of one search query: each word is looked up, and compared with the words of every tool
 /// when it matches none.
 pub const MAX_QUERY_BYTES: usize = 1000;
-/// Hits one search from code returns unless it asks for fewer or more, and the most it gets.
-const CODE_SEARCH_LIMIT: usize = 10;
+/// The most hits one search from code gets (more asked for is this many).
 const MAX_CODE_SEARCH_LIMIT: u32 = 100;
 
 /// Everything an execution, a search or a describe needs. Shared as `Arc<Gateway>`.
@@ -99,6 +98,14 @@ impl Flavor {
             Self::Python => catalog.python_stub(entry),
         }
     }
+
+    /// The full declarations of `entries`, one block (or class) per server.
+    pub(crate) fn declarations_of(self, catalog: &Catalog, entries: &[&Entry]) -> String {
+        match self {
+            Self::TypeScript => catalog.declarations_of(entries),
+            Self::Python => catalog.python_stubs_of(entries),
+        }
+    }
 }
 
 /// One search hit, as both the MCP tool and guest code see it.
@@ -106,10 +113,17 @@ impl Flavor {
 pub struct SearchResult {
     /// The guest call name: `server.tool` (call it as `tools.server.tool(...)`).
     pub name: String,
-    /// First line of the tool's description.
+    /// The first sentence of the tool's description (and, for a deprecated tool, what it says
+    /// of that).
     pub description: String,
     /// Compact signature, in TypeScript or Python (see [`Flavor`]).
     pub signature: String,
+    /// The tool says it is deprecated: it is ranked after tools that match as well.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub deprecated: bool,
+    /// The tool shares only a word or two with the query, not what it asks for.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub weak: bool,
 }
 
 /// What `search` found, best first.
@@ -144,9 +158,11 @@ pub struct Described {
     pub tool: String,
     /// TypeScript declaration or Python stub, with doc comments (see [`Flavor`]).
     pub declaration: String,
-    /// The tool's JSON Schema for its arguments.
-    pub input_schema: Value,
-    /// The JSON Schema of its `structuredContent`, when the server declares one.
+    /// The tool's JSON Schema for its arguments, when schemas were asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_schema: Option<Value>,
+    /// The JSON Schema of its `structuredContent`, when schemas were asked for and the server
+    /// declares one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Value>,
 }
@@ -167,6 +183,10 @@ pub struct DescribeAnswer {
     /// they may have named.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unavailable: Vec<Unavailable>,
+    /// The declarations of every described tool, one namespace block (or Python class) per
+    /// server: the text a model reads.
+    #[serde(skip)]
+    pub declarations: String,
 }
 
 impl Gateway {
@@ -368,18 +388,20 @@ impl Gateway {
     /// Full declarations of the named tools. Names may be `server.tool`, `tools.server.tool`,
     /// `mcp__server__tool`, or a bare server name for all of its tools. At most
     /// [`MAX_DESCRIBE_NAMES`] different names of at most [`MAX_NAME_BYTES`] each; computed off
-    /// the protocol thread; the answer stays within the result limit.
+    /// the protocol thread; the answer stays within the result limit. With `schemas`, each tool
+    /// also carries its JSON Schemas.
     pub async fn describe(
         &self,
         names: Vec<String>,
         flavor: Flavor,
+        schemas: bool,
     ) -> Result<DescribeAnswer, DiscoveryError> {
         let state = self.catalog(true).await;
         let max_bytes = self.limits.max_result_bytes;
         let mut answer = self
             .off_thread(move || {
                 let names = distinct_names(names)?;
-                Ok(describe_in(&state, &names, flavor, max_bytes))
+                Ok(describe_in(&state, &names, flavor, schemas, max_bytes))
             })
             .await??;
         if !answer.unknown.is_empty() {
@@ -396,7 +418,7 @@ impl Gateway {
         limit: Option<u32>,
         flavor: Flavor,
     ) -> Result<Value, String> {
-        let limit = limit.map_or(CODE_SEARCH_LIMIT, |limit| {
+        let limit = limit.map_or(toolweave_catalog::DEFAULT_SEARCH_LIMIT, |limit| {
             limit.clamp(1, MAX_CODE_SEARCH_LIMIT) as usize
         });
         let answer = self
@@ -413,8 +435,10 @@ impl Gateway {
         names: Vec<String>,
         flavor: Flavor,
     ) -> Result<Value, String> {
+        // Code gets the schemas: it reads them as data, and the model pays only for what the
+        // program returns.
         let answer = self
-            .describe(names, flavor)
+            .describe(names, flavor, true)
             .await
             .map_err(|error| error.to_string())?;
         if answer.tools.is_empty() && !answer.unknown.is_empty() {
@@ -492,10 +516,13 @@ fn search_in(
             answer.omitted += 1;
             continue;
         }
+        let deprecated = entry.deprecated();
         let result = SearchResult {
             name: guest_name(entry),
-            description: first_line(entry.description.as_deref().unwrap_or("")),
+            description: summary(entry.description.as_deref().unwrap_or(""), deprecated),
             signature: flavor.signature(catalog, entry),
+            deprecated,
+            weak: hit.weak,
         };
         used += json_len(&result) + 1;
         if used > max_bytes {
@@ -537,12 +564,14 @@ fn distinct_names(names: Vec<String>) -> Result<Vec<String>, DiscoveryError> {
     Ok(distinct)
 }
 
-/// Each tool `names` name, once, in the order named, as many as fit in `max_bytes` of JSON (the
-/// rest under `omitted`); names that match nothing under `unknown`, with suggestions.
+/// Each tool `names` name, once, in the order named, as many as fit in `max_bytes` (the rest
+/// under `omitted`); names that match nothing under `unknown`, with suggestions. A tool costs its
+/// declaration, and its schemas when they are asked for.
 fn describe_in(
     state: &CatalogState,
     names: &[String],
     flavor: Flavor,
+    schemas: bool,
     max_bytes: usize,
 ) -> DescribeAnswer {
     let catalog = &state.catalog;
@@ -551,10 +580,10 @@ fn describe_in(
         unknown: Vec::new(),
         omitted: Vec::new(),
         unavailable: Vec::new(),
+        declarations: String::new(),
     };
-    let mut described: HashSet<String> = HashSet::new();
-    // The array's brackets, then each tool with its comma.
-    let mut used = 1;
+    let mut described: Vec<&Entry> = Vec::new();
+    let mut used = 0;
     for name in names {
         let trimmed = name.trim();
         let trimmed = trimmed.strip_prefix("tools.").unwrap_or(trimmed);
@@ -576,7 +605,10 @@ fn describe_in(
         }
         for entry in found {
             let call_name = guest_name(entry);
-            if !described.insert(call_name.clone()) {
+            // One entry per tool, however many of the names spell it.
+            if described.iter().any(|seen| std::ptr::eq(*seen, entry))
+                || answer.omitted.contains(&call_name)
+            {
                 continue;
             }
             // Once one tool is left out, the ones after it are too: the answer is a prefix.
@@ -589,17 +621,22 @@ fn describe_in(
                 server: entry.server.clone(),
                 tool: entry.tool.clone(),
                 declaration: flavor.declaration(catalog, entry),
-                input_schema: entry.input_schema.clone(),
-                output_schema: entry.output_schema.clone(),
+                input_schema: schemas.then(|| entry.input_schema.clone()),
+                output_schema: entry.output_schema.clone().filter(|_| schemas),
             };
-            used += json_len(&tool) + 1;
+            used += tool.declaration.len() + tool.name.len();
+            if schemas {
+                used += json_len(&tool.input_schema) + json_len(&tool.output_schema);
+            }
             if used > max_bytes {
                 answer.omitted.push(tool.name);
                 continue;
             }
             answer.tools.push(tool);
+            described.push(entry);
         }
     }
+    answer.declarations = flavor.declarations_of(catalog, &described);
     answer
 }
 
@@ -608,19 +645,69 @@ pub(crate) fn guest_name(entry: &Entry) -> String {
     format!("{}.{}", entry.guest_server, entry.guest_tool)
 }
 
-fn first_line(text: &str) -> String {
-    let line = text
+/// What a search hit says of its tool: the first sentence of its description, at most
+/// [`MAX_SUMMARY_CHARS`]; for a deprecated tool, also the sentence that says so (which names what
+/// to use instead), or "Deprecated." when only its title says it.
+fn summary(description: &str, deprecated: bool) -> String {
+    let first_line = description
         .lines()
         .map(str::trim)
         .find(|line| !line.is_empty())
         .unwrap_or("");
-    const MAX: usize = 160;
-    if line.chars().count() > MAX {
-        let cut: String = line.chars().take(MAX - 1).collect();
-        format!("{cut}…")
-    } else {
-        line.to_owned()
+    let mut summary = sentences(first_line)
+        .first()
+        .copied()
+        .unwrap_or("")
+        .to_owned();
+    if deprecated && !summary.to_lowercase().contains("deprecat") {
+        let text = description.split_whitespace().collect::<Vec<_>>().join(" ");
+        let notice = sentences(&text)
+            .into_iter()
+            .find(|sentence| sentence.to_lowercase().contains("deprecat"))
+            .unwrap_or("Deprecated.")
+            .to_owned();
+        summary = if summary.is_empty() {
+            notice
+        } else {
+            format!("{summary} {notice}")
+        };
     }
+    if summary.chars().count() > MAX_SUMMARY_CHARS {
+        let cut: String = summary.chars().take(MAX_SUMMARY_CHARS - 1).collect();
+        format!("{}…", cut.trim_end())
+    } else {
+        summary
+    }
+}
+
+/// The most characters a search hit's description has.
+const MAX_SUMMARY_CHARS: usize = 160;
+
+/// `text` cut after each `.`, `!` or `?` that ends a sentence: followed by a space and not
+/// closing a short abbreviation (`e.g.`, `i.e.`, `etc.`, `vs.`).
+fn sentences(text: &str) -> Vec<&str> {
+    let mut sentences = Vec::new();
+    let mut start = 0;
+    let bytes = text.as_bytes();
+    for (position, byte) in bytes.iter().enumerate() {
+        if !matches!(byte, b'.' | b'!' | b'?') || bytes.get(position + 1) != Some(&b' ') {
+            continue;
+        }
+        let word = text[start..position]
+            .rsplit(' ')
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if ["e.g", "i.e", "etc", "vs", "eg", "ie"].contains(&word.as_str()) {
+            continue;
+        }
+        sentences.push(text[start..=position].trim());
+        start = position + 1;
+    }
+    if !text[start..].trim().is_empty() {
+        sentences.push(text[start..].trim());
+    }
+    sentences
 }
 
 /// How long the catalog waits after a server's state changed before it is rebuilt: servers that

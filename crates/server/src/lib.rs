@@ -38,9 +38,6 @@ use toolweave_core::{
 use tools::MAX_SEARCH_LIMIT;
 pub use tools::{DESCRIBE_TOOLS, EXECUTE_CODE, SEARCH_TOOLS, tool_definitions};
 
-/// Search hits when the client does not say how many.
-const DEFAULT_SEARCH_LIMIT: usize = 8;
-
 /// The MCP server handler. Cheap to clone: every session shares one [`Gateway`].
 #[derive(Clone)]
 pub struct ToolweaveServer {
@@ -150,7 +147,7 @@ impl ToolweaveServer {
             Some(_) => return Err(invalid("\"query\" must be a string")),
         };
         let limit = match arguments.get("limit") {
-            None | Some(Value::Null) => DEFAULT_SEARCH_LIMIT,
+            None | Some(Value::Null) => toolweave_catalog::DEFAULT_SEARCH_LIMIT,
             Some(Value::Number(n)) => match n.as_u64() {
                 Some(n) if n >= 1 => (n as usize).min(MAX_SEARCH_LIMIT),
                 _ => return Err(invalid("\"limit\" must be a positive integer")),
@@ -166,7 +163,23 @@ impl ToolweaveServer {
         let unavailable = self.gateway.unavailable();
         let text = toolweave_core::search_text(&query, &answer, &unavailable);
         let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-        let mut structured = json!({ "results": answer.results });
+        // The hits without their signatures, which the text has: what a program needs to
+        // pick one and call describe_tools, at a fraction of the text's tokens.
+        let hits: Vec<Value> = answer
+            .results
+            .iter()
+            .map(|hit| {
+                let mut found = json!({ "name": hit.name, "description": hit.description });
+                if hit.deprecated {
+                    found["deprecated"] = json!(true);
+                }
+                if hit.weak {
+                    found["weak"] = json!(true);
+                }
+                found
+            })
+            .collect();
+        let mut structured = json!({ "results": hits });
         if answer.omitted > 0 {
             structured["omitted"] = json!(answer.omitted);
         }
@@ -194,9 +207,14 @@ impl ToolweaveServer {
             }
         };
         let flavor = flavor(arguments)?;
+        let schemas = match arguments.get("schemas") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(schemas)) => *schemas,
+            Some(_) => return Err(invalid("\"schemas\" must be true or false")),
+        };
         let answer = {
             let _turn = self.discovery_turn.acquire().await;
-            self.gateway.describe(names, flavor).await
+            self.gateway.describe(names, flavor, schemas).await
         }
         .map_err(|error| invalid(error.to_string()))?;
         let text = toolweave_core::describe_text(&answer);
@@ -206,13 +224,15 @@ impl ToolweaveServer {
         } else {
             CallToolResult::success(vec![ContentBlock::text(text)])
         };
-        result.structured_content = serde_json::to_value(&answer).ok();
+        result.structured_content = Some(described_structured(&answer));
         Ok(result)
     }
 
+    /// Runs `code`; `warnings` (about the arguments) come first among the answer's warnings.
     async fn execute(
         &self,
         arguments: &Map<String, Value>,
+        warnings: Vec<String>,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let Some(Value::String(code)) = arguments.get("code") else {
@@ -279,41 +299,81 @@ impl ToolweaveServer {
         );
         // Both in this task: the notices of an execution's calls go out while it runs, and
         // those that arrived by its end go out before its answer.
-        let (report, ()) = self
+        let (mut report, ()) = self
             .executions
             .track_future(async { tokio::join!(execution, forwarding) })
             .await;
+        report.warnings.splice(0..0, warnings);
         Ok(execution_result(&report))
     }
 }
 
-/// The MCP result for one execution: text for the model, `structuredContent` for programs.
+/// What a describe answer holds as data: which tools were described (with their JSON Schemas
+/// when asked for), and what was not. The declarations are in the text only: copying them here
+/// would make a client that forwards both pay for every tool twice.
+fn described_structured(answer: &toolweave_core::DescribeAnswer) -> Value {
+    let tools: Vec<Value> = answer
+        .tools
+        .iter()
+        .map(|tool| {
+            let mut described =
+                json!({ "name": tool.name, "server": tool.server, "tool": tool.tool });
+            if let Some(schema) = &tool.input_schema {
+                described["inputSchema"] = schema.clone();
+            }
+            if let Some(schema) = &tool.output_schema {
+                described["outputSchema"] = schema.clone();
+            }
+            described
+        })
+        .collect();
+    let mut structured = json!({ "tools": tools });
+    if !answer.unknown.is_empty() {
+        structured["unknown"] = json!(answer.unknown);
+    }
+    if !answer.omitted.is_empty() {
+        structured["omitted"] = json!(answer.omitted);
+    }
+    if !answer.unavailable.is_empty() {
+        structured["unavailable"] = json!(answer.unavailable);
+    }
+    structured
+}
+
+/// The MCP result for one execution: text for the model (the value, the warnings, the console
+/// lines), and `structuredContent` as `execute_code`'s output schema has it (the value or the
+/// error, the warnings, the stats). The text carries everything the structured copy does but the
+/// stats, as MCP asks for clients that read only text; the console lines are not copied into it,
+/// so a client that forwards both does not pay for them twice.
 pub fn execution_result(report: &toolweave_core::ExecutionReport) -> CallToolResult {
     let text = toolweave_core::execution_text(report);
-    let mut result = match &report.result {
+    let mut stats = json!(report.stats);
+    // A tenth of a millisecond says enough, in a few tokens where the float took a dozen.
+    stats["durationMs"] = json!((report.stats.duration_ms * 10.0).round() / 10.0);
+    let result = match &report.result {
         Ok(value) => {
             let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-            result.structured_content = Some(json!({
-                "result": value,
-                "logs": report.logs,
-                "stats": report.stats,
-            }));
+            result.structured_content = Some(json!({ "result": value, "stats": stats }));
             result
         }
         Err(error) => {
             let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
             result.structured_content = Some(json!({
                 "error": { "kind": error.kind(), "message": error.to_string() },
-                "logs": report.logs,
-                "stats": report.stats,
+                "stats": stats,
             }));
             result
         }
     };
-    if report.logs_omitted.lines > 0
-        && let Some(Value::Object(structured)) = result.structured_content.as_mut()
+    with_warnings_structured(result, &report.warnings)
+}
+
+/// `result` with `warnings` under `warnings` in its structured content (its text has them).
+fn with_warnings_structured(mut result: CallToolResult, warnings: &[String]) -> CallToolResult {
+    if let Some(Value::Object(structured)) = &mut result.structured_content
+        && !warnings.is_empty()
     {
-        structured.insert("logsOmitted".to_owned(), json!(report.logs_omitted));
+        structured.insert("warnings".to_owned(), json!(warnings));
     }
     result
 }
@@ -497,6 +557,33 @@ fn flavor(arguments: &Map<String, Value>) -> Result<Flavor, ErrorData> {
     }
 }
 
+/// Arguments the tool cannot use, and tools that do not exist, are answered as failed calls the
+/// model reads and corrects, not as protocol errors its client may hide.
+fn invalid_arguments(error: ErrorData) -> CallToolResult {
+    let mut result = CallToolResult::error(vec![ContentBlock::text(error.message.to_string())]);
+    result.structured_content = Some(json!({
+        "error": { "kind": "invalid_arguments", "message": error.message },
+    }));
+    result
+}
+
+/// `result` with `warnings` after its text, one line each, and under `warnings` in its
+/// structured content.
+fn with_warnings(mut result: CallToolResult, warnings: &[String]) -> CallToolResult {
+    if warnings.is_empty() {
+        return result;
+    }
+    let lines: String = warnings
+        .iter()
+        .map(|warning| format!("\nWarning: {warning}"))
+        .collect();
+    match result.content.first_mut() {
+        Some(ContentBlock::Text(text)) => text.text.push_str(&lines),
+        _ => result.content.push(ContentBlock::text(lines.trim_start())),
+    }
+    with_warnings_structured(result, warnings)
+}
+
 fn invalid(message: impl Into<std::borrow::Cow<'static, str>>) -> ErrorData {
     ErrorData::invalid_params(message, None)
 }
@@ -536,10 +623,23 @@ impl ServerHandler for ToolweaveServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = request.arguments.unwrap_or_default();
+        let warnings = tools::unknown_argument_warnings(
+            &request.name,
+            &arguments,
+            self.gateway.limits().timeout,
+        );
         let result = match request.name.as_ref() {
             SEARCH_TOOLS => self.search(&arguments).await,
             DESCRIBE_TOOLS => self.describe(&arguments).await,
-            EXECUTE_CODE => self.execute(&arguments, &context).await,
+            // The execution's answer places them with the program's own warnings.
+            EXECUTE_CODE => {
+                return Ok(CallToolResponse::Complete(
+                    match self.execute(&arguments, warnings.clone(), &context).await {
+                        Ok(result) => result,
+                        Err(error) => with_warnings(invalid_arguments(error), &warnings),
+                    },
+                ));
+            }
             other => Err(ErrorData::invalid_params(
                 format!(
                     "unknown tool {other:?}: toolweave has {SEARCH_TOOLS}, {DESCRIBE_TOOLS} and {EXECUTE_CODE}"
@@ -547,17 +647,8 @@ impl ServerHandler for ToolweaveServer {
                 None,
             )),
         };
-        // Arguments the tool cannot use, and tools that do not exist, are answered as failed
-        // calls the model reads and corrects, not as protocol errors its client may hide.
-        let result = result.unwrap_or_else(|error| {
-            let mut result =
-                CallToolResult::error(vec![ContentBlock::text(error.message.to_string())]);
-            result.structured_content = Some(json!({
-                "error": { "kind": "invalid_arguments", "message": error.message },
-            }));
-            result
-        });
-        Ok(CallToolResponse::Complete(result))
+        let result = result.unwrap_or_else(invalid_arguments);
+        Ok(CallToolResponse::Complete(with_warnings(result, &warnings)))
     }
 
     /// rmcp hands over a request it could not match: one for a method toolweave serves whose

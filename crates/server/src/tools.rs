@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use rmcp::model::{Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
-use toolweave_catalog::MAX_NAME_BYTES;
+use toolweave_catalog::{DEFAULT_SEARCH_LIMIT, MAX_NAME_BYTES};
 use toolweave_core::{MAX_DESCRIBE_NAMES, MAX_QUERY_BYTES};
 
 /// Ranked search over every upstream tool.
@@ -50,7 +50,7 @@ pub fn tool_definitions(namespaces: &[String]) -> Vec<Tool> {
                 "type": "object",
                 "properties": {
                     "query": {"type": "string", "maxLength": MAX_QUERY_BYTES, "description": "What you want to do"},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_SEARCH_LIMIT, "description": "Max results (default 8)"},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_SEARCH_LIMIT, "description": format!("Max results (default {DEFAULT_SEARCH_LIMIT})")},
                     "language": flavor
                 },
                 "required": ["query"]
@@ -69,7 +69,8 @@ pub fn tool_definitions(namespaces: &[String]) -> Vec<Tool> {
                         "items": {"type": "string", "maxLength": MAX_NAME_BYTES},
                         "maxItems": MAX_DESCRIBE_NAMES
                     },
-                    "language": flavor
+                    "language": flavor,
+                    "schemas": {"type": "boolean", "description": "Also return the JSON Schemas (default false)"}
                 },
                 "required": ["names"]
             }),
@@ -87,16 +88,37 @@ pub fn tool_definitions(namespaces: &[String]) -> Vec<Tool> {
                 "required": ["code"]
             }),
             false,
-        ),
+        )
+        .with_raw_output_schema(Arc::new(object(execution_output_schema()))),
     ]
 }
 
-fn tool(name: &'static str, description: &str, schema: Value, read_only: bool) -> Tool {
-    let schema: Map<String, Value> = match schema {
+/// What `execute_code` puts in `structuredContent`: the value or the error, the warnings, and
+/// what the run used. Console lines are in the text only: they are written for the model to
+/// read, and a program that needs them as data returns them.
+fn execution_output_schema() -> Value {
+    // Terse: every session pays for it in tools/list.
+    json!({
+        "type": "object",
+        "properties": {
+            "result": {},
+            "error": {"type": "object", "description": "{kind, message}"},
+            "warnings": {"type": "array", "items": {"type": "string"}},
+            "stats": {"type": "object"}
+        }
+    })
+}
+
+fn object(schema: Value) -> Map<String, Value> {
+    match schema {
         Value::Object(map) => map,
-        // The schemas above are literal objects.
+        // The schemas here are literal objects.
         _ => Map::new(),
-    };
+    }
+}
+
+fn tool(name: &'static str, description: &str, schema: Value, read_only: bool) -> Tool {
+    let schema = object(schema);
     let mut annotations = ToolAnnotations::new();
     annotations.read_only_hint = Some(read_only);
     if !read_only {
@@ -104,4 +126,77 @@ fn tool(name: &'static str, description: &str, schema: Value, read_only: bool) -
         annotations.open_world_hint = Some(true);
     }
     Tool::new(name, description.to_owned(), Arc::new(schema)).with_annotations(annotations)
+}
+
+/// The arguments each of the three tools reads; any other is named in a warning.
+fn accepted_arguments(tool: &str) -> &'static [&'static str] {
+    match tool {
+        SEARCH_TOOLS => &["query", "limit", "language"],
+        DESCRIBE_TOOLS => &["names", "language", "schemas"],
+        EXECUTE_CODE => &["code", "language"],
+        _ => &[],
+    }
+}
+
+/// One warning per argument `tool` does not read, in the order given, naming it and what the
+/// tool takes instead. The call still runs: an argument other code-mode servers accept should
+/// cost the model a sentence, not a failed call. `timeout` is the gateway's deadline, which a
+/// `timeoutMs` did not change.
+pub(crate) fn unknown_argument_warnings(
+    tool: &str,
+    arguments: &Map<String, Value>,
+    timeout: std::time::Duration,
+) -> Vec<String> {
+    let accepted = accepted_arguments(tool);
+    if accepted.is_empty() {
+        // Not one of the three tools: the call fails naming them, which says enough.
+        return Vec::new();
+    }
+    let takes = accepted
+        .iter()
+        .map(|name| format!("\"{name}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
+    arguments
+        .keys()
+        .filter(|name| !accepted.contains(&name.as_str()))
+        .map(|name| match (tool, name.as_str()) {
+            (EXECUTE_CODE, "allowedTools") => format!(
+                "\"allowedTools\" is not supported yet and was ignored: this run could call every \
+                 tool the gateway allows (set with --allow and --deny when it starts). Call only \
+                 the tools you mean to; {tool} takes {takes}."
+            ),
+            (EXECUTE_CODE, "timeoutMs") => format!(
+                "\"timeoutMs\" is not supported yet and was ignored: this run had the gateway's \
+                 deadline of {} ms (--timeout-ms, set when it starts). To stop waiting sooner, \
+                 race a call against a timer in the code (Promise.race with setTimeout); {tool} \
+                 takes {takes}.",
+                timeout.as_millis()
+            ),
+            _ => {
+                let hint = closest_argument(name, accepted)
+                    .map(|close| format!(" Did you mean \"{close}\"?"))
+                    .unwrap_or_default();
+                format!(
+                    "\"{name}\" is not an argument of {tool}; it was ignored.{hint} {tool} takes {takes}."
+                )
+            }
+        })
+        .collect()
+}
+
+/// The accepted argument `name` most likely meant: the same but for case, or sharing its first
+/// four letters (`lang`, `Query`, `names_list`).
+fn closest_argument(name: &str, accepted: &[&'static str]) -> Option<&'static str> {
+    let lowered = name.to_ascii_lowercase();
+    let prefix = |text: &str| text.chars().take(4).collect::<String>();
+    accepted
+        .iter()
+        .find(|known| known.eq_ignore_ascii_case(&lowered))
+        .or_else(|| {
+            accepted
+                .iter()
+                .find(|known| lowered.len() >= 4 && prefix(known) == prefix(&lowered))
+        })
+        .copied()
 }

@@ -5,7 +5,8 @@
 //! - `expect-error: <kind>`: the execution fails with this kind (`Timeout`, `GuestError`, ...);
 //! - `expect-message: <text>`: the answer's text contains this (repeatable);
 //! - `expect-no-message: <text>`: the answer's text does not contain this (repeatable);
-//! - `expect-logs: <JSON array>`: the console lines, compared as a whole;
+//! - `expect-logs: <JSON array>`: the console lines of the answer's text (`[warn] ` and so on
+//!   before those not written with `log`), compared as a whole;
 //! - `pending: <why>`: the case is known not to pass yet. Its failure is reported, loudly, but
 //!   does not fail the suite; once it passes, the suite fails until the marker is removed;
 //! - `also-while-starting`: the case runs a second time on a gateway whose servers are still
@@ -112,7 +113,7 @@ impl Case {
             }
         }
         if let Some(logs) = &expected.logs {
-            let actual = log_lines(&execution.structured);
+            let actual = log_lines(&execution.text);
             if &serde_json::json!(actual) != logs {
                 problems.push(format!("logs {actual:?} != expected {logs}"));
             }
@@ -121,23 +122,12 @@ impl Case {
     }
 }
 
-/// The console lines of an answer's `structuredContent`, a stream other than `log` shown as a
-/// `[stream] ` prefix.
-fn log_lines(structured: &Value) -> Vec<String> {
-    structured["logs"]
-        .as_array()
-        .map(|lines| {
-            lines
-                .iter()
-                .map(|line| {
-                    let text = line["text"].as_str().unwrap_or_default();
-                    match line["stream"].as_str() {
-                        Some("log") | None => text.to_owned(),
-                        Some(stream) => format!("[{stream}] {text}"),
-                    }
-                })
-                .collect()
-        })
+/// The console lines of an answer's text, after its value and warnings: a stream other than
+/// `log` shows as a `[stream] ` prefix there.
+fn log_lines(text: &str) -> Vec<String> {
+    text.split_once("\n\n--- console")
+        .and_then(|(_, console)| console.split_once("---\n"))
+        .map(|(_, lines)| lines.split('\n').map(str::to_owned).collect())
         .unwrap_or_default()
 }
 

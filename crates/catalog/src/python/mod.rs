@@ -37,24 +37,43 @@ Each server is a namespace of async functions: `await tools.<server>.<tool>(...)
 from typing import Any, Literal, Never, NotRequired, TypedDict, Unpack
 "#;
 
-/// The stub of one tool: its named types, then its function in a class named after the server.
-pub(crate) fn tool_stub(entry: &Entry) -> String {
-    let types = entry.types();
-    let lowered = Lowered::new(&types, &entry.guest_tool);
+/// The stubs of `entries`: their named types (each written once), then one class per server, in
+/// the order the servers first appear, with each tool's function.
+pub(crate) fn server_stubs(entries: &[&Entry]) -> String {
     let mut scope = Scope::default();
-    let renamed = scope.add(&lowered.named, &types.definitions);
-    let writer = Writer::stub(&renamed);
+    let mut classes = String::new();
+    let mut servers: Vec<&str> = Vec::new();
+    for entry in entries {
+        if !servers.contains(&entry.guest_server.as_str()) {
+            servers.push(&entry.guest_server);
+        }
+    }
+    for server in servers {
+        if !classes.is_empty() {
+            classes.push('\n');
+        }
+        let _ = writeln!(classes, "class {server}:  # tools.{server}");
+        for (position, entry) in entries
+            .iter()
+            .filter(|entry| entry.guest_server == server)
+            .enumerate()
+        {
+            let types = entry.types();
+            let lowered = Lowered::new(&types, &entry.guest_tool);
+            let renamed = scope.add(&lowered.named, &types.definitions);
+            let writer = Writer::stub(&renamed);
+            if position > 0 {
+                classes.push('\n');
+            }
+            classes.push_str("    @staticmethod\n");
+            classes.push_str(&writer.function(&lowered, &entry.guest_tool, &tool_doc(entry), 1));
+        }
+    }
     let mut text = scope.text;
     if !text.is_empty() {
         text.push('\n');
     }
-    let _ = writeln!(
-        text,
-        "class {}:  # tools.{}",
-        entry.guest_server, entry.guest_server
-    );
-    text.push_str("    @staticmethod\n");
-    text.push_str(&writer.function(&lowered, &entry.guest_tool, &tool_doc(entry), 1));
+    text.push_str(&classes);
     text
 }
 

@@ -89,12 +89,102 @@ fn rankings_over_the_real_servers() {
         "long running",
         "image",
         "zzzz nothing here",
+        "read file contents",
+        "send an email to my boss",
+        "get the current time",
+        "create entities in the knowledge graph",
     ];
     let text: Vec<String> = queries
         .iter()
-        .map(|query| format!("{query}: {}", top(&catalog, query, 3).join(", ")))
+        .map(|query| format!("{query}: {}", marked(&catalog, query, 3).join(", ")))
         .collect();
     insta::assert_snapshot!(text.join("\n"));
+}
+
+/// The top hits with what the answer says of them: `(weak)`, `(deprecated)`.
+fn marked(catalog: &Catalog, query: &str, limit: usize) -> Vec<String> {
+    catalog
+        .search(query, limit)
+        .iter()
+        .map(|hit| {
+            let entry = &catalog.entries()[hit.entry];
+            let mut name = entry.guest_name();
+            if hit.weak {
+                name.push_str(" (weak)");
+            }
+            if entry.deprecated() {
+                name.push_str(" (deprecated)");
+            }
+            name
+        })
+        .collect()
+}
+
+/// filesystem's `read_file` says "DEPRECATED: Use read_text_file instead.": the tools that
+/// replace it come first, and it is still found, marked, by its name.
+#[test]
+fn deprecated_tools_come_after_the_tools_that_replace_them() {
+    let catalog = real_catalog();
+    let found = top(&catalog, "read file contents", 8);
+    let position = |name: &str| found.iter().position(|found| found == name);
+    assert!(
+        position("filesystem.read_text_file") < position("filesystem.read_file"),
+        "{found:?}"
+    );
+    assert_eq!(top(&catalog, "read_file", 1), ["filesystem.read_file"]);
+    let read_file = catalog.resolve("filesystem.read_file").unwrap();
+    assert!(read_file.deprecated());
+    assert!(
+        !catalog
+            .resolve("filesystem.read_text_file")
+            .unwrap()
+            .deprecated()
+    );
+}
+
+/// What counts as saying a tool is deprecated, and what does not.
+#[test]
+fn deprecation_is_read_from_the_title_and_the_description() {
+    let deprecated = |title: Option<&str>, description: &str| {
+        let mut tool = tool("t", json!({}));
+        tool.title = title.map(str::to_owned);
+        tool.description = Some(description.to_owned());
+        fixture(vec![tool]).entries()[0].deprecated()
+    };
+    assert!(deprecated(
+        None,
+        "Reads a file. DEPRECATED: use read_text_file."
+    ));
+    assert!(deprecated(None, "Deprecated: use list_items instead."));
+    assert!(deprecated(None, "[Deprecated] Old search."));
+    assert!(deprecated(
+        None,
+        "Old search. This tool is deprecated and will be removed."
+    ));
+    assert!(deprecated(Some("Read File (Deprecated)"), "Reads a file."));
+    assert!(!deprecated(
+        None,
+        "Lists items. The `page` parameter is deprecated; use `cursor`."
+    ));
+    assert!(!deprecated(Some("Undeprecated things"), "Lists items."));
+}
+
+/// A query that no tool answers gets its closest tools marked weak; one a tool answers does
+/// not, nor does an exact name or an empty query.
+#[test]
+fn weak_matches_are_marked() {
+    let catalog = real_catalog();
+    let hits = catalog.search("send an email to my boss", 8);
+    assert!(!hits.is_empty());
+    assert!(hits.iter().all(|hit| hit.weak), "{hits:?}");
+    let hits = catalog.search("create entities in the knowledge graph", 3);
+    assert_eq!(
+        catalog.entries()[hits[0].entry].guest_name(),
+        "memory.create_entities"
+    );
+    assert!(!hits[0].weak);
+    assert!(!catalog.search("get_sum", 1)[0].weak);
+    assert!(catalog.search("", 5).iter().all(|hit| !hit.weak));
 }
 
 #[test]

@@ -73,7 +73,7 @@ async fn guest_cases(isolation: &str) {
     };
     let mistakes = named("mistake__");
     assert!(
-        mistakes >= 40,
+        mistakes >= 60,
         "expected the corpus of model mistakes (mistake__*), found {mistakes} files"
     );
     assert!(

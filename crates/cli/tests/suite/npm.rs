@@ -100,7 +100,7 @@ async fn three_npm_servers_through_one_gateway() {
     let unknown_server = value["server"].as_str().unwrap_or_default();
     assert!(
         unknown_server.starts_with("unknown tool \"fs.read_file\": there is no server \"fs\"; did you mean filesystem.read_file")
-            && unknown_server.contains("The servers are everything, memory, filesystem."),
+            && unknown_server.contains("The servers are everything, filesystem, memory."),
         "{unknown_server}"
     );
 
@@ -110,6 +110,85 @@ async fn three_npm_servers_through_one_gateway() {
         .unwrap();
     let first = &found.structured_content.unwrap()["results"][0]["name"];
     assert_eq!(first, "everything.get_sum");
+    server.stop().await.unwrap();
+}
+
+/// Search over the real servers: filesystem's `read_file` ("DEPRECATED: Use read_text_file
+/// instead.") comes after the tool that replaces it and says so; a query no tool answers gets
+/// "No strong match" and its closest tools marked weak; the structured copy leaves the
+/// signatures to the text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_demotes_deprecated_tools_and_marks_weak_matches() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = match npm_config(dir.path()) {
+        Ok(config) => config,
+        Err(why) => {
+            missing_prerequisite(
+                "search_demotes_deprecated_tools_and_marks_weak_matches",
+                &why,
+            );
+            return;
+        }
+    };
+    let server = Toolweave::start(toolweave(), &config, &[]).await.unwrap();
+    // Every server ready before searching.
+    let ready = server
+        .execute(
+            "await tools.filesystem.list_allowed_directories({}); await tools.memory.read_graph({}); return await tools.everything.echo({ message: 'up' })",
+            "javascript",
+        )
+        .await
+        .unwrap();
+    assert!(!ready.is_error, "{}", ready.text);
+
+    let found = server
+        .call("search_tools", json!({ "query": "read file contents" }))
+        .await
+        .unwrap();
+    let text = found.content[0].as_text().unwrap().text.clone();
+    let structured = found.structured_content.unwrap();
+    let names: Vec<&str> = structured["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|hit| hit["name"].as_str().unwrap())
+        .collect();
+    let position = |name: &str| names.iter().position(|found| *found == name);
+    assert!(
+        position("filesystem.read_text_file") < position("filesystem.read_file"),
+        "{names:?}"
+    );
+    let read_file = &structured["results"][position("filesystem.read_file").unwrap()];
+    assert_eq!(
+        read_file,
+        &json!({
+            "name": "filesystem.read_file",
+            "description": "Read the complete contents of a file as text. DEPRECATED: Use read_text_file instead.",
+            "deprecated": true,
+        })
+    );
+    assert!(text.contains("tools.filesystem.read_file(args: { path: string; tail?: number; head?: number }): Promise<{ content: string }>\n  Read the complete contents of a file as text. DEPRECATED: Use read_text_file instead.\n"), "{text}");
+    assert!(!text.starts_with("No strong match"), "{text}");
+    assert_eq!(names.len(), toolweave_catalog::DEFAULT_SEARCH_LIMIT);
+
+    let found = server
+        .call(
+            "search_tools",
+            json!({ "query": "send an email to my boss" }),
+        )
+        .await
+        .unwrap();
+    let text = found.content[0].as_text().unwrap().text.clone();
+    assert!(
+        text.starts_with("No strong match for \"send an email to my boss\": no tool says it does that. The closest share a word or two with it:\ntools."),
+        "{text}"
+    );
+    let results = found.structured_content.unwrap()["results"].clone();
+    assert!(!results.as_array().unwrap().is_empty());
+    for hit in results.as_array().unwrap() {
+        assert_eq!(hit["weak"], json!(true), "{hit}");
+        assert!(hit.get("signature").is_none(), "{hit}");
+    }
     server.stop().await.unwrap();
 }
 

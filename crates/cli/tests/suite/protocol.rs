@@ -59,14 +59,26 @@ async fn search_ranks_the_adder_first_and_describe_declares_it() {
         .unwrap();
     assert_ne!(described.is_error, Some(true));
     let structured = described.structured_content.unwrap();
-    assert_eq!(structured["tools"][0]["name"], "fixture.add");
     assert_eq!(
-        structured["tools"][0]["inputSchema"]["required"],
-        json!(["a", "b"])
+        structured["tools"],
+        json!([{ "name": "fixture.add", "server": "fixture", "tool": "add" }])
     );
     let text = described.content[0].as_text().unwrap().text.clone();
     assert!(text.contains("add(args: "), "{text}");
     assert!(text.contains("no tool named \"fixture.nope\""), "{text}");
+    // The JSON Schemas come when asked for.
+    let with_schemas = server
+        .call(
+            "describe_tools",
+            json!({ "names": ["fixture.add"], "schemas": true }),
+        )
+        .await
+        .unwrap();
+    let structured = with_schemas.structured_content.unwrap();
+    assert_eq!(
+        structured["tools"][0]["inputSchema"]["required"],
+        json!(["a", "b"])
+    );
 
     let nothing = server
         .call("describe_tools", json!({ "names": ["nothing.here"] }))
@@ -85,13 +97,13 @@ async fn search_ranks_the_adder_first_and_describe_declares_it() {
         )
         .await
         .unwrap();
-    let first = &found.structured_content.unwrap()["results"][0];
+    let text = found.content[0].as_text().unwrap().text.clone();
     assert!(
-        first["signature"]
-            .as_str()
+        text.lines()
+            .next()
             .unwrap()
             .ends_with("(*, a: float, b: float) -> Any"),
-        "{first}"
+        "{text}"
     );
     let described = server
         .call(
@@ -152,6 +164,206 @@ async fn malformed_tool_arguments_are_failed_calls() {
     // The session is still usable.
     let ok = server.execute("return 40 + 2", "typescript").await.unwrap();
     assert_eq!(ok.value().unwrap(), &json!(42));
+    server.stop().await.unwrap();
+}
+
+/// A describe answer is the declarations: one namespace block per server, each tool once
+/// however many of the names spell it; its structured copy names the tools and costs less than
+/// the text.
+#[tokio::test]
+async fn describe_answers_one_block_per_server_and_each_tool_once() {
+    let (_dir, config) = fixture_config(&["alpha", "fixture"]).unwrap();
+    let server = Toolweave::start(toolweave(), &config, &[]).await.unwrap();
+    for (language, block, function) in [
+        (
+            "typescript",
+            "declare namespace tools.",
+            "function add(args",
+        ),
+        ("python", ":  # tools.", "    async def add("),
+    ] {
+        let described = server
+            .call(
+                "describe_tools",
+                json!({
+                    "names": ["fixture.add", "mcp__fixture__add", "alpha.add", "tools.fixture.add", "fixture"],
+                    "language": language,
+                }),
+            )
+            .await
+            .unwrap();
+        assert_ne!(described.is_error, Some(true), "{described:?}");
+        let text = &described.content[0].as_text().unwrap().text;
+        let blocks: Vec<&str> = text.lines().filter(|line| line.contains(block)).collect();
+        assert_eq!(blocks.len(), 2, "{language}: {text}");
+        assert!(
+            blocks[0].contains("fixture") && blocks[1].contains("alpha"),
+            "{blocks:?}"
+        );
+        assert_eq!(text.matches(function).count(), 2, "{language}: {text}");
+        let structured = described.structured_content.unwrap();
+        let names: Vec<&str> = structured["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tool| tool["name"].as_str().unwrap())
+            .collect();
+        let fixture_tools = names
+            .iter()
+            .filter(|name| name.starts_with("fixture."))
+            .count();
+        assert_eq!(names[..2], ["fixture.add", "alpha.add"]);
+        assert_eq!(names.len(), fixture_tools + 1, "{names:?}");
+        let mut distinct = names.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), names.len(), "{names:?}");
+        let text_tokens = tokens(text);
+        let structured_tokens = tokens(&structured.to_string());
+        assert!(
+            structured_tokens < text_tokens,
+            "{language}: structured {structured_tokens} tokens, text {text_tokens}"
+        );
+    }
+    server.stop().await.unwrap();
+}
+
+/// o200k tokens of `text`.
+fn tokens(text: &str) -> usize {
+    tiktoken_rs::o200k_base_singleton()
+        .encode_with_special_tokens(text)
+        .len()
+}
+
+/// By default a result may be 24 KiB of JSON (some 6,000 tokens): one answer does not fill the
+/// model's context, and one over it says how to return less.
+#[tokio::test]
+async fn the_default_result_budget_protects_the_context() {
+    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    let server = Toolweave::start(toolweave(), &config, &[]).await.unwrap();
+    let within = server
+        .execute("return 'x'.repeat(24 * 1024 - 2)", "javascript")
+        .await
+        .unwrap();
+    assert!(!within.is_error, "{}", within.text);
+    for (code, language) in [
+        ("return 'x'.repeat(24 * 1024 - 1)", "javascript"),
+        ("'x' * (24 * 1024 - 1)", "python"),
+    ] {
+        let over = server.execute(code, language).await.unwrap();
+        assert_eq!(over.error_kind(), Some("ResultTooLarge"), "{}", over.text);
+        assert_eq!(
+            over.text,
+            "ResultTooLarge: the result is 24577 bytes as JSON, over the limit of 24576 (--max-result-bytes 24576), which keeps answers from filling the context. Return only what the task needs: filter the data in code, keep the fields you use, count or summarize, or return the first items (slice) and ask for more in the next run."
+        );
+    }
+    server.stop().await.unwrap();
+}
+
+/// The value comes back as compact JSON (indentation would cost the model more tokens than the
+/// value itself), and the structured copy holds what `execute_code`'s output schema declares.
+#[tokio::test]
+async fn the_value_is_compact_json() {
+    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    let server = Toolweave::start(toolweave(), &config, &[]).await.unwrap();
+    let executed = server
+        .execute(
+            r#"console.log("sum", await tools.fixture.add({ a: 1, b: 2 }));
+            return { total: { of: [1, 2], is: 3 }, note: "a b" };"#,
+            "javascript",
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        executed.text,
+        "{\"total\":{\"of\":[1,2],\"is\":3},\"note\":\"a b\"}\n\n--- console ---\nsum 3"
+    );
+    // The structured copy is what the output schema declares: the console lines are not in it.
+    let keys = |structured: &Value| -> Vec<String> {
+        structured.as_object().unwrap().keys().cloned().collect()
+    };
+    assert_eq!(keys(&executed.structured), ["result", "stats"]);
+    assert_eq!(
+        executed.structured["stats"]["logBytes"],
+        json!("sum 3".len())
+    );
+    let failed = server
+        .execute("console.log('before'); null.x", "javascript")
+        .await
+        .unwrap();
+    assert_eq!(keys(&failed.structured), ["error", "stats"]);
+    assert_eq!(failed.structured["error"]["kind"], "GuestError");
+    assert!(
+        failed.text.ends_with("\n\n--- console ---\nbefore"),
+        "{}",
+        failed.text
+    );
+    server.stop().await.unwrap();
+}
+
+/// An argument a tool does not read is named in a warning, with what the tool takes, and the
+/// tool still runs: `allowedTools` and `timeoutMs` (which other code-mode servers accept) say
+/// what this run had instead; a misspelled one, the argument it most likely meant.
+#[tokio::test]
+async fn unknown_arguments_are_warnings_and_the_tool_still_runs() {
+    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    let server = Toolweave::start(toolweave(), &config, &["--timeout-ms", "5000"])
+        .await
+        .unwrap();
+    let executed = server
+        .call(
+            "execute_code",
+            json!({
+                "code": "return 40 + 2",
+                "allowedTools": ["fixture.add"],
+                "timeoutMs": 1000,
+                "lang": "typescript",
+            }),
+        )
+        .await
+        .unwrap();
+    assert_ne!(executed.is_error, Some(true), "{executed:?}");
+    let text = &executed.content[0].as_text().unwrap().text;
+    assert_eq!(
+        text,
+        "42\n\
+         Warning: \"allowedTools\" is not supported yet and was ignored: this run could call every tool the gateway allows (set with --allow and --deny when it starts). Call only the tools you mean to; execute_code takes \"code\", \"language\".\n\
+         Warning: \"timeoutMs\" is not supported yet and was ignored: this run had the gateway's deadline of 5000 ms (--timeout-ms, set when it starts). To stop waiting sooner, race a call against a timer in the code (Promise.race with setTimeout); execute_code takes \"code\", \"language\".\n\
+         Warning: \"lang\" is not an argument of execute_code; it was ignored. Did you mean \"language\"? execute_code takes \"code\", \"language\"."
+    );
+    let structured = executed.structured_content.unwrap();
+    assert_eq!(structured["result"], json!(42));
+    assert_eq!(structured["warnings"].as_array().unwrap().len(), 3);
+
+    let found = server
+        .call(
+            "search_tools",
+            json!({ "query": "add two numbers", "max_results": 2 }),
+        )
+        .await
+        .unwrap();
+    assert_ne!(found.is_error, Some(true), "{found:?}");
+    let text = &found.content[0].as_text().unwrap().text;
+    assert!(
+        text.ends_with(
+            "\nWarning: \"max_results\" is not an argument of search_tools; it was ignored. search_tools takes \"query\", \"limit\", \"language\"."
+        ),
+        "{text}"
+    );
+    assert!(text.contains("fixture.add"), "{text}");
+
+    // A call that fails for its arguments also names the ones it did not read.
+    let failed = server
+        .call("describe_tools", json!({ "tools": ["fixture.add"] }))
+        .await
+        .unwrap();
+    assert_eq!(failed.is_error, Some(true));
+    let text = &failed.content[0].as_text().unwrap().text;
+    assert_eq!(
+        text,
+        "\"names\" is required: an array of tool names such as [\"server.tool\"]\n\
+         Warning: \"tools\" is not an argument of describe_tools; it was ignored. describe_tools takes \"names\", \"language\", \"schemas\"."
+    );
     server.stop().await.unwrap();
 }
 

@@ -23,13 +23,11 @@ const INNER_FRAMES: usize = 30;
 const REPEATED_FRAMES_SHOWN: usize = 3;
 /// What Monty (and ruff's parser before it) says of code nested deeper than it follows.
 const TOO_DEEPLY_NESTED: &str = "Source is too deeply nested";
-/// How deeply Monty lets code nest: its `MAX_NESTING_DEPTH`, which it does not export, and which
-/// is lower when it is built with debug assertions (larger frames). ruff's parser, which reads
-/// the code first, stops at 202 levels of its own.
-#[cfg(not(debug_assertions))]
+/// How deeply Monty lets code nest: its `MAX_NESTING_DEPTH`, which it does not export. (Monty
+/// built with debug assertions allows 30; the workspace builds its dependencies without them in
+/// every profile, see `Cargo.toml`.) ruff's parser, which reads the code first, stops at 202
+/// levels of its own.
 const MAX_NESTING: u32 = 200;
-#[cfg(debug_assertions)]
-const MAX_NESTING: u32 = 30;
 
 /// Added to an uncaught `ImportError` of a name a module lacks.
 const SUBSET_HINT: &str = "toolweave's Python implements part of the standard library";
