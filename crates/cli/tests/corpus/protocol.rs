@@ -111,14 +111,16 @@ impl StdioGateway {
                     let id = format!("probe-{number}");
                     let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                         "params": {"name": "execute_code", "arguments": {"code": "return 1"}}});
-                    let mut stdin = stdin.lock().unwrap();
-                    let Some(stdin) = stdin.as_mut() else { return };
-                    // Timed from when the line is in the pipe: a probe that waited behind the
-                    // case's own long write measures the gateway, not this writer.
-                    let _ = writeln!(stdin, "{request}");
-                    let _ = stdin.flush();
-                    sent.lock().unwrap().push((id, Instant::now()));
-                    drop(stdin);
+                    {
+                        // The pipe is let go before the pause, for the case's own writes.
+                        let mut guard = stdin.lock().unwrap();
+                        let Some(pipe) = guard.as_mut() else { return };
+                        // Timed from when the line is in the pipe: a probe that waited behind the
+                        // case's own long write measures the gateway, not this writer.
+                        let _ = writeln!(pipe, "{request}");
+                        let _ = pipe.flush();
+                        sent.lock().unwrap().push((id, Instant::now()));
+                    }
                     std::thread::sleep(PACE);
                 }
             })
