@@ -268,6 +268,25 @@ struct ServeArgs {
     common: CommonArgs,
     #[command(flatten)]
     http: HttpArgs,
+    #[command(flatten)]
+    observe: ObserveArgs,
+}
+
+#[derive(Debug, Args)]
+struct ObserveArgs {
+    /// Serve Prometheus metrics at /metrics on the --http listener (behind its bearer token, like
+    /// MCP), or on --metrics-address.
+    #[arg(long)]
+    metrics: bool,
+    /// Serve metrics at http://ADDRESS/metrics, apart from MCP and without a token (for the
+    /// monitoring network; works with stdio serving too). Implies --metrics.
+    #[arg(long, value_name = "ADDRESS")]
+    metrics_address: Option<std::net::SocketAddr>,
+    /// Export traces over OTLP (HTTP, protobuf) to the collector at this URL (e.g.
+    /// http://127.0.0.1:4318): a span per execution, tool call and upstream request, joined to
+    /// the caller's trace when its request carries `traceparent` in `_meta`.
+    #[arg(long, value_name = "URL")]
+    otlp_endpoint: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -276,8 +295,8 @@ struct HttpArgs {
     /// 127.0.0.1:8080). An address other than loopback needs --auth-token-env.
     #[arg(long, value_name = "ADDRESS")]
     http: Option<std::net::SocketAddr>,
-    /// Require `Authorization: Bearer <token>` on every HTTP request, with the token read from
-    /// this environment variable.
+    /// Require `Authorization: Bearer <token>` on every HTTP request but the health probes'
+    /// (/healthz, /readyz), with the token read from this environment variable.
     #[arg(long, value_name = "VAR", requires = "http")]
     auth_token_env: Option<String>,
     /// Accept this `Host` (name or name:port) besides localhost and the bound address; for a
@@ -289,9 +308,20 @@ struct HttpArgs {
     #[arg(long, value_name = "ORIGIN", requires = "http")]
     allowed_origin: Vec<String>,
     /// Executions one client session may start per minute (a burst of that many, then refilled
-    /// evenly); more are refused with the time to wait.
+    /// evenly); more are refused with the time to wait. With --stateless, for the whole process.
     #[arg(long, value_name = "PER_MINUTE")]
     rate_limit: Option<std::num::NonZeroU32>,
+    /// Keep no sessions: every HTTP request stands alone, so a load balancer that cannot pin a
+    /// client to one copy can send each request anywhere. Gives up what needs a session: asking
+    /// the person to approve destructive calls, the log level a client sets, and cancelling a
+    /// request other than by closing its connection.
+    #[arg(long, requires = "http", conflicts_with = "session_id_prefix")]
+    stateless: bool,
+    /// Begin every session id with NAME and a dot, so a load balancer that cannot remember
+    /// which copy opened a session (open-source nginx) can route by the id alone. Give each
+    /// copy its own name (letters, digits, '-', '_').
+    #[arg(long, value_name = "NAME", requires = "http")]
+    session_id_prefix: Option<String>,
 }
 
 impl HttpArgs {
@@ -317,6 +347,13 @@ impl HttpArgs {
             token,
             allowed_hosts: self.allowed_host.clone(),
             allowed_origins: self.allowed_origin.clone(),
+            stateless: self.stateless,
+            session_id_prefix: self
+                .session_id_prefix
+                .as_deref()
+                .map(toolweave_server::sessions::session_id_prefix)
+                .transpose()?,
+            metrics: None,
         })
     }
 }
@@ -383,13 +420,42 @@ pub fn main() -> ExitCode {
         Ok(directive) => filter.add_directive(directive),
         Err(_) => filter,
     };
-    // Logs go to stderr: in `serve`, stdout carries the protocol and nothing else.
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .compact()
-        .init();
+    let traces = match &cli.command {
+        Command::Serve(ServeArgs {
+            observe:
+                ObserveArgs {
+                    otlp_endpoint: Some(endpoint),
+                    ..
+                },
+            ..
+        }) => match toolweave_server::telemetry::Traces::start(endpoint) {
+            Ok(traces) => Some(traces),
+            Err(error) => {
+                eprintln!("toolweave: {error}");
+                return ExitCode::FAILURE;
+            }
+        },
+        _ => None,
+    };
+    {
+        use tracing_subscriber::Layer;
+        use tracing_subscriber::layer::SubscriberExt;
+        use tracing_subscriber::util::SubscriberInitExt;
+        // Logs go to stderr: in `serve`, stdout carries the protocol and nothing else.
+        let logs = tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .with_ansi(false)
+            .compact()
+            .with_filter(filter);
+        tracing_subscriber::registry()
+            .with(logs)
+            .with(
+                traces
+                    .as_ref()
+                    .map(toolweave_server::telemetry::Traces::layer),
+            )
+            .init();
+    }
 
     // One thread for protocol and upstream I/O: guest code runs on engine threads of its own,
     // and keeping every task on one thread saves a cross-thread wake-up per message (measured:
@@ -408,6 +474,9 @@ pub fn main() -> ExitCode {
     let outcome = runtime.block_on(dispatch(cli.command));
     // Upstream children and engine threads must not keep the process alive.
     runtime.shutdown_timeout(Duration::from_millis(500));
+    if let Some(traces) = traces {
+        traces.shutdown();
+    }
     match outcome {
         Ok(code) => code,
         Err(error) => {
@@ -485,9 +554,27 @@ fn load_config(path: Option<&Path>) -> Result<Config> {
 }
 
 async fn serve(args: ServeArgs) -> Result<ExitCode> {
+    let observe = &args.observe;
+    if observe.metrics && args.http.http.is_none() && observe.metrics_address.is_none() {
+        bail!(
+            "--metrics serves /metrics on the --http listener; serving over stdio, give --metrics-address ADDRESS for metrics of their own"
+        );
+    }
+    let metrics = (observe.metrics || observe.metrics_address.is_some())
+        .then(|| Arc::new(toolweave_server::metrics::Metrics::new()));
     // Checked before anything starts, so a refused address starts no upstream server.
+    let metrics_listener = match observe.metrics_address {
+        Some(address) => Some(toolweave_server::metrics::MetricsListener::bind(address).await?),
+        None => None,
+    };
     let listener = match args.http.http {
-        Some(address) => Some(toolweave_server::http::bind(args.http.resolve(address)?).await?),
+        Some(address) => {
+            let mut options = args.http.resolve(address)?;
+            if metrics_listener.is_none() {
+                options.metrics = metrics.clone();
+            }
+            Some(toolweave_server::http::bind(options).await?)
+        }
         None => None,
     };
     let gateway = start(&args.common)?;
@@ -495,8 +582,24 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
     if let Some(per_minute) = args.http.rate_limit {
         server = server.with_rate_limit(per_minute);
     }
+    if let Some(metrics) = &metrics {
+        server = server.with_metrics(metrics.clone());
+        if listener.is_none() {
+            metrics.fixed_sessions(1);
+        }
+    }
     let stop = tokio_util::sync::CancellationToken::new();
     tokio::spawn(stop_on_signal(stop.clone()));
+    // Metrics are served until everything else has ended, drain included.
+    let metrics_stop = tokio_util::sync::CancellationToken::new();
+    let metrics_served = match (metrics_listener, &metrics) {
+        (Some(metrics_listener), Some(metrics)) => Some(tokio::spawn(metrics_listener.serve(
+            metrics.clone(),
+            gateway.clone(),
+            metrics_stop.clone(),
+        ))),
+        _ => None,
+    };
     match listener {
         Some(listener) => listener.serve(server, stop).await,
         None => {
@@ -519,6 +622,10 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
                 }
             }
         }
+    }
+    metrics_stop.cancel();
+    if let Some(served) = metrics_served {
+        let _ = served.await;
     }
     gateway.shutdown().await;
     Ok(ExitCode::SUCCESS)

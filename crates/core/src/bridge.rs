@@ -20,6 +20,7 @@ use crate::budget::{Budget, json_len};
 use crate::catalog_state::{CatalogState, Direction};
 use crate::error::{ExecutionError, MAX_ERROR_TEXT, cut};
 use crate::gateway::{Flavor, Gateway, guest_name};
+use crate::observe::CallOutcome;
 
 /// What one execution's calls answer to besides the gateway: where upstream notices go, its
 /// budget, and who approves destructive calls.
@@ -56,6 +57,9 @@ impl Scope<'_> {
 
 /// A result this large (as the server sent it) is measured off the protocol thread.
 const LARGE_RESULT_BYTES: usize = 1024 * 1024;
+
+/// The most of a tool's name, as the code wrote it, a trace shows.
+const MAX_SPAN_TOOL_NAME: usize = 256;
 
 /// How many validation errors a message lists before it says "and N more".
 const MAX_LISTED_VIOLATIONS: usize = 8;
@@ -112,12 +116,61 @@ pub(crate) async fn answer(
     let discovery = !matches!(request, HostRequest::Tool { .. });
     let answer = match request {
         HostRequest::Tool { name, args, raw } => {
-            call_tool(gateway, &name, args, raw, flavor, cancel, scope).await
+            let span = tracing::trace_span!(
+                target: crate::SPAN_TARGET,
+                "tool call",
+                otel.kind = "internal",
+                otel.status_code = tracing::field::Empty,
+                tool = tracing::field::Empty,
+                server = tracing::field::Empty,
+            );
+            if !span.is_disabled() {
+                // The name is the code's: cut, whatever the code made it.
+                span.record("tool", cut(name.clone(), MAX_SPAN_TOOL_NAME));
+            }
+            let started = std::time::Instant::now();
+            let answer = tracing::Instrument::instrument(
+                call_tool(gateway, &name, args, raw, flavor, cancel, scope),
+                span.clone(),
+            )
+            .await;
+            observe_call(gateway, &name, &answer, scope, started.elapsed(), &span);
+            answer
         }
         HostRequest::Search { query, limit } => gateway.search_for_code(query, limit, flavor).await,
         HostRequest::Describe { names } => gateway.describe_for_code(names, flavor).await,
     };
     within_memory(answer, discovery, gateway.limits.memory_bytes)
+}
+
+/// Tells the gateway's observer (and the call's span) how a tool call ended.
+fn observe_call(
+    gateway: &Gateway,
+    name: &str,
+    answer: &Result<Value, String>,
+    scope: &Scope<'_>,
+    duration: std::time::Duration,
+    span: &tracing::Span,
+) {
+    let observer = gateway.observer.get();
+    if observer.is_none() && span.is_disabled() {
+        return;
+    }
+    let outcome = match answer {
+        Ok(_) => CallOutcome::Ok,
+        Err(_) if scope.refused.load(std::sync::atomic::Ordering::Relaxed) => CallOutcome::Denied,
+        Err(_) => CallOutcome::Error,
+    };
+    let server = server_of(&gateway.snapshot(), name);
+    if let Some(server) = &server {
+        span.record("server", server.as_str());
+    }
+    if outcome != CallOutcome::Ok {
+        span.record("otel.status_code", "ERROR");
+    }
+    if let Some(observer) = observer {
+        observer.tool_call(server.as_deref(), outcome, duration);
+    }
 }
 
 /// `answer` as the guest can take it (its engine holds the JSON text whole, in the guest's

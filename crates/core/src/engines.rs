@@ -115,6 +115,15 @@ impl Engines {
         self.isolation
     }
 
+    /// The worker processes waiting and busy, per kind.
+    pub fn workers(&self) -> Vec<crate::WorkerCount> {
+        [&self.javascript_workers, &self.python_workers]
+            .into_iter()
+            .flatten()
+            .map(WorkerPool::count)
+            .collect()
+    }
+
     /// The manifest the next executions will most likely have: workers started from now on are
     /// told it, so a job with it need not carry it.
     pub(crate) fn expect(&self, manifest: &std::sync::Arc<toolweave_sandbox::Manifest>) {

@@ -47,6 +47,8 @@ pub struct Gateway {
     discovery: Arc<Semaphore>,
     /// When the servers started: discovery waits for them until [`DISCOVERY_WAIT`] after.
     started: std::time::Instant,
+    /// Told about every tool call of guest code, once something measures them.
+    pub(crate) observer: std::sync::OnceLock<Arc<dyn crate::Observer>>,
 }
 
 /// How long after the gateway starts discovery (`search_tools`, `describe_tools` and their guest
@@ -234,6 +236,7 @@ impl Gateway {
             rebuild: tokio::sync::Mutex::new(()),
             discovery: Arc::new(Semaphore::new(discovery_threads())),
             started: std::time::Instant::now(),
+            observer: std::sync::OnceLock::new(),
         });
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let versions = gateway.upstream.subscribe();
@@ -268,6 +271,17 @@ impl Gateway {
     /// The limits every execution runs under.
     pub fn limits(&self) -> &Limits {
         &self.limits
+    }
+
+    /// Tells `observer` about every tool call of guest code from now on. One observer per
+    /// gateway: `false` when one was set already (and is kept).
+    pub fn observe(&self, observer: Arc<dyn crate::Observer>) -> bool {
+        self.observer.set(observer).is_ok()
+    }
+
+    /// The worker processes waiting and busy, per kind (none with engine threads only).
+    pub fn workers(&self) -> Vec<crate::WorkerCount> {
+        self.engines.workers()
     }
 
     /// The upstream manager (for status and shutdown).

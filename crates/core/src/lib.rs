@@ -16,6 +16,7 @@ mod executor;
 #[cfg(target_os = "linux")]
 mod forks;
 mod gateway;
+mod observe;
 mod render;
 mod workers;
 
@@ -30,6 +31,7 @@ pub use gateway::{
     DISCOVERY_WAIT, DescribeAnswer, Described, Flavor, Gateway, MAX_DESCRIBE_NAMES,
     MAX_QUERY_BYTES, SearchAnswer, SearchResult, Unavailable,
 };
+pub use observe::{CallOutcome, Observer, SPAN_TARGET, WorkerCount};
 pub use render::{describe_text, execution_text, search_text};
 pub use tokio_util::sync::CancellationToken;
 pub use toolweave_sandbox::confine;
@@ -38,4 +40,4 @@ pub use toolweave_sandbox::zygote;
 pub use toolweave_sandbox::{
     Language, LogStream, WorkerCommand, WorkerKind, WorkerSpec, worker_main,
 };
-pub use toolweave_upstream::{Listener, Notice};
+pub use toolweave_upstream::{Listener, Notice, ServerState};

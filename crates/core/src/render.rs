@@ -1,7 +1,8 @@
 //! The text a model reads for each answer. Kept together so the wording stays consistent.
 
 use crate::bridge::unknown_names_message;
-use crate::executor::ExecutionReport;
+use crate::error::ExecutionError;
+use crate::executor::{ExecutionReport, LogLine};
 use crate::gateway::{DescribeAnswer, SearchAnswer, SearchResult, Unavailable};
 
 /// How many names of tools left out of an answer its text lists; `omitted` in the structured
@@ -119,24 +120,58 @@ pub fn execution_text(report: &ExecutionReport) -> String {
         text.push_str(warning);
     }
     if !report.logs.is_empty() {
-        let omitted = report.logs_omitted;
-        if omitted.lines == 0 {
+        // A run the log limit ended shows only its last lines, each cut short: the model needs to
+        // see where it was, not the flood that ended it.
+        let limited = matches!(report.result, Err(ExecutionError::LogLimit { .. }));
+        let shown = if limited {
+            tail_lines(&report.logs)
+        } else {
+            report.logs.len()
+        };
+        let (left, kept) = report.logs.split_at(report.logs.len() - shown);
+        let left_out = report.logs_omitted.lines + left.len();
+        let left_out_bytes =
+            report.logs_omitted.bytes + left.iter().map(|line| line.text.len()).sum::<usize>();
+        if left_out == 0 {
             text.push_str("\n\n--- console ---");
         } else {
             text.push_str(&format!(
-                "\n\n--- console: the last {} lines; the {} before them ({} bytes) are left out ---",
-                report.logs.len(),
-                omitted.lines,
-                omitted.bytes
+                "\n\n--- console: the last {} lines; the {left_out} before them ({left_out_bytes} \
+                 bytes) are left out ---",
+                kept.len()
             ));
         }
-        for line in &report.logs {
+        for line in kept {
             text.push('\n');
             if line.stream != "log" {
                 text.push_str(&format!("[{}] ", line.stream));
             }
-            text.push_str(&line.text);
+            if limited {
+                text.push_str(&crate::error::cut(line.text.clone(), LOG_LIMIT_TAIL_BYTES));
+            } else {
+                text.push_str(&line.text);
+            }
         }
     }
     text
+}
+
+/// Lines shown of a run the log limit ended: the last ones, at most [`LOG_LIMIT_TAIL_LINES`]
+/// and [`LOG_LIMIT_TAIL_BYTES`] (always the last line, cut to that many bytes).
+const LOG_LIMIT_TAIL_LINES: usize = 20;
+/// See [`LOG_LIMIT_TAIL_LINES`].
+const LOG_LIMIT_TAIL_BYTES: usize = 2048;
+
+/// How many of the last `logs` fit the tail shown of a run the log limit ended.
+fn tail_lines(logs: &[LogLine]) -> usize {
+    let mut bytes = 0;
+    let mut shown = 0;
+    for line in logs.iter().rev().take(LOG_LIMIT_TAIL_LINES) {
+        bytes += line.text.len();
+        if shown > 0 && bytes > LOG_LIMIT_TAIL_BYTES {
+            break;
+        }
+        shown += 1;
+    }
+    shown
 }

@@ -11,6 +11,7 @@ use std::io;
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -46,6 +47,8 @@ struct PoolInner {
     directory: PathBuf,
     idle: Mutex<Idle>,
     idle_target: usize,
+    /// Workers running an execution (for metrics).
+    busy: std::sync::atomic::AtomicUsize,
     /// The manifest of the last job: workers started from now on are told to expect it.
     expected: ExpectedManifest,
     /// Where workers come from: a fork server when one runs, otherwise a new process each.
@@ -433,6 +436,7 @@ impl WorkerPool {
                 directory,
                 idle: Mutex::new(Idle::default()),
                 idle_target,
+                busy: std::sync::atomic::AtomicUsize::new(0),
                 expected: ExpectedManifest::default(),
                 #[cfg(target_os = "linux")]
                 forks: tokio::sync::Mutex::new(if fork_server {
@@ -489,6 +493,8 @@ impl WorkerPool {
                     .map_err(|error| format!("cannot start a worker process: {error}"))?,
             };
             let job = ToWorker::Start(WorkerJob::new(request, worker.expects.as_ref()));
+            // Busy until the session is dropped (which counts it down).
+            self.inner.busy.fetch_add(1, Ordering::Relaxed);
             let mut session = WorkerSession {
                 stdout: MessageReader::new(worker.stdout, FromWorker::max_line(&request.limits)),
                 stdin: worker.stdin,
@@ -510,6 +516,22 @@ impl WorkerPool {
                     tracing::warn!(%error, "a waiting worker process was gone; trying another");
                 }
             }
+        }
+    }
+
+    /// How many of this pool's workers wait for a job, and how many run one.
+    pub(crate) fn count(&self) -> crate::WorkerCount {
+        let waiting = self
+            .inner
+            .idle
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .workers
+            .len();
+        crate::WorkerCount {
+            kind: self.inner.spec.kind,
+            waiting,
+            busy: self.inner.busy.load(Ordering::Relaxed),
         }
     }
 
@@ -964,6 +986,9 @@ impl Drop for WorkerSession {
     fn drop(&mut self) {
         // Its process is reaped in the background (by tokio, or by the fork server).
         let pool = self.pool.take();
+        if let Some(pool) = &pool {
+            pool.inner.busy.fetch_sub(1, Ordering::Relaxed);
+        }
         let runtime = tokio::runtime::Handle::try_current();
         match runtime {
             // A worker that reported its outcome exits on its own, and this execution's answer

@@ -24,7 +24,7 @@ pub fn lone_surrogate_escapes(json: &[u8]) -> Vec<usize> {
     let mut index = 0;
     while let Some(backslash) = json
         .get(index..)
-        .and_then(|rest| rest.iter().position(|&byte| byte == b'\\'))
+        .and_then(|rest| memchr::memchr(b'\\', rest))
     {
         let at = index + backslash;
         let Some(unit) = unicode_escape(json, at) else {
@@ -56,6 +56,17 @@ pub fn replace_lone_surrogate_escapes(json: &mut [u8]) -> usize {
         }
     }
     found.len()
+}
+
+/// JSON bytes with every escape of a lone surrogate replaced by `\ufffd` (what a client's
+/// request may carry); borrowed, unchanged, when there is none.
+pub fn without_lone_surrogate_escapes(json: &[u8]) -> Cow<'_, [u8]> {
+    if lone_surrogate_escapes(json).is_empty() {
+        return Cow::Borrowed(json);
+    }
+    let mut owned = json.to_vec();
+    replace_lone_surrogate_escapes(&mut owned);
+    Cow::Owned(owned)
 }
 
 /// JSON text with every escape of a lone surrogate replaced by `\ufffd`; the text itself, not a
@@ -204,5 +215,102 @@ mod tests {
         );
         // Anything else that is not UTF-8 is replaced too, never dropped.
         assert_eq!(well_formed_text(b"a\xFFb\xC3"), "a\u{fffd}b\u{fffd}");
+    }
+
+    fn request_replaced(text: &str) -> String {
+        String::from_utf8(without_lone_surrogate_escapes(text.as_bytes()).into_owned()).unwrap()
+    }
+
+    #[test]
+    fn lone_halves_in_a_request_become_the_replacement_character() {
+        assert_eq!(request_replaced(r#""\ud800""#), r#""\ufffd""#);
+        assert_eq!(request_replaced(r#""\uDBFF""#), r#""\ufffd""#);
+        assert_eq!(request_replaced(r#""\udc00""#), r#""\ufffd""#);
+        assert_eq!(request_replaced(r#""a\ud800b""#), r#""a\ufffdb""#);
+        // Two high halves: neither is paired.
+        assert_eq!(request_replaced(r#""\ud800\ud800""#), r#""\ufffd\ufffd""#);
+        // A pair, then a lone low half.
+        assert_eq!(
+            request_replaced(r#""\ud83d\ude00\ude00""#),
+            r#""\ud83d\ude00\ufffd""#
+        );
+        // A low half before a high one is no pair.
+        assert_eq!(request_replaced(r#""\udc00\ud800""#), r#""\ufffd\ufffd""#);
+        // An escaped backslash, then an escape.
+        assert_eq!(request_replaced(r#""\\\ud800""#), r#""\\\ufffd""#);
+        // Several strings.
+        assert_eq!(
+            request_replaced(r#"{"a":"\ud800","b":["x\udfff"]}"#),
+            r#"{"a":"\ufffd","b":["x\ufffd"]}"#
+        );
+    }
+
+    #[test]
+    fn text_without_lone_halves_is_borrowed_unchanged() {
+        for text in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            r#""\ud83d\ude00""#,
+            // A backslash written as an escape, followed by the letters of an escape.
+            r#""\\ud800""#,
+            r#""\\\\ud800""#,
+            r#""\u00e9\n\t\"\/""#,
+            // Malformed escapes are the parser's to report.
+            r#""\ud8""#,
+            r#""\ud80g""#,
+            r#""\"#,
+            r#"\u"#,
+            "",
+        ] {
+            assert!(
+                matches!(
+                    without_lone_surrogate_escapes(text.as_bytes()),
+                    Cow::Borrowed(_)
+                ),
+                "{text}"
+            );
+        }
+    }
+
+    /// Whatever JavaScript's `JSON.stringify` writes for a string with lone halves decodes once
+    /// replaced, into the same text with U+FFFD in their place.
+    #[test]
+    fn replaced_text_decodes() {
+        let halves = [
+            "\\ud800",
+            "\\udbff",
+            "\\udc00",
+            "\\udfff",
+            "\\ud83d\\ude00",
+            "a",
+            "\\\\",
+        ];
+        for first in halves {
+            for second in halves {
+                for third in halves {
+                    let text = format!("\"{first}{second}{third}\"");
+                    let fixed = without_lone_surrogate_escapes(text.as_bytes());
+                    let decoded: String = serde_json::from_slice(&fixed)
+                        .unwrap_or_else(|error| panic!("{text}: {error}"));
+                    let expected: String = [first, second, third]
+                        .iter()
+                        .map(|half| match *half {
+                            "\\ud83d\\ude00" => "😀",
+                            "a" => "a",
+                            "\\\\" => "\\",
+                            _ => "\u{fffd}",
+                        })
+                        .collect();
+                    // A lone high half followed by a lone low one makes a pair: another character.
+                    let ends_high = |half: &str| half == "\\ud800" || half == "\\udbff";
+                    let starts_low = |half: &str| half == "\\udc00" || half == "\\udfff";
+                    if ends_high(first) && starts_low(second)
+                        || ends_high(second) && starts_low(third)
+                    {
+                        continue;
+                    }
+                    assert_eq!(decoded, expected, "{text}");
+                }
+            }
+        }
     }
 }

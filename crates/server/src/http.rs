@@ -1,15 +1,17 @@
-//! MCP over streamable HTTP: `/mcp`, one MCP session per client, protection against DNS
-//! rebinding (`Host` and `Origin` checked), an optional bearer token, and a graceful end.
+//! MCP over streamable HTTP: `/mcp`, one MCP session per client (or none, `--stateless`),
+//! protection against DNS rebinding (`Host` and `Origin` checked), an optional bearer token,
+//! health (`/healthz`, `/readyz`) and metrics (`/metrics`), and a graceful end.
 //!
 //! The protocol (sessions, SSE streams, Host and Origin checks) is rmcp's
 //! `StreamableHttpService`; this module decides who may reach it (the bind rule and the token),
 //! what it is handed (every request body read and decoded here first, see [`screen`]), and how
-//! serving ends. Every session gets its own [`ToolweaveServer`] handle over the one
-//! shared gateway, so a request's cancellation belongs to that request alone.
+//! serving ends (see [`HttpListener::serve`]). Every session gets its own [`ToolweaveServer`]
+//! handle over the one shared gateway, so a request's cancellation belongs to that request alone.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::Body;
@@ -18,6 +20,7 @@ use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::serve::ListenerExt;
+use rmcp::transport::common::server_side_http::SessionId;
 use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -27,13 +30,23 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::ToolweaveServer;
+use crate::health::{self, HEALTH_PATH, READY_PATH, Readiness};
 use crate::incoming::{self, Incoming, Invalid};
+use crate::metrics::Metrics;
+use crate::sessions::Sessions;
 
 /// The path MCP is served at.
 pub const MCP_PATH: &str = "/mcp";
 
+/// The path metrics are served at.
+pub const METRICS_PATH: &str = "/metrics";
+
 /// How long running executions may go on once serving is asked to end.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+/// While draining, serving ends once no execution runs and no request has come for this long:
+/// long enough for a load balancer checking `/readyz` every half second or so to stop sending
+/// requests here, so they are not refused a connection.
+const DRAIN_QUIET: Duration = Duration::from_secs(1);
 /// After the grace, how long open connections get to close before serving ends regardless.
 const CONNECTION_CLOSE_WAIT: Duration = Duration::from_secs(2);
 /// How long a session keeps an answer already sent, for a client that reconnects to read it
@@ -60,6 +73,13 @@ pub struct HttpOptions {
     pub allowed_hosts: Vec<String>,
     /// Browser `Origin`s accepted besides pages on this machine.
     pub allowed_origins: Vec<String>,
+    /// Every request stands alone: no sessions, so any copy behind a balancer can answer it.
+    pub stateless: bool,
+    /// What every session id begins with (a name and `.`), so a balancer can tell the copy that
+    /// holds a session from its id (see [`crate::sessions::session_id_prefix`]).
+    pub session_id_prefix: Option<String>,
+    /// Metrics to serve at [`METRICS_PATH`] (behind the token, like MCP), when asked for here.
+    pub metrics: Option<Arc<Metrics>>,
 }
 
 /// A bearer token, kept only as its SHA-256 digest: comparing digests in constant time hides
@@ -147,11 +167,101 @@ impl HttpListener {
         self.local_address
     }
 
-    /// Serves MCP at [`MCP_PATH`] until `stop` fires, then ends gracefully: no new connections;
-    /// running executions get [`SHUTDOWN_GRACE`] to finish; then every session is closed (which
-    /// cancels what still runs) and open connections get a moment to close.
+    /// Serves MCP at [`MCP_PATH`] (with health and, when asked for, metrics) until `stop`
+    /// fires, then drains and ends: `/readyz` answers 503 at once, and nothing new starts (a
+    /// new session is refused with 503, so a balancer sends it to another copy; a request in a
+    /// session here gets 404, so its client starts a new session elsewhere), while what runs
+    /// goes on and is answered. Once no execution runs and no request has come for
+    /// [`DRAIN_QUIET`] (or after [`SHUTDOWN_GRACE`], cancelling what still runs), every session
+    /// is closed and open connections get a moment to close.
     pub async fn serve(self, handler: ToolweaveServer, stop: CancellationToken) {
         let sessions = CancellationToken::new();
+        let config = self
+            .protocol_config()
+            .with_cancellation_token(sessions.clone());
+        let mut local = LocalSessionManager::default();
+        local.session_config.completed_cache_ttl = COMPLETED_ANSWER_KEPT;
+        let sessions_manager =
+            Arc::new(Sessions::new(local, self.options.session_id_prefix.clone()));
+        let session_handler = handler.clone();
+        let stateless = self.options.stateless;
+        let service = StreamableHttpService::new(
+            move || {
+                Ok(if stateless {
+                    session_handler.for_request()
+                } else {
+                    session_handler.for_session()
+                })
+            },
+            sessions_manager.clone(),
+            config,
+        );
+        let metrics = self.options.metrics.clone();
+        if let Some(metrics) = &metrics {
+            if stateless {
+                metrics.fixed_sessions(0);
+            } else {
+                metrics.count_sessions(sessions_manager.clone());
+            }
+        }
+        let served = Arc::new(Served {
+            gateway: handler.gateway().clone(),
+            readiness: Readiness::new(),
+            metrics,
+            sessions: sessions_manager,
+            started: Instant::now(),
+            last_request_ms: AtomicU64::new(0),
+        });
+        let router = routes(service, served.clone(), self.options.token.clone());
+        // Said whatever the log level: with port 0 this is how the caller learns the port.
+        eprintln!(
+            "toolweave: serving MCP at http://{}{MCP_PATH}{}{}",
+            self.local_address,
+            if self.options.token.is_some() {
+                " (bearer token required)"
+            } else {
+                ""
+            },
+            if stateless {
+                " (stateless: every request stands alone)"
+            } else {
+                ""
+            }
+        );
+
+        let closing = CancellationToken::new();
+        let closed = closing.clone();
+        // Answers are small and each waits on the one before: without TCP_NODELAY, Nagle's
+        // algorithm and delayed ACKs hold every answer back ~40 ms.
+        let listener = self.listener.tap_io(|stream| {
+            if let Err(error) = stream.set_nodelay(true) {
+                tracing::debug!(%error, "cannot set TCP_NODELAY");
+            }
+        });
+        let server = axum::serve(listener, router)
+            .with_graceful_shutdown(async move { closed.cancelled().await });
+        let server = tokio::spawn(async move { server.await });
+        stop.cancelled().await;
+        served.readiness.drain();
+        tracing::info!(
+            grace_ms = SHUTDOWN_GRACE.as_millis(),
+            "draining: /readyz answers 503 and nothing new starts; running executions may finish"
+        );
+        if !served.drain(&handler).await {
+            tracing::warn!("executions still running after the grace period are cancelled");
+        }
+        closing.cancel();
+        sessions.cancel();
+        match tokio::time::timeout(CONNECTION_CLOSE_WAIT, server).await {
+            Ok(Ok(Ok(()))) => {}
+            Ok(Ok(Err(error))) => tracing::warn!(%error, "the HTTP server ended with an error"),
+            Ok(Err(error)) => tracing::warn!(%error, "the HTTP server task failed"),
+            Err(_elapsed) => tracing::debug!("connections still open at shutdown are dropped"),
+        }
+    }
+
+    /// rmcp's configuration: the hosts and origins accepted, the body limit, and sessions or none.
+    fn protocol_config(&self) -> StreamableHttpServerConfig {
         let mut allowed_hosts: Vec<String> = LOOPBACK_HOSTS
             .iter()
             .map(|host| (*host).to_owned())
@@ -169,70 +279,106 @@ impl HttpListener {
             .with_allowed_hosts(allowed_hosts)
             .with_allowed_origins(allowed_origins)
             .enforce_origin_validation()
-            .with_max_request_body_bytes(MAX_REQUEST_BYTES)
-            .with_cancellation_token(sessions.clone());
-        let session_handler = handler.clone();
-        let mut sessions_manager = LocalSessionManager::default();
-        sessions_manager.session_config.completed_cache_ttl = COMPLETED_ANSWER_KEPT;
-        let sessions_manager = Arc::new(sessions_manager);
-        let service = StreamableHttpService::new(
-            move || Ok(session_handler.for_session()),
-            sessions_manager.clone(),
-            config,
-        );
-        let router = Router::new()
-            .route_service(MCP_PATH, service)
-            .route_layer(axum::middleware::from_fn_with_state(
-                sessions_manager,
-                screen,
-            ))
-            .fallback(not_found)
-            .layer(axum::middleware::from_fn_with_state(
-                Arc::new(self.options.token.clone()),
-                authorize,
-            ));
-        // Said whatever the log level: with port 0 this is how the caller learns the port.
-        eprintln!(
-            "toolweave: serving MCP at http://{}{MCP_PATH}{}",
-            self.local_address,
-            if self.options.token.is_some() {
-                " (bearer token required)"
-            } else {
-                ""
-            }
-        );
-
-        let stopping = stop.clone();
-        // Answers are small and each waits on the one before: without TCP_NODELAY, Nagle's
-        // algorithm and delayed ACKs hold every answer back ~40 ms.
-        let listener = self.listener.tap_io(|stream| {
-            if let Err(error) = stream.set_nodelay(true) {
-                tracing::debug!(%error, "cannot set TCP_NODELAY");
-            }
-        });
-        let server = axum::serve(listener, router)
-            .with_graceful_shutdown(async move { stopping.cancelled().await });
-        let server = tokio::spawn(async move { server.await });
-        stop.cancelled().await;
-        tracing::info!(
-            grace_ms = SHUTDOWN_GRACE.as_millis(),
-            "stopping: no new connections; running executions may finish"
-        );
-        if !handler.drain(SHUTDOWN_GRACE).await {
-            tracing::warn!("executions still running after the grace period are cancelled");
-        }
-        sessions.cancel();
-        match tokio::time::timeout(CONNECTION_CLOSE_WAIT, server).await {
-            Ok(Ok(Ok(()))) => {}
-            Ok(Ok(Err(error))) => tracing::warn!(%error, "the HTTP server ended with an error"),
-            Ok(Err(error)) => tracing::warn!(%error, "the HTTP server task failed"),
-            Err(_elapsed) => tracing::debug!("connections still open at shutdown are dropped"),
+            .with_max_request_body_bytes(MAX_REQUEST_BYTES);
+        if self.options.stateless {
+            // A plain JSON answer where nothing else is sent before it; an execution whose
+            // upstream servers report progress answers as an event stream.
+            config
+                .with_legacy_session_mode(false)
+                .with_json_response(true)
+        } else {
+            config
         }
     }
 }
 
-/// Checks the bearer token, when one is set. The answer to a missing or wrong token says what
-/// is expected, never what was sent.
+/// MCP behind its screen, health, metrics, and the token in front of all but health.
+fn routes(
+    mcp: StreamableHttpService<ToolweaveServer, Sessions>,
+    served: Arc<Served>,
+    token: Option<BearerToken>,
+) -> Router {
+    Router::new()
+        .route_service(MCP_PATH, mcp)
+        .route_layer(axum::middleware::from_fn_with_state(served.clone(), screen))
+        .route(
+            HEALTH_PATH,
+            axum::routing::get(|| async { health::alive() }),
+        )
+        .route(READY_PATH, axum::routing::get(readyz))
+        .route(METRICS_PATH, axum::routing::get(metrics_text))
+        .with_state(served)
+        .fallback(not_found)
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::new(token),
+            authorize,
+        ))
+}
+
+/// What the routes besides MCP, and the screen in front of MCP, share.
+struct Served {
+    gateway: Arc<toolweave_core::Gateway>,
+    readiness: Readiness,
+    metrics: Option<Arc<Metrics>>,
+    sessions: Arc<Sessions>,
+    /// When serving began; [`Self::last_request_ms`] counts from here.
+    started: Instant,
+    /// When the last MCP request was let through, in milliseconds after [`Self::started`].
+    last_request_ms: AtomicU64,
+}
+
+impl Served {
+    /// An MCP request was let through now.
+    fn request_arrived(&self) {
+        let now = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.last_request_ms.fetch_max(now, Ordering::Relaxed);
+    }
+
+    /// Time since the last MCP request was let through.
+    fn since_last_request(&self) -> Duration {
+        let last = Duration::from_millis(self.last_request_ms.load(Ordering::Relaxed));
+        self.started.elapsed().saturating_sub(last)
+    }
+
+    /// Waits until no execution runs and no request has come for [`DRAIN_QUIET`], or at most
+    /// [`SHUTDOWN_GRACE`]; whether every execution had ended.
+    async fn drain(&self, handler: &ToolweaveServer) -> bool {
+        let until = Instant::now() + SHUTDOWN_GRACE;
+        loop {
+            let running = handler.executions_running();
+            if running == 0 && self.since_last_request() >= DRAIN_QUIET {
+                return true;
+            }
+            if Instant::now() >= until {
+                return running == 0;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+async fn readyz(State(served): State<Arc<Served>>) -> Response {
+    health::ready(&served.readiness, &served.gateway)
+}
+
+async fn metrics_text(State(served): State<Arc<Served>>) -> Response {
+    match &served.metrics {
+        Some(metrics) => (
+            [(header::CONTENT_TYPE, crate::metrics::CONTENT_TYPE)],
+            metrics.render(&served.gateway).await,
+        )
+            .into_response(),
+        None => (
+            StatusCode::NOT_FOUND,
+            "toolweave: metrics are off; start it with --metrics to serve them here\n",
+        )
+            .into_response(),
+    }
+}
+
+/// Checks the bearer token, when one is set, on every path but the health probes' (probes carry
+/// no token, and those answers hold nothing secret). The answer to a missing or wrong token says
+/// what is expected, never what was sent.
 async fn authorize(
     State(token): State<Arc<Option<BearerToken>>>,
     request: Request,
@@ -241,6 +387,9 @@ async fn authorize(
     let Some(token) = token.as_ref() else {
         return next.run(request).await;
     };
+    if matches!(request.uri().path(), HEALTH_PATH | READY_PATH) {
+        return next.run(request).await;
+    }
     let presented = request
         .headers()
         .get(header::AUTHORIZATION)
@@ -274,6 +423,7 @@ async fn authorize(
 
 /// What reaches rmcp's service, checked first (after the token):
 ///
+/// - while this copy drains, nothing new starts (see [`refuse_while_draining`]);
 /// - a `DELETE` naming a session that does not exist gets `404`, as MCP asks (rmcp answers
 ///   `202` whatever the id);
 /// - a `POST` body is read here, at most [`MAX_REQUEST_BYTES`]: one that cannot be read (its
@@ -282,19 +432,15 @@ async fn authorize(
 /// - a body that is no message toolweave can serve gets `400` with the JSON-RPC error that says
 ///   why, addressed to the request's id when it has one (rmcp answers `415` with serde's words);
 ///   lone surrogate escapes (`"\ud800"`) are replaced before rmcp decodes it, as over stdio.
-async fn screen(
-    State(sessions): State<Arc<LocalSessionManager>>,
-    request: Request,
-    next: Next,
-) -> Response {
+async fn screen(State(served): State<Arc<Served>>, request: Request, next: Next) -> Response {
+    let session: Option<SessionId> = request
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|id| id.to_str().ok())
+        .map(|id| id.to_owned().into());
     if request.method() == Method::DELETE {
-        let session = request
-            .headers()
-            .get("mcp-session-id")
-            .and_then(|id| id.to_str().ok())
-            .map(|id| id.to_owned().into());
         if let Some(session) = session
-            && matches!(sessions.has_session(&session).await, Ok(false))
+            && matches!(served.sessions.has_session(&session).await, Ok(false))
         {
             return (
                 StatusCode::NOT_FOUND,
@@ -302,9 +448,12 @@ async fn screen(
             )
                 .into_response();
         }
+        served.request_arrived();
         return next.run(request).await;
     }
     if request.method() != Method::POST {
+        // A client's event stream (`GET`) stays open, or comes back, whatever it is doing: it
+        // does not count as a request arriving.
         return next.run(request).await;
     }
     let (parts, body) = request.into_parts();
@@ -312,14 +461,58 @@ async fn screen(
         Ok(body) => body,
         Err(refusal) => return refusal,
     };
-    if let Incoming::Invalid(invalid) = incoming::decode(&body) {
-        return json_rpc_error(&invalid);
+    let incoming = incoming::decode(&body);
+    if let Incoming::Invalid(invalid) = &incoming {
+        return json_rpc_error(invalid);
     }
-    let body = match incoming::replace_lone_surrogates(&body) {
+    if served.readiness.is_draining()
+        && let Some(refusal) = refuse_while_draining(&served, session.as_ref(), &incoming).await
+    {
+        return refusal;
+    }
+    served.request_arrived();
+    let body = match incoming::without_lone_surrogate_escapes(&body) {
         std::borrow::Cow::Owned(replaced) => replaced,
         std::borrow::Cow::Borrowed(_) => body,
     };
     next.run(Request::from_parts(parts, Body::from(body))).await
+}
+
+/// While this copy drains it starts nothing new: a message for no session here gets `503` (a
+/// balancer tries another copy), and a request in a session here gets `404`, which tells the
+/// client its session is over and to start a new one (on another copy). What work already
+/// running needs still goes through: notifications (a cancellation) and the client's answers
+/// to the server's requests (an approval).
+async fn refuse_while_draining(
+    served: &Served,
+    session: Option<&SessionId>,
+    incoming: &Incoming,
+) -> Option<Response> {
+    let known = match session {
+        Some(session) => matches!(served.sessions.has_session(session).await, Ok(true)),
+        None => false,
+    };
+    if !known {
+        return Some(
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                [(header::RETRY_AFTER, "1")],
+                "toolweave: this copy is shutting down and takes no new sessions; connect again \
+                 (behind a load balancer, another copy answers)\n",
+            )
+                .into_response(),
+        );
+    }
+    let starts_work = matches!(incoming, Incoming::Message(message)
+        if matches!(message.as_ref(), rmcp::model::ClientJsonRpcMessage::Request(_)));
+    starts_work.then(|| {
+        (
+            StatusCode::NOT_FOUND,
+            "toolweave: this copy is shutting down, and this session ends with it; start a new \
+             session with initialize (behind a load balancer, another copy takes it)\n",
+        )
+            .into_response()
+    })
 }
 
 /// A request body, or the answer to a body that cannot be read or is too long.

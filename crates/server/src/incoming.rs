@@ -8,7 +8,6 @@
 //! can be found, the JSON-RPC code, and what is wrong.
 
 mod request_id;
-mod surrogates;
 
 use rmcp::ErrorData;
 use rmcp::model::{
@@ -19,7 +18,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 pub(crate) use request_id::IdScanner;
-pub(crate) use surrogates::replace_lone_surrogates;
+pub(crate) use toolweave_sandbox::surrogates::without_lone_surrogate_escapes;
 
 /// The byte order mark some writers put first; JSON allows a reader to skip it.
 const BYTE_ORDER_MARK: &[u8] = b"\xEF\xBB\xBF";
@@ -90,7 +89,7 @@ pub(crate) fn decode(text: &[u8]) -> Incoming {
         Err(error) => error,
     };
     if error.is_syntax()
-        && let std::borrow::Cow::Owned(replaced) = replace_lone_surrogates(text)
+        && let std::borrow::Cow::Owned(replaced) = without_lone_surrogate_escapes(text)
     {
         return match serde_json::from_slice(&replaced) {
             Ok(message) => Incoming::Message(Box::new(message)),

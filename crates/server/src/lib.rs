@@ -9,9 +9,13 @@
 // newest protocol version; clients speaking 2025-06-18 and 2025-11-25 use it, so it is served.
 #![allow(deprecated)]
 
+pub mod health;
 pub mod http;
 mod incoming;
+pub mod metrics;
+pub mod sessions;
 pub mod stdio;
+pub mod telemetry;
 mod tools;
 
 use std::sync::{Arc, Mutex};
@@ -56,6 +60,8 @@ pub struct ToolweaveServer {
     /// One search or describe of this session at a time: a client that sends a thousand at once
     /// waits for its own, and other sessions' do not queue behind them.
     discovery_turn: Arc<tokio::sync::Semaphore>,
+    /// Where executions and refusals are counted, when metrics are on.
+    metrics: Option<Arc<metrics::Metrics>>,
 }
 
 /// Numbers handed to sessions.
@@ -82,7 +88,15 @@ impl ToolweaveServer {
             rate: None,
             limiter: None,
             discovery_turn: Arc::new(tokio::sync::Semaphore::new(1)),
+            metrics: None,
         }
+    }
+
+    /// Counts executions, tool calls and refusals in `metrics`.
+    pub fn with_metrics(mut self, metrics: Arc<metrics::Metrics>) -> Self {
+        self.gateway.observe(metrics.clone());
+        self.metrics = Some(metrics);
+        self
     }
 
     /// Limits every session to `per_minute` executions a minute (a burst of that many, then
@@ -106,6 +120,22 @@ impl ToolweaveServer {
             discovery_turn: Arc::new(tokio::sync::Semaphore::new(1)),
             ..self.clone()
         }
+    }
+
+    /// A handle for one request that stands alone (stateless HTTP): state of its own like a
+    /// session's, but the rate limit of this handle, so `--rate-limit` bounds the whole copy.
+    pub fn for_request(&self) -> Self {
+        Self {
+            log_level: Arc::new(Mutex::new(LoggingLevel::Info)),
+            session: next_session(),
+            discovery_turn: Arc::new(tokio::sync::Semaphore::new(1)),
+            ..self.clone()
+        }
+    }
+
+    /// How many executions run now, in every session.
+    pub fn executions_running(&self) -> usize {
+        self.executions.len()
     }
 
     /// How the audit log names this request's session: the HTTP session id when there is one,
@@ -254,6 +284,9 @@ impl ToolweaveServer {
         {
             use governor::clock::Clock;
             let wait = not_until.wait_time_from(governor::clock::DefaultClock::default().now());
+            if let Some(metrics) = &self.metrics {
+                metrics.rate_limit_refusal();
+            }
             let per_minute = self.rate.map_or(0, |quota| quota.burst_size().get());
             let mut result = CallToolResult::error(vec![ContentBlock::text(format!(
                 "RateLimit: this session may start {per_minute} executions a minute (--rate-limit); try again in {:.1} s",
@@ -297,13 +330,25 @@ impl ToolweaveServer {
             context.meta.get_progress_token(),
             level,
         );
+        let span = telemetry::execution_span(language, &context.meta);
         // Both in this task: the notices of an execution's calls go out while it runs, and
         // those that arrived by its end go out before its answer.
-        let (mut report, ()) = self
-            .executions
-            .track_future(async { tokio::join!(execution, forwarding) })
-            .await;
+        let (mut report, ()) = tracing::Instrument::instrument(
+            self.executions
+                .track_future(async { tokio::join!(execution, forwarding) }),
+            span.clone(),
+        )
+        .await;
         report.warnings.splice(0..0, warnings);
+        let outcome = report
+            .result
+            .as_ref()
+            .map_or_else(|error| error.kind(), |_| "ok");
+        telemetry::execution_ended(&span, outcome);
+        if let Some(metrics) = &self.metrics {
+            let duration = std::time::Duration::from_secs_f64(report.stats.duration_ms / 1000.0);
+            metrics.execution(language, outcome, duration);
+        }
         Ok(execution_result(&report))
     }
 }

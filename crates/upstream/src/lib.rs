@@ -61,6 +61,11 @@ pub use manager::{CallOptions, UpstreamManager};
 pub use notices::{Listener, Notice};
 pub use status::{ServerState, ServerStatus};
 
+/// The `tracing` target of the spans toolweave exports as traces (here: one per upstream
+/// request). They are `TRACE` spans, so the log filter leaves them off unless an exporter wants
+/// them.
+pub const SPAN_TARGET: &str = "toolweave::trace";
+
 /// Timeouts the manager applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Options {

@@ -332,12 +332,24 @@ impl UpstreamManager {
         // would wait for its whole timeout. Once the run is over no answer can come, and an answer
         // that came first is taken first.
         let mut request_id = None;
+        // The upstream request, as a span of the trace its execution is part of.
+        let span = tracing::trace_span!(target: crate::SPAN_TARGET, "tools/call", otel.kind = "client", otel.status_code = tracing::field::Empty, server, tool);
+        let sent = tracing::Instrument::instrument(
+            tokio::time::timeout_at(
+                taken + limit,
+                send_call(&connection.peer, params, tool, routes, &mut request_id),
+            ),
+            span.clone(),
+        );
         let answer = tokio::select! {
             biased;
             () = cancel.cancelled() => return Err(Error::Cancelled),
-            answer = tokio::time::timeout_at(taken + limit, send_call(&connection.peer, params, tool, routes, &mut request_id)) => answer,
+            answer = sent => answer,
             () = self.run_over(index, connection.run) => Ok(Err(ServiceError::TransportClosed)),
         };
+        if !matches!(answer, Ok(Ok(ServerResult::CallToolResult(_)))) {
+            span.record("otel.status_code", "ERROR");
+        }
         let unsupported = |answer: &'static str| Error::Unsupported {
             server: server.to_owned(),
             tool: tool.to_owned(),

@@ -590,3 +590,16 @@ fn definitions_shared_by_input_and_output_are_named_once() {
 "#
     );
 }
+
+/// An object schema nested 90 levels deep (within the 97 an upstream tool definition may have)
+/// is declared to the 25 levels the declarations follow, then `unknown`, each level once.
+#[test]
+fn deep_object_schemas_are_declared_to_twenty_five_levels() {
+    let mut schema = json!({"type": "string"});
+    for _ in 0..90 {
+        schema = json!({"type": "object", "properties": {"inner": schema}, "required": ["inner"]});
+    }
+    let declared = declaration(schema);
+    assert_eq!(declared.matches("inner: ").count(), 25, "{declared}");
+    assert!(declared.contains("inner: unknown"), "{declared}");
+}

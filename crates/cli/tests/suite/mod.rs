@@ -1,5 +1,6 @@
 mod approval;
 mod audit;
+mod balance;
 mod cancel;
 mod cases;
 mod cli;
@@ -10,6 +11,7 @@ mod http;
 mod notices;
 mod npm;
 mod oauth;
+mod observe;
 mod policy;
 mod protocol;
 mod results;
@@ -28,4 +30,13 @@ pub fn toolweave() -> &'static Path {
 /// The repository root.
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A program on the `PATH`, when there is one.
+pub fn which(program: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|folder| folder.join(program))
+            .find(|candidate| candidate.is_file())
+    })
 }
