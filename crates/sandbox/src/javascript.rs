@@ -311,8 +311,8 @@ impl Prepared {
         let transpiled = compiler
             .transpile(&request.code, request.language)
             .and_then(|transpiled| {
-            check_nesting(&request.code, &transpiled, limits.stack_bytes).map(|()| transpiled)
-        });
+                check_nesting(&request.code, &transpiled, limits.stack_bytes).map(|()| transpiled)
+            });
         let result = match transpiled {
             Ok(transpiled) => {
                 // A panic while the program runs or its result is converted (a bug of toolweave's

@@ -272,7 +272,9 @@ fn serve(inner: &Inner, first: Option<Task>, tasks: &Receiver<Task>, me: &Sender
         };
         ready.store(false, Ordering::Release);
         drop(spent.take());
-        let runtime = prepared.take().unwrap_or_else(|| Prepared::new(stack_top, Compiler::Shared));
+        let runtime = prepared
+            .take()
+            .unwrap_or_else(|| Prepared::new(stack_top, Compiler::Shared));
         (prepared, spent) = run_task(runtime, task);
     }
 }

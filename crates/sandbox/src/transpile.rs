@@ -127,7 +127,11 @@ pub(crate) enum Compiler {
 
 impl Compiler {
     /// Transpiles `code` where this says.
-    pub(crate) fn transpile(self, code: &str, language: Language) -> Result<Transpiled, EngineError> {
+    pub(crate) fn transpile(
+        self,
+        code: &str,
+        language: Language,
+    ) -> Result<Transpiled, EngineError> {
         match self {
             Self::ThisThread => transpile(code, language),
             Self::Shared => compile_elsewhere(code, language),
