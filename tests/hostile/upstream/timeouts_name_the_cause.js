@@ -5,7 +5,7 @@ const problems = [];
 const outcome = (promise) => promise.then((v) => "resolved " + JSON.stringify(v), (e) => String(e.message));
 const silent = await outcome(tools.f.silent({}));
 if (!silent.includes('server "f" did not answer the call to "silent" within 2000 ms (--tool-timeout-ms)')
-    || !silent.includes("after the call was sent")) problems.push("silent: " + silent);
+    || !silent.includes("ms from when the call was sent (toolweave sent it")) problems.push("silent: " + silent);
 // `deaf` stops the server reading its input; a call too large for the pipe then cannot be sent.
 await outcome(tools.deaf.deaf({}));
 const unsent = await outcome(tools.deaf.ok({ text: "x".repeat(4 << 20) }));
