@@ -35,7 +35,7 @@ use serde_json::Value;
 
 use crate::alloc::{Budget, LimitedAllocator, stack_address};
 use crate::surrogates::{well_formed_json, well_formed_text};
-use crate::transpile::{SCRIPT_NAME, Transpiled, check_nesting, compile_error, transpile};
+use crate::transpile::{Compiler, SCRIPT_NAME, Transpiled, check_nesting, compile_error};
 use crate::{
     CancelFlag, EngineError, EngineEvent, EngineLimits, ExecuteRequest, HostCall, HostReply,
     HostRequest, LogStream, MAX_VALUE_DEPTH, Manifest, Outcome, Replies, Stats,
@@ -215,7 +215,7 @@ pub(crate) fn run(
     cancel: &CancelFlag,
 ) -> Outcome {
     let started = Instant::now();
-    match Prepared::new(stack_address()) {
+    match Prepared::new(stack_address(), Compiler::ThisThread) {
         Ok(prepared) => prepared.run(request, emit, replies, cancel).0,
         Err(error) => Outcome {
             result: Err(error),
@@ -235,6 +235,7 @@ pub(crate) struct Prepared {
     context: Context,
     runtime: Runtime,
     shared: Rc<Shared>,
+    compiler: Compiler,
 }
 
 /// What is left of a runtime after its execution, dropped off the hot path.
@@ -245,8 +246,9 @@ pub(crate) struct Spent {
 
 impl Prepared {
     /// Creates a runtime and context and compiles the prelude. `stack_top` is an address on the
-    /// thread that will run the program, above the frames that will call [`Prepared::run`].
-    pub(crate) fn new(stack_top: usize) -> Result<Self, EngineError> {
+    /// thread that will run the program, above the frames that will call [`Prepared::run`];
+    /// `compiler` says where its program is compiled.
+    pub(crate) fn new(stack_top: usize, compiler: Compiler) -> Result<Self, EngineError> {
         let budget = Budget::new(stack_top);
         let shared = Rc::new(Shared::new(budget.clone()));
         let runtime = Runtime::new_with_alloc(LimitedAllocator::new(budget)).map_err(internal)?;
@@ -274,6 +276,7 @@ impl Prepared {
             context,
             runtime,
             shared,
+            compiler,
         })
     }
 
@@ -291,6 +294,7 @@ impl Prepared {
             context,
             runtime,
             shared,
+            compiler,
         } = self;
         let limits = request.limits;
         shared.limits.set(limits);
@@ -304,9 +308,11 @@ impl Prepared {
         runtime.set_max_stack_size(limits.stack_bytes);
         // `transpile` turns a panic of the compiler into an error itself, before QuickJS sees the
         // program.
-        let transpiled = transpile(&request.code, request.language).and_then(|transpiled| {
-            check_nesting(&request.code, &transpiled, limits.stack_bytes).map(|()| transpiled)
-        });
+        let transpiled = compiler
+            .transpile(&request.code, request.language)
+            .and_then(|transpiled| {
+                check_nesting(&request.code, &transpiled, limits.stack_bytes).map(|()| transpiled)
+            });
         let result = match transpiled {
             Ok(transpiled) => {
                 // A panic while the program runs or its result is converted (a bug of toolweave's

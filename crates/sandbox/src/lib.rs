@@ -46,6 +46,12 @@ pub const MAX_VALUE_DEPTH: usize = 100;
 /// memory: pages are only touched by a program that nests that deep.
 pub const THREAD_STACK_HEADROOM: usize = 512 * 1024 * 1024;
 
+/// Stack an [`EnginePool`] thread has beyond the guest's own stack limit. Its programs are
+/// compiled on a thread of their own (which has [`THREAD_STACK_HEADROOM`]), so this covers only
+/// what runs beside the guest: value conversions (at most [`MAX_VALUE_DEPTH`] levels) and Python's
+/// recursion through nested values (at most 10,000 levels of a few KiB each).
+pub const ENGINE_THREAD_HEADROOM: usize = 64 * 1024 * 1024;
+
 /// Runs one program to its outcome on the calling thread (guest code blocks the thread it runs
 /// on). `emit` receives events in order; `replies` carries the host's answers.
 pub fn run(

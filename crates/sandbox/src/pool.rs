@@ -9,8 +9,11 @@
 //!
 //! Guest code blocks the thread it runs on, so every running execution has a thread of its own:
 //! when no thread is idle, the pool starts another, and threads beyond the idle target exit after
-//! their execution.
+//! their execution. When no thread can be started (the process is out of threads or address
+//! space: each thread reserves its stack), the execution waits for the next thread that finishes
+//! one, its deadline still running, instead of failing.
 
+use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -19,9 +22,10 @@ use std::time::{Duration, Instant};
 
 use crate::alloc::stack_address;
 use crate::javascript::{Prepared, Spent};
+use crate::transpile::Compiler;
 use crate::{
-    CancelFlag, EngineError, EngineEvent, ExecuteRequest, HostReply, Language, Outcome, Stats,
-    THREAD_STACK_HEADROOM,
+    CancelFlag, ENGINE_THREAD_HEADROOM, EngineError, EngineEvent, ExecuteRequest, HostReply,
+    Language, Outcome, Stats,
 };
 
 /// One execution handed to a pool.
@@ -70,6 +74,31 @@ impl Execution {
     }
 }
 
+/// Threads waiting for work, and work waiting for a thread.
+#[derive(Debug, Default)]
+struct Threads {
+    /// Threads waiting for work.
+    idle: Vec<Idle>,
+    /// Executions for which no thread could be started, in the order they came.
+    waiting: VecDeque<Task>,
+    /// Threads alive (running or idle).
+    alive: usize,
+}
+
+/// Counts a thread of the pool out when it ends, however it ends.
+struct Alive<'a>(&'a Inner);
+
+impl Drop for Alive<'_> {
+    fn drop(&mut self) {
+        let mut threads = self
+            .0
+            .threads
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        threads.alive = threads.alive.saturating_sub(1);
+    }
+}
+
 /// A thread waiting for work.
 #[derive(Debug)]
 struct Idle {
@@ -83,6 +112,15 @@ struct Task {
     job: Job,
     replies: Receiver<HostReply>,
     cancel: CancelFlag,
+}
+
+impl std::fmt::Debug for Task {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Task")
+            .field("job", &self.job)
+            .finish_non_exhaustive()
+    }
 }
 
 impl std::fmt::Debug for Job {
@@ -102,8 +140,8 @@ pub struct EnginePool {
 
 #[derive(Debug)]
 struct Inner {
-    /// Threads waiting for work.
-    idle: Mutex<Vec<Idle>>,
+    /// The pool's threads, as far as they are shared.
+    threads: Mutex<Threads>,
     /// How many threads stay waiting between executions.
     idle_target: usize,
     /// Stack of each engine thread.
@@ -116,9 +154,9 @@ impl EnginePool {
     pub fn new(idle_target: usize, guest_stack_bytes: usize) -> Self {
         let pool = Self {
             inner: Arc::new(Inner {
-                idle: Mutex::new(Vec::new()),
+                threads: Mutex::new(Threads::default()),
                 idle_target,
-                stack_size: guest_stack_bytes.saturating_add(THREAD_STACK_HEADROOM),
+                stack_size: guest_stack_bytes.saturating_add(ENGINE_THREAD_HEADROOM),
             }),
         };
         for _ in 0..idle_target {
@@ -155,22 +193,9 @@ impl EnginePool {
             cancel,
         };
         loop {
-            let idle = {
-                let mut idle = self
-                    .inner
-                    .idle
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner);
-                // A prepared thread if there is one: another prepares on the job's time.
-                let ready = idle
-                    .iter()
-                    .rposition(|thread| thread.ready.load(Ordering::Acquire));
-                match ready {
-                    Some(index) => Some(idle.swap_remove(index)),
-                    None => idle.pop(),
-                }
+            let Some(worker) = self.inner.take_idle() else {
+                break;
             };
-            let Some(worker) = idle else { break };
             match worker.jobs.send(task) {
                 Ok(()) => return execution,
                 // That thread is gone (it panicked outside an execution); try the next.
@@ -183,7 +208,8 @@ impl EnginePool {
     }
 
     /// Starts an engine thread, running `first` at once when given. When the thread cannot be
-    /// started, `first` is finished with the error.
+    /// started, `first` waits for a thread that finishes its execution, or, when no thread is
+    /// alive (or one became idle meanwhile), goes to the idle one or is finished with the error.
     fn spawn(&self, first: Option<Task>) -> std::io::Result<()> {
         let (sender, jobs) = mpsc::channel();
         let inner = self.inner.clone();
@@ -191,15 +217,40 @@ impl EnginePool {
         // here to be answered.
         let slot = Arc::new(Mutex::new(first));
         let taken = slot.clone();
+        // Counted before the thread starts (and counted out by `Alive` when it ends, or below
+        // when it cannot start), so the count never misses a thread that can take work.
+        self.inner.lock_threads().alive += 1;
         let spawned = std::thread::Builder::new()
             .name("toolweave-engine".to_owned())
             .stack_size(self.inner.stack_size)
             .spawn(move || {
+                let _alive = Alive(&inner);
                 let first = taken.lock().unwrap_or_else(PoisonError::into_inner).take();
                 serve(&inner, first, &jobs, &sender);
             });
         if let Err(error) = &spawned {
-            let task = slot.lock().unwrap_or_else(PoisonError::into_inner).take();
+            self.inner.lock_threads().alive -= 1;
+            let mut task = slot.lock().unwrap_or_else(PoisonError::into_inner).take();
+            while let Some(waiting) = task.take() {
+                let mut threads = self.inner.lock_threads();
+                if let Some(worker) = take_idle(&mut threads) {
+                    drop(threads);
+                    // That thread may be gone (it panicked outside an execution); try again.
+                    if let Err(mpsc::SendError(returned)) = worker.jobs.send(waiting) {
+                        task = Some(returned);
+                    }
+                } else if threads.alive > 0 {
+                    tracing::debug!(
+                        %error,
+                        alive = threads.alive,
+                        "no engine thread can be started; the execution waits for one"
+                    );
+                    threads.waiting.push_back(waiting);
+                } else {
+                    task = Some(waiting);
+                    break;
+                }
+            }
             if let Some(task) = task {
                 (task.job.finished)(failed(
                     EngineError::Internal {
@@ -221,6 +272,28 @@ impl EnginePool {
 /// execution after another spent 0.3 ms of its own time preparing its runtime with the delay).
 const PREPARE_DELAY: Duration = Duration::from_millis(2);
 
+impl Inner {
+    fn lock_threads(&self) -> std::sync::MutexGuard<'_, Threads> {
+        self.threads.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn take_idle(&self) -> Option<Idle> {
+        take_idle(&mut self.lock_threads())
+    }
+}
+
+/// An idle thread, a prepared one if there is one: another prepares on the job's time.
+fn take_idle(threads: &mut Threads) -> Option<Idle> {
+    let ready = threads
+        .idle
+        .iter()
+        .rposition(|thread| thread.ready.load(Ordering::Acquire));
+    match ready {
+        Some(index) => Some(threads.idle.swap_remove(index)),
+        None => threads.idle.pop(),
+    }
+}
+
 /// An engine thread: (register as idle and) wait, prepare when idle, run, repeat.
 fn serve(inner: &Inner, first: Option<Task>, tasks: &Receiver<Task>, me: &Sender<Task>) {
     let stack_top = stack_address();
@@ -233,16 +306,29 @@ fn serve(inner: &Inner, first: Option<Task>, tasks: &Receiver<Task>, me: &Sender
             Some(task) => task,
             None => {
                 let others_ready = {
-                    let mut idle = inner.idle.lock().unwrap_or_else(PoisonError::into_inner);
-                    if idle.len() >= inner.idle_target {
+                    let mut threads = inner.lock_threads();
+                    // An execution no thread could be started for goes first.
+                    if let Some(task) = threads.waiting.pop_front() {
+                        drop(threads);
+                        ready.store(false, Ordering::Release);
+                        drop(spent.take());
+                        let runtime = prepared
+                            .take()
+                            .unwrap_or_else(|| Prepared::new(stack_top, Compiler::Shared));
+                        (prepared, spent) = run_task(runtime, task);
+                        continue;
+                    }
+                    if threads.idle.len() >= inner.idle_target {
                         return;
                     }
                     ready.store(prepared.is_some(), Ordering::Release);
-                    idle.push(Idle {
+                    threads.idle.push(Idle {
                         jobs: me.clone(),
                         ready: ready.clone(),
                     });
-                    idle.iter()
+                    threads
+                        .idle
+                        .iter()
                         .any(|thread| thread.ready.load(Ordering::Acquire))
                 };
                 let waited = match &prepared {
@@ -257,7 +343,7 @@ fn serve(inner: &Inner, first: Option<Task>, tasks: &Receiver<Task>, me: &Sender
                     Ok(task) => task,
                     Err(RecvTimeoutError::Timeout) => {
                         drop(spent.take());
-                        prepared = Some(Prepared::new(stack_top));
+                        prepared = Some(Prepared::new(stack_top, Compiler::Shared));
                         ready.store(true, Ordering::Release);
                         match tasks.recv() {
                             Ok(task) => task,
@@ -271,7 +357,9 @@ fn serve(inner: &Inner, first: Option<Task>, tasks: &Receiver<Task>, me: &Sender
         };
         ready.store(false, Ordering::Release);
         drop(spent.take());
-        let runtime = prepared.take().unwrap_or_else(|| Prepared::new(stack_top));
+        let runtime = prepared
+            .take()
+            .unwrap_or_else(|| Prepared::new(stack_top, Compiler::Shared));
         (prepared, spent) = run_task(runtime, task);
     }
 }

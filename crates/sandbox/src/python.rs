@@ -54,7 +54,7 @@ const MAX_DISCOVERY_CALLS: u32 = 1000;
 const STACK_BYTES_PER_LEVEL: usize = 512;
 /// Bounds of the recursion depth. Python calls do not recurse on the native stack in Monty, but
 /// `repr`, comparisons and conversions of nested values do, one native frame per level: the
-/// upper bound keeps that far inside the engine thread's stack (see `THREAD_STACK_HEADROOM`).
+/// upper bound keeps that far inside the engine thread's stack (see `ENGINE_THREAD_HEADROOM`).
 const MIN_RECURSION_DEPTH: usize = 100;
 const MAX_RECURSION_DEPTH: usize = 10_000;
 /// The longest the engine waits for replies before it looks at the cancel flag again.

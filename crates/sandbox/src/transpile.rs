@@ -113,6 +113,74 @@ pub(crate) fn transpile(code: &str, language: Language) -> Result<Transpiled, En
     })
 }
 
+/// Where a runtime's programs are compiled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Compiler {
+    /// On the thread that runs them, whose stack has [`crate::THREAD_STACK_HEADROOM`] to spare
+    /// (a worker process's main thread).
+    ThisThread,
+    /// On the one compiler thread of the process, which has that headroom: the gateway's engine
+    /// threads then need only a little beyond the guest's stack, so dozens of executions at once
+    /// do not reserve half a gigabyte of address space each.
+    Shared,
+}
+
+impl Compiler {
+    /// Transpiles `code` where this says.
+    pub(crate) fn transpile(
+        self,
+        code: &str,
+        language: Language,
+    ) -> Result<Transpiled, EngineError> {
+        match self {
+            Self::ThisThread => transpile(code, language),
+            Self::Shared => compile_elsewhere(code, language),
+        }
+    }
+}
+
+/// A program for the compiler thread, and where its outcome goes.
+type CompileJob = (
+    String,
+    Language,
+    std::sync::mpsc::SyncSender<Result<Transpiled, EngineError>>,
+);
+
+/// Transpiles on the process's compiler thread, started on first use. Programs are compiled one
+/// at a time: the largest takes milliseconds, and a queue costs far less address space than a
+/// big stack per engine thread.
+fn compile_elsewhere(code: &str, language: Language) -> Result<Transpiled, EngineError> {
+    static COMPILER: std::sync::OnceLock<
+        Result<std::sync::Mutex<std::sync::mpsc::Sender<CompileJob>>, String>,
+    > = std::sync::OnceLock::new();
+    let compiler = COMPILER.get_or_init(|| {
+        let (jobs, queue) = std::sync::mpsc::channel::<CompileJob>();
+        std::thread::Builder::new()
+            .name("toolweave-compile".to_owned())
+            .stack_size(crate::THREAD_STACK_HEADROOM)
+            .spawn(move || {
+                for (code, language, outcome) in queue {
+                    // The engine thread that asked may be gone (its execution was cancelled).
+                    let _ = outcome.send(transpile(&code, language));
+                }
+            })
+            .map(|_| std::sync::Mutex::new(jobs))
+            .map_err(|error| error.to_string())
+    });
+    let unavailable = |why: &str| EngineError::Internal {
+        message: format!("the JavaScript compiler thread is not available: {why}"),
+    };
+    let jobs = compiler.as_ref().map_err(|why| unavailable(why))?;
+    let (outcome, answer) = std::sync::mpsc::sync_channel(1);
+    jobs.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .send((code.to_owned(), language, outcome))
+        .map_err(|_| unavailable("it has stopped"))?;
+    answer
+        .recv()
+        .map_err(|_| unavailable("it stopped while compiling"))?
+}
+
 fn transpile_unguarded(code: &str, language: Language) -> Result<Transpiled, EngineError> {
     let allocator = Allocator::default();
     let (source_type, path) = match language {

@@ -31,6 +31,7 @@ use crate::THREAD_STACK_HEADROOM;
 use crate::alloc::stack_address;
 use crate::confine::{self, Ceilings, ConfineError};
 use crate::javascript::Prepared;
+use crate::transpile::Compiler;
 use crate::{
     CancelFlag, EngineError, EngineEvent, EngineLimits, ExecuteRequest, HostReply, Language,
     Manifest, Outcome, Replies, Stats,
@@ -604,7 +605,7 @@ fn run_one_job(
     warm_up(kind, how);
     let stack_top = stack_address();
     let prepared = match kind {
-        WorkerKind::JavaScript => Some(Prepared::new(stack_top)),
+        WorkerKind::JavaScript => Some(Prepared::new(stack_top, Compiler::ThisThread)),
         WorkerKind::Python => None,
     };
     let mut expected = None;

@@ -43,7 +43,32 @@ impl HttpToolweave {
         extra: &[&str],
         env: &[(&str, &str)],
     ) -> Result<Self> {
-        let mut child = Command::new(binary)
+        Self::spawn(Command::new(binary), config, extra, env).await
+    }
+
+    /// [`HttpToolweave::start`] with the gateway's address space limited to `bytes`
+    /// (`RLIMIT_AS`, set by util-linux's `prlimit`, which then runs the gateway in its own
+    /// process), so that an allocation past it fails inside the gateway as it would on a host
+    /// that limits it.
+    pub async fn start_limited(
+        binary: &Path,
+        bytes: u64,
+        config: &Path,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Result<Self> {
+        let mut command = Command::new("prlimit");
+        command.arg(format!("--as={bytes}")).arg("--").arg(binary);
+        Self::spawn(command, config, extra, env).await
+    }
+
+    async fn spawn(
+        mut command: Command,
+        config: &Path,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Result<Self> {
+        let mut child = command
             .args(["serve", "--http", "127.0.0.1:0", "--config"])
             .arg(config)
             .args(extra)
@@ -118,6 +143,11 @@ impl HttpToolweave {
         let transport = StreamableHttpClientTransport::with_client(client(), config);
         let client = ().serve(transport).await.context("initialize over HTTP")?;
         Ok(Toolweave::from_client(client, self.process_id()))
+    }
+
+    /// Its exit status, once it has exited.
+    pub fn try_wait(&mut self) -> Result<Option<ExitStatus>> {
+        Ok(self.child.try_wait()?)
     }
 
     /// What it logged so far.

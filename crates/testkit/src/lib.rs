@@ -5,6 +5,7 @@
 //! of other packages find it with [`fixture_binary`]. It is built by `cargo build`, and by
 //! `cargo test` of this package (its own tests spawn it).
 
+pub mod cases;
 pub mod faults;
 pub mod fixture;
 pub mod fixture_http;

@@ -118,6 +118,25 @@ impl<R> BoundedLines<R> {
         }
     }
 
+    /// Notes `bytes` of the current line, as far as they can still tell anything: a line known
+    /// to be a message, or a stray line already kept in full, needs no more.
+    fn note_all(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            let settled = match self.kind {
+                LineKind::Message => true,
+                LineKind::Stray => self
+                    .stray
+                    .as_ref()
+                    .is_none_or(|kept| kept.len() > MAX_STRAY_LINE_BYTES),
+                LineKind::Blank => false,
+            };
+            if settled {
+                return;
+            }
+            self.note(byte);
+        }
+    }
+
     /// The current line ended (or the stream did).
     fn end_line(&mut self) {
         self.line = 0;
@@ -162,25 +181,33 @@ impl<R: AsyncRead + Unpin> AsyncRead for BoundedLines<R> {
             this.end_line();
             return Poll::Ready(Ok(()));
         }
-        // Whole lines read before the one too long are handed on; the next read fails.
+        // Whole lines read before the one too long are handed on; the next read fails. Lines are
+        // found with memchr and only a line's first bytes are looked at, so a large message
+        // costs one scan.
+        let read = buf.filled().len() - before;
         let mut whole = 0;
-        for (index, byte) in buf.filled()[before..].iter().enumerate() {
-            if *byte == b'\n' {
+        let mut start = 0;
+        while start < read {
+            let rest = &buf.filled()[before + start..];
+            let newline = memchr::memchr(b'\n', rest);
+            let length = newline.unwrap_or(rest.len());
+            if this.line + length > this.limit {
+                this.findings.oversized.store(true, Ordering::Relaxed);
                 this.end_line();
-                whole = index + 1;
-            } else {
-                this.line += 1;
-                if this.line > this.limit {
-                    this.findings.oversized.store(true, Ordering::Relaxed);
-                    this.end_line();
-                    buf.set_filled(before + whole);
-                    return Poll::Ready(if whole > 0 {
-                        Ok(())
-                    } else {
-                        Err(too_long(this.limit))
-                    });
-                }
-                this.note(*byte);
+                buf.set_filled(before + whole);
+                return Poll::Ready(if whole > 0 {
+                    Ok(())
+                } else {
+                    Err(too_long(this.limit))
+                });
+            }
+            this.line += length;
+            this.note_all(&rest[..length]);
+            start += length;
+            if newline.is_some() {
+                this.end_line();
+                start += 1;
+                whole = start;
             }
         }
         Poll::Ready(Ok(()))

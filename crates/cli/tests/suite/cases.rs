@@ -1,17 +1,7 @@
 //! Guest programs under `tests/cases/` (`js/`, `ts/`, `py/`), each with its expected outcome
-//! written in the file, in comments (`//` in JavaScript and TypeScript, `#` in Python):
-//!
-//! - `expect: <JSON>`: the result, compared as a whole;
-//! - `expect-error: <kind>`: the execution fails with this kind (`Timeout`, `GuestError`, ...);
-//! - `expect-message: <text>`: the answer's text contains this (repeatable);
-//! - `expect-no-message: <text>`: the answer's text does not contain this (repeatable);
-//! - `expect-logs: <JSON array>`: the console lines of the answer's text (`[warn] ` and so on
-//!   before those not written with `log`), compared as a whole;
-//! - `pending: <why>`: the case is known not to pass yet. Its failure is reported, loudly, but
-//!   does not fail the suite; once it passes, the suite fails until the marker is removed;
-//! - `also-while-starting`: the case runs a second time on a gateway whose servers are still
-//!   starting when it begins (each on a gateway of its own), and must meet the same expectations:
-//!   what code is told about a name may not depend on whether its server is up yet.
+//! written in the file (see `toolweave_testkit::cases` for the markers), run in both isolation
+//! modes. Hostile programs live in `tests/hostile/` and run in the hostile corpus
+//! (`tests/hostile.rs`).
 //!
 //! Files named `mistake__*` are the mistakes models make, each asserting that the answer names
 //! the cause and the fix.
@@ -21,6 +11,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use serde_json::{Value, json};
+use toolweave_testkit::cases::{self, Case};
 use toolweave_testkit::harness::{Toolweave, fixture_config};
 
 use super::{repo_root, toolweave};
@@ -47,67 +38,9 @@ const START_DELAY: Duration = Duration::from_millis(1000);
 /// Starting gateways running at once.
 const STARTING_GATEWAYS_AT_ONCE: usize = 3;
 
-#[derive(Debug, Default)]
-struct Expectation {
-    value: Option<Value>,
-    error_kind: Option<String>,
-    messages: Vec<String>,
-    absent: Vec<String>,
-    logs: Option<Value>,
-    pending: Option<String>,
-    while_starting: bool,
-}
-
-fn expectation(path: &Path, code: &str) -> Expectation {
-    let marker = match path.extension().and_then(|e| e.to_str()) {
-        Some("py") => "#",
-        _ => "//",
-    };
-    let mut expected = Expectation::default();
-    for line in code.lines() {
-        let Some(comment) = line.trim().strip_prefix(marker) else {
-            continue;
-        };
-        let comment = comment.trim();
-        let parse = |text: &str| -> Value {
-            serde_json::from_str(text).unwrap_or_else(|e| {
-                panic!("{}: bad JSON in expectation {text:?}: {e}", path.display())
-            })
-        };
-        if let Some(json) = comment.strip_prefix("expect:") {
-            expected.value = Some(parse(json.trim()));
-        } else if let Some(kind) = comment.strip_prefix("expect-error:") {
-            expected.error_kind = Some(kind.trim().to_owned());
-        } else if let Some(message) = comment.strip_prefix("expect-message:") {
-            expected.messages.push(message.trim().to_owned());
-        } else if let Some(message) = comment.strip_prefix("expect-no-message:") {
-            expected.absent.push(message.trim().to_owned());
-        } else if let Some(json) = comment.strip_prefix("expect-logs:") {
-            expected.logs = Some(parse(json.trim()));
-        } else if let Some(why) = comment.strip_prefix("pending:") {
-            expected.pending = Some(why.trim().to_owned());
-        } else if comment == "also-while-starting" {
-            expected.while_starting = true;
-        }
-    }
-    assert!(
-        expected.value.is_some() != expected.error_kind.is_some(),
-        "{}: a case needs exactly one of `expect:` and `expect-error:`",
-        path.display()
-    );
-    expected
-}
-
 fn case_files() -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for folder in ["js", "ts", "py"] {
-        let dir = repo_root().join("tests/cases").join(folder);
-        for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
-            files.push(entry.unwrap().path());
-        }
-    }
-    files.sort();
-    files
+    let root = repo_root().join("tests/cases");
+    cases::files_in(&["js", "ts", "py"].map(|folder| root.join(folder))).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -138,11 +71,6 @@ async fn guest_cases(isolation: &str) {
             })
             .count()
     };
-    let hostile = named("hostile__");
-    assert!(
-        hostile >= 60,
-        "expected the hostile-code suite (hostile__*), found {hostile} files"
-    );
     let mistakes = named("mistake__");
     assert!(
         mistakes >= 60,
@@ -174,10 +102,7 @@ async fn guest_cases(isolation: &str) {
 async fn guest_cases_while_servers_start() {
     let files: Vec<PathBuf> = case_files()
         .into_iter()
-        .filter(|path| {
-            let code = std::fs::read_to_string(path).unwrap();
-            expectation(path, &code).while_starting
-        })
+        .filter(|path| Case::read(path).unwrap().expected.while_starting)
         .collect();
     assert!(
         files.len() >= 10,
@@ -248,81 +173,31 @@ fn starting_config() -> anyhow::Result<(tempfile::TempDir, PathBuf)> {
 /// Runs one case file on `server`; what went wrong, as one failure line (none when it passed, or
 /// when it is pending and failed as expected).
 async fn run_case(server: &Toolweave, path: &Path) -> Vec<String> {
-    let code = std::fs::read_to_string(path).unwrap();
-    let expected = expectation(path, &code);
-    let language = match path.extension().and_then(|e| e.to_str()) {
-        Some("ts") => "typescript",
-        Some("py") => "python",
-        _ => "javascript",
-    };
+    let case = Case::read(path).unwrap();
+    let language = case.language;
     let name = path
         .strip_prefix(repo_root())
         .unwrap_or(path)
         .display()
         .to_string();
-    let execution = server.execute(&code, language).await.unwrap();
-    let mut problems = Vec::new();
-    if let Some(value) = &expected.value {
-        if execution.is_error {
-            problems.push(format!("failed: {}", execution.text));
-        } else if &execution.structured["result"] != value {
-            problems.push(format!(
-                "result {} != expected {value}",
-                execution.structured["result"]
-            ));
-        }
-    }
-    if let Some(kind) = &expected.error_kind {
-        if !execution.is_error {
-            problems.push(format!(
-                "succeeded with {}, expected {kind}",
-                execution.text
-            ));
-        } else if execution.error_kind() != Some(kind.as_str()) {
-            problems.push(format!(
-                "error kind {:?} != {kind}: {}",
-                execution.error_kind(),
-                execution.text
-            ));
-        }
-    }
-    for message in &expected.messages {
-        if !execution.text.contains(message.as_str()) {
-            problems.push(format!("text lacks {message:?}: {}", execution.text));
-        }
-    }
-    for message in &expected.absent {
-        if execution.text.contains(message.as_str()) {
-            problems.push(format!("text has {message:?}: {}", execution.text));
-        }
-    }
-    if let Some(logs) = &expected.logs {
-        // The console lines are in the text only, after the value and the warnings.
-        let actual: Vec<String> = execution
-            .text
-            .split_once("\n\n--- console ---\n")
-            .map(|(_, console)| console.split('\n').map(str::to_owned).collect())
-            .unwrap_or_default();
-        if &serde_json::json!(actual) != logs {
-            problems.push(format!("logs {actual:?} != expected {logs}"));
-        }
-    }
+    let execution = server.execute(&case.code, language).await.unwrap();
+    let mut problems = case.problems(&execution);
     // After every case, limits included, the next execution must work.
     let next = match language {
         "python" => "'still serving'",
         _ => "return 'still serving'",
     };
     let after = server.execute(next, language).await.unwrap();
-    if after.value().ok() != Some(&serde_json::json!("still serving")) {
+    if after.value().ok() != Some(&json!("still serving")) {
         problems.push(format!("the next execution failed: {}", after.text));
     }
-    match (&expected.pending, problems.is_empty()) {
+    match (&case.expected.pending, problems.is_empty()) {
         (None, true) => Vec::new(),
         (None, false) => vec![format!("{name}:\n  {}", problems.join("\n  "))],
         (Some(why), false) => {
-            eprintln!(
-                "PENDING {name} (known not to pass yet: {why}):\n  {}",
-                problems.join("\n  ")
+            toolweave_testkit::skip::pending(
+                &name,
+                &format!("{why}:\n  {}", problems.join("\n  ")),
             );
             Vec::new()
         }

@@ -1,0 +1,68 @@
+//! Hostile guest programs (`tests/hostile/guest/`): escapes, limits, fakes, tampering, floods,
+//! strings and nesting past every cap. Each must end as its file says, leave the other client's
+//! executions unstalled, and leave the gateway answering.
+
+use toolweave_testkit::cases::{self, Case};
+use toolweave_testkit::harness::fixture_config;
+
+use super::gateway::{CASE_LIMITS, Gateway};
+use super::{repo_root, serial};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_guest_programs_in_workers() {
+    guest_programs("worker").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_guest_programs_in_process() {
+    guest_programs("in-process").await;
+}
+
+async fn guest_programs(isolation: &str) {
+    let _serial = serial().await;
+    let root = repo_root().join("tests/hostile/guest");
+    let files = cases::files_in(&["js", "ts", "py"].map(|folder| root.join(folder))).unwrap();
+    assert!(
+        files.len() >= 150,
+        "expected the hostile guest programs in {}, found {}",
+        root.display(),
+        files.len()
+    );
+    let (_dir, config) = fixture_config(&["alpha", "beta", "fixture"]).unwrap();
+    let mut gateway = Gateway::start(&config, isolation, CASE_LIMITS).await;
+    let mut failures = Vec::new();
+    for path in &files {
+        let case = Case::read(path).unwrap();
+        let name = path
+            .strip_prefix(&root)
+            .unwrap_or(path)
+            .display()
+            .to_string();
+        let (execution, probed) = gateway.execute_probed(&case.code, case.language).await;
+        let mut problems = match &execution {
+            Ok(execution) => case.problems(execution),
+            Err(why) => vec![why.clone()],
+        };
+        problems.extend(probed.problems(gateway.rest));
+        problems.extend(gateway.serving_problems(case.language).await);
+        match (&case.expected.pending, problems.is_empty()) {
+            (None, true) => {}
+            (None, false) => failures.push(format!("{name}:\n  {}", problems.join("\n  "))),
+            (Some(why), false) => toolweave_testkit::skip::pending(
+                &name,
+                &format!("{why}:\n  {}", problems.join("\n  ")),
+            ),
+            (Some(why), true) => failures.push(format!(
+                "{name}: passes now; remove its `pending: {why}` marker"
+            )),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} hostile programs failed ({isolation}; a probe takes {:?} at rest):\n{}",
+        failures.len(),
+        files.len(),
+        gateway.rest,
+        failures.join("\n")
+    );
+}

@@ -1,0 +1,188 @@
+//! Guest programs as files, each with its expected outcome written in it, in comments (`//` in
+//! JavaScript and TypeScript, `#` in Python):
+//!
+//! - `expect: <JSON>`: the result, compared as a whole;
+//! - `expect-error: <kind>`: the execution fails with this kind (`Timeout`, `GuestError`, ...);
+//! - `expect-message: <text>`: the answer's text contains this (repeatable);
+//! - `expect-no-message: <text>`: the answer's text does not contain this (repeatable);
+//! - `expect-logs: <JSON array>`: the console lines of the answer's text (`[warn] ` and so on
+//!   before those not written with `log`), compared as a whole;
+//! - `pending: <why>`: the case is known not to pass yet. Its failure is reported, loudly, but
+//!   does not fail the suite; once it passes, the suite fails until the marker is removed;
+//! - `also-while-starting`: the case runs a second time on a gateway whose servers are still
+//!   starting when it begins, and must meet the same expectations: what code is told about a
+//!   name may not depend on whether its server is up yet.
+//!
+//! Used by the guest cases (`tests/cases/`) and the hostile corpus (`tests/hostile/`).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+
+use crate::harness::Execution;
+
+/// One case file: its program, language and what it must come to.
+#[derive(Debug, Clone)]
+pub struct Case {
+    /// The file, for messages.
+    pub path: PathBuf,
+    /// The program.
+    pub code: String,
+    /// `javascript`, `typescript` or `python`, from the file's extension.
+    pub language: &'static str,
+    /// What the execution must come to.
+    pub expected: Expectation,
+}
+
+/// What a case's execution must come to.
+#[derive(Debug, Clone, Default)]
+pub struct Expectation {
+    /// The result, compared as a whole.
+    pub value: Option<Value>,
+    /// The error kind of a failed execution.
+    pub error_kind: Option<String>,
+    /// Texts the answer must contain.
+    pub messages: Vec<String>,
+    /// Texts the answer must not contain.
+    pub absent: Vec<String>,
+    /// The console lines, compared as a whole.
+    pub logs: Option<Value>,
+    /// Why the case is known not to pass yet.
+    pub pending: Option<String>,
+    /// Whether the case also runs while the servers start.
+    pub while_starting: bool,
+}
+
+impl Case {
+    /// Reads `path` and the expectation written in it.
+    pub fn read(path: &Path) -> Result<Self> {
+        let code =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let (language, marker) = match path.extension().and_then(|e| e.to_str()) {
+            Some("py") => ("python", "#"),
+            Some("ts") => ("typescript", "//"),
+            Some("js") => ("javascript", "//"),
+            _ => bail!("{}: a case is a .js, .ts or .py file", path.display()),
+        };
+        let expected = expectation(path, &code, marker)?;
+        Ok(Self {
+            path: path.to_owned(),
+            code,
+            language,
+            expected,
+        })
+    }
+
+    /// What is wrong with `execution` against this case's expectation; empty when nothing is.
+    pub fn problems(&self, execution: &Execution) -> Vec<String> {
+        let expected = &self.expected;
+        let mut problems = Vec::new();
+        if let Some(value) = &expected.value {
+            if execution.is_error {
+                problems.push(format!("failed: {}", execution.text));
+            } else if &execution.structured["result"] != value {
+                problems.push(format!(
+                    "result {} != expected {value}",
+                    execution.structured["result"]
+                ));
+            }
+        }
+        if let Some(kind) = &expected.error_kind {
+            if !execution.is_error {
+                problems.push(format!(
+                    "succeeded with {}, expected {kind}",
+                    execution.text
+                ));
+            } else if execution.error_kind() != Some(kind.as_str()) {
+                problems.push(format!(
+                    "error kind {:?} != {kind}: {}",
+                    execution.error_kind(),
+                    execution.text
+                ));
+            }
+        }
+        for message in &expected.messages {
+            if !execution.text.contains(message.as_str()) {
+                problems.push(format!("text lacks {message:?}: {}", execution.text));
+            }
+        }
+        for message in &expected.absent {
+            if execution.text.contains(message.as_str()) {
+                problems.push(format!("text has {message:?}: {}", execution.text));
+            }
+        }
+        if let Some(logs) = &expected.logs {
+            let actual = log_lines(&execution.text);
+            if &serde_json::json!(actual) != logs {
+                problems.push(format!("logs {actual:?} != expected {logs}"));
+            }
+        }
+        problems
+    }
+}
+
+/// The console lines of an answer's text, after its value and warnings: a stream other than
+/// `log` shows as a `[stream] ` prefix there.
+fn log_lines(text: &str) -> Vec<String> {
+    text.split_once("\n\n--- console")
+        .and_then(|(_, console)| console.split_once("---\n"))
+        .map(|(_, lines)| lines.split('\n').map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+fn expectation(path: &Path, code: &str, marker: &str) -> Result<Expectation> {
+    let mut expected = Expectation::default();
+    for line in code.lines() {
+        let Some(comment) = line.trim().strip_prefix(marker) else {
+            continue;
+        };
+        let comment = comment.trim();
+        let parse = |text: &str| -> Result<Value> {
+            serde_json::from_str(text)
+                .with_context(|| format!("{}: bad JSON in expectation {text:?}", path.display()))
+        };
+        if let Some(json) = comment.strip_prefix("expect:") {
+            expected.value = Some(parse(json.trim())?);
+        } else if let Some(kind) = comment.strip_prefix("expect-error:") {
+            expected.error_kind = Some(kind.trim().to_owned());
+        } else if let Some(message) = comment.strip_prefix("expect-message:") {
+            expected.messages.push(message.trim().to_owned());
+        } else if let Some(message) = comment.strip_prefix("expect-no-message:") {
+            expected.absent.push(message.trim().to_owned());
+        } else if let Some(json) = comment.strip_prefix("expect-logs:") {
+            expected.logs = Some(parse(json.trim())?);
+        } else if let Some(why) = comment.strip_prefix("pending:") {
+            expected.pending = Some(why.trim().to_owned());
+        } else if comment == "also-while-starting" {
+            expected.while_starting = true;
+        }
+    }
+    if expected.value.is_some() == expected.error_kind.is_some() {
+        bail!(
+            "{}: a case needs exactly one of `expect:` and `expect-error:`",
+            path.display()
+        );
+    }
+    Ok(expected)
+}
+
+/// The case files (`.js`, `.ts`, `.py`) in `folders`, sorted.
+pub fn files_in(folders: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for folder in folders {
+        for entry in
+            std::fs::read_dir(folder).with_context(|| format!("reading {}", folder.display()))?
+        {
+            let path = entry?.path();
+            if matches!(
+                path.extension().and_then(|e| e.to_str()),
+                Some("js" | "ts" | "py")
+            ) {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}
