@@ -69,6 +69,29 @@ declare function describeTools(names: string[]): Promise<{
   /** Tools named that did not fit in the answer's size limit: describe them a few at a time. */
   omitted?: string[];
 }>;
+
+/** What a server offers besides tools: `resources.<server>`, by its name in code or as configured. */
+declare const resources: {
+  readonly [server: string]: {
+    /** Every resource the server lists. */
+    list(): Promise<{ uri: string; name: string; title?: string; description?: string; mimeType?: string }[]>;
+    /** The server's resource templates (URIs with `{placeholders}`). */
+    templates(): Promise<{ uriTemplate: string; name: string; description?: string; mimeType?: string }[]>;
+    /** A resource's contents: text, or base64 in `blob`. */
+    read(uri: string): Promise<{ uri: string; mimeType?: string; text?: string; blob?: string }[]>;
+  };
+};
+
+/** A server's prompts: `prompts.<server>`, by its name in code or as configured. */
+declare const prompts: {
+  readonly [server: string]: {
+    list(): Promise<{ name: string; description?: string; arguments?: { name: string; description?: string; required?: boolean }[] }[]>;
+    get(name: string, args?: { [name: string]: string }): Promise<{
+      description?: string;
+      messages: { role: "user" | "assistant"; content: ContentBlock }[];
+    }>;
+  };
+};
 "#;
 
 /// One `declare namespace tools.<server> { ... }` per server of `entries`, in the order the

@@ -15,4 +15,10 @@
 //! A test binary of its own, and its tests one at a time ([`serial`]): cargo runs test binaries
 //! one after another, so the probe measures this corpus, not the rest of the suite beside it.
 
+#![expect(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test helpers fail loudly on the first unexpected error"
+)]
+
 mod corpus;

@@ -7,12 +7,16 @@
 
 use std::sync::Arc;
 
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::{
+    CallToolResult, ClientRequest, ContentBlock, GetPromptRequest, GetPromptRequestParams,
+    ListPromptsRequest, ListResourceTemplatesRequest, ListResourcesRequest, PaginatedRequestParams,
+    ReadResourceRequest, ReadResourceRequestParams,
+};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 use toolweave_catalog::Entry;
-use toolweave_sandbox::HostRequest;
-use toolweave_upstream::{CallOptions, Listener};
+use toolweave_sandbox::{HostRequest, ServerAsk};
+use toolweave_upstream::{CallOptions, Capability, Listener};
 
 use crate::approval::{self, Approval, ApprovalRequest, Approver, Gate};
 use crate::audit::CallRecord;
@@ -55,6 +59,9 @@ impl Scope<'_> {
     }
 }
 
+/// The most pages of a list (`resources.<server>.list()`) one call follows.
+const MAX_LIST_PAGES: usize = 100;
+
 /// A result this large (as the server sent it) is measured off the protocol thread.
 const LARGE_RESULT_BYTES: usize = 1024 * 1024;
 
@@ -73,13 +80,21 @@ pub(crate) async fn answer_recorded(
     cancel: CancellationToken,
     scope: &Scope<'_>,
 ) -> (Result<Value, String>, Option<CallRecord>) {
-    let (Some(audit), HostRequest::Tool { name, args, .. }) = (gateway.audit.as_ref(), &request)
-    else {
+    let Some(audit) = gateway.audit.as_ref() else {
         return (answer(gateway, request, flavor, cancel, scope).await, None);
     };
-    let name = name.clone();
-    let argument_bytes = json_len(args);
-    let arguments = audit.contents().then(|| args.clone());
+    let (name, args) = match &request {
+        HostRequest::Tool { name, args, .. } => (name.clone(), args.clone()),
+        HostRequest::Server { server, ask } => (
+            format!("{server}.{}", ask.method()),
+            serde_json::to_value(ask).unwrap_or(Value::Null),
+        ),
+        HostRequest::Search { .. } | HostRequest::Describe { .. } => {
+            return (answer(gateway, request, flavor, cancel, scope).await, None);
+        }
+    };
+    let argument_bytes = json_len(&args);
+    let arguments = audit.contents().then_some(args);
     let started = std::time::Instant::now();
     let answer = answer(gateway, request, flavor, cancel, scope).await;
     let duration_ms = crate::audit::millis(started.elapsed().as_secs_f64() * 1000.0);
@@ -139,8 +154,148 @@ pub(crate) async fn answer(
         }
         HostRequest::Search { query, limit } => gateway.search_for_code(query, limit, flavor).await,
         HostRequest::Describe { names } => gateway.describe_for_code(names, flavor).await,
+        HostRequest::Server { server, ask } => {
+            ask_server(gateway, &server, ask, cancel, scope).await
+        }
     };
     within_memory(answer, discovery, gateway.limits.memory_bytes)
+}
+
+/// `resources.<server>.*` and `prompts.<server>.*`: the server named by its name in code or as
+/// configured, the policy asked about `server.<method>` (`github.resources/read`), the call
+/// counted against the execution's budgets, and lists followed page by page.
+async fn ask_server(
+    gateway: &Arc<Gateway>,
+    named: &str,
+    ask: ServerAsk,
+    cancel: CancellationToken,
+    scope: &Scope<'_>,
+) -> Result<Value, String> {
+    let method = ask.method();
+    let state = gateway.catalog(false).await;
+    let Some(server) = state
+        .catalog
+        .namespaces()
+        .find(|(guest, original)| *guest == named || *original == named)
+        .map(|(_, original)| original.to_owned())
+    else {
+        let servers: Vec<&str> = state.catalog.namespaces().map(|(guest, _)| guest).collect();
+        let kind = if method.starts_with("prompts") {
+            "prompts"
+        } else {
+            "resources"
+        };
+        return Err(format!(
+            "no server named \"{}\" for {kind}.<server>; the servers are: {}",
+            cut(named.to_owned(), MAX_SPAN_TOOL_NAME),
+            if servers.is_empty() {
+                "none".to_owned()
+            } else {
+                servers.join(", ")
+            }
+        ));
+    };
+    let name = format!("{server}.{method}");
+    if let Err(denial) = gateway.policy().decide(&server, method) {
+        scope.refuse();
+        return Err(format!(
+            "{name} is not allowed by the policy: {denial} (rules over server.tool match a \
+             server's resources and prompts as server.resources/read, server.prompts/get, ...)"
+        ));
+    }
+    scope.budget.take_call(&name)?;
+    let options = || CallOptions {
+        timeout: None,
+        cancel: cancel.clone(),
+        listener: scope.listener,
+        taken: None,
+    };
+    let upstream = &gateway.upstream;
+    let failed = |error: toolweave_upstream::Error| format!("{name} failed: {error}");
+    let (capability, list_key) = match &ask {
+        ServerAsk::ListResources => (Capability::Resources, "resources"),
+        ServerAsk::ListResourceTemplates => (Capability::Resources, "resourceTemplates"),
+        ServerAsk::ListPrompts => (Capability::Prompts, "prompts"),
+        ServerAsk::ReadResource { .. } => (Capability::Resources, ""),
+        ServerAsk::GetPrompt { .. } => (Capability::Prompts, ""),
+    };
+    let single = match ask {
+        ServerAsk::ReadResource { uri } => Some(ClientRequest::ReadResourceRequest(
+            ReadResourceRequest::new(ReadResourceRequestParams::new(uri)),
+        )),
+        ServerAsk::GetPrompt { name, arguments } => {
+            let mut params = GetPromptRequestParams::new(name);
+            params.arguments = (!arguments.is_empty()).then_some(arguments);
+            Some(ClientRequest::GetPromptRequest(GetPromptRequest::new(
+                params,
+            )))
+        }
+        ServerAsk::ListResources | ServerAsk::ListResourceTemplates | ServerAsk::ListPrompts => {
+            None
+        }
+    };
+    if let Some(request) = single {
+        let result = upstream
+            .request(&server, method, request, capability, options())
+            .await
+            .map_err(failed)?;
+        let value = serde_json::to_value(&result).map_err(|error| error.to_string())?;
+        scope.budget.take_bytes(json_len(&value) as u64)?;
+        // A resource's contents, or a prompt's description and messages, as the server sent
+        // them.
+        return Ok(match (value, method) {
+            (Value::Object(mut result), "resources/read") => result
+                .remove("contents")
+                .unwrap_or(Value::Array(Vec::new())),
+            (value, _) => value,
+        });
+    }
+    let mut items = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_LIST_PAGES {
+        let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
+        let request = match list_key {
+            "resources" => {
+                ClientRequest::ListResourcesRequest(ListResourcesRequest::with_param(params))
+            }
+            "resourceTemplates" => ClientRequest::ListResourceTemplatesRequest(
+                ListResourceTemplatesRequest::with_param(params),
+            ),
+            _ => ClientRequest::ListPromptsRequest(ListPromptsRequest::with_param(params)),
+        };
+        let result = upstream
+            .request(&server, method, request, capability, options())
+            .await
+            .map_err(failed)?;
+        let value = serde_json::to_value(&result).map_err(|error| error.to_string())?;
+        scope.budget.take_bytes(json_len(&value) as u64)?;
+        let Value::Object(mut page) = value else {
+            return Err(format!(
+                "{name} failed: the server's answer is not an object"
+            ));
+        };
+        match page.remove(list_key) {
+            Some(Value::Array(more)) => items.extend(more),
+            // `{}`: an empty list.
+            None => {}
+            Some(_) => {
+                return Err(format!(
+                    "{name} failed: the server's answer has \"{list_key}\" that is not a list"
+                ));
+            }
+        }
+        let next = page
+            .remove("nextCursor")
+            .and_then(|next| next.as_str().map(str::to_owned));
+        // A server that hands back the cursor it was given would list the same page forever.
+        if next.is_none() || next == cursor {
+            return Ok(Value::Array(items));
+        }
+        cursor = next;
+    }
+    Err(format!(
+        "{name} failed: the server's list did not end within {MAX_LIST_PAGES} pages"
+    ))
 }
 
 /// Tells the gateway's observer (and the call's span) how a tool call ended.
@@ -190,7 +345,7 @@ fn within_memory(
             let megabytes = limit / (1024 * 1024);
             Err(format!(
                 "the answer is {size} bytes as JSON, more than the code can hold in \
-                 {megabytes} MiB (--memory-mb {megabytes}); ask for fewer tools"
+                 {megabytes} MiB (--memory-mb {megabytes}); ask for less"
             ))
         }
         // JSON writes at most six bytes for one of text.

@@ -215,7 +215,7 @@ impl Gateway {
                         }
                     }
                     Some(FromWorker::Event(EngineEvent::Call(call))) => {
-                        if matches!(call.request, HostRequest::Tool { .. }) {
+                        if call.request.reaches_server() {
                             if tool_calls >= limits.max_tool_calls {
                                 if host_error.is_none() {
                                     host_error = Some(ExecutionError::ToolCallLimit {
@@ -235,7 +235,7 @@ impl Gateway {
                         let discovery_turn = discovery_turn.clone();
                         calls.push(Box::pin(async move {
                             let _turn = match call.request {
-                                HostRequest::Tool { .. } => None,
+                                HostRequest::Tool { .. } | HostRequest::Server { .. } => None,
                                 HostRequest::Search { .. } | HostRequest::Describe { .. } => {
                                     discovery_turn.acquire_owned().await.ok()
                                 }

@@ -77,9 +77,7 @@ pub fn describe_text(answer: &DescribeAnswer) -> String {
                 server.instructions.trim_end()
             )
         })
-        .chain(
-            Some(answer.declarations.trim_end().to_owned()).filter(|text| !text.is_empty()),
-        )
+        .chain(Some(answer.declarations.trim_end().to_owned()).filter(|text| !text.is_empty()))
         .collect::<Vec<_>>()
         .join("\n\n");
     if !answer.omitted.is_empty() {

@@ -600,6 +600,29 @@ fn install_prelude<'js>(
         })
         .map_err(internal)?
     };
+    let ask_server = {
+        let shared = shared.clone();
+        Function::new(
+            ctx.clone(),
+            move |GuestText(server),
+                  GuestText(method),
+                  subject: Option<GuestText>,
+                  args: Option<GuestText>|
+                  -> f64 {
+                let args = match args {
+                    Some(GuestText(args)) => guest_json(args, "the arguments")
+                        .map_err(|error| format!("invalid arguments to {method}: {error}")),
+                    None => Ok(Value::Null),
+                };
+                let request = args.and_then(|args| {
+                    crate::ServerAsk::new(&method, subject.map(|GuestText(text)| text), args)
+                        .map(|ask| HostRequest::Server { server, ask })
+                });
+                send(&shared, request)
+            },
+        )
+        .map_err(internal)?
+    };
     let log = {
         let shared = shared.clone();
         Function::new(ctx.clone(), move |stream: i32, GuestText(text)| {
@@ -638,6 +661,7 @@ fn install_prelude<'js>(
         ("callTool", call_tool),
         ("search", search),
         ("describeNames", describe),
+        ("askServer", ask_server),
         ("log", log),
         ("startTimer", start_timer),
         ("stopTimer", stop_timer),
@@ -724,22 +748,19 @@ fn send(shared: &Shared, request: Result<HostRequest, String>) -> f64 {
             return id as f64;
         }
     };
-    match request {
-        HostRequest::Tool { .. } => {
-            let count = shared.tool_calls.get() + 1;
-            shared.tool_calls.set(count);
-            if count > shared.limits().max_tool_calls {
-                shared.stop(Stop::ToolCallLimit);
-                return id as f64;
-            }
+    if request.reaches_server() {
+        let count = shared.tool_calls.get() + 1;
+        shared.tool_calls.set(count);
+        if count > shared.limits().max_tool_calls {
+            shared.stop(Stop::ToolCallLimit);
+            return id as f64;
         }
-        _ => {
-            let count = shared.discovery_calls.get() + 1;
-            shared.discovery_calls.set(count);
-            if count > MAX_DISCOVERY_CALLS {
-                shared.stop(Stop::DiscoveryLimit);
-                return id as f64;
-            }
+    } else {
+        let count = shared.discovery_calls.get() + 1;
+        shared.discovery_calls.set(count);
+        if count > MAX_DISCOVERY_CALLS {
+            shared.stop(Stop::DiscoveryLimit);
+            return id as f64;
         }
     }
     shared.outstanding.borrow_mut().insert(id);

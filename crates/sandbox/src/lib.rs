@@ -256,6 +256,95 @@ pub enum HostRequest {
         /// The names to describe.
         names: Vec<String>,
     },
+    /// `resources.<server>.*` and `prompts.<server>.*`: a request to one server other than a
+    /// tool call. It counts as a tool call against the execution's limits.
+    Server {
+        /// The server as code named it: its name in code or as configured.
+        server: String,
+        /// What is asked.
+        ask: ServerAsk,
+    },
+}
+
+impl HostRequest {
+    /// Whether this request reaches an upstream server (and counts against `--max-tool-calls`),
+    /// rather than the gateway's catalog.
+    pub fn reaches_server(&self) -> bool {
+        matches!(self, Self::Tool { .. } | Self::Server { .. })
+    }
+}
+
+/// What code can ask a server besides calling its tools.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum ServerAsk {
+    /// `resources.<server>.list()`: every resource the server lists.
+    ListResources,
+    /// `resources.<server>.templates()`: every resource template the server lists.
+    ListResourceTemplates,
+    /// `resources.<server>.read(uri)`.
+    ReadResource {
+        /// The resource's URI.
+        uri: String,
+    },
+    /// `prompts.<server>.list()`: every prompt the server lists.
+    ListPrompts,
+    /// `prompts.<server>.get(name, args?)`.
+    GetPrompt {
+        /// The prompt's name.
+        name: String,
+        /// Its arguments (MCP prompt arguments are strings).
+        arguments: serde_json::Map<String, serde_json::Value>,
+    },
+}
+
+impl ServerAsk {
+    /// The ask for MCP method `method`, with its `subject` (a resource's URI, a prompt's name)
+    /// and `arguments` (a prompt's, an object or null). `Err` says what is wrong, for the guest.
+    pub fn new(
+        method: &str,
+        subject: Option<String>,
+        arguments: serde_json::Value,
+    ) -> Result<Self, String> {
+        let subject = |what: &str| {
+            subject
+                .clone()
+                .ok_or_else(|| format!("{method} needs {what} (a string)"))
+        };
+        Ok(match method {
+            "resources/list" => Self::ListResources,
+            "resources/templates/list" => Self::ListResourceTemplates,
+            "resources/read" => Self::ReadResource {
+                uri: subject("the resource's URI")?,
+            },
+            "prompts/list" => Self::ListPrompts,
+            "prompts/get" => Self::GetPrompt {
+                name: subject("the prompt's name")?,
+                arguments: match arguments {
+                    serde_json::Value::Null => serde_json::Map::new(),
+                    serde_json::Value::Object(arguments) => arguments,
+                    _ => {
+                        return Err(
+                            "a prompt's arguments are an object like { name: \"value\" }"
+                                .to_owned(),
+                        );
+                    }
+                },
+            },
+            other => return Err(format!("internal error: no such server request as {other}")),
+        })
+    }
+
+    /// The MCP method this is, as policy rules, the audit log and errors name it
+    /// (`server.resources/read`).
+    pub fn method(&self) -> &'static str {
+        match self {
+            Self::ListResources => "resources/list",
+            Self::ListResourceTemplates => "resources/templates/list",
+            Self::ReadResource { .. } => "resources/read",
+            Self::ListPrompts => "prompts/list",
+            Self::GetPrompt { .. } => "prompts/get",
+        }
+    }
 }
 
 /// Host → engine.

@@ -14,6 +14,7 @@ export default function prelude(native) {
   const callTool = native.callTool;
   const search = native.search;
   const describeNames = native.describeNames;
+  const askServer = native.askServer;
   const log = native.log;
   const startTimer = native.startTimer;
   const stopTimer = native.stopTimer;
@@ -377,8 +378,69 @@ export default function prelude(native) {
     });
   }
 
+  // `resources.<server>` and `prompts.<server>`: what a server offers besides tools, for any
+  // server name (its name in code or as configured); the host answers a name it does not know
+  // with the servers there are. Each request travels as its parts, so nothing the guest's
+  // values do can change which server or method is asked.
+  function ask(server, method, subject, args) {
+    let json = null;
+    if (args !== undefined && args !== null) {
+      try {
+        json = toJson(args, "args");
+      } catch (error) {
+        return rejected("the arguments cannot be sent as JSON: " + describe(error));
+      }
+      if (typeof json !== "string") return rejected("the arguments cannot be sent as JSON: " + json.problem);
+    }
+    return request(function () {
+      return askServer(server, method, subject, json);
+    });
+  }
+
+  function resourcesOf(server) {
+    return {
+      list: function () { return ask(server, "resources/list", null, null); },
+      templates: function () { return ask(server, "resources/templates/list", null, null); },
+      read: function (uri) {
+        if (typeof uri !== "string") return rejected("resources." + server + ".read(uri): uri must be a string, got " + describe(uri));
+        return ask(server, "resources/read", uri, null);
+      },
+    };
+  }
+
+  function promptsOf(server) {
+    return {
+      list: function () { return ask(server, "prompts/list", null, null); },
+      get: function (name, args) {
+        if (typeof name !== "string") return rejected("prompts." + server + ".get(name, args): name must be a string, got " + describe(name));
+        return ask(server, "prompts/get", name, args);
+      },
+    };
+  }
+
+  function byServer(make) {
+    const made = create(null);
+    return new ProxyCtor(freeze(create(null)), {
+      __proto__: null,
+      get: function (_target, key) {
+        if (typeof key !== "string" || reserved[key] === true) return undefined;
+        let scope = made[key];
+        if (scope === undefined) {
+          scope = make(key);
+          const methods = ownKeys(scope);
+          for (let i = 0; i < methods.length; i++) freeze(scope[methods[i]]);
+          freeze(scope);
+          made[key] = scope;
+        }
+        return scope;
+      },
+    });
+  }
+
   const globals = {
     tools: tools,
+    resources: byServer(resourcesOf),
+    prompts: byServer(promptsOf),
     callMCPTool: freeze(callMCPTool),
     searchTools: freeze(searchTools),
     describeTools: freeze(describeTools),

@@ -44,7 +44,7 @@ use self::monitor::{Monitor, Stop, StopUnwind};
 use self::values::{ValuePath, from_json, to_json};
 use crate::{
     CancelFlag, EngineError, EngineEvent, EngineLimits, ExecuteRequest, HostCall, HostReply,
-    HostRequest, Language, MAX_CODE_BYTES, Outcome, Replies, Stats, program,
+    Language, MAX_CODE_BYTES, Outcome, Replies, Stats, program,
 };
 
 /// Requests other than tool calls (`search_tools`, `describe_tools`) one execution may make.
@@ -232,7 +232,7 @@ impl Engine<'_> {
                 return self.step(|print| call.resume(ExtFunctionResult::NotFound(name), print));
             }
         };
-        if matches!(request, HostRequest::Tool { .. }) {
+        if request.reaches_server() {
             self.tool_calls += 1;
             if self.tool_calls > self.limits.max_tool_calls {
                 self.monitor.stop(Stop::ToolCallLimit);

@@ -30,9 +30,11 @@ pub fn tool_definitions(namespaces: &[String]) -> Vec<Tool> {
          TypeScript/JavaScript (default): `await tools.<server>.<tool>({{...}})`; the code is an \
          async function body, its result is the `return` value or the last expression; \
          Promise.all for parallel calls; also `searchTools(query)`, `describeTools([names])`, \
+         `resources.<server>.list()`/`.read(uri)`, `prompts.<server>.get(name, args)`, \
          console.log. Python (language \"python\"; a subset: no class bases, generators or \
          third-party modules): `await tools.<server>.<tool>(a=1)`, `asyncio.gather` for parallel \
-         calls, `call_tool(\"server.tool\", {{...}})`, `search_tools`, `describe_tools`, print. \
+         calls, `call_tool(\"server.tool\", {{...}})`, `search_tools`, `describe_tools`, \
+         `resources`, `prompts`, print. \
          Filter results in code and return only what is needed. Find tools with search_tools and \
          read their types with describe_tools first."
     );

@@ -252,6 +252,17 @@ pub enum Error {
         answer: &'static str,
     },
 
+    /// Code asked a server for resources or prompts it does not offer.
+    #[error(
+        "server \"{server}\" offers no {what} (its initialize answer does not declare the \"{what}\" capability); use its tools instead"
+    )]
+    NotOffered {
+        /// The server's name.
+        server: String,
+        /// What it does not offer: `resources` or `prompts`.
+        what: &'static str,
+    },
+
     /// The call failed in the protocol or the connection (not an answer of the tool).
     #[error("the call to \"{tool}\" on server \"{server}\" failed: {message}")]
     CallFailed {

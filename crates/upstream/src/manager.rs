@@ -308,6 +308,54 @@ impl UpstreamManager {
         arguments: Option<Map<String, Value>>,
         options: CallOptions<'_>,
     ) -> Result<CallToolResult> {
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        params.arguments = arguments;
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let unsupported = |answer: &'static str| Error::Unsupported {
+            server: server.to_owned(),
+            tool: tool.to_owned(),
+            answer,
+        };
+        match self.send(server, tool, request, None, options).await? {
+            ServerResult::CallToolResult(result) => Ok(result),
+            // `{}`: a result with no content.
+            ServerResult::EmptyResult(_) => Ok(CallToolResult::success(Vec::new())),
+            ServerResult::InputRequiredResult(_) => {
+                Err(unsupported("a request for more input (input_required)"))
+            }
+            ServerResult::CreateTaskResult(_) => Err(unsupported("a long-running task (task)")),
+            _ => Err(unsupported("a kind of answer it does not know")),
+        }
+    }
+
+    /// Sends `request`, an MCP request other than a tool call (`resources/read`, `prompts/get`,
+    /// ...), to server `server`, made as `options` say, with the server's timeout. `capability`
+    /// names what the server must have declared in its `initialize` answer for the request to
+    /// be sent (`resources`, `prompts`); a server without it gets [`Error::NotOffered`]. The
+    /// answer is the server's, whatever kind it is; errors name the request by `method`.
+    pub async fn request(
+        &self,
+        server: &str,
+        method: &str,
+        request: ClientRequest,
+        capability: Capability,
+        options: CallOptions<'_>,
+    ) -> Result<ServerResult> {
+        self.send(server, method, request, Some(capability), options)
+            .await
+    }
+
+    /// Sends one request (`label` names it in errors: the tool, or the method) once the server
+    /// is up, and waits for its answer within the call's timeout.
+    async fn send(
+        &self,
+        server: &str,
+        label: &str,
+        request: ClientRequest,
+        capability: Option<Capability>,
+        options: CallOptions<'_>,
+    ) -> Result<ServerResult> {
+        let tool = label;
         let CallOptions {
             timeout,
             cancel,
@@ -321,6 +369,20 @@ impl UpstreamManager {
             () = cancel.cancelled() => return Err(Error::Cancelled),
             connection = self.connection(index) => connection?,
         };
+        if let Some(capability) = capability {
+            let info = connection.peer.peer_info();
+            let capabilities = info.as_ref().map(|info| &info.capabilities);
+            let offered = match capability {
+                Capability::Resources => capabilities.is_some_and(|c| c.resources.is_some()),
+                Capability::Prompts => capabilities.is_some_and(|c| c.prompts.is_some()),
+            };
+            if !offered {
+                return Err(Error::NotOffered {
+                    server: server.to_owned(),
+                    what: capability.name(),
+                });
+            }
+        }
         // Waiting for the server to start has a bound of its own: it counts neither against the
         // timeout nor as time in toolweave.
         let taken = taken.unwrap_or(asked) + asked.elapsed();
@@ -328,8 +390,6 @@ impl UpstreamManager {
             Some(limit) => (limit, LimitFrom::Caller),
             None => self.shared.call_timeout(index, tool),
         };
-        let mut params = CallToolRequestParams::new(tool.to_owned());
-        params.arguments = arguments;
         let routes = match (listener, self.shared.servers.get(index)) {
             (Some(listener), Some(server)) => Some((&server.routes, listener)),
             _ => None,
@@ -344,11 +404,12 @@ impl UpstreamManager {
         // that came first is taken first.
         let mut request_id = None;
         // The upstream request, as a span of the trace its execution is part of.
-        let span = tracing::trace_span!(target: crate::SPAN_TARGET, "tools/call", otel.kind = "client", otel.status_code = tracing::field::Empty, server, tool);
+        let method = request.method().to_owned();
+        let span = tracing::trace_span!(target: crate::SPAN_TARGET, "upstream request", otel.name = method, otel.kind = "client", otel.status_code = tracing::field::Empty, server, tool);
         let sent = tracing::Instrument::instrument(
             tokio::time::timeout_at(
                 taken + limit,
-                send_call(&connection.peer, params, tool, routes, &mut request_id),
+                send_call(&connection.peer, request, tool, routes, &mut request_id),
             ),
             span.clone(),
         );
@@ -358,14 +419,9 @@ impl UpstreamManager {
             answer = sent => answer,
             () = self.run_over(index, connection.run) => Ok(Err(ServiceError::TransportClosed)),
         };
-        if !matches!(answer, Ok(Ok(ServerResult::CallToolResult(_)))) {
+        if !matches!(answer, Ok(Ok(_))) {
             span.record("otel.status_code", "ERROR");
         }
-        let unsupported = |answer: &'static str| Error::Unsupported {
-            server: server.to_owned(),
-            tool: tool.to_owned(),
-            answer,
-        };
         match answer {
             Err(_elapsed) => Err(Error::CallTimeout {
                 server: server.to_owned(),
@@ -376,16 +432,7 @@ impl UpstreamManager {
                     .wire
                     .delivery(request_id.as_ref(), taken, Instant::now()),
             }),
-            Ok(Ok(ServerResult::CallToolResult(result))) => Ok(result),
-            // `{}`: a result with no content.
-            Ok(Ok(ServerResult::EmptyResult(_))) => Ok(CallToolResult::success(Vec::new())),
-            Ok(Ok(ServerResult::InputRequiredResult(_))) => {
-                Err(unsupported("a request for more input (input_required)"))
-            }
-            Ok(Ok(ServerResult::CreateTaskResult(_))) => {
-                Err(unsupported("a long-running task (task)"))
-            }
-            Ok(Ok(_)) => Err(unsupported("a kind of answer it does not know")),
+            Ok(Ok(result)) => Ok(result),
             Ok(Err(error)) => Err(self
                 .call_failure(index, tool, &connection, request_id.as_ref(), error)
                 .await),
@@ -808,16 +855,13 @@ impl Shared {
 /// future before the answer tells the server the request was cancelled.
 async fn send_call(
     peer: &Peer<RoleClient>,
-    params: CallToolRequestParams,
+    request: ClientRequest,
     tool: &str,
     routes: Option<(&Arc<Routes>, &Listener)>,
     request_id: &mut Option<RequestId>,
 ) -> std::result::Result<ServerResult, ServiceError> {
     let handle = peer
-        .send_cancellable_request(
-            ClientRequest::CallToolRequest(CallToolRequest::new(params)),
-            PeerRequestOptions::no_options(),
-        )
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
         .await?;
     *request_id = Some(handle.id.clone());
     // Held until the call ends, however it ends; dropping it ends the call's routes.
@@ -830,6 +874,25 @@ async fn send_call(
     let answer = handle.await_response().await;
     abandoned.id = None;
     answer
+}
+
+/// What a server declares it offers, besides tools, that a request may need.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Capability {
+    /// `resources/list`, `resources/read`, `resources/templates/list`.
+    Resources,
+    /// `prompts/list`, `prompts/get`.
+    Prompts,
+}
+
+impl Capability {
+    /// Its name in an `initialize` answer.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Resources => "resources",
+            Self::Prompts => "prompts",
+        }
+    }
 }
 
 /// Tells the server a request was cancelled, unless disarmed (`id` taken) first.

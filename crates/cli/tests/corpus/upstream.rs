@@ -62,7 +62,7 @@ async fn faulty_upstreams(isolation: &str) {
     let mut gateway = Gateway::start(&config, isolation, &["--tool-timeout-ms", "2000"]).await;
 
     let root = repo_root().join("tests/hostile/upstream");
-    let files = cases::files_in(&[root.clone()]).unwrap();
+    let files = cases::files_in(std::slice::from_ref(&root)).unwrap();
     assert!(
         files.len() >= 6,
         "expected the programs in {}",

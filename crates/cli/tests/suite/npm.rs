@@ -113,6 +113,128 @@ async fn three_npm_servers_through_one_gateway() {
     server.stop().await.unwrap();
 }
 
+/// server-everything's resources and prompts from code, in both languages: listed (every page),
+/// read, templates, a prompt with arguments; a server that offers none says so, an unknown server
+/// names the ones there are, and a deny rule over `server.prompts/*` keeps prompts out while
+/// resources stay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resources_and_prompts_from_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = match npm_config(dir.path()) {
+        Ok(config) => config,
+        Err(why) => {
+            missing_prerequisite("resources_and_prompts_from_code", &why);
+            return;
+        }
+    };
+    let server = Toolweave::start(toolweave(), &config, &["--deny", "everything.prompts/get"])
+        .await
+        .unwrap();
+    let javascript = r#"
+        const listed = await resources.everything.list();
+        const document = listed.find((resource) => resource.uri.endsWith("/instructions.md"));
+        const contents = await resources.everything.read(document.uri);
+        const templates = await resources.everything.templates();
+        const promptList = await prompts.everything.list();
+        const fail = (promise) => promise.then(() => "answered", (error) => error.message);
+        return {
+          listed: listed.length,
+          text: contents[0].text.length > 100,
+          mimeType: contents[0].mimeType,
+          templates: templates.map((template) => template.uriTemplate).sort(),
+          prompts: promptList.map((prompt) => prompt.name).includes("args-prompt"),
+          denied: await fail(prompts.everything.get("args-prompt", { city: "Paris" })),
+          notOffered: await fail(resources.filesystem.list()),
+          unknown: await fail(resources.nowhere.list()),
+          badUri: await fail(resources.everything.read(42)),
+        };
+    "#;
+    let python = r#"
+listed = await resources.everything.list()
+document = [r for r in listed if r["uri"].endswith("/instructions.md")][0]
+contents = await resources.everything.read(document["uri"])
+templates = await resources.everything.templates()
+prompt_list = await prompts.everything.list()
+try:
+    await prompts.everything.get("args-prompt", {"city": "Paris"})
+    denied = "answered"
+except Exception as error:
+    denied = str(error)
+try:
+    await resources.filesystem.list()
+    not_offered = "answered"
+except Exception as error:
+    not_offered = str(error)
+try:
+    await resources.nowhere.list()
+    unknown = "answered"
+except Exception as error:
+    unknown = str(error)
+try:
+    await resources.everything.read(42)
+    bad_uri = "answered"
+except TypeError as error:
+    bad_uri = str(error)
+{
+    "listed": len(listed),
+    "text": len(contents[0]["text"]) > 100,
+    "mimeType": contents[0].get("mimeType"),
+    "templates": sorted(t["uriTemplate"] for t in templates),
+    "prompts": "args-prompt" in [p["name"] for p in prompt_list],
+    "denied": denied,
+    "notOffered": not_offered,
+    "unknown": unknown,
+    "badUri": bad_uri,
+}
+"#;
+    for (language, code) in [("javascript", javascript), ("python", python)] {
+        let result = server.execute(code, language).await.unwrap();
+        let value = result
+            .value()
+            .unwrap_or_else(|error| panic!("{language}: {error}"));
+        let context = format!("{language}: {}", result.text);
+        assert!(value["listed"].as_u64().unwrap_or(0) >= 7, "{context}");
+        assert_eq!(value["text"], json!(true), "{context}");
+        assert_eq!(value["mimeType"], json!("text/markdown"), "{context}");
+        assert_eq!(
+            value["templates"],
+            json!([
+                "demo://resource/dynamic/blob/{resourceId}",
+                "demo://resource/dynamic/text/{resourceId}"
+            ]),
+            "{context}"
+        );
+        assert_eq!(value["prompts"], json!(true), "{context}");
+        let denied = value["denied"].as_str().unwrap_or_default();
+        assert!(
+            denied.starts_with("everything.prompts/get is not allowed by the policy: the deny rule \"everything.prompts/get\" matches it"),
+            "{context}"
+        );
+        let not_offered = value["notOffered"].as_str().unwrap_or_default();
+        assert!(
+            not_offered.contains("server \"filesystem\" offers no resources"),
+            "{context}"
+        );
+        let unknown = value["unknown"].as_str().unwrap_or_default();
+        assert!(
+            unknown.starts_with(
+                "no server named \"nowhere\" for resources.<server>; the servers are: "
+            ) && ["everything", "filesystem", "memory"]
+                .iter()
+                .all(|name| unknown.contains(name)),
+            "{context}"
+        );
+        assert!(
+            value["badUri"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("must be a"),
+            "{context}"
+        );
+    }
+    server.stop().await.unwrap();
+}
+
 /// Search over the real servers: filesystem's `read_file` ("DEPRECATED: Use read_text_file
 /// instead.") comes after the tool that replaces it and says so; a query no tool answers gets
 /// "No strong match" and its closest tools marked weak; the structured copy leaves the

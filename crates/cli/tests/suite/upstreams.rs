@@ -40,10 +40,13 @@ async fn describing_a_server_shows_its_instructions_before_its_tools() {
         "{text}"
     );
     assert!(text.contains("add(args"), "the declarations follow: {text}");
+    // Like the declarations, they are in the text only.
     let structured = described.structured_content.unwrap();
-    assert_eq!(
-        structured["instructions"],
-        json!([{ "server": "fixture", "instructions": "Call add for sums.\nNever call crash." }])
+    assert!(structured["instructions"].is_null(), "{structured}");
+    assert!(
+        structured["tools"]
+            .as_array()
+            .is_some_and(|tools| !tools.is_empty())
     );
 
     // Not for a single tool, nor for a server that gave none.
@@ -54,7 +57,7 @@ async fn describing_a_server_shows_its_instructions_before_its_tools() {
             .unwrap();
         let text = described.content[0].as_text().unwrap().text.clone();
         assert!(!text.contains("Instructions from server"), "{text}");
-        assert!(described.structured_content.unwrap()["instructions"].is_null());
+        assert!(text.contains("add(args"), "{text}");
     }
     server.stop().await.unwrap();
 }
@@ -78,7 +81,7 @@ async fn a_server_s_instructions_count_in_the_size_of_its_description() {
         .to_string(),
     )
     .unwrap();
-    let server = Toolweave::start(toolweave(), &config, &["--max-result-bytes", "12000"])
+    let server = Toolweave::start(toolweave(), &config, &["--max-result-bytes", "8000"])
         .await
         .unwrap();
     let mut described = Vec::new();

@@ -1,4 +1,5 @@
-//! The guest's view of the host: `tools`, `call_tool`, `search_tools` and `describe_tools`.
+//! The guest's view of the host: `tools`, `call_tool`, `search_tools`, `describe_tools`, and
+//! `resources` and `prompts` (`resources.<server>.read(uri)`, `prompts.<server>.get(name)`).
 //!
 //! None of these exist in the interpreter until the guest names them: Monty asks the host for
 //! every name it cannot resolve (`NameLookup`), and [`GuestApi::lookup`] answers. `tools` is a
@@ -26,7 +27,7 @@ use monty_types::{
 use serde_json::{Map, Value};
 
 use super::values::{ValuePath, to_json, type_name};
-use crate::{HostRequest, Manifest};
+use crate::{HostRequest, Manifest, ServerAsk};
 
 /// The global names the engine provides.
 const CALL_TOOL: &str = "call_tool";
@@ -42,6 +43,14 @@ const MAX_UNKNOWN_SERVERS: usize = 1000;
 /// from [`NAMESPACE_ID_BASE`] up, one per namespace: those of the manifest, then those of
 /// unknown servers as code names them.
 const TOOLS_ID: u128 = 1;
+/// Identities of `resources` and `prompts`; a server's scope under either takes an id from
+/// [`SCOPE_ID_BASE`] up, in the order code names them.
+const RESOURCES_ID: u128 = 2;
+const PROMPTS_ID: u128 = 3;
+const SCOPE_ID_BASE: u128 = 1 << 96;
+/// Functions of a server's scope read as attributes (`f = resources.s.read`) are named with this
+/// prefix, the scope's number, a dot and the method.
+const SCOPE_FUNCTION: &str = "scope#";
 const NAMESPACE_ID_BASE: u128 = 1 << 64;
 /// Set in a class id, so the ids of classes and instances never meet.
 const CLASS_ID_BIT: u128 = 1 << 127;
@@ -61,6 +70,9 @@ pub(super) struct GuestApi {
     manifest: Arc<Manifest>,
     /// Names of servers the manifest does not have that code used (`tools.fs`), in order.
     unknown_servers: Vec<String>,
+    /// `resources.<server>` and `prompts.<server>` as code named them, in order: whether it is
+    /// resources, and the server's name.
+    scopes: Vec<(bool, String)>,
 }
 
 impl GuestApi {
@@ -68,6 +80,7 @@ impl GuestApi {
         Self {
             manifest,
             unknown_servers: Vec::new(),
+            scopes: Vec::new(),
         }
     }
 
@@ -80,8 +93,50 @@ impl GuestApi {
                 CALL_TOOL | SEARCH_TOOLS | DESCRIBE_TOOLS => {
                     NameLookupResult::Value(function(name.to_owned()))
                 }
+                "resources" => NameLookupResult::Value(instance(
+                    "resources".to_owned(),
+                    RESOURCES_ID,
+                    DictPairs::default(),
+                )),
+                "prompts" => NameLookupResult::Value(instance(
+                    "prompts".to_owned(),
+                    PROMPTS_ID,
+                    DictPairs::default(),
+                )),
                 _ => NameLookupResult::Undefined,
             },
+            // `resources.<server>`, `prompts.<server>`: the server's scope, whatever its name;
+            // the host answers a server it does not know.
+            Some(id)
+                if id == MontyUuid::from_u128(RESOURCES_ID)
+                    || id == MontyUuid::from_u128(PROMPTS_ID) =>
+            {
+                let resources = id == MontyUuid::from_u128(RESOURCES_ID);
+                let index = match self
+                    .scopes
+                    .iter()
+                    .position(|(kind, server)| *kind == resources && server == name)
+                {
+                    Some(index) => index,
+                    None if self.scopes.len() >= MAX_UNKNOWN_SERVERS => {
+                        return NameLookupResult::Undefined;
+                    }
+                    None => {
+                        self.scopes.push((resources, name.to_owned()));
+                        self.scopes.len() - 1
+                    }
+                };
+                let kind = if resources { "resources" } else { "prompts" };
+                NameLookupResult::Value(instance(
+                    format!("{kind}.{name}"),
+                    SCOPE_ID_BASE + index as u128,
+                    DictPairs::default(),
+                ))
+            }
+            Some(id) if self.scope_of(id).is_some() => {
+                let index = u128::from_be_bytes(*id.as_bytes()) - SCOPE_ID_BASE;
+                NameLookupResult::Value(function(format!("{SCOPE_FUNCTION}{index}.{name}")))
+            }
             // A server the manifest does not have: a namespace whose calls the host explains.
             Some(id) if id == MontyUuid::from_u128(TOOLS_ID) => {
                 if self.unknown_servers.len() >= MAX_UNKNOWN_SERVERS {
@@ -116,8 +171,24 @@ impl GuestApi {
             if id == MontyUuid::from_u128(TOOLS_ID) {
                 return tool_call(function_name, args, kwargs);
             }
+            if let Some((resources, server)) = self.scope_of(id) {
+                return server_call(resources, server, function_name, args, kwargs);
+            }
             return match self.namespace_of(id) {
                 Some(namespace) => tool_call(&format!("{namespace}.{function_name}"), args, kwargs),
+                None => Call::NotFound,
+            };
+        }
+        if let Some((index, method)) = function_name
+            .strip_prefix(SCOPE_FUNCTION)
+            .and_then(|rest| rest.split_once('.'))
+        {
+            let scope = index
+                .parse::<usize>()
+                .ok()
+                .and_then(|index| self.scopes.get(index));
+            return match scope {
+                Some((resources, server)) => server_call(*resources, server, method, args, kwargs),
                 None => Call::NotFound,
             };
         }
@@ -143,6 +214,14 @@ impl GuestApi {
                 .get(index - self.manifest.namespaces.len())
                 .map(String::as_str),
         }
+    }
+
+    /// The scope (`resources.<server>` or `prompts.<server>`) an instance id belongs to: whether
+    /// it is resources, and the server as code named it.
+    fn scope_of(&self, id: MontyUuid) -> Option<(bool, &str)> {
+        let index = u128::from_be_bytes(*id.as_bytes()).checked_sub(SCOPE_ID_BASE)?;
+        let (resources, server) = self.scopes.get(usize::try_from(index).ok()?)?;
+        Some((*resources, server))
     }
 
     /// `tools`: one attribute per namespace, each with no attributes of its own but the tools
@@ -426,4 +505,77 @@ fn describe_tools(args: &[MontyObject], kwargs: &[(MontyObject, MontyObject)]) -
         }
     };
     Call::Host(HostRequest::Describe { names })
+}
+
+/// A method of `resources.<server>` (`list()`, `templates()`, `read(uri)`) or
+/// `prompts.<server>` (`list()`, `get(name, arguments=None)`).
+fn server_call(
+    resources: bool,
+    server: &str,
+    method: &str,
+    args: &[MontyObject],
+    kwargs: &[(MontyObject, MontyObject)],
+) -> Call {
+    let kind = if resources { "resources" } else { "prompts" };
+    let (mcp_method, parameters, required): (&str, &[&str], usize) = match (resources, method) {
+        (true, "list") => ("resources/list", &[], 0),
+        (true, "templates") => ("resources/templates/list", &[], 0),
+        (true, "read") => ("resources/read", &["uri"], 1),
+        (false, "list") => ("prompts/list", &[], 0),
+        (false, "get") => ("prompts/get", &["name", "arguments"], 1),
+        _ => {
+            let offered = if resources {
+                "list(), templates() and read(uri)"
+            } else {
+                "list() and get(name, arguments=None)"
+            };
+            return Call::Raise(MontyException::new(
+                ExcType::AttributeError,
+                Some(format!(
+                    "{kind}.{server} has no method '{method}'; it has {offered}"
+                )),
+            ));
+        }
+    };
+    let signature = format!("{kind}.{server}.{method}({})", parameters.join(", "));
+    let bound = match bind(&signature, parameters, required, args, kwargs) {
+        Ok(bound) => bound,
+        Err(exception) => return Call::Raise(exception),
+    };
+    let subject = match bound.first().copied().flatten() {
+        None => None,
+        Some(MontyObject::String(text)) => Some(text.clone()),
+        Some(other) => {
+            return Call::Raise(type_error(format!(
+                "{signature}: {} must be a str, not {}",
+                parameters[0],
+                type_name(other)
+            )));
+        }
+    };
+    let arguments = match bound.get(1).copied().flatten() {
+        None | Some(MontyObject::None) => Value::Null,
+        Some(dict @ MontyObject::Dict(_)) => {
+            match to_json(
+                dict,
+                &mut ValuePath::new(format!("the arguments of {signature}")),
+            ) {
+                Ok(value) => value,
+                Err(message) => return Call::Raise(type_error(message)),
+            }
+        }
+        Some(other) => {
+            return Call::Raise(type_error(format!(
+                "{signature}: arguments must be a dict, not {}",
+                type_name(other)
+            )));
+        }
+    };
+    match ServerAsk::new(mcp_method, subject, arguments) {
+        Ok(ask) => Call::Host(HostRequest::Server {
+            server: server.to_owned(),
+            ask,
+        }),
+        Err(message) => Call::Raise(type_error(message)),
+    }
 }
