@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use toolweave_sandbox::{
     CancelFlag, EngineError, EngineLimits, ExecuteRequest, HostRequest, Language, LogStream,
-    Manifest, Namespace, Outcome,
+    Manifest, Namespace, Outcome, ServerAsk,
 };
 
 fn run_with(code: &str, language: Language, limits: EngineLimits, cancel: &CancelFlag) -> Run {
@@ -193,6 +193,69 @@ fn raw_calls_and_call_mcp_tool_send_the_names_given() {
             },
         ]
     );
+}
+
+#[test]
+fn resources_and_prompts_send_the_server_and_method_given() {
+    let run = run_js(
+        "const read = resources['my-server'].read;
+         const answers = [
+           await resources.docs.list(),
+           await read('file:///a.md'),
+           await resources.docs.templates(),
+           await prompts.docs.list(),
+           await prompts.docs.get('review', { code: 'x' }),
+           await resources.docs.read(1).catch((error) => error.message),
+           await prompts.docs.get('review', 'not an object').catch((error) => error.message),
+         ];
+         return [answers, resources.docs === resources.docs, typeof resources.then, Object.isFrozen(resources.docs)];",
+    );
+    assert_eq!(
+        run.calls,
+        [
+            HostRequest::Server {
+                server: "docs".into(),
+                ask: ServerAsk::ListResources
+            },
+            HostRequest::Server {
+                server: "my-server".into(),
+                ask: ServerAsk::ReadResource {
+                    uri: "file:///a.md".into()
+                }
+            },
+            HostRequest::Server {
+                server: "docs".into(),
+                ask: ServerAsk::ListResourceTemplates
+            },
+            HostRequest::Server {
+                server: "docs".into(),
+                ask: ServerAsk::ListPrompts
+            },
+            HostRequest::Server {
+                server: "docs".into(),
+                ask: ServerAsk::GetPrompt {
+                    name: "review".into(),
+                    arguments: json!({ "code": "x" }).as_object().unwrap().clone()
+                }
+            },
+        ]
+    );
+    let value = run.value();
+    assert_eq!(
+        value[0][1],
+        json!({ "server": "my-server", "method": "resources/read" })
+    );
+    assert_eq!(
+        value[0][5],
+        json!("resources.docs.read(uri): uri must be a string, got 1")
+    );
+    assert_eq!(
+        value[0][6],
+        json!("a prompt's arguments are an object like { name: \"value\" }")
+    );
+    assert_eq!(value[1], json!(true));
+    assert_eq!(value[2], json!("undefined"));
+    assert_eq!(value[3], json!(true));
 }
 
 #[test]

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use toolweave_sandbox::{
     CancelFlag, EngineError, EngineEvent, EngineLimits, ExecuteRequest, HostReply, HostRequest,
-    Language, LogStream, Manifest, Namespace, Outcome,
+    Language, LogStream, Manifest, Namespace, Outcome, ServerAsk,
 };
 
 fn run_with(code: &str, limits: EngineLimits, cancel: &CancelFlag) -> Run {
@@ -167,6 +167,80 @@ fn namespaces_of_servers_not_ready_ask_the_host() {
                 raw: false
             },
         ]
+    );
+}
+
+#[test]
+fn resources_and_prompts_send_the_server_and_method_given() {
+    let run = run_py(
+        r#"
+read = resources.docs.read
+answers = [
+    await resources.docs.list(),
+    await read('file:///a.md'),
+    await resources.docs.templates(),
+    await prompts.docs.list(),
+    await prompts.docs.get('review', {'code': 'x'}),
+    await prompts.docs.get(name='review'),
+]
+problems = []
+try:
+    await resources.docs.read(1)
+except TypeError as error:
+    problems.append(str(error))
+try:
+    await prompts.docs.remove('x')
+except AttributeError as error:
+    problems.append(str(error))
+[answers[1], problems]
+"#,
+    );
+    assert_eq!(
+        run.calls,
+        [
+            HostRequest::Server {
+                server: "docs".into(),
+                ask: ServerAsk::ListResources
+            },
+            HostRequest::Server {
+                server: "docs".into(),
+                ask: ServerAsk::ReadResource {
+                    uri: "file:///a.md".into()
+                }
+            },
+            HostRequest::Server {
+                server: "docs".into(),
+                ask: ServerAsk::ListResourceTemplates
+            },
+            HostRequest::Server {
+                server: "docs".into(),
+                ask: ServerAsk::ListPrompts
+            },
+            HostRequest::Server {
+                server: "docs".into(),
+                ask: ServerAsk::GetPrompt {
+                    name: "review".into(),
+                    arguments: json!({ "code": "x" }).as_object().unwrap().clone()
+                }
+            },
+            HostRequest::Server {
+                server: "docs".into(),
+                ask: ServerAsk::GetPrompt {
+                    name: "review".into(),
+                    arguments: serde_json::Map::new()
+                }
+            },
+        ]
+    );
+    assert_eq!(
+        run.value(),
+        &json!([
+            { "server": "docs", "method": "resources/read" },
+            [
+                "resources.docs.read(uri): uri must be a str, not int",
+                "prompts.docs has no method 'remove'; it has list() and get(name, arguments=None)"
+            ]
+        ])
     );
 }
 

@@ -179,6 +179,9 @@ fn run_here(code: &str, language: Language, limits: EngineLimits, cancel: &Cance
                         json!([{ "name": "t.add", "query": query, "limit": limit }]),
                     )),
                     HostRequest::Describe { names } => answer(Ok(json!({ "names": names }))),
+                    HostRequest::Server { server, ask } => {
+                        answer(Ok(json!({ "server": server, "method": ask.method() })));
+                    }
                 }
             }
         },
