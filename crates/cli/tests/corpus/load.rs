@@ -81,9 +81,16 @@ async fn saturated(isolation: &str) {
         }
     }
     for execution in outcomes {
-        // Answered, or timed out with the time put where it went: in toolweave.
+        // Answered; or its tool call timed out with the time put where it went, in toolweave; or
+        // the execution itself ran out of time, sharing two cores with sixty busy loops (in
+        // process, it may also wait for an engine thread once the address space holds no more).
+        // Never an error that blames the server.
         let fine = execution.value().ok() == Some(&json!(5))
-            || execution.text.contains("most of it spent in toolweave");
+            || execution.text.contains("most of it spent in toolweave")
+            || (execution.error_kind() == Some("Timeout")
+                && execution
+                    .text
+                    .starts_with("Timeout: the execution ran longer than"));
         if !fine {
             failures.push(format!("a tool call meanwhile: {}", execution.text));
         }
