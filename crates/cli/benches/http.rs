@@ -1,6 +1,7 @@
-//! `toolweave serve --http` on loopback: latency, executions per second with 1, 8 and 64
-//! clients, each its own MCP session sending one execution at a time, and the gateway's memory
-//! before and after.
+//! `toolweave serve --http` on loopback: latency, executions per second with 1, 8, 64 and 256
+//! clients, each its own MCP session sending one execution at a time, with the median and p99 of
+//! one execution under that load, and the gateway's memory: per session held, and before and
+//! after the load.
 //!
 //! `cargo bench -p toolweave --bench http` (release profile). First the latency of one execution
 //! at a time (trivial, and one upstream call); then throughput, where each execution calls the
@@ -41,16 +42,19 @@ fn resident_kib(pid: u32) -> u64 {
         .expect("VmRSS")
 }
 
-/// `executions` executions over `sessions`, all at once; how long they took.
-async fn run(sessions: &[Arc<Toolweave>], executions: usize) -> Duration {
+/// `executions` executions over `sessions`, all at once; how long they took, and how long each
+/// one took.
+async fn run(sessions: &[Arc<Toolweave>], executions: usize) -> (Duration, Vec<Duration>) {
     let started = Instant::now();
     let tasks = sessions.iter().enumerate().map(|(client, session)| {
         let session = session.clone();
         let rounds =
             executions / sessions.len() + usize::from(client < executions % sessions.len());
         tokio::spawn(async move {
+            let mut took = Vec::with_capacity(rounds);
             for round in 0..rounds {
                 let (a, b) = (client * 100_000, round);
+                let sent = Instant::now();
                 let result = session
                     .execute(
                         &format!("return await tools.fixture.add({{ a: {a}, b: {b} }})"),
@@ -58,14 +62,17 @@ async fn run(sessions: &[Arc<Toolweave>], executions: usize) -> Duration {
                     )
                     .await
                     .expect("execution");
+                took.push(sent.elapsed());
                 assert_eq!(result.value().expect("a value"), &json!(a + b));
             }
+            took
         })
     });
+    let mut took = Vec::with_capacity(executions);
     for task in futures::future::join_all(tasks).await {
-        task.expect("client task");
+        took.extend(task.expect("client task"));
     }
-    started.elapsed()
+    (started.elapsed(), took)
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -124,7 +131,7 @@ async fn main() {
             );
         }
     }
-    for clients in [1, 8, 64] {
+    for clients in [1, 8, 64, 256] {
         let server = HttpToolweave::start(
             &binary("toolweave"),
             &config,
@@ -134,18 +141,29 @@ async fn main() {
         .await
         .expect("start");
         let gateway = server.process_id().expect("pid");
+        // One execution first, so the upstream server and the pools are up before sessions
+        // are counted.
+        let first = server.connect(None).await.expect("session");
+        run(&[Arc::new(first)], 10).await;
+        let idle = resident_kib(gateway);
         let mut sessions = Vec::new();
         for _ in 0..clients {
             sessions.push(Arc::new(server.connect(None).await.expect("session")));
         }
-        run(&sessions, WARM_UP).await;
+        let held = resident_kib(gateway);
+        run(&sessions, WARM_UP.max(clients * 2)).await;
         let before = resident_kib(gateway);
-        let elapsed = run(&sessions, EXECUTIONS).await;
+        let (elapsed, mut took) = run(&sessions, EXECUTIONS).await;
         let after = resident_kib(gateway);
+        took.sort();
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
         println!(
-            "{clients:>3} clients: {:>7.0} executions/s ({EXECUTIONS} in {:.2} s)   gateway RSS {before} → {after} KiB",
+            "{clients:>3} clients: {:>7.0} executions/s ({EXECUTIONS} in {:.2} s), one execution median {:.2} ms p99 {:.2} ms   {:.0} KiB per session held ({idle} → {held} KiB)   gateway RSS {before} → {after} KiB",
             EXECUTIONS as f64 / elapsed.as_secs_f64(),
-            elapsed.as_secs_f64()
+            elapsed.as_secs_f64(),
+            ms(took[took.len() / 2]),
+            ms(took[took.len() * 99 / 100]),
+            held.saturating_sub(idle) as f64 / clients as f64,
         );
     }
 }

@@ -91,6 +91,9 @@ pub struct FixtureOptions {
     pub faults: Option<FaultOptions>,
     /// `--instructions TEXT`: the instructions its `initialize` answer gives.
     pub instructions: Option<String>,
+    /// `--tools N`: serve N synthetic tools (`crate::synthetic`) instead of the fixture's own; a
+    /// call to one answers with its name and arguments.
+    pub synthetic_tools: Option<usize>,
 }
 
 /// What `--stdout-garbage` does.
@@ -125,6 +128,7 @@ impl Default for FixtureOptions {
             exit_after_calls: None,
             faults: None,
             instructions: None,
+            synthetic_tools: None,
         }
     }
 }
@@ -144,6 +148,18 @@ impl FixtureOptions {
                 "--name" => options.name = value("--name")?,
                 "--instructions" => options.instructions = Some(value("--instructions")?),
                 "--fail-start" => options.fail_start = true,
+                "--tools" => {
+                    let text = value("--tools")?;
+                    let most = crate::synthetic::MAX_SYNTHETIC_TOOLS;
+                    let count: usize = text
+                        .parse()
+                        .ok()
+                        .filter(|count| (1..=most).contains(count))
+                        .ok_or_else(|| {
+                            format!("--tools takes a number from 1 to {most}, got {text:?}")
+                        })?;
+                    options.synthetic_tools = Some(count);
+                }
                 "--start-delay-ms" => {
                     let text = value("--start-delay-ms")?;
                     let millis: u64 = text.parse().map_err(|_| {
@@ -237,7 +253,7 @@ impl FixtureOptions {
 }
 
 /// What `--help` prints.
-pub const USAGE: &str = "usage: toolweave-fixture [--name NAME] [--instructions TEXT] [--fail-start] [--start-delay-ms N] [--page-size N] [--http ADDR | --sse ADDR] [--require-header \"Name: value\"] [--oauth [--token-lifetime-secs N]] [--stdout-garbage banner|only] [--exit-after-calls N] [--faults [--fault-initialize KIND] [--fault-tools malformed,deep:N] [--fault-framing events|json]]";
+pub const USAGE: &str = "usage: toolweave-fixture [--name NAME] [--instructions TEXT] [--tools N] [--fail-start] [--start-delay-ms N] [--page-size N] [--http ADDR | --sse ADDR] [--require-header \"Name: value\"] [--oauth [--token-lifetime-secs N]] [--stdout-garbage banner|only] [--exit-after-calls N] [--faults [--fault-initialize KIND] [--fault-tools malformed,deep:N] [--fault-framing events|json]]";
 
 /// The server handler. Cheap to clone: clones share the tool list.
 #[derive(Debug, Clone)]
@@ -253,6 +269,8 @@ pub struct FixtureServer {
     instructions: Option<String>,
     /// The roots the client gave when asked after it said they changed.
     kept_roots: Arc<RwLock<Option<Value>>>,
+    /// Whether the tools are synthetic (`--tools N`).
+    synthetic: bool,
 }
 
 /// What became of `slow` calls, reported by the `stats` tool: tests see from outside whether a
@@ -276,7 +294,18 @@ impl FixtureServer {
             calls: Arc::default(),
             instructions: None,
             kept_roots: Arc::default(),
+            synthetic: false,
         }
+    }
+
+    /// Serves `count` synthetic tools instead of the fixture's own, when given (see
+    /// [`FixtureOptions::synthetic_tools`]).
+    pub fn with_synthetic_tools(mut self, count: Option<usize>) -> Self {
+        if let Some(count) = count {
+            self.tools = Arc::new(RwLock::new(crate::synthetic::synthetic_tools(count)));
+            self.synthetic = true;
+        }
+        self
     }
 
     /// Gives `instructions` in the `initialize` answer (see [`FixtureOptions::instructions`]).
@@ -306,6 +335,20 @@ impl FixtureServer {
         arguments: &Map<String, Value>,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
+        if self.synthetic {
+            let listed = self
+                .tools
+                .read()
+                .unwrap_or_else(PoisonError::into_inner)
+                .iter()
+                .any(|tool| tool.name == name);
+            if !listed {
+                return Err(ErrorData::invalid_params(format!("no tool {name:?}"), None));
+            }
+            let mut result = text(json!({ "tool": name, "arguments": arguments }).to_string());
+            result.structured_content = Some(json!({ "tool": name, "arguments": arguments }));
+            return Ok(result);
+        }
         let result = match name {
             "add" | "get-sum" => text(sum(number(arguments, "a")?, number(arguments, "b")?)),
             "echo" => text(string(arguments, "message")?),
@@ -548,7 +591,12 @@ impl ServerHandler for FixtureServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tools().into_iter().find(|tool| tool.name == name)
+        self.tools
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .find(|tool| tool.name == name)
+            .cloned()
     }
 
     async fn on_roots_list_changed(&self, context: rmcp::service::NotificationContext<RoleServer>) {
@@ -616,7 +664,8 @@ pub async fn serve_stdio(options: FixtureOptions) -> anyhow::Result<()> {
     }
     let server = FixtureServer::new(options.name.clone(), options.page_size)
         .with_exit_after_calls(options.exit_after_calls)
-        .with_instructions(options.instructions.clone());
+        .with_instructions(options.instructions.clone())
+        .with_synthetic_tools(options.synthetic_tools);
     let service = server.serve(rmcp::transport::stdio()).await?;
     tracing::info!(name = %options.name, "fixture serving on stdio");
     let reason = service.waiting().await?;
@@ -872,6 +921,8 @@ mod tests {
                 "Authorization: Bearer abc",
                 "--exit-after-calls",
                 "2",
+                "--tools",
+                "500",
             ]
             .map(String::from),
         )
@@ -890,6 +941,7 @@ mod tests {
                 exit_after_calls: Some(2),
                 faults: None,
                 instructions: None,
+                synthetic_tools: Some(500),
             }
         );
         let options = FixtureOptions::parse(

@@ -13,6 +13,7 @@ pub mod fixture_oauth;
 pub mod harness;
 pub mod http;
 pub mod skip;
+pub mod synthetic;
 
 use std::path::{Path, PathBuf};
 

@@ -230,6 +230,15 @@ impl UpstreamManager {
         futures::future::join_all(waits).await
     }
 
+    /// Waits (bounded by the startup timeout) until every server is ready or failed, as
+    /// [`all_tools`](Self::all_tools) does, without copying any tool list.
+    pub async fn settle(&self) {
+        let waits = (0..self.shared.servers.len()).map(|index| async move {
+            let _ = self.connection(index).await;
+        });
+        futures::future::join_all(waits).await;
+    }
+
     /// Waits (bounded by the startup timeout) for that one server; its tool list, or why not
     /// (unknown server, failed to start, remote, timed out starting).
     pub async fn tools(&self, server: &str) -> Result<Vec<Tool>> {

@@ -127,9 +127,19 @@ async fn resources_and_prompts_from_code() {
             return;
         }
     };
-    let server = Toolweave::start(toolweave(), &config, &["--deny", "everything.prompts/get"])
-        .await
-        .unwrap();
+    let log = dir.path().join("audit.jsonl");
+    let server = Toolweave::start(
+        toolweave(),
+        &config,
+        &[
+            "--deny",
+            "everything.prompts/get",
+            "--audit-log",
+            log.to_str().unwrap(),
+        ],
+    )
+    .await
+    .unwrap();
     let javascript = r#"
         const listed = await resources.everything.list();
         const document = listed.find((resource) => resource.uri.endsWith("/instructions.md"));
@@ -233,6 +243,33 @@ except TypeError as error:
         );
     }
     server.stop().await.unwrap();
+    // Each request is in the audit log as server.method, the denied one as denied.
+    let text = std::fs::read_to_string(&log).unwrap();
+    let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let calls: Vec<(String, String)> = first["toolCalls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|call| {
+            (
+                call["name"].as_str().unwrap_or_default().to_owned(),
+                call["outcome"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    for expected in [
+        ("everything.resources/list", "ok"),
+        ("everything.resources/read", "ok"),
+        ("everything.resources/templates/list", "ok"),
+        ("everything.prompts/list", "ok"),
+        ("everything.prompts/get", "denied"),
+        ("filesystem.resources/list", "error"),
+    ] {
+        assert!(
+            calls.contains(&(expected.0.to_owned(), expected.1.to_owned())),
+            "{expected:?} not in {calls:?}"
+        );
+    }
 }
 
 /// Search over the real servers: filesystem's `read_file` ("DEPRECATED: Use read_text_file
