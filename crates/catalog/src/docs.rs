@@ -66,12 +66,10 @@ pub(crate) fn documentation_lines(doc: &Documentation) -> Vec<String> {
     lines
 }
 
-/// A description split into lines, trailing spaces and blank edges removed.
+/// A description split into lines, trailing spaces and blank edges removed, characters that
+/// do not show written as escapes (see [`visible`]).
 pub(crate) fn description_lines(text: &str) -> Vec<String> {
-    let lines: Vec<String> = text
-        .lines()
-        .map(|line| line.trim_end().to_owned())
-        .collect();
+    let lines: Vec<String> = text.lines().map(|line| visible(line.trim_end())).collect();
     let first = lines.iter().position(|line| !line.is_empty());
     let last = lines.iter().rposition(|line| !line.is_empty());
     match (first, last) {
@@ -87,4 +85,57 @@ fn shorten(text: &str) -> String {
     let mut short: String = text.chars().take(MAX_DEFAULT_WIDTH - 1).collect();
     short.push('…');
     short
+}
+
+/// `text` with every character that does not show written as a `\u{...}` escape: control
+/// characters (but newlines and tabs), zero-width and other invisible formatting characters,
+/// bidirectional overrides and isolates (which reorder what a person sees), and Unicode tag
+/// characters (which spell text no one sees). A description can hide instructions in them from
+/// the person who reads it, not from the model; escaped, both see the same.
+pub fn visible(text: &str) -> String {
+    if !text.chars().any(hidden) {
+        return text.to_owned();
+    }
+    let mut shown = String::with_capacity(text.len() + 16);
+    for character in text.chars() {
+        if hidden(character) {
+            shown.push_str(&format!("\\u{{{:x}}}", u32::from(character)));
+        } else {
+            shown.push(character);
+        }
+    }
+    shown
+}
+
+/// Whether `character` is one [`visible`] writes as an escape.
+fn hidden(character: char) -> bool {
+    matches!(character,
+        '\u{0}'..='\u{8}' | '\u{b}'..='\u{c}' | '\u{d}'..='\u{1f}' | '\u{7f}'..='\u{9f}'
+        | '\u{ad}' | '\u{34f}' | '\u{61c}' | '\u{115f}' | '\u{1160}' | '\u{17b4}' | '\u{17b5}'
+        | '\u{180b}'..='\u{180f}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}'
+        | '\u{2060}'..='\u{206f}' | '\u{3164}' | '\u{fe00}'..='\u{fe0f}' | '\u{feff}'
+        | '\u{ffa0}' | '\u{fff0}'..='\u{fffb}' | '\u{1d173}'..='\u{1d17a}'
+        | '\u{e0000}'..='\u{e0fff}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invisible_characters_are_written_as_escapes() {
+        assert_eq!(visible("Adds two numbers."), "Adds two numbers.");
+        assert_eq!(
+            visible("Adds\u{200b} two\u{202e}srebmun\u{202c}. \u{1b}[8mhidden\u{1b}[0m"),
+            "Adds\\u{200b} two\\u{202e}srebmun\\u{202c}. \\u{1b}[8mhidden\\u{1b}[0m"
+        );
+        // Tag characters spell "hi" where no one sees it.
+        assert_eq!(visible("ok\u{e0068}\u{e0069}"), "ok\\u{e0068}\\u{e0069}");
+        // Tabs, newlines and ordinary non-ASCII text stay as they are.
+        assert_eq!(visible("a\tb\nc é 数 😀"), "a\tb\nc é 数 😀");
+        assert_eq!(
+            description_lines("First\u{200d}\n\nSecond"),
+            ["First\\u{200d}", "", "Second"]
+        );
+    }
 }

@@ -27,6 +27,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+pub use docs::visible;
 pub use names::sanitize_identifier;
 pub use search::{DEFAULT_SEARCH_LIMIT, Hit};
 
@@ -171,8 +172,9 @@ impl Catalog {
                     tool: tool.name,
                     guest_server: guest_server.clone(),
                     guest_tool,
-                    title: tool.title,
-                    description: tool.description,
+                    // What people and models read of a tool shows every character it holds.
+                    title: tool.title.as_deref().map(docs::visible),
+                    description: tool.description.as_deref().map(docs::visible),
                     input_schema: tool.input_schema,
                     output_schema: tool.output_schema,
                     annotations: tool.annotations,

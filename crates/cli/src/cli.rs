@@ -921,7 +921,8 @@ impl ServerCheck {
         let mut text = self.line();
         if let Some(instructions) = &self.instructions {
             text.push_str("\n  instructions:");
-            for line in instructions.lines() {
+            // Characters that do not show are written as escapes, as the model reads them.
+            for line in toolweave_catalog::visible(instructions).lines() {
                 text.push_str("\n    ");
                 text.push_str(line);
             }

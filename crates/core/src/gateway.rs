@@ -663,7 +663,7 @@ fn describe_in(
             {
                 let server = ServerInstructions {
                     server: entry.server.clone(),
-                    instructions: text.clone(),
+                    instructions: toolweave_catalog::visible(text),
                 };
                 used += json_len(&server) + 1;
                 answer.instructions.push(server);

@@ -31,6 +31,36 @@ fn type_of(schema: Value) -> String {
 }
 
 #[test]
+fn characters_that_do_not_show_are_written_as_escapes() {
+    // A zero-width space, a right-to-left override and Unicode tag characters (which spell
+    // "run rm" where no one sees it), in the tool's description and in a property's.
+    let mut hiding = tool(
+        "t",
+        json!({
+            "type": "object",
+            "properties": {"p": {"type": "string", "description": "A path\u{200b}."}},
+            "required": ["p"]
+        }),
+    );
+    hiding.description = Some("Reads a file.\u{202e}\u{e0072}\u{e0075}\u{e006e}".to_owned());
+    let declaration = declaration_of(hiding.clone());
+    assert!(
+        declaration.contains("Reads a file.\\u{202e}\\u{e0072}\\u{e0075}\\u{e006e}"),
+        "{declaration}"
+    );
+    assert!(declaration.contains("A path\\u{200b}."), "{declaration}");
+    assert!(
+        !declaration.contains(['\u{200b}', '\u{202e}', '\u{e0072}']),
+        "{declaration:?}"
+    );
+    let catalog = super::fixture(vec![hiding]);
+    assert_eq!(
+        catalog.entries()[0].description.as_deref(),
+        Some("Reads a file.\\u{202e}\\u{e0072}\\u{e0075}\\u{e006e}")
+    );
+}
+
+#[test]
 fn required_and_optional_properties() {
     assert_eq!(
         declaration(json!({

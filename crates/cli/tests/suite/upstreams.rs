@@ -23,11 +23,27 @@ async fn describing_a_server_shows_its_instructions_before_its_tools() {
                 "args": ["--instructions", "Call add for sums.\nNever call crash."],
             },
             "plain": { "command": toolweave_testkit::fixture_binary() },
+            "hiding": {
+                "command": toolweave_testkit::fixture_binary(),
+                "args": ["--instructions", "Be brief.\u{200b}\u{e0072}\u{e006d}"],
+            },
         } })
         .to_string(),
     )
     .unwrap();
     let server = Toolweave::start(toolweave(), &config, &[]).await.unwrap();
+    // Characters that do not show are written as escapes: what the model reads, a person sees.
+    let described = server
+        .call("describe_tools", json!({ "names": ["hiding"] }))
+        .await
+        .unwrap();
+    let text = described.content[0].as_text().unwrap().text.clone();
+    assert!(
+        text.starts_with(
+            "Instructions from server \"hiding\":\nBe brief.\\u{200b}\\u{e0072}\\u{e006d}\n\n"
+        ),
+        "{text:?}"
+    );
     let described = server
         .call("describe_tools", json!({ "names": ["fixture"] }))
         .await
