@@ -128,7 +128,12 @@ pub(crate) async fn answer(
     cancel: CancellationToken,
     scope: &Scope<'_>,
 ) -> Result<Value, String> {
-    let discovery = !matches!(request, HostRequest::Tool { .. });
+    // A tool's result is measured where it arrives; other answers here, with what to ask instead.
+    let smaller = match &request {
+        HostRequest::Tool { .. } => None,
+        HostRequest::Search { .. } | HostRequest::Describe { .. } => Some("ask for fewer tools"),
+        HostRequest::Server { .. } => Some("read fewer or smaller resources at a time"),
+    };
     let answer = match request {
         HostRequest::Tool { name, args, raw } => {
             let span = tracing::trace_span!(
@@ -158,7 +163,7 @@ pub(crate) async fn answer(
             ask_server(gateway, &server, ask, cancel, scope).await
         }
     };
-    within_memory(answer, discovery, gateway.limits.memory_bytes)
+    within_memory(answer, smaller, gateway.limits.memory_bytes)
 }
 
 /// `resources.<server>.*` and `prompts.<server>.*`: the server named by its name in code or as
@@ -210,65 +215,71 @@ async fn ask_server(
         listener: scope.listener,
         taken: None,
     };
-    let upstream = &gateway.upstream;
-    let failed = |error: toolweave_upstream::Error| format!("{name} failed: {error}");
-    let (capability, list_key) = match &ask {
-        ServerAsk::ListResources => (Capability::Resources, "resources"),
-        ServerAsk::ListResourceTemplates => (Capability::Resources, "resourceTemplates"),
-        ServerAsk::ListPrompts => (Capability::Prompts, "prompts"),
-        ServerAsk::ReadResource { .. } => (Capability::Resources, ""),
-        ServerAsk::GetPrompt { .. } => (Capability::Prompts, ""),
-    };
-    let single = match ask {
-        ServerAsk::ReadResource { uri } => Some(ClientRequest::ReadResourceRequest(
-            ReadResourceRequest::new(ReadResourceRequestParams::new(uri)),
-        )),
-        ServerAsk::GetPrompt { name, arguments } => {
-            let mut params = GetPromptRequestParams::new(name);
-            params.arguments = (!arguments.is_empty()).then_some(arguments);
-            Some(ClientRequest::GetPromptRequest(GetPromptRequest::new(
-                params,
-            )))
-        }
-        ServerAsk::ListResources | ServerAsk::ListResourceTemplates | ServerAsk::ListPrompts => {
-            None
-        }
-    };
-    if let Some(request) = single {
-        let result = upstream
-            .request(&server, method, request, capability, options())
-            .await
-            .map_err(failed)?;
-        let value = serde_json::to_value(&result).map_err(|error| error.to_string())?;
-        scope.budget.take_bytes(json_len(&value) as u64)?;
-        // A resource's contents, or a prompt's description and messages, as the server sent
-        // them.
-        return Ok(match (value, method) {
-            (Value::Object(mut result), "resources/read") => result
-                .remove("contents")
-                .unwrap_or(Value::Array(Vec::new())),
-            (value, _) => value,
-        });
-    }
+    // One request, or a list read page by page: the key of its items, and its request for a
+    // page.
+    let (capability, list_key, page): (_, _, fn(PaginatedRequestParams) -> ClientRequest) =
+        match ask {
+            ServerAsk::ReadResource { uri } => {
+                let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(
+                    ReadResourceRequestParams::new(uri),
+                ));
+                let mut value = request_value(
+                    gateway,
+                    &server,
+                    &name,
+                    request,
+                    Capability::Resources,
+                    scope,
+                    &options,
+                )
+                .await?;
+                // A resource's contents, as the server sent them.
+                return Ok(value
+                    .as_object_mut()
+                    .and_then(|result| result.remove("contents"))
+                    .unwrap_or(Value::Array(Vec::new())));
+            }
+            ServerAsk::GetPrompt {
+                name: prompt,
+                arguments,
+            } => {
+                let mut params = GetPromptRequestParams::new(prompt);
+                params.arguments = (!arguments.is_empty()).then_some(arguments);
+                let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));
+                // The prompt's description and messages, as the server sent them.
+                return request_value(
+                    gateway,
+                    &server,
+                    &name,
+                    request,
+                    Capability::Prompts,
+                    scope,
+                    &options,
+                )
+                .await;
+            }
+            ServerAsk::ListResources => (Capability::Resources, "resources", |params| {
+                ClientRequest::ListResourcesRequest(ListResourcesRequest::with_param(params))
+            }),
+            ServerAsk::ListResourceTemplates => {
+                (Capability::Resources, "resourceTemplates", |params| {
+                    ClientRequest::ListResourceTemplatesRequest(
+                        ListResourceTemplatesRequest::with_param(params),
+                    )
+                })
+            }
+            ServerAsk::ListPrompts => (Capability::Prompts, "prompts", |params| {
+                ClientRequest::ListPromptsRequest(ListPromptsRequest::with_param(params))
+            }),
+        };
     let mut items = Vec::new();
     let mut cursor: Option<String> = None;
     for _ in 0..MAX_LIST_PAGES {
-        let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
-        let request = match list_key {
-            "resources" => {
-                ClientRequest::ListResourcesRequest(ListResourcesRequest::with_param(params))
-            }
-            "resourceTemplates" => ClientRequest::ListResourceTemplatesRequest(
-                ListResourceTemplatesRequest::with_param(params),
-            ),
-            _ => ClientRequest::ListPromptsRequest(ListPromptsRequest::with_param(params)),
-        };
-        let result = upstream
-            .request(&server, method, request, capability, options())
-            .await
-            .map_err(failed)?;
-        let value = serde_json::to_value(&result).map_err(|error| error.to_string())?;
-        scope.budget.take_bytes(json_len(&value) as u64)?;
+        let request = page(PaginatedRequestParams::default().with_cursor(cursor.clone()));
+        let value = request_value(
+            gateway, &server, &name, request, capability, scope, &options,
+        )
+        .await?;
         let Value::Object(mut page) = value else {
             return Err(format!(
                 "{name} failed: the server's answer is not an object"
@@ -296,6 +307,28 @@ async fn ask_server(
     Err(format!(
         "{name} failed: the server's list did not end within {MAX_LIST_PAGES} pages"
     ))
+}
+
+/// Sends one request of [`ask_server`] and takes what came back from the bytes budget: the
+/// answer as JSON.
+async fn request_value<'a>(
+    gateway: &Gateway,
+    server: &str,
+    name: &str,
+    request: ClientRequest,
+    capability: Capability,
+    scope: &Scope<'a>,
+    options: &impl Fn() -> CallOptions<'a>,
+) -> Result<Value, String> {
+    let method = request.method().to_owned();
+    let result = gateway
+        .upstream
+        .request(server, &method, request, capability, options())
+        .await
+        .map_err(|error| format!("{name} failed: {error}"))?;
+    let value = serde_json::to_value(&result).map_err(|error| error.to_string())?;
+    scope.budget.take_bytes(json_len(&value) as u64)?;
+    Ok(value)
 }
 
 /// Tells the gateway's observer (and the call's span) how a tool call ended.
@@ -329,15 +362,16 @@ fn observe_call(
 }
 
 /// `answer` as the guest can take it (its engine holds the JSON text whole, in the guest's
-/// memory): a discovery answer larger than `limit` refused, an error message cut to fit. A
-/// tool's result is checked where it arrives, and ends the execution.
+/// memory): an answer larger than `limit` refused, saying `smaller` (what to ask for instead), an
+/// error message cut to fit. A tool's result (`smaller` is `None`) is checked where it arrives,
+/// and ends the execution.
 fn within_memory(
     answer: Result<Value, String>,
-    discovery: bool,
+    smaller: Option<&str>,
     limit: usize,
 ) -> Result<Value, String> {
-    match answer {
-        Ok(value) if discovery => {
+    match (answer, smaller) {
+        (Ok(value), Some(smaller)) => {
             let size = json_len(&value);
             if size <= limit {
                 return Ok(value);
@@ -345,12 +379,12 @@ fn within_memory(
             let megabytes = limit / (1024 * 1024);
             Err(format!(
                 "the answer is {size} bytes as JSON, more than the code can hold in \
-                 {megabytes} MiB (--memory-mb {megabytes}); ask for less"
+                 {megabytes} MiB (--memory-mb {megabytes}); {smaller}"
             ))
         }
         // JSON writes at most six bytes for one of text.
-        Err(message) if json_len(&message) > limit => Err(cut(message, limit / 6)),
-        answer => answer,
+        (Err(message), _) if json_len(&message) > limit => Err(cut(message, limit / 6)),
+        (answer, _) => answer,
     }
 }
 

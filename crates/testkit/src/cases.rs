@@ -22,6 +22,20 @@ use serde_json::Value;
 
 use crate::harness::Execution;
 
+/// Limits the case files are written against: the gateway runs them with these flags.
+pub const CASE_LIMITS: &[&str] = &[
+    "--timeout-ms",
+    "1500",
+    "--memory-mb",
+    "32",
+    "--max-log-bytes",
+    "65536",
+    "--max-result-bytes",
+    "1048576",
+    "--max-tool-calls",
+    "50",
+];
+
 /// One case file: its program, language and what it must come to.
 #[derive(Debug, Clone)]
 pub struct Case {

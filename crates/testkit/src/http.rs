@@ -27,6 +27,29 @@ pub fn client() -> reqwest::Client {
     reqwest::Client::new()
 }
 
+/// One raw HTTP/1.1 exchange on a fresh connection, for requests no HTTP client would send
+/// (conflicting framing, bodies past a limit): the status and the body, once the server closes
+/// the connection (within 20 s).
+pub async fn raw_exchange(address: SocketAddr, request: &[u8]) -> Result<(u16, String)> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(address).await?;
+    stream.write_all(request).await?;
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(20), stream.read_to_end(&mut answer))
+        .await
+        .context("no answer within 20 s")??;
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    let Some(status) = answer
+        .split(' ')
+        .nth(1)
+        .and_then(|status| status.parse().ok())
+    else {
+        bail!("not an HTTP answer: {answer:?}");
+    };
+    let body = answer.split_once("\r\n\r\n").map_or("", |(_, body)| body);
+    Ok((status, body.to_owned()))
+}
+
 /// A running `toolweave serve --http 127.0.0.1:0`.
 pub struct HttpToolweave {
     child: Child,

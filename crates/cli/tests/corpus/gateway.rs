@@ -19,20 +19,6 @@ pub const ADDRESS_SPACE: u64 = 2 << 30;
 /// How soon after a case the gateway must answer the next request.
 pub const NEXT_ANSWER_BOUND: Duration = Duration::from_secs(3);
 
-/// Limits the guest programs are written against (the guest cases' own).
-pub const CASE_LIMITS: &[&str] = &[
-    "--timeout-ms",
-    "1500",
-    "--memory-mb",
-    "32",
-    "--max-log-bytes",
-    "65536",
-    "--max-result-bytes",
-    "1048576",
-    "--max-tool-calls",
-    "50",
-];
-
 /// A running gateway with a session for cases and one for the probe.
 pub struct Gateway {
     pub http: HttpToolweave,
@@ -116,6 +102,19 @@ impl Gateway {
             .await
             .map_err(|error| format!("no answer: {error:#}"));
         (called, probe.finish().await)
+    }
+
+    /// Runs case `case` with the probe running: what is wrong with its outcome, with the other
+    /// client's executions meanwhile, and with the gateway after it (empty when all is well).
+    pub async fn case_problems(&mut self, case: &toolweave_testkit::cases::Case) -> Vec<String> {
+        let (execution, probed) = self.execute_probed(&case.code, case.language).await;
+        let mut problems = match &execution {
+            Ok(execution) => case.problems(execution),
+            Err(why) => vec![why.clone()],
+        };
+        problems.extend(probed.problems(self.rest));
+        problems.extend(self.serving_problems(case.language).await);
+        problems
     }
 
     /// Problems with the gateway after a case: it must still be running and answer an

@@ -2,10 +2,10 @@
 //! strings and nesting past every cap. Each must end as its file says, leave the other client's
 //! executions unstalled, and leave the gateway answering.
 
-use toolweave_testkit::cases::{self, Case};
+use toolweave_testkit::cases::{self, CASE_LIMITS, Case};
 use toolweave_testkit::harness::fixture_config;
 
-use super::gateway::{CASE_LIMITS, Gateway};
+use super::gateway::Gateway;
 use super::{repo_root, serial};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -38,13 +38,7 @@ async fn guest_programs(isolation: &str) {
             .unwrap_or(path)
             .display()
             .to_string();
-        let (execution, probed) = gateway.execute_probed(&case.code, case.language).await;
-        let mut problems = match &execution {
-            Ok(execution) => case.problems(execution),
-            Err(why) => vec![why.clone()],
-        };
-        problems.extend(probed.problems(gateway.rest));
-        problems.extend(gateway.serving_problems(case.language).await);
+        let problems = gateway.case_problems(&case).await;
         match (&case.expected.pending, problems.is_empty()) {
             (None, true) => {}
             (None, false) => failures.push(format!("{name}:\n  {}", problems.join("\n  "))),

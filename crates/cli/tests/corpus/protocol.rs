@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use toolweave_testkit::harness::fixture_config;
+use toolweave_testkit::http::raw_exchange;
 
 use super::gateway::{ADDRESS_SPACE, Gateway, NEXT_ANSWER_BOUND};
 use super::probe::STALL_BOUND;
@@ -297,26 +298,6 @@ fn every_stdio_request_is_answered() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// One raw HTTP/1.1 exchange on a fresh connection: the status and the body.
-async fn raw_exchange(address: std::net::SocketAddr, request: &[u8]) -> (u16, String) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
-    stream.write_all(request).await.unwrap();
-    let mut answer = Vec::new();
-    tokio::time::timeout(Duration::from_secs(20), stream.read_to_end(&mut answer))
-        .await
-        .unwrap_or_else(|_| panic!("no answer within 20 s"))
-        .unwrap();
-    let answer = String::from_utf8_lossy(&answer).into_owned();
-    let status = answer
-        .split(' ')
-        .nth(1)
-        .and_then(|status| status.parse().ok())
-        .unwrap_or_else(|| panic!("not an HTTP answer: {answer:?}"));
-    let body = answer.split_once("\r\n\r\n").map_or("", |(_, body)| body);
-    (status, body.to_owned())
-}
-
 /// Over HTTP: a `DELETE` of a session that does not exist gets 404, a body framed two ways 400,
 /// one over 8 MiB 413, and discovery from the MCP client of any size a bounded answer; another
 /// client's executions go on meanwhile.
@@ -351,7 +332,7 @@ async fn every_http_request_is_answered() {
     )
     .into_bytes();
     request.extend_from_slice(body);
-    let (status, text) = raw_exchange(address, &request).await;
+    let (status, text) = raw_exchange(address, &request).await.unwrap();
     if status != 400 || !text.contains("Frame it one way") {
         failures.push(format!("Content-Length with chunked: {status} {text}"));
     }

@@ -76,13 +76,7 @@ async fn faulty_upstreams(isolation: &str) {
             .unwrap_or(path)
             .display()
             .to_string();
-        let (execution, probed) = gateway.execute_probed(&case.code, case.language).await;
-        let mut problems = match &execution {
-            Ok(execution) => case.problems(execution),
-            Err(why) => vec![why.clone()],
-        };
-        problems.extend(probed.problems(gateway.rest));
-        problems.extend(gateway.serving_problems(case.language).await);
+        let problems = gateway.case_problems(&case).await;
         if !problems.is_empty() {
             failures.push(format!("{name}:\n  {}", problems.join("\n  ")));
         }

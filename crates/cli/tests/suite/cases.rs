@@ -11,24 +11,10 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use serde_json::{Value, json};
-use toolweave_testkit::cases::{self, Case};
+use toolweave_testkit::cases::{self, CASE_LIMITS, Case};
 use toolweave_testkit::harness::{Toolweave, fixture_config};
 
 use super::{repo_root, toolweave};
-
-/// Limits the cases are written against.
-const CASE_LIMITS: &[&str] = &[
-    "--timeout-ms",
-    "1500",
-    "--memory-mb",
-    "32",
-    "--max-log-bytes",
-    "65536",
-    "--max-result-bytes",
-    "1048576",
-    "--max-tool-calls",
-    "50",
-];
 
 /// The servers every case can call.
 const CASE_SERVERS: [&str; 3] = ["alpha", "beta", "fixture"];

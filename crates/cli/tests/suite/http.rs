@@ -7,7 +7,7 @@ use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest};
 use rmcp::service::PeerRequestOptions;
 use serde_json::{Value, json};
 use toolweave_testkit::harness::fixture_config;
-use toolweave_testkit::http::HttpToolweave;
+use toolweave_testkit::http::{HttpToolweave, raw_exchange};
 
 use super::{repo_root, toolweave};
 
@@ -520,26 +520,6 @@ async fn more_hosts_and_origins_can_be_allowed() {
     assert_eq!(status, 403);
 }
 
-/// One raw HTTP/1.1 exchange on a fresh connection: the status and the body.
-async fn raw_exchange(address: std::net::SocketAddr, request: &[u8]) -> (u16, String) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
-    stream.write_all(request).await.unwrap();
-    let mut answer = Vec::new();
-    tokio::time::timeout(Duration::from_secs(20), stream.read_to_end(&mut answer))
-        .await
-        .unwrap_or_else(|_| panic!("no answer within 20 s"))
-        .unwrap();
-    let answer = String::from_utf8_lossy(&answer).into_owned();
-    let status = answer
-        .split(' ')
-        .nth(1)
-        .and_then(|status| status.parse().ok())
-        .unwrap_or_else(|| panic!("not an HTTP answer: {answer:?}"));
-    let body = answer.split_once("\r\n\r\n").map_or("", |(_, body)| body);
-    (status, body.to_owned())
-}
-
 /// Over HTTP every request gets an answer that says what is wrong: a DELETE of a session that
 /// does not exist 404 (as MCP asks), a body framed both ways 400, one too long 413, a request that is no message
 /// toolweave can serve 400 with its JSON-RPC error (addressed to its id), and a request with a
@@ -574,7 +554,7 @@ async fn every_http_request_gets_an_answer() {
     )
     .into_bytes();
     request.extend_from_slice(body);
-    let (status, text) = raw_exchange(server.address(), &request).await;
+    let (status, text) = raw_exchange(server.address(), &request).await.unwrap();
     assert_eq!(status, 400, "{text}");
     assert!(
         text.contains("toolweave: the request body could not be read (Invalid chunk size line"),
