@@ -20,16 +20,16 @@ mod python;
 pub mod schema;
 mod search;
 mod text;
+mod tool_schema;
 mod typescript;
 mod walk;
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
-
 pub use docs::visible;
 pub use names::sanitize_identifier;
 pub use search::{DEFAULT_SEARCH_LIMIT, Hit};
+pub use tool_schema::{Annotations, MAX_SCHEMA_DEPTH, SchemaTooDeep, ToolSchema};
 
 use crate::lookup::NameIndex;
 use crate::schema::ToolTypes;
@@ -52,11 +52,11 @@ pub struct UpstreamTool {
     /// What the tool does.
     pub description: Option<String>,
     /// JSON Schema of the arguments.
-    pub input_schema: Value,
+    pub input_schema: ToolSchema,
     /// JSON Schema of `structuredContent`, when declared.
-    pub output_schema: Option<Value>,
+    pub output_schema: Option<ToolSchema>,
     /// MCP tool annotations (`readOnlyHint`, …), as sent.
-    pub annotations: Option<Value>,
+    pub annotations: Option<Annotations>,
 }
 
 /// One tool of the catalog, with the names guest code calls it by.
@@ -75,11 +75,11 @@ pub struct Entry {
     /// What the tool does.
     pub description: Option<String>,
     /// JSON Schema of the arguments.
-    pub input_schema: Value,
+    pub input_schema: ToolSchema,
     /// JSON Schema of `structuredContent`, when declared.
-    pub output_schema: Option<Value>,
+    pub output_schema: Option<ToolSchema>,
     /// MCP tool annotations, as sent.
-    pub annotations: Option<Value>,
+    pub annotations: Option<Annotations>,
 }
 
 impl Entry {
@@ -96,7 +96,8 @@ impl Entry {
 
     /// The types of its arguments and result, walked from its JSON Schemas.
     pub fn types(&self) -> ToolTypes {
-        ToolTypes::from_schemas(&self.input_schema, self.output_schema.as_ref())
+        let output = self.output_schema.as_ref().map(ToolSchema::value);
+        ToolTypes::from_schemas(&self.input_schema.value(), output.as_ref())
     }
 }
 

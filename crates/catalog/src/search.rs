@@ -10,8 +10,8 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::Entry;
 use crate::text::{edit_distance, is_stop_word, stem, synonyms, terms, words};
+use crate::{Entry, ToolSchema};
 
 /// Whether a tool's title or description says it is deprecated: a title with the word
 /// (`Read File (Deprecated)`), a description that starts with it, writes `DEPRECATED` in
@@ -148,8 +148,12 @@ impl SearchIndex {
         for entry in entries {
             let mut document_counts = Vec::with_capacity(field_count);
             let mut document_lengths = Vec::with_capacity(field_count);
+            let schemas = Schemas {
+                input: entry.input_schema.value(),
+                output: entry.output_schema.as_ref().map(ToolSchema::value),
+            };
             for (position, field) in Field::ALL.iter().enumerate() {
-                let field_terms = field_terms(entry, *field);
+                let field_terms = field_terms(entry, &schemas, *field);
                 total_lengths[position] += field_terms.len();
                 document_lengths.push(field_terms.len());
                 let mut field_counts: HashMap<String, usize> = HashMap::new();
@@ -354,8 +358,14 @@ fn query_terms(query: &str) -> Vec<String> {
     query_terms
 }
 
+/// A tool's schemas, parsed once while its terms are collected.
+struct Schemas {
+    input: Value,
+    output: Option<Value>,
+}
+
 /// The stems one field of a tool contributes.
-fn field_terms(entry: &Entry, field: Field) -> Vec<String> {
+fn field_terms(entry: &Entry, schemas: &Schemas, field: Field) -> Vec<String> {
     match field {
         // Names keep their stop words: `list_directory_with_sizes` is a name, not prose.
         Field::Name => name_terms(&entry.tool),
@@ -374,7 +384,7 @@ fn field_terms(entry: &Entry, field: Field) -> Vec<String> {
         Field::Parameters | Field::ParameterDescriptions => {
             let mut names = Vec::new();
             let mut descriptions = Vec::new();
-            collect_parameters(&entry.input_schema, 0, &mut names, &mut descriptions);
+            collect_parameters(&schemas.input, 0, &mut names, &mut descriptions);
             let texts = if matches!(field, Field::Parameters) {
                 names
             } else {
@@ -386,7 +396,7 @@ fn field_terms(entry: &Entry, field: Field) -> Vec<String> {
         Field::Output => {
             let mut names = Vec::new();
             let mut descriptions = Vec::new();
-            if let Some(output) = &entry.output_schema {
+            if let Some(output) = &schemas.output {
                 collect_parameters(output, 0, &mut names, &mut descriptions);
             }
             names

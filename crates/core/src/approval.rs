@@ -10,7 +10,7 @@
 
 use futures::future::BoxFuture;
 use serde_json::Value;
-use toolweave_catalog::Entry;
+use toolweave_catalog::{Annotations, Entry};
 use toolweave_config::Policy;
 
 /// One call waiting for approval.
@@ -62,34 +62,38 @@ pub(crate) fn gate(policy: &Policy, entry: &Entry) -> Gate {
 }
 
 /// Whether a tool's annotations say calling it needs approval.
-fn needs_approval(annotations: Option<&Value>) -> bool {
+fn needs_approval(annotations: Option<&Annotations>) -> bool {
     let Some(annotations) = annotations else {
         return false;
     };
-    annotations.get("destructiveHint") == Some(&Value::Bool(true))
-        && annotations.get("readOnlyHint") != Some(&Value::Bool(true))
+    annotations.destructive == Some(true) && annotations.read_only != Some(true)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+    use toolweave_catalog::ToolSchema;
+
+    fn hints(read_only: Option<bool>, destructive: Option<bool>) -> Annotations {
+        Annotations {
+            read_only,
+            destructive,
+            ..Annotations::default()
+        }
+    }
 
     #[test]
     fn destructive_and_not_read_only_needs_approval() {
-        assert!(needs_approval(Some(&json!({ "destructiveHint": true }))));
-        assert!(needs_approval(Some(
-            &json!({ "destructiveHint": true, "readOnlyHint": false })
-        )));
-        assert!(!needs_approval(Some(
-            &json!({ "destructiveHint": true, "readOnlyHint": true })
-        )));
-        assert!(!needs_approval(Some(&json!({ "destructiveHint": false }))));
-        assert!(!needs_approval(Some(&json!({}))));
+        assert!(needs_approval(Some(&hints(None, Some(true)))));
+        assert!(needs_approval(Some(&hints(Some(false), Some(true)))));
+        assert!(!needs_approval(Some(&hints(Some(true), Some(true)))));
+        assert!(!needs_approval(Some(&hints(None, Some(false)))));
+        assert!(!needs_approval(Some(&hints(None, None))));
         assert!(!needs_approval(None));
     }
 
-    fn entry(server: &str, tool: &str, annotations: Option<Value>) -> Entry {
+    fn entry(server: &str, tool: &str, annotations: Option<Annotations>) -> Entry {
         Entry {
             server: server.to_owned(),
             tool: tool.to_owned(),
@@ -97,7 +101,7 @@ mod tests {
             guest_tool: tool.to_owned(),
             title: None,
             description: None,
-            input_schema: json!({ "type": "object" }),
+            input_schema: ToolSchema::from_value(&json!({ "type": "object" })).unwrap(),
             output_schema: None,
             annotations,
         }
@@ -110,14 +114,10 @@ mod tests {
                 .map(|rule| (*rule).to_owned())
                 .collect::<Vec<_>>()
         };
-        let destructive = Some(json!({ "destructiveHint": true }));
+        let destructive = Some(hints(None, Some(true)));
         let write = entry("filesystem", "write_file", destructive.clone());
         let delete = entry("filesystem", "delete_file", destructive);
-        let read = entry(
-            "filesystem",
-            "read_file",
-            Some(json!({ "readOnlyHint": true })),
-        );
+        let read = entry("filesystem", "read_file", Some(hints(Some(true), None)));
 
         // Allow rules, however wide, leave each destructive call to be asked about.
         let allowing = Policy::new(&rules(&["filesystem.*", "*.*"]), &[]).unwrap();

@@ -4,7 +4,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use jsonschema::Validator;
-use serde_json::Value;
 use toolweave_catalog::{Catalog, Entry, UpstreamTool};
 use toolweave_config::{Denial, Policy};
 use toolweave_sandbox::{Manifest, Namespace};
@@ -51,13 +50,13 @@ impl CatalogState {
     /// leaving out the tools `policy` denies.
     pub(crate) fn new(
         servers: &[String],
-        tools: Vec<(String, Vec<rmcp::model::Tool>)>,
+        tools: Vec<(String, Vec<UpstreamTool>)>,
         version: u64,
         policy: &Policy,
     ) -> Self {
         let ready = tools.iter().map(|(server, _)| server.clone()).collect();
         let mut denied = Vec::new();
-        let tools: Vec<(String, Vec<rmcp::model::Tool>)> = tools
+        let tools: Vec<(String, Vec<UpstreamTool>)> = tools
             .into_iter()
             .map(|(server, tools)| {
                 let allowed = tools
@@ -77,26 +76,7 @@ impl CatalogState {
                 (server, allowed)
             })
             .collect();
-        let upstream_tools = tools
-            .into_iter()
-            .flat_map(|(server, tools)| {
-                tools.into_iter().map(move |tool| UpstreamTool {
-                    server: server.clone(),
-                    name: tool.name.to_string(),
-                    title: tool.title.clone(),
-                    description: tool.description.as_ref().map(|d| d.to_string()),
-                    input_schema: Value::Object((*tool.input_schema).clone()),
-                    output_schema: tool
-                        .output_schema
-                        .as_ref()
-                        .map(|s| Value::Object((**s).clone())),
-                    annotations: tool
-                        .annotations
-                        .as_ref()
-                        .and_then(|a| serde_json::to_value(a).ok()),
-                })
-            })
-            .collect();
+        let upstream_tools = tools.into_iter().flat_map(|(_, tools)| tools).collect();
         Self {
             catalog: Catalog::new(servers, upstream_tools),
             version,
@@ -158,7 +138,7 @@ impl CatalogState {
                 Arc::new(
                     jsonschema::options()
                         .should_validate_formats(false)
-                        .build(schema)
+                        .build(&schema.value())
                         .map_err(|error| error.to_string()),
                 )
             })

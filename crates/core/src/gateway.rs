@@ -6,7 +6,7 @@ use std::sync::{Arc, RwLock};
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::Semaphore;
-use toolweave_catalog::{Catalog, Entry, MAX_NAME_BYTES};
+use toolweave_catalog::{Catalog, Entry, MAX_NAME_BYTES, ToolSchema};
 use toolweave_config::{Config, Limits, Policy};
 
 use crate::audit::AuditLog;
@@ -351,12 +351,26 @@ impl Gateway {
                 tools.push((status.name.clone(), list));
             }
         }
-        self.install(CatalogState::new(
-            &self.servers,
-            tools,
-            version,
-            &self.policy,
-        ))
+        // At thousands of tools a build takes a good part of a second of CPU: off the runtime's
+        // threads, so other sessions' requests are not held up meanwhile.
+        let servers = self.servers.clone();
+        let policy = self.policy.clone();
+        let build = move || {
+            let started = std::time::Instant::now();
+            let state = CatalogState::new(&servers, tools, version, &policy);
+            tracing::debug!(
+                tools = state.catalog.entries().len(),
+                took_ms = started.elapsed().as_secs_f64() * 1e3,
+                "built the catalog"
+            );
+            state
+        };
+        let state = match tokio::task::spawn_blocking(build).await {
+            Ok(state) => state,
+            // A blocking task is never aborted, so its only error is its panic: passed on.
+            Err(error) => std::panic::resume_unwind(error.into_panic()),
+        };
+        self.install(state)
     }
 
     fn install(&self, state: CatalogState) -> Arc<CatalogState> {
@@ -692,8 +706,12 @@ fn describe_in(
                 server: entry.server.clone(),
                 tool: entry.tool.clone(),
                 declaration: flavor.declaration(catalog, entry),
-                input_schema: schemas.then(|| entry.input_schema.clone()),
-                output_schema: entry.output_schema.clone().filter(|_| schemas),
+                input_schema: schemas.then(|| entry.input_schema.value()),
+                output_schema: entry
+                    .output_schema
+                    .as_ref()
+                    .filter(|_| schemas)
+                    .map(ToolSchema::value),
             };
             used += tool.declaration.len() + tool.name.len();
             if schemas {

@@ -14,6 +14,7 @@ use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
+use toolweave_catalog::{Annotations, ToolSchema, UpstreamTool};
 use toolweave_config::{Config, ServerConfig, Transport};
 
 use crate::auth::Logins;
@@ -85,7 +86,7 @@ enum State {
     Starting,
     Ready {
         peer: Peer<RoleClient>,
-        tools: Arc<Vec<Tool>>,
+        tools: Arc<Vec<UpstreamTool>>,
         process_id: Option<u32>,
         breaker: Breaker,
         wire: Arc<Wire>,
@@ -128,7 +129,7 @@ pub(crate) struct Ready {
 /// A ready server's connection, as a caller takes it.
 struct Connection {
     peer: Peer<RoleClient>,
-    tools: Arc<Vec<Tool>>,
+    tools: Arc<Vec<UpstreamTool>>,
     run: u32,
     /// Ends the run when a call finds a remote server's connection broken.
     breaker: Breaker,
@@ -214,7 +215,7 @@ impl UpstreamManager {
 
     /// Waits (bounded by the startup timeout) until every server is ready or failed; each
     /// server's tools or why not, in config order.
-    pub async fn all_tools(&self) -> Vec<(String, Result<Vec<Tool>>)> {
+    pub async fn all_tools(&self) -> Vec<(String, Result<Vec<UpstreamTool>>)> {
         let waits = self
             .shared
             .servers
@@ -241,7 +242,7 @@ impl UpstreamManager {
 
     /// Waits (bounded by the startup timeout) for that one server; its tool list, or why not
     /// (unknown server, failed to start, remote, timed out starting).
-    pub async fn tools(&self, server: &str) -> Result<Vec<Tool>> {
+    pub async fn tools(&self, server: &str) -> Result<Vec<UpstreamTool>> {
         let index = self.index_of(server)?;
         let connection = self.connection(index).await?;
         Ok(connection.tools.as_ref().clone())
@@ -802,7 +803,7 @@ impl Shared {
         }
         slot.state = State::Ready {
             peer: ready.peer,
-            tools: Arc::new(ready.tools),
+            tools: Arc::new(listed(&server.config.name, ready.tools)),
             process_id: ready.process_id,
             breaker: ready.breaker,
             wire: ready.wire,
@@ -822,7 +823,7 @@ impl Shared {
             return;
         }
         if let State::Ready { tools, .. } = &mut slot.state {
-            *tools = Arc::new(new_tools);
+            *tools = Arc::new(listed(&server.config.name, new_tools));
             drop(slot);
             self.bump();
         }
@@ -856,6 +857,44 @@ impl Shared {
         drop(slot);
         self.bump();
     }
+}
+
+/// A server's tool list as the catalog reads it: schemas as shared compact text, so the parsed
+/// trees rmcp made are freed (at thousands of tools they are most of the gateway's memory).
+fn listed(server: &str, tools: Vec<Tool>) -> Vec<UpstreamTool> {
+    tools
+        .into_iter()
+        .filter_map(|tool| {
+            let schemas = ToolSchema::from_object(&tool.input_schema).and_then(|input| {
+                let output = tool.output_schema.as_deref().map(ToolSchema::from_object);
+                Ok((input, output.transpose()?))
+            });
+            let (input_schema, output_schema) = match schemas {
+                Ok(schemas) => schemas,
+                Err(error) => {
+                    // Messages nest less deeply than that (`decode` drops such a tool with its
+                    // reason), so this is a second line of defence only.
+                    tracing::warn!(server, tool = %tool.name, "the tool is left out: {error}");
+                    return None;
+                }
+            };
+            Some(UpstreamTool {
+                server: server.to_owned(),
+                name: tool.name.into_owned(),
+                title: tool.title,
+                description: tool.description.map(|text| text.into_owned()),
+                input_schema,
+                output_schema,
+                annotations: tool.annotations.map(|hints| Annotations {
+                    title: hints.title,
+                    read_only: hints.read_only_hint,
+                    destructive: hints.destructive_hint,
+                    idempotent: hints.idempotent_hint,
+                    open_world: hints.open_world_hint,
+                }),
+            })
+        })
+        .collect()
 }
 
 /// Sends `tools/call` and waits for the answer; the request's id goes to `request_id` as soon as

@@ -8,7 +8,7 @@ mod schema_features;
 mod search;
 
 use serde_json::Value;
-use toolweave_catalog::{Catalog, UpstreamTool};
+use toolweave_catalog::{Annotations, Catalog, ToolSchema, UpstreamTool};
 
 /// The tools of one real server, as saved from its `tools/list` answer, under `server`.
 pub fn saved_tools(file: &str, server: &str) -> Vec<UpstreamTool> {
@@ -23,9 +23,15 @@ pub fn saved_tools(file: &str, server: &str) -> Vec<UpstreamTool> {
             name: tool["name"].as_str().unwrap_or_default().to_owned(),
             title: tool["title"].as_str().map(str::to_owned),
             description: tool["description"].as_str().map(str::to_owned),
-            input_schema: tool["inputSchema"].clone(),
-            output_schema: tool.get("outputSchema").cloned(),
-            annotations: tool.get("annotations").cloned(),
+            input_schema: schema(&tool["inputSchema"]),
+            output_schema: tool.get("outputSchema").map(schema),
+            annotations: tool.get("annotations").map(|hints| Annotations {
+                title: hints["title"].as_str().map(str::to_owned),
+                read_only: hints["readOnlyHint"].as_bool(),
+                destructive: hints["destructiveHint"].as_bool(),
+                idempotent: hints["idempotentHint"].as_bool(),
+                open_world: hints["openWorldHint"].as_bool(),
+            }),
         })
         .collect()
 }
@@ -37,10 +43,15 @@ pub fn tool(name: &str, input_schema: Value) -> UpstreamTool {
         name: name.to_owned(),
         title: None,
         description: None,
-        input_schema,
+        input_schema: schema(&input_schema),
         output_schema: None,
         annotations: None,
     }
+}
+
+/// A schema as the catalog keeps it.
+pub fn schema(value: &Value) -> ToolSchema {
+    ToolSchema::from_value(value).unwrap_or_else(|error| panic!("{value}: {error}"))
 }
 
 /// A catalog of one server, `fixture`, with these tools.

@@ -62,7 +62,7 @@ fn python_result(output: Value) -> String {
         "t",
         json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}),
     );
-    with_output.output_schema = Some(output);
+    with_output.output_schema = Some(super::schema(&output));
     python_signature_of(with_output)
 }
 
@@ -214,9 +214,10 @@ fn python_signatures_stay_short() {
 
 #[test]
 fn python_signatures_of_hostile_schemas_are_bounded() {
-    // Far deeper than the schema walk goes (and shallow enough to clone on a test thread).
+    // Far deeper than the schema walk goes (each level nests two JSON objects; a tool schema
+    // nests at most MAX_SCHEMA_DEPTH).
     let mut deep = json!({"type": "string"});
-    for _ in 0..100 {
+    for _ in 0..55 {
         deep = json!({"type": "object", "properties": {"x": deep, "y": {"enum": [1, 2, 3, 4, 5, 6, 7, 8]}}, "required": ["x"]});
     }
     let wide: serde_json::Map<String, Value> = (0..5000)
@@ -235,7 +236,7 @@ fn python_signatures_of_hostile_schemas_are_bounded() {
         json!({"properties": 5, "required": "a", "type": 7}),
     ] {
         let mut hostile = tool("t", schema.clone());
-        hostile.output_schema = Some(schema.clone());
+        hostile.output_schema = Some(super::schema(&schema));
         let text = python_signature_of(hostile);
         assert!(text.starts_with("tools.fixture.t("), "{text}");
         assert!(text.chars().count() <= 350, "{}: {text}", text.len());
