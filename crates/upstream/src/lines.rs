@@ -17,6 +17,9 @@ use tokio::sync::Mutex;
 use crate::bounded::BoundedLines;
 use crate::wire::Wire;
 
+/// The most a connection keeps of the buffer it reads lines into, between lines.
+const KEPT_LINE_CAPACITY: usize = 1 << 20;
+
 /// Reads messages from `R` (a server's stdout) and writes them to `W` (its stdin).
 pub(crate) struct LineTransport<R, W> {
     reader: BufReader<BoundedLines<R>>,
@@ -85,7 +88,13 @@ where
                 }
             }
             let received = self.judge(&self.line);
-            self.line.clear();
+            if self.line.capacity() > KEPT_LINE_CAPACITY {
+                // A large result's bytes are read: hand them back now rather than hold them
+                // for the connection's life (nor while the result goes on to the code).
+                self.line = Vec::new();
+            } else {
+                self.line.clear();
+            }
             if received.is_some() {
                 return received;
             }
