@@ -30,7 +30,8 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Serve MCP (stdio, or streamable HTTP with --http): search_tools, describe_tools and
-    /// execute_code over every configured server.
+    /// execute_code over every configured server (execute_code alone with --shape single), and
+    /// the upstream tools --direct names.
     Serve(ServeArgs),
     /// Run one program file (.ts, .js; `-` reads standard input) and print its result as JSON.
     Run(RunArgs),

@@ -829,17 +829,14 @@ impl ServerHandler for ToolweaveServer {
             &arguments,
             self.gateway.limits().timeout,
         );
-        let listed = self.listing.snapshot();
-        let listed = if listed.version_known() || !self.listing.follows_catalog() {
-            listed
-        } else {
+        let mut listed = self.listing.snapshot();
+        let mut listed_now = listed.tools.iter().any(|tool| tool.name == request.name);
+        if !listed_now && !listed.version_known() && self.listing.follows_catalog() {
             // Called before the list was made (a client that kept the names of another session).
-            self.listing.current(&self.gateway, true).await
-        };
-        let own = listed
-            .tools
-            .iter()
-            .any(|tool| tool.name == request.name && !listed.is_direct(&request.name));
+            listed = self.listing.current(&self.gateway, true).await;
+            listed_now = listed.tools.iter().any(|tool| tool.name == request.name);
+        }
+        let own = listed_now && !listed.is_direct(&request.name);
         if let Some((server, tool)) = listed.direct(&request.name).cloned() {
             return Ok(CallToolResponse::Complete(
                 self.call_direct(server, tool, arguments, &context).await,
