@@ -346,6 +346,7 @@ impl ToolweaveServer {
                         session,
                         approver: Some(Arc::new(AskTheClient {
                             peer: context.peer.clone(),
+                            from_code: true,
                         })),
                     },
                     context.ct.clone(),
@@ -451,6 +452,7 @@ impl ToolweaveServer {
                         session,
                         approver: Some(Arc::new(AskTheClient {
                             peer: context.peer.clone(),
+                            from_code: false,
                         })),
                     },
                     context.ct.clone(),
@@ -607,6 +609,8 @@ async fn forward_notices(
 #[derive(Debug)]
 struct AskTheClient {
     peer: Peer<RoleServer>,
+    /// Whether code asks for the call (else the client called a tool listed directly).
+    from_code: bool,
 }
 
 /// The most of a call's arguments shown in the question.
@@ -615,6 +619,7 @@ const MAX_SHOWN_ARGUMENTS: usize = 2000;
 impl Approver for AskTheClient {
     fn approve(&self, request: ApprovalRequest) -> BoxFuture<'static, Approval> {
         let peer = self.peer.clone();
+        let from_code = self.from_code;
         Box::pin(async move {
             let supported = peer
                 .peer_info()
@@ -648,8 +653,13 @@ impl Approver for AskTheClient {
             let params = ElicitRequestParams::FormElicitationParams {
                 meta: None,
                 message: format!(
-                    "Code run by toolweave wants to call {}, which its server marks as \
-                     destructive, with these arguments:\n{arguments}\nAllow this one call?",
+                    "{} {}, which its server marks as destructive, with these \
+                     arguments:\n{arguments}\nAllow this one call?",
+                    if from_code {
+                        "Code run by toolweave wants to call"
+                    } else {
+                        "The model wants toolweave to call"
+                    },
                     request.tool
                 ),
                 requested_schema: schema,
