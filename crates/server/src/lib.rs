@@ -57,7 +57,8 @@ pub struct ToolweaveServer {
     listing: Arc<Listing>,
     /// This session's place among those told when the list changes, once it has initialized.
     joined: Arc<Mutex<Option<Joined>>>,
-    /// Executions under way, in every session: serving waits for them before it ends.
+    /// Executions (and calls of tools listed directly) under way, in every session: serving
+    /// waits for them before it ends.
     executions: TaskTracker,
     /// The least severe log level this session's client asked for (`logging/setLevel`).
     log_level: Arc<Mutex<LoggingLevel>>,
@@ -185,7 +186,7 @@ impl ToolweaveServer {
         }
     }
 
-    /// How many executions run now, in every session.
+    /// How many executions (and calls of tools listed directly) run now, in every session.
     pub fn executions_running(&self) -> usize {
         self.executions.len()
     }
