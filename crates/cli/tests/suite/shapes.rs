@@ -7,7 +7,11 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use rmcp::model::{CallToolRequestParams, Tool};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, ClientRequest, ProgressNotificationParam, ServerResult,
+    Tool,
+};
+use rmcp::service::PeerRequestOptions;
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{ClientHandler, RoleClient};
 use serde_json::{Value, json};
@@ -15,15 +19,24 @@ use toolweave_testkit::harness::{Toolweave, fixture_config, serve_with};
 
 use super::toolweave;
 
-/// A client that counts `notifications/tools/list_changed`.
+/// A client that notes `notifications/tools/list_changed` and keeps progress notifications.
 #[derive(Clone, Default)]
 struct Watching {
     changes: std::sync::Arc<tokio::sync::Notify>,
+    progress: std::sync::Arc<std::sync::Mutex<Vec<ProgressNotificationParam>>>,
 }
 
 impl ClientHandler for Watching {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.changes.notify_one();
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress.lock().unwrap().push(params);
     }
 }
 
@@ -424,4 +437,88 @@ fn a_direct_glob_that_is_wrong_or_matches_nothing_is_named() {
     let mut stdout = String::new();
     std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut stdout).unwrap();
     assert!(child.wait().unwrap().success());
+}
+
+/// Sends `tools/call` of `name` as a request the test can cancel, with a progress token.
+async fn start_call(
+    client: &RunningService<RoleClient, Watching>,
+    name: &str,
+    arguments: Value,
+) -> rmcp::service::RequestHandle<RoleClient> {
+    let Value::Object(arguments) = arguments else {
+        unreachable!("a literal object");
+    };
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(
+        CallToolRequestParams::new(name.to_owned()).with_arguments(arguments),
+    ));
+    client
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .unwrap()
+}
+
+/// A call of a tool listed directly passes the upstream server's progress on as progress of the
+/// client's request, and the client's cancellation on to the upstream server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn direct_calls_carry_progress_and_cancellation() {
+    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    let watching = Watching::default();
+    let progress = watching.progress.clone();
+    let (client, _) = serve_with(
+        toolweave(),
+        &config,
+        &["--direct", "fixture.slow", "--direct", "fixture.stats"],
+        &[],
+        watching,
+    )
+    .await
+    .unwrap();
+    let handle = start_call(&client, "fixture__slow", json!({ "ms": 20 })).await;
+    let token = handle.progress_token.clone();
+    let ServerResult::CallToolResult(done) = handle.await_response().await.unwrap() else {
+        panic!("not a tool result");
+    };
+    assert_eq!(text(&done), "done");
+    let until = Instant::now() + Duration::from_secs(5);
+    let messages = loop {
+        let messages: Vec<String> = progress
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|params| params.progress_token == token)
+            .filter_map(|params| params.message.clone())
+            .collect();
+        if messages.len() == 2 || Instant::now() > until {
+            break messages;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert!(
+        messages.contains(&"fixture.slow: 1/2 waiting".to_owned()),
+        "{messages:?}"
+    );
+
+    let handle = start_call(&client, "fixture__slow", json!({ "ms": 30000 })).await;
+    let counts = async || {
+        call(&client, "fixture__stats", json!({}))
+            .await
+            .structured_content
+            .unwrap()["slow"]
+            .clone()
+    };
+    let until = Instant::now() + Duration::from_secs(10);
+    while counts().await["started"] != 2 {
+        assert!(Instant::now() < until, "the slow call never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    handle.cancel(Some("changed my mind".into())).await.unwrap();
+    while counts().await["cancelled"] != 1 {
+        assert!(
+            Instant::now() < until,
+            "the upstream call was not cancelled"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(counts().await["finished"], 1);
+    client.cancel().await.unwrap();
 }
