@@ -151,7 +151,8 @@ impl Listing {
         unavailable: &[String],
     ) -> (Arc<Listed>, bool) {
         let now = self.snapshot();
-        if now.version == Some(version) {
+        // Never back to an older catalog, should two makers cross.
+        if now.version.is_some_and(|made| made >= version) {
             return (now, false);
         }
         let mut tools = match self.options.shape {
