@@ -6,7 +6,8 @@
 //! Prints one Markdown table: for each answer, the tokens (o200k, as OpenAI's current models
 //! count them) of its text, of its `structuredContent` as compact JSON, and of the whole
 //! `CallToolResult` as compact JSON (what a client that forwards everything pays); then, for
-//! reference, the `tools/list` of each upstream server and of toolweave.
+//! reference, the `tools/list` of each upstream server and of toolweave in each shape (with the
+//! four servers, and with the two fixture servers of `examples/mcp.json`).
 //!
 //! `TOOLWEAVE_BENCH_BINARY=/path/to/toolweave` measures another build of the binary (before and
 //! after a change); `TOOLWEAVE_TOKENS_SHOW=1` prints each answer's text and structured content
@@ -109,6 +110,38 @@ fn setup(dir: &Path) -> PathBuf {
         serde_json::to_vec(&json!({ "mcpServers": servers })).expect("json"),
     )
     .expect("config");
+    config
+}
+
+/// Tokens of the `tools/list` answer of `toolweave serve --config config <extra>`, once its
+/// servers are ready (the single shape declares only the tools of servers that are).
+async fn listed_tokens(toolweave: &Path, config: &Path, extra: &[&str]) -> usize {
+    let server = Toolweave::start(toolweave, config, extra)
+        .await
+        .expect("toolweave starts");
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let tools = server.list_tools().await.expect("tools/list");
+        let text = serde_json::to_string(&json!({ "tools": tools })).expect("json");
+        if !text.contains("Not available now") || std::time::Instant::now() > until {
+            server.stop().await.expect("stop");
+            return tokens(&text);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
+
+/// `examples/mcp.json` with its fixture command pointed at the fixture this build made.
+fn example_config(dir: &Path) -> PathBuf {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/mcp.json");
+    let text = std::fs::read_to_string(example).expect("examples/mcp.json");
+    let fixture = toolweave_testkit::fixture_binary().display().to_string();
+    let config = dir.join("example.json");
+    std::fs::write(
+        &config,
+        text.replace("./target/release/toolweave-fixture", &fixture),
+    )
+    .expect("example config");
     config
 }
 
@@ -295,4 +328,21 @@ async fn main() {
         client.cancel().await.expect("stop");
     }
     println!("| toolweave, with all four | {own} |");
+    let single = listed_tokens(&toolweave, &config, &["--shape", "single"]).await;
+    println!("| toolweave --shape single, with all four | {single} |");
+    let example = example_config(dir.path());
+    for (label, extra) in [
+        ("toolweave, examples/mcp.json", &[][..]),
+        (
+            "toolweave --shape single, examples/mcp.json",
+            &["--shape", "single"][..],
+        ),
+        (
+            "toolweave --direct demo.add, examples/mcp.json",
+            &["--direct", "demo.add"][..],
+        ),
+    ] {
+        let count = listed_tokens(&toolweave, &example, extra).await;
+        println!("| {label} | {count} |");
+    }
 }

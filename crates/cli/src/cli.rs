@@ -30,7 +30,8 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Serve MCP (stdio, or streamable HTTP with --http): search_tools, describe_tools and
-    /// execute_code over every configured server.
+    /// execute_code over every configured server (execute_code alone with --shape single), and
+    /// the upstream tools --direct names.
     Serve(ServeArgs),
     /// Run one program file (.ts, .js; `-` reads standard input) and print its result as JSON.
     Run(RunArgs),
@@ -268,9 +269,52 @@ struct ServeArgs {
     #[command(flatten)]
     common: CommonArgs,
     #[command(flatten)]
+    shape: ShapeArgs,
+    #[command(flatten)]
     http: HttpArgs,
     #[command(flatten)]
     observe: ObserveArgs,
+}
+
+#[derive(Debug, Args)]
+struct ShapeArgs {
+    /// The tools clients are shown: `three` (search_tools, describe_tools and execute_code, for
+    /// any number of upstream tools) or `single` (execute_code alone, its description declaring
+    /// every tool: for a few small servers) [default: three, or the settings file's "shape"].
+    #[arg(long, value_enum, value_name = "SHAPE")]
+    shape: Option<ShapeArg>,
+    /// Also list the upstream tools matching this glob over server.tool (e.g.
+    /// "memory.read_graph") directly, as server__tool with their own descriptions and schemas;
+    /// a call goes through the policy, approval, limits and audit log as one from code does.
+    /// Repeatable, added to the settings file's "direct".
+    #[arg(long, value_name = "GLOB")]
+    direct: Vec<String>,
+}
+
+// The tools `serve` lists (see `toolweave_config::Shape`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ShapeArg {
+    Three,
+    Single,
+}
+
+impl ShapeArgs {
+    /// What `serve` lists: the flags over the settings file's "shape" and "direct".
+    fn resolve(
+        &self,
+        settings: &toolweave_config::Settings,
+    ) -> Result<toolweave_server::ToolsOptions> {
+        let shape = match self.shape {
+            Some(ShapeArg::Three) => toolweave_config::Shape::Three,
+            Some(ShapeArg::Single) => toolweave_config::Shape::Single,
+            None => settings.shape.unwrap_or_default(),
+        };
+        let mut globs = settings.direct.clone();
+        globs.extend(self.direct.iter().cloned());
+        let direct = toolweave_config::ToolGlobs::new(&globs, "--direct")
+            .map_err(|error| anyhow::anyhow!("{error}"))?;
+        Ok(toolweave_server::ToolsOptions { shape, direct })
+    }
 }
 
 #[derive(Debug, Args)]
@@ -585,8 +629,9 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
         Some(_) => ClientSessions::Many,
         None => ClientSessions::One,
     };
+    let tools = args.shape.resolve(&args.common.policy.settings()?)?;
     let gateway = start(&args.common, client_sessions)?;
-    let mut server = toolweave_server::ToolweaveServer::new(gateway.clone());
+    let mut server = toolweave_server::ToolweaveServer::new(gateway.clone()).with_tools(tools);
     if let Some(per_minute) = args.http.rate_limit {
         server = server.with_rate_limit(per_minute);
     }

@@ -36,11 +36,11 @@ pub use install::replace_file;
 pub use install::{Client, EntryChange, Install, Plan, apply, plan};
 pub use limits::Limits;
 pub use oauth::OAuthSettings;
-pub use policy::{Denial, Policy};
+pub use policy::{Denial, Policy, ToolGlobs};
 pub use servers::{
     Config, Note, ServerConfig, Transport, load_file, parse_str, parse_str_with_env,
 };
-pub use settings::{Settings, default_settings_path, load_settings};
+pub use settings::{Settings, Shape, default_settings_path, load_settings};
 pub use trust::{Trusted, default_trust_path, fingerprint};
 
 use std::path::PathBuf;

@@ -118,6 +118,47 @@ impl Policy {
     }
 }
 
+/// Globs over `server.tool` written as the policy's rules are (`github.*`, `*.read_*`), for
+/// choosing tools by name apart from the policy: the upstream tools listed directly to clients.
+#[derive(Debug, Clone, Default)]
+pub struct ToolGlobs {
+    rules: Vec<Rule>,
+}
+
+impl ToolGlobs {
+    /// Compiles `patterns`; `Err` names the glob (as a `kind` rule) and what is wrong.
+    pub fn new(patterns: &[String], kind: &str) -> Result<Self, String> {
+        Ok(Self {
+            rules: compile(patterns, kind)?,
+        })
+    }
+
+    /// Whether no glob is given.
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    /// The globs, as written (trimmed).
+    pub fn patterns(&self) -> impl Iterator<Item = &str> {
+        self.rules.iter().map(|rule| rule.pattern.as_str())
+    }
+
+    /// Whether `pattern` (one of [`patterns`](Self::patterns)) matches `server`'s tool `tool`
+    /// (original names).
+    pub fn pattern_matches(&self, pattern: &str, server: &str, tool: &str) -> bool {
+        let name = format!("{server}.{tool}");
+        self.rules
+            .iter()
+            .any(|rule| rule.pattern == pattern && rule.matcher.is_match(&name))
+    }
+
+    /// Whether any glob matches `server`'s tool `tool` (original names).
+    pub fn matches(&self, server: &str, tool: &str) -> bool {
+        let name = format!("{server}.{tool}");
+        self.rules.iter().any(|rule| rule.matcher.is_match(&name))
+    }
+}
+
 fn compile(patterns: &[String], kind: &str) -> Result<Vec<Rule>, String> {
     patterns
         .iter()
@@ -209,6 +250,26 @@ mod tests {
         );
         let error = Policy::new(&rules(&[" "]), &[]).unwrap_err();
         assert!(error.contains("or \"*\" for every tool"), "{error}");
+    }
+
+    #[test]
+    fn tool_globs_match_as_rules_do_and_name_a_bad_one() {
+        let globs = ToolGlobs::new(&rules(&["fixture.add", "memory.read_*"]), "direct").unwrap();
+        assert!(globs.matches("fixture", "add"));
+        assert!(!globs.matches("fixture", "add_more"));
+        assert!(globs.matches("memory", "read_graph"));
+        assert!(globs.pattern_matches("memory.read_*", "memory", "read_graph"));
+        assert!(!globs.pattern_matches("fixture.add", "memory", "read_graph"));
+        assert_eq!(
+            globs.patterns().collect::<Vec<_>>(),
+            ["fixture.add", "memory.read_*"]
+        );
+        let error = ToolGlobs::new(&rules(&["add"]), "direct").unwrap_err();
+        assert!(
+            error.starts_with("direct rule \"add\"") && error.contains("\"*.add\""),
+            "{error}"
+        );
+        assert!(ToolGlobs::default().is_empty());
     }
 
     #[test]

@@ -9,12 +9,15 @@
 //!   "approve": ["memory.create_entities"],
 //!   "auditLog": "/var/log/toolweave/audit.jsonl",
 //!   "auditLogMaxBytes": 10485760,
-//!   "auditLogContents": false
+//!   "auditLogContents": false,
+//!   "shape": "three",
+//!   "direct": ["memory.read_graph"]
 //! }
 //! ```
 //!
 //! Every key is optional; an unknown key is an error naming it. Command-line flags add to the
-//! lists (`--allow`, `--deny`, `--approve`) or replace the values (`--audit-log`).
+//! lists (`--allow`, `--deny`, `--approve`, `--direct`) or replace the values (`--audit-log`,
+//! `--shape`).
 
 use std::path::{Path, PathBuf};
 
@@ -42,6 +45,22 @@ pub struct Settings {
     /// Whether the audit log records tool arguments and results too.
     #[serde(default)]
     pub audit_log_contents: bool,
+    /// Which tools `serve` lists to clients.
+    pub shape: Option<Shape>,
+    /// Globs over `server.tool`: upstream tools `serve` lists directly beside its own.
+    #[serde(default)]
+    pub direct: Vec<String>,
+}
+
+/// Which tools `serve` lists to clients besides those listed directly.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Shape {
+    /// `search_tools`, `describe_tools` and `execute_code`: any number of tools, found as needed.
+    #[default]
+    Three,
+    /// `execute_code` alone, its description declaring every tool: for small catalogs.
+    Single,
 }
 
 /// Reads a settings file. A relative `auditLog` is relative to the file's folder.
@@ -53,7 +72,7 @@ pub fn load_settings(path: &Path) -> Result<Settings> {
     let mut settings: Settings = serde_json::from_str(&text).map_err(|error| Error::Syntax {
         path: path.to_path_buf(),
         message: format!(
-            "{error}; the settings file may have \"allow\", \"deny\", \"approve\", \"auditLog\", \"auditLogMaxBytes\" and \"auditLogContents\""
+            "{error}; the settings file may have \"allow\", \"deny\", \"approve\", \"auditLog\", \"auditLogMaxBytes\", \"auditLogContents\", \"shape\" (\"three\" or \"single\") and \"direct\""
         ),
     })?;
     if let Some(log) = &settings.audit_log
@@ -90,7 +109,7 @@ mod tests {
         let path = dir.join("settings.json");
         std::fs::write(
             &path,
-            r#"{"allow": ["github.*"], "deny": ["*.delete_*"], "approve": ["github.merge_pull_request"], "auditLog": "audit.jsonl", "auditLogMaxBytes": 1000}"#,
+            r#"{"allow": ["github.*"], "deny": ["*.delete_*"], "approve": ["github.merge_pull_request"], "auditLog": "audit.jsonl", "auditLogMaxBytes": 1000, "shape": "single", "direct": ["github.get_issue"]}"#,
         )
         .unwrap();
         let settings = load_settings(&path).unwrap();
@@ -99,6 +118,13 @@ mod tests {
         assert_eq!(settings.approve, ["github.merge_pull_request"]);
         assert_eq!(settings.audit_log, Some(dir.join("audit.jsonl")));
         assert_eq!(settings.audit_log_max_bytes, Some(1000));
+        assert_eq!(settings.shape, Some(Shape::Single));
+        assert_eq!(settings.direct, ["github.get_issue"]);
+
+        std::fs::write(&path, r#"{"shape": "one"}"#).unwrap();
+        let error = load_settings(&path).unwrap_err().to_string();
+        assert!(error.contains("unknown variant `one`"), "{error}");
+        assert!(error.contains("\"three\" or \"single\""), "{error}");
 
         std::fs::write(&path, r#"{"alow": ["github.*"]}"#).unwrap();
         let error = load_settings(&path).unwrap_err().to_string();

@@ -255,7 +255,8 @@ impl AuditLog {
         self.contents
     }
 
-    pub(crate) fn record(&self, record: &ExecutionRecord<'_>) {
+    /// Sends one line: an execution's record, or a direct call's.
+    pub(crate) fn record(&self, record: &impl Serialize) {
         let line = match serde_json::to_string(record) {
             Ok(line) => line,
             Err(error) => {

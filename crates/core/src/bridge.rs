@@ -579,7 +579,12 @@ async fn ask_approval(
 
 /// Every way `value` breaks the tool's schema for `direction`, each as `path: message`. A schema
 /// the upstream sent that does not compile checks nothing: the upstream still validates its input.
-fn check(state: &CatalogState, index: usize, direction: Direction, value: &Value) -> Vec<String> {
+pub(crate) fn check(
+    state: &CatalogState,
+    index: usize,
+    direction: Direction,
+    value: &Value,
+) -> Vec<String> {
     let Some(validator) = state.validator(index, direction) else {
         return Vec::new();
     };
@@ -786,7 +791,7 @@ fn describe_violation(path: &str, message: &str) -> String {
     cut(format!("{path}: {message}"), MAX_ERROR_TEXT)
 }
 
-fn violation_message(head: &str, violations: &[String], signature: &str) -> String {
+pub(crate) fn violation_message(head: &str, violations: &[String], signature: &str) -> String {
     let mut message = format!("{head}:");
     for violation in violations.iter().take(MAX_LISTED_VIOLATIONS) {
         message.push_str("\n  - ");

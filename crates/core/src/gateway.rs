@@ -543,6 +543,14 @@ impl Gateway {
         })
     }
 
+    /// What `read` makes of the catalog code sees now (the policy applied), given with the
+    /// upstream state version it was built from. With `settle`, first waits for servers still
+    /// starting as discovery does (until [`DISCOVERY_WAIT`] after the gateway started).
+    pub async fn read_catalog<T>(&self, settle: bool, read: impl FnOnce(&Catalog, u64) -> T) -> T {
+        let state = self.catalog(settle).await;
+        read(&state.catalog, state.version)
+    }
+
     /// TypeScript declarations of every tool, as one `.d.ts` (waits for servers still starting,
     /// up to [`DISCOVERY_WAIT`] after the gateway started).
     pub async fn declarations(&self, flavor: Flavor) -> String {

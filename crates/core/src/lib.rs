@@ -10,6 +10,7 @@ mod audit;
 mod bridge;
 mod budget;
 mod catalog_state;
+mod direct;
 mod engines;
 mod error;
 mod executor;
@@ -22,6 +23,7 @@ mod workers;
 
 pub use approval::{Approval, ApprovalRequest, Approver};
 pub use audit::{AuditLog, AuditOptions, CallRecord, RequestRecord};
+pub use direct::DirectCall;
 pub use engines::{Engines, Isolation};
 pub use error::{DiscoveryError, ExecutionError};
 pub use executor::{

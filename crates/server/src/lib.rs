@@ -1,4 +1,5 @@
-//! The MCP face of toolweave: three tools, whatever the number of upstream tools.
+//! The MCP face of toolweave: three tools, whatever the number of upstream tools (or one, whose
+//! description declares them, for a small catalog), and chosen upstream tools listed directly.
 //!
 //! [`ToolweaveServer`] implements rmcp's `ServerHandler` once; the binary picks the transport.
 //! Failures of guest code, limits, unknown tools and arguments a tool cannot use come back as
@@ -13,6 +14,7 @@ mod forward;
 pub mod health;
 pub mod http;
 mod incoming;
+mod listing;
 pub mod metrics;
 pub mod sessions;
 pub mod stdio;
@@ -37,11 +39,13 @@ use tokio_util::task::TaskTracker;
 use futures::future::BoxFuture;
 use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
 use toolweave_core::{
-    Approval, ApprovalRequest, Approver, ClientConnection, ExecuteRequest, Flavor, Gateway,
-    Language, Listener, Notice,
+    Approval, ApprovalRequest, Approver, ClientConnection, DirectCall, ExecuteRequest, Flavor,
+    Gateway, Language, Listener, Notice,
 };
 
 use crate::forward::{ClientPeer, SessionRequests};
+use crate::listing::{Joined, Listing};
+pub use listing::{MAX_DECLARED_BYTES, ToolsOptions};
 use tools::MAX_SEARCH_LIMIT;
 pub use tools::{DESCRIBE_TOOLS, EXECUTE_CODE, SEARCH_TOOLS, tool_definitions};
 
@@ -49,8 +53,12 @@ pub use tools::{DESCRIBE_TOOLS, EXECUTE_CODE, SEARCH_TOOLS, tool_definitions};
 #[derive(Clone)]
 pub struct ToolweaveServer {
     gateway: Arc<Gateway>,
-    tools: Arc<Vec<rmcp::model::Tool>>,
-    /// Executions under way, in every session: serving waits for them before it ends.
+    /// What `tools/list` shows, shared by every session.
+    listing: Arc<Listing>,
+    /// This session's place among those told when the list changes, once it has initialized.
+    joined: Arc<Mutex<Option<Joined>>>,
+    /// Executions (and calls of tools listed directly) under way, in every session: serving
+    /// waits for them before it ends.
     executions: TaskTracker,
     /// The least severe log level this session's client asked for (`logging/setLevel`).
     log_level: Arc<Mutex<LoggingLevel>>,
@@ -88,7 +96,8 @@ impl ToolweaveServer {
             .map(|(guest, _)| guest)
             .collect();
         Self {
-            tools: Arc::new(tool_definitions(&namespaces)),
+            listing: Arc::new(Listing::new(ToolsOptions::default(), &namespaces)),
+            joined: Arc::default(),
             gateway,
             executions: TaskTracker::new(),
             log_level: Arc::new(Mutex::new(LoggingLevel::Info)),
@@ -100,6 +109,19 @@ impl ToolweaveServer {
             discovery_turn: Arc::new(tokio::sync::Semaphore::new(1)),
             metrics: None,
         }
+    }
+
+    /// Lists the tools `options` says: the shape's own, and upstream tools listed directly.
+    pub fn with_tools(mut self, options: ToolsOptions) -> Self {
+        let namespaces: Vec<String> = self
+            .gateway
+            .namespaces()
+            .into_iter()
+            .map(|(guest, _)| guest)
+            .collect();
+        self.listing = Arc::new(Listing::new(options, &namespaces));
+        listing::follow(&self.listing, &self.gateway);
+        self
     }
 
     /// Counts executions, tool calls and refusals in `metrics`.
@@ -129,6 +151,7 @@ impl ToolweaveServer {
                 .map(|quota| Arc::new(governor::RateLimiter::direct(quota))),
             requests: Arc::default(),
             connection: Arc::default(),
+            joined: Arc::default(),
             discovery_turn: Arc::new(tokio::sync::Semaphore::new(1)),
             ..self.clone()
         }
@@ -158,11 +181,12 @@ impl ToolweaveServer {
             discovery_turn: Arc::new(tokio::sync::Semaphore::new(1)),
             requests: Arc::default(),
             connection: Arc::default(),
+            joined: Arc::default(),
             ..self.clone()
         }
     }
 
-    /// How many executions run now, in every session.
+    /// How many executions (and calls of tools listed directly) run now, in every session.
     pub fn executions_running(&self) -> usize {
         self.executions.len()
     }
@@ -308,68 +332,27 @@ impl ToolweaveServer {
             })?,
             Some(_) => return Err(invalid("\"language\" must be a string")),
         };
-        if let Some(limiter) = &self.limiter
-            && let Err(not_until) = limiter.check()
-        {
-            use governor::clock::Clock;
-            let wait = not_until.wait_time_from(governor::clock::DefaultClock::default().now());
-            if let Some(metrics) = &self.metrics {
-                metrics.rate_limit_refusal();
-            }
-            let per_minute = self.rate.map_or(0, |quota| quota.burst_size().get());
-            let mut result = CallToolResult::error(vec![ContentBlock::text(format!(
-                "RateLimit: this session may start {per_minute} executions a minute (--rate-limit); try again in {:.1} s",
-                wait.as_secs_f64().max(0.1)
-            ))]);
-            result.structured_content = Some(json!({
-                "error": {
-                    "kind": "RateLimit",
-                    "message": "too many executions in this session",
-                    "retryAfterMs": wait.as_millis() as u64,
-                },
-            }));
-            return Ok(result);
+        if let Some(refusal) = self.rate_limited() {
+            return Ok(refusal);
         }
-        let (listener, notices) = Listener::new();
-        // Upstream servers' requests about this execution's calls go to this session's client,
-        // in the name of this request.
-        let listener = listener.with_client(Arc::new(
-            self.client_peer(&context.peer, Some(context.id.clone())),
-        ));
-        let (finished, done) = oneshot::channel();
-        let execution = async {
-            let report = self
-                .gateway
-                .execute(
+        let session = self.session_name(context);
+        let span = telemetry::execution_span(language, &context.meta);
+        let mut report = tracing::Instrument::instrument(
+            self.with_notices(context, |listener| {
+                self.gateway.execute(
                     ExecuteRequest {
                         code: code.clone(),
                         language,
                         listener: Some(listener),
-                        session: self.session_name(context),
+                        session,
                         approver: Some(Arc::new(AskTheClient {
                             peer: context.peer.clone(),
+                            from_code: true,
                         })),
                     },
                     context.ct.clone(),
                 )
-                .await;
-            let _ = finished.send(());
-            report
-        };
-        let level = context.meta.log_level().unwrap_or_else(|| self.log_level());
-        let forwarding = forward_notices(
-            notices,
-            done,
-            &context.peer,
-            context.meta.get_progress_token(),
-            level,
-        );
-        let span = telemetry::execution_span(language, &context.meta);
-        // Both in this task: the notices of an execution's calls go out while it runs, and
-        // those that arrived by its end go out before its answer.
-        let (mut report, ()) = tracing::Instrument::instrument(
-            self.executions
-                .track_future(async { tokio::join!(execution, forwarding) }),
+            }),
             span.clone(),
         )
         .await;
@@ -384,6 +367,100 @@ impl ToolweaveServer {
             metrics.execution(language, outcome, duration);
         }
         Ok(execution_result(&report))
+    }
+}
+
+impl ToolweaveServer {
+    /// The refusal of an execution or direct call past this session's `--rate-limit`, if it is.
+    fn rate_limited(&self) -> Option<CallToolResult> {
+        let limiter = self.limiter.as_ref()?;
+        let not_until = limiter.check().err()?;
+        use governor::clock::Clock;
+        let wait = not_until.wait_time_from(governor::clock::DefaultClock::default().now());
+        if let Some(metrics) = &self.metrics {
+            metrics.rate_limit_refusal();
+        }
+        let per_minute = self.rate.map_or(0, |quota| quota.burst_size().get());
+        let mut result = CallToolResult::error(vec![ContentBlock::text(format!(
+            "RateLimit: this session may start {per_minute} executions a minute (--rate-limit); try again in {:.1} s",
+            wait.as_secs_f64().max(0.1)
+        ))]);
+        result.structured_content = Some(json!({
+            "error": {
+                "kind": "RateLimit",
+                "message": "too many executions in this session",
+                "retryAfterMs": wait.as_millis() as u64,
+            },
+        }));
+        Some(result)
+    }
+
+    /// Runs `work` with a listener for its upstream calls: their progress and log notices go to
+    /// this request's client while it runs, and those that arrived by its end go before its
+    /// answer; upstream servers' requests reach the client in the name of this request.
+    async fn with_notices<T, F: Future<Output = T>>(
+        &self,
+        context: &RequestContext<RoleServer>,
+        work: impl FnOnce(Listener) -> F,
+    ) -> T {
+        let (listener, notices) = Listener::new();
+        let listener = listener.with_client(Arc::new(
+            self.client_peer(&context.peer, Some(context.id.clone())),
+        ));
+        let (finished, done) = oneshot::channel();
+        let working = async {
+            let value = work(listener).await;
+            let _ = finished.send(());
+            value
+        };
+        let level = context.meta.log_level().unwrap_or_else(|| self.log_level());
+        let forwarding = forward_notices(
+            notices,
+            done,
+            &context.peer,
+            context.meta.get_progress_token(),
+            level,
+        );
+        // Both in this task, tracked like executions: serving waits for them before it ends.
+        let (value, ()) = self
+            .executions
+            .track_future(async { tokio::join!(working, forwarding) })
+            .await;
+        value
+    }
+
+    /// Calls `server`'s tool `tool`, listed directly, for the client: the path of a call from
+    /// code (the gateway's), the session's rate limit, and the server's answer as it sent it.
+    async fn call_direct(
+        &self,
+        server: String,
+        tool: String,
+        arguments: Map<String, Value>,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        if let Some(refusal) = self.rate_limited() {
+            return refusal;
+        }
+        let session = self.session_name(context);
+        let answer = self
+            .with_notices(context, |listener| {
+                self.gateway.call_direct(
+                    DirectCall {
+                        server,
+                        tool,
+                        arguments,
+                        listener: Some(listener),
+                        session,
+                        approver: Some(Arc::new(AskTheClient {
+                            peer: context.peer.clone(),
+                            from_code: false,
+                        })),
+                    },
+                    context.ct.clone(),
+                )
+            })
+            .await;
+        answer.unwrap_or_else(|message| CallToolResult::error(vec![ContentBlock::text(message)]))
     }
 }
 
@@ -533,6 +610,8 @@ async fn forward_notices(
 #[derive(Debug)]
 struct AskTheClient {
     peer: Peer<RoleServer>,
+    /// Whether code asks for the call (else the client called a tool listed directly).
+    from_code: bool,
 }
 
 /// The most of a call's arguments shown in the question.
@@ -541,6 +620,7 @@ const MAX_SHOWN_ARGUMENTS: usize = 2000;
 impl Approver for AskTheClient {
     fn approve(&self, request: ApprovalRequest) -> BoxFuture<'static, Approval> {
         let peer = self.peer.clone();
+        let from_code = self.from_code;
         Box::pin(async move {
             let supported = peer
                 .peer_info()
@@ -574,8 +654,13 @@ impl Approver for AskTheClient {
             let params = ElicitRequestParams::FormElicitationParams {
                 meta: None,
                 message: format!(
-                    "Code run by toolweave wants to call {}, which its server marks as \
-                     destructive, with these arguments:\n{arguments}\nAllow this one call?",
+                    "{} {}, which its server marks as destructive, with these \
+                     arguments:\n{arguments}\nAllow this one call?",
+                    if from_code {
+                        "Code run by toolweave wants to call"
+                    } else {
+                        "The model wants toolweave to call"
+                    },
                     request.tool
                 ),
                 requested_schema: schema,
@@ -669,12 +754,18 @@ fn invalid(message: impl Into<std::borrow::Cow<'static, str>>) -> ErrorData {
 
 impl ServerHandler for ToolweaveServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
+        ServerConfig::new(if self.listing.follows_catalog() {
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .enable_logging()
+                .build()
+        } else {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_logging()
-                .build(),
-        )
+                .build()
+        })
         .with_server_info(
             Implementation::new("toolweave", env!("CARGO_PKG_VERSION")).with_title("toolweave"),
         )
@@ -702,6 +793,16 @@ impl ServerHandler for ToolweaveServer {
             .connection
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(connection);
+        if self.listing.follows_catalog() {
+            self.listing.join(self.session, context.peer.clone());
+            *self
+                .joined
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Joined {
+                listing: Arc::downgrade(&self.listing),
+                session: self.session,
+            });
+        }
         Ok(answer)
     }
 
@@ -715,11 +816,17 @@ impl ServerHandler for ToolweaveServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+        let listed = self.listing.current(&self.gateway, true).await;
+        Ok(ListToolsResult::with_all_items(listed.show()))
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
-        self.tools.iter().find(|tool| tool.name == name).cloned()
+        self.listing
+            .snapshot()
+            .tools
+            .iter()
+            .find(|tool| tool.name == name)
+            .cloned()
     }
 
     async fn call_tool(
@@ -733,9 +840,22 @@ impl ServerHandler for ToolweaveServer {
             &arguments,
             self.gateway.limits().timeout,
         );
+        let mut listed = self.listing.snapshot();
+        let mut listed_now = listed.tools.iter().any(|tool| tool.name == request.name);
+        if !listed_now && !listed.version_known() && self.listing.follows_catalog() {
+            // Called before the list was made (a client that kept the names of another session).
+            listed = self.listing.current(&self.gateway, true).await;
+            listed_now = listed.tools.iter().any(|tool| tool.name == request.name);
+        }
+        let own = listed_now && !listed.is_direct(&request.name);
+        if let Some((server, tool)) = listed.direct(&request.name).cloned() {
+            return Ok(CallToolResponse::Complete(
+                self.call_direct(server, tool, arguments, &context).await,
+            ));
+        }
         let result = match request.name.as_ref() {
-            SEARCH_TOOLS => self.search(&arguments).await,
-            DESCRIBE_TOOLS => self.describe(&arguments).await,
+            SEARCH_TOOLS if own => self.search(&arguments).await,
+            DESCRIBE_TOOLS if own => self.describe(&arguments).await,
             // The execution's answer places them with the program's own warnings.
             EXECUTE_CODE => {
                 return Ok(CallToolResponse::Complete(
@@ -746,9 +866,7 @@ impl ServerHandler for ToolweaveServer {
                 ));
             }
             other => Err(ErrorData::invalid_params(
-                format!(
-                    "unknown tool {other:?}: toolweave has {SEARCH_TOOLS}, {DESCRIBE_TOOLS} and {EXECUTE_CODE}"
-                ),
+                format!("unknown tool {other:?}: toolweave has {}", listed.names()),
                 None,
             )),
         };

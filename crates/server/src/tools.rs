@@ -17,6 +17,17 @@ pub const EXECUTE_CODE: &str = "execute_code";
 /// The most hits one search_tools call returns (more asked for is this many).
 pub(crate) const MAX_SEARCH_LIMIT: usize = 50;
 
+/// How code calls tools, as both shapes' `execute_code` descriptions say it.
+const EXECUTE_USAGE: &str = "TypeScript/JavaScript (default): `await tools.<server>.<tool>({...})`; the code is an \
+     async function body, its result is the `return` value or the last expression; \
+     Promise.all for parallel calls; also `searchTools(query)`, `describeTools([names])`, \
+     `resources.<server>.list()`/`.read(uri)`, `prompts.<server>.get(name, args)`, \
+     console.log. Python (language \"python\"; a subset: no class bases, generators or \
+     third-party modules): `await tools.<server>.<tool>(a=1)`, `asyncio.gather` for parallel \
+     calls, `call_tool(\"server.tool\", {...})`, `search_tools`, `describe_tools`, \
+     `resources`, `prompts`, print. \
+     Filter results in code and return only what is needed.";
+
 /// The three tool definitions; `namespaces` are the guest server names listed in the execute
 /// description.
 pub fn tool_definitions(namespaces: &[String]) -> Vec<Tool> {
@@ -27,16 +38,8 @@ pub fn tool_definitions(namespaces: &[String]) -> Vec<Tool> {
     };
     let execute = format!(
         "Run code in a sandbox where every upstream tool is an async function. Servers: {servers}. \
-         TypeScript/JavaScript (default): `await tools.<server>.<tool>({{...}})`; the code is an \
-         async function body, its result is the `return` value or the last expression; \
-         Promise.all for parallel calls; also `searchTools(query)`, `describeTools([names])`, \
-         `resources.<server>.list()`/`.read(uri)`, `prompts.<server>.get(name, args)`, \
-         console.log. Python (language \"python\"; a subset: no class bases, generators or \
-         third-party modules): `await tools.<server>.<tool>(a=1)`, `asyncio.gather` for parallel \
-         calls, `call_tool(\"server.tool\", {{...}})`, `search_tools`, `describe_tools`, \
-         `resources`, `prompts`, print. \
-         Filter results in code and return only what is needed. Find tools with search_tools and \
-         read their types with describe_tools first."
+         {EXECUTE_USAGE} Find tools with search_tools and read their types with describe_tools \
+         first."
     );
     let flavor = json!({
         "type": "string",
@@ -78,21 +81,35 @@ pub fn tool_definitions(namespaces: &[String]) -> Vec<Tool> {
             }),
             true,
         ),
-        tool(
-            EXECUTE_CODE,
-            &execute,
-            json!({
-                "type": "object",
-                "properties": {
-                    "code": {"type": "string"},
-                    "language": {"type": "string", "enum": ["typescript", "javascript", "python"], "default": "typescript"}
-                },
-                "required": ["code"]
-            }),
-            false,
-        )
-        .with_raw_output_schema(Arc::new(object(execution_output_schema()))),
+        execute_tool(&execute),
     ]
+}
+
+/// `execute_code` alone, whose description carries `declarations` (and what they leave out):
+/// the single shape.
+pub(crate) fn single_definition(declarations: &str) -> Tool {
+    execute_tool(&format!(
+        "Run code in a sandbox where every upstream tool is an async function, declared below. \
+         {EXECUTE_USAGE}\n\n{declarations}"
+    ))
+}
+
+/// `execute_code` with `description`.
+fn execute_tool(description: &str) -> Tool {
+    tool(
+        EXECUTE_CODE,
+        description,
+        json!({
+            "type": "object",
+            "properties": {
+                "code": {"type": "string"},
+                "language": {"type": "string", "enum": ["typescript", "javascript", "python"], "default": "typescript"}
+            },
+            "required": ["code"]
+        }),
+        false,
+    )
+    .with_raw_output_schema(Arc::new(object(execution_output_schema())))
 }
 
 /// What `execute_code` puts in `structuredContent`: the value or the error, the warnings, and

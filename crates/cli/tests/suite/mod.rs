@@ -17,6 +17,7 @@ mod protocol;
 mod requests;
 mod results;
 mod setup;
+mod shapes;
 mod upstreams;
 mod waits;
 
