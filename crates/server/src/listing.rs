@@ -11,7 +11,7 @@ use rmcp::RoleServer;
 use rmcp::model::{Tool, ToolAnnotations};
 use rmcp::service::Peer;
 use serde_json::{Map, Value};
-use toolweave_catalog::{Catalog, Entry};
+use toolweave_catalog::{Catalog, Entry, ToolSchema};
 use toolweave_config::{Shape, ToolGlobs};
 use toolweave_core::{Gateway, ServerState};
 
@@ -480,8 +480,8 @@ fn direct_names(entries: &[&Entry], mut taken: Vec<String>) -> Vec<String> {
 /// The upstream tool `entry` as listed directly under `name`: its own title, description, schemas
 /// and annotations.
 fn direct_tool(entry: &Entry, name: &str) -> Tool {
-    let object = |schema: &Value| match schema {
-        Value::Object(map) => map.clone(),
+    let object = |schema: &ToolSchema| match schema.value() {
+        Value::Object(map) => map,
         _ => Map::new(),
     };
     let mut tool = Tool::new(
@@ -497,10 +497,15 @@ fn direct_tool(entry: &Entry, name: &str) -> Tool {
         .output_schema
         .as_ref()
         .map(|schema| Arc::new(object(schema)));
-    tool.annotations = entry
-        .annotations
-        .clone()
-        .and_then(|annotations| serde_json::from_value::<ToolAnnotations>(annotations).ok());
+    tool.annotations = entry.annotations.as_ref().map(|hints| {
+        let mut annotations = ToolAnnotations::new();
+        annotations.title.clone_from(&hints.title);
+        annotations.read_only_hint = hints.read_only;
+        annotations.destructive_hint = hints.destructive;
+        annotations.idempotent_hint = hints.idempotent;
+        annotations.open_world_hint = hints.open_world;
+        annotations
+    });
     tool
 }
 
@@ -516,7 +521,7 @@ mod tests {
             guest_tool: tool.to_owned(),
             title: None,
             description: None,
-            input_schema: serde_json::json!({"type": "object"}),
+            input_schema: ToolSchema::from_value(&serde_json::json!({"type": "object"})).unwrap(),
             output_schema: None,
             annotations: None,
         }
