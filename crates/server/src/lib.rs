@@ -37,7 +37,7 @@ use tokio_util::task::TaskTracker;
 use futures::future::BoxFuture;
 use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
 use toolweave_core::{
-    Approval, ApprovalRequest, Approver, ClientConnection, ExecuteRequest, Flavor, Gateway,
+    Approval, ApprovalRequest, Approver, ClientConnection, ExecuteOptions, Flavor, Gateway,
     Language, Listener, Notice,
 };
 
@@ -341,16 +341,16 @@ impl ToolweaveServer {
             let report = self
                 .gateway
                 .execute(
-                    ExecuteRequest {
-                        code: code.clone(),
-                        language,
+                    code.clone(),
+                    language,
+                    ExecuteOptions {
                         listener: Some(listener),
                         session: self.session_name(context),
                         approver: Some(Arc::new(AskTheClient {
                             peer: context.peer.clone(),
                         })),
+                        cancel: context.ct.clone(),
                     },
-                    context.ct.clone(),
                 )
                 .await;
             let _ = finished.send(());

@@ -239,6 +239,14 @@ impl UpstreamManager {
         futures::future::join_all(waits).await;
     }
 
+    /// Waits (bounded by the startup timeout) until that one server is ready or failed, without
+    /// copying its tool list; an unknown server is settled already.
+    pub async fn settle_server(&self, server: &str) {
+        if let Ok(index) = self.index_of(server) {
+            let _ = self.connection(index).await;
+        }
+    }
+
     /// Waits (bounded by the startup timeout) for that one server; its tool list, or why not
     /// (unknown server, failed to start, remote, timed out starting).
     pub async fn tools(&self, server: &str) -> Result<Vec<Tool>> {
