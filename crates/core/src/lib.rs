@@ -10,8 +10,9 @@
 //! the same for every provider. Search, descriptions and TypeScript declarations or Python stubs
 //! cover every provider's tools alike.
 //!
-//! ```no_run
-//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! ```
+//! # #[tokio::main]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! use serde_json::{Value, json};
 //! use toolweave_core::{ClosureProvider, ExecuteOptions, Gateway, Language};
 //!
@@ -27,7 +28,7 @@
 //! let report = gateway
 //!     .execute("await tools.math.multiply({ a: 6, b: 7 })", Language::TypeScript, ExecuteOptions::default())
 //!     .await;
-//! assert_eq!(report.result?, json!(42.0));
+//! assert_eq!(report.result?, json!(42));
 //! # Ok(())
 //! # }
 //! ```

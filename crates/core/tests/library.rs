@@ -2,6 +2,8 @@
 //! tools through the real execution path (validation, the policy, approval, budgets, the audit
 //! log, search and typings), on engine threads and in worker processes.
 
+#![expect(clippy::expect_used, reason = "a test stops at what it cannot go on without")]
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
