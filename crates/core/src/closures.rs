@@ -44,6 +44,8 @@ type Function =
 /// function still running when the execution stops waiting is dropped.
 pub struct ClosureProvider {
     namespace: String,
+    /// What the provider says about using its tools.
+    instructions: Option<String>,
     tools: Vec<(Tool, Function)>,
     /// Definitions that could not be used, each naming the tool and what to change: the provider
     /// is then [`Failed`](ProviderState::Failed) with them as its reason.
@@ -55,6 +57,7 @@ impl ClosureProvider {
     pub fn new(namespace: impl Into<String>) -> Self {
         Self {
             namespace: namespace.into(),
+            instructions: None,
             tools: Vec::new(),
             problems: Vec::new(),
         }
@@ -62,6 +65,7 @@ impl ClosureProvider {
 
     /// Adds tool `name`, described by `description`, taking arguments as `input_schema` (a JSON
     /// Schema object) describes, answered by `function`.
+    #[must_use]
     pub fn tool<F, Fut, E>(
         self,
         name: &str,
@@ -90,6 +94,7 @@ impl ClosureProvider {
 
     /// Adds `tool` (a full MCP tool definition: title, output schema, annotations such as
     /// `destructiveHint`), answered by `function`.
+    #[must_use]
     pub fn with_tool<F, Fut, E>(mut self, tool: Tool, function: F) -> Self
     where
         F: Fn(Value, CallContext) -> Fut + Send + Sync + 'static,
@@ -108,6 +113,14 @@ impl ClosureProvider {
             Box::pin(async move { answer.await.map_err(Into::into) })
         });
         self.tools.push((tool, function));
+        self
+    }
+
+    /// What a model reads about using these tools as a whole, before their declarations, when
+    /// it describes the namespace (as an MCP server's `instructions`).
+    #[must_use]
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
         self
     }
 
@@ -150,6 +163,10 @@ impl ToolProvider for ClosureProvider {
                 reason: self.reason(),
             }
         }
+    }
+
+    fn instructions(&self) -> Option<String> {
+        self.instructions.clone()
     }
 
     fn tools(&self) -> BoxFuture<'_, Result<Vec<Tool>, ProviderError>> {

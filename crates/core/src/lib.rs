@@ -80,11 +80,7 @@ pub use rmcp::model::{CallToolResult, Tool, ToolAnnotations};
 pub use tokio_util::sync::CancellationToken;
 pub use toolweave_config::{self as config, Config, Limits, Policy};
 pub use toolweave_sandbox::confine;
-#[cfg(target_os = "linux")]
-pub use toolweave_sandbox::zygote;
-pub use toolweave_sandbox::{
-    Language, LogStream, WorkerCommand, WorkerKind, WorkerSpec, worker_main,
-};
+pub use toolweave_sandbox::{Language, LogStream, WorkerCommand, WorkerKind};
 pub use toolweave_upstream::{
     Capability, ClientConnection, ClientSession, ClientSessions, ForwardedAnswer, ForwardedRequest,
     Listener, Notice, Refusal, RequestKind, ServerState, UpstreamManager,

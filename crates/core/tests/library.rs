@@ -2,17 +2,22 @@
 //! tools through the real execution path (validation, the policy, approval, budgets, the audit
 //! log, search and typings), on engine threads and in worker processes.
 
-#![expect(clippy::expect_used, reason = "a test stops at what it cannot go on without")]
+#![expect(
+    clippy::expect_used,
+    reason = "a test stops at what it cannot go on without"
+)]
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use toolweave_core::{
-    AuditLog, AuditOptions, BuildError, ClosureProvider, ExecuteOptions, ExecutionReport, Flavor,
-    Gateway, GatewayBuilder, Isolation, Language, Limits, Listener, Notice, Policy, Tool,
-    ToolAnnotations, WORKER_ARGUMENT, WorkerCommand, WorkerKind,
+    AuditLog, AuditOptions, BuildError, CallContext, CallToolResult, ClosureProvider,
+    ExecuteOptions, ExecutionReport, Flavor, Gateway, GatewayBuilder, Isolation, Language, Limits,
+    Listener, Notice, Policy, ProviderError, Tool, ToolAnnotations, ToolProvider, WORKER_ARGUMENT,
+    WorkerCommand, WorkerKind,
 };
 
 /// The example, built by `cargo test` (and `cargo build --examples`) in `target/<profile>/examples`.
@@ -254,7 +259,7 @@ async fn closure_tools_are_searched_described_typed_and_audited() {
         .expect("an audit log");
         let (listener, mut notices) = Listener::new();
         let gateway = builder(isolation)
-            .provider(math(Arc::new(AtomicUsize::new(0))))
+            .provider(math(Arc::new(AtomicUsize::new(0))).instructions("Numbers are f64."))
             .audit(audit)
             .build()
             .expect("a gateway");
@@ -300,6 +305,12 @@ async fn closure_tools_are_searched_described_typed_and_audited() {
             "{}",
             described.tools[0].declaration
         );
+        let whole = gateway
+            .describe(vec!["math".to_owned()], Flavor::TypeScript, false)
+            .await
+            .expect("a description");
+        assert_eq!(whole.instructions[0].instructions, "Numbers are f64.");
+        assert_eq!(whole.tools.len(), 4);
         let declarations = gateway.declarations(Flavor::TypeScript).await;
         for tool in ["multiply", "fail", "erase", "slow"] {
             assert!(
@@ -384,5 +395,90 @@ async fn unusable_definitions_are_refused_naming_what_to_change() {
             "cannot call broken.list: {}",
             unavailable[0].reason
         ))
+    );
+}
+
+/// A provider of its own: its tools change when it says so.
+struct Shelf {
+    version: tokio::sync::watch::Sender<u64>,
+    tools: std::sync::Mutex<Vec<Tool>>,
+}
+
+impl Shelf {
+    fn add(&self, name: &'static str) {
+        let tool = Tool::new(
+            name,
+            "A tool on the shelf.",
+            object(json!({"type": "object"})),
+        );
+        self.tools.lock().expect("the shelf").push(tool);
+        self.version.send_modify(|version| *version += 1);
+    }
+}
+
+impl ToolProvider for Shelf {
+    fn namespace(&self) -> &str {
+        "shelf"
+    }
+
+    fn tools(&self) -> BoxFuture<'_, Result<Vec<Tool>, ProviderError>> {
+        let tools = self.tools.lock().expect("the shelf").clone();
+        Box::pin(std::future::ready(Ok(tools)))
+    }
+
+    fn call(
+        &self,
+        tool: &str,
+        _arguments: serde_json::Map<String, Value>,
+        _context: CallContext,
+    ) -> BoxFuture<'_, Result<CallToolResult, ProviderError>> {
+        let text = rmcp::model::ContentBlock::text(format!("{tool} called"));
+        Box::pin(std::future::ready(Ok(CallToolResult::success(vec![text]))))
+    }
+
+    fn changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        Some(self.version.subscribe())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_catalog_follows_a_provider_whose_tools_change() {
+    let shelf = Arc::new(Shelf {
+        version: tokio::sync::watch::channel(0).0,
+        tools: std::sync::Mutex::new(Vec::new()),
+    });
+    shelf.add("first");
+    let gateway = Gateway::builder()
+        .shared_provider(shelf.clone())
+        .build()
+        .expect("a gateway");
+    let first = "await tools.shelf.first({})";
+    assert_eq!(
+        value(run(&gateway, first, Language::JavaScript).await),
+        json!("first called")
+    );
+    assert!(
+        !gateway
+            .declarations(Flavor::TypeScript)
+            .await
+            .contains("second(")
+    );
+    shelf.add("second");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !gateway
+        .declarations(Flavor::TypeScript)
+        .await
+        .contains("second(")
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the catalog did not take the new tool"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let second = "await tools.shelf.second({})";
+    assert_eq!(
+        value(run(&gateway, second, Language::JavaScript).await),
+        json!("second called")
     );
 }
