@@ -5,6 +5,7 @@
 //! server is the fixture server built beside it (`cargo build -p toolweave-testkit`) unless named.
 
 use std::error::Error;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use serde_json::{Value, json};
@@ -14,6 +15,7 @@ use toolweave_core::{ClosureProvider, ExecuteOptions, Gateway, Isolation, Langua
 #[global_allocator]
 static ALLOCATOR: toolweave_core::WorkerAllocator = toolweave_core::WorkerAllocator;
 
+#[allow(clippy::print_stdout)] // The example's answer.
 fn main() -> Result<ExitCode, Box<dyn Error>> {
     if let Some(code) = toolweave_core::run_worker_if_asked() {
         return Ok(code);
@@ -27,31 +29,39 @@ fn main() -> Result<ExitCode, Box<dyn Error>> {
         Some(server) => server.into(),
         None => std::env::current_exe()?.with_file_name("../toolweave-fixture"),
     };
+    let value = tokio::runtime::Runtime::new()?.block_on(run(isolation, server))?;
+    println!("{value}");
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn run(isolation: Isolation, server: PathBuf) -> Result<Value, Box<dyn Error>> {
+    let math = ClosureProvider::new("math").tool(
+        "multiply",
+        "Multiplies two numbers.",
+        json!({"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}),
+        |arguments: Value, _context| async move {
+            let (a, b) = (arguments["a"].as_f64(), arguments["b"].as_f64());
+            Ok::<_, String>(json!(a.unwrap_or_default() * b.unwrap_or_default()))
+        },
+    );
     let servers = json!({"mcpServers": {"fixture": {"command": server}}}).to_string();
-    let servers = toolweave_core::config::parse_str(&servers, "embed.json".as_ref())?;
-    tokio::runtime::Runtime::new()?.block_on(async {
-        let math = ClosureProvider::new("math").tool(
-            "multiply",
-            "Multiplies two numbers.",
-            json!({"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]}),
-            |arguments: Value, _context| async move {
-                let (a, b) = (arguments["a"].as_f64(), arguments["b"].as_f64());
-                Ok::<_, String>(json!(a.unwrap_or_default() * b.unwrap_or_default()))
-            },
-        );
-        let gateway = Gateway::builder()
-            .provider(math)
-            .mcp_servers(&servers)
-            .isolation(isolation)
-            .worker(toolweave_core::worker_command()?)
-            .build()?;
-        let code = "const [product, sum] = await Promise.all([\n  tools.math.multiply({ a: 6, b: 7 }),\n  tools.fixture.add({ a: 2, b: 3 }),\n]);\n({ product, sum })";
-        let report = gateway.execute(code, Language::TypeScript, ExecuteOptions::default()).await;
-        gateway.shutdown().await;
-        #[allow(clippy::print_stdout)] // The example's answer.
-        {
-            println!("{}", report.result?);
-        }
-        Ok(ExitCode::SUCCESS)
-    })
+    let gateway = Gateway::builder()
+        .provider(math)
+        .mcp_servers(&toolweave_core::config::parse_str(
+            &servers,
+            "embed.json".as_ref(),
+        )?)
+        .isolation(isolation)
+        .worker(toolweave_core::worker_command()?)
+        .build()?;
+    let code = "const [product, sum] = await Promise.all([
+        tools.math.multiply({ a: 6, b: 7 }),
+        tools.fixture.add({ a: 2, b: 3 }),
+    ]);
+    ({ product, sum })";
+    let report = gateway
+        .execute(code, Language::TypeScript, ExecuteOptions::default())
+        .await;
+    gateway.shutdown().await;
+    Ok(report.result?)
 }

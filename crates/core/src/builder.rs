@@ -52,6 +52,13 @@ pub struct GatewayBuilder {
     audit: Option<AuditLog>,
 }
 
+impl Gateway {
+    /// A builder: providers, MCP servers, limits, policy, isolation, approver and audit.
+    pub fn builder() -> GatewayBuilder {
+        GatewayBuilder::default()
+    }
+}
+
 /// Where the MCP servers come from.
 enum Mcp {
     /// Servers to start when the gateway is built.

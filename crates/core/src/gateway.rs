@@ -225,11 +225,6 @@ pub struct DescribeAnswer {
 }
 
 impl Gateway {
-    /// A builder: providers, MCP servers, limits, policy, isolation, approver and audit.
-    pub fn builder() -> crate::GatewayBuilder {
-        crate::GatewayBuilder::default()
-    }
-
     /// The gateway of `parts`, whose catalog follows its providers from now on (when called
     /// within a tokio runtime).
     pub(crate) fn assemble(parts: Parts) -> Arc<Self> {
