@@ -159,10 +159,10 @@ pub struct SearchAnswer {
     pub omitted: usize,
 }
 
-/// A configured server whose tools cannot be searched or called right now, and why.
+/// A provider (a configured server) whose tools cannot be searched or called right now, and why.
 #[derive(Debug, Clone, Serialize)]
 pub struct Unavailable {
-    /// The server's name, as configured.
+    /// The provider's namespace: a server's name, as configured.
     pub server: String,
     /// Why, naming the server: still starting, or the error that names the cause and what to
     /// change.
