@@ -40,12 +40,12 @@ use crate::search::SearchIndex;
 /// comparing it with every tool would be work for nothing.
 pub const MAX_NAME_BYTES: usize = 512;
 
-/// One tool as an upstream server lists it.
+/// One tool as its provider (an MCP server, or functions of the host program) defines it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct UpstreamTool {
-    /// The configured name of the server that lists it.
+pub struct ToolDefinition {
+    /// The namespace of the provider that lists it (an MCP server's configured name).
     pub server: String,
-    /// The tool's name as the server lists it.
+    /// The tool's name as the provider lists it.
     pub name: String,
     /// Human-readable title.
     pub title: Option<String>,
@@ -119,7 +119,7 @@ impl Catalog {
     /// A tool of a server missing from `servers` gets a namespace after the configured ones; a
     /// second tool with the same name on one server is dropped (calls go by name, so only one
     /// can be reached).
-    pub fn new(servers: &[String], tools: Vec<UpstreamTool>) -> Self {
+    pub fn new(servers: &[String], tools: Vec<ToolDefinition>) -> Self {
         let mut server_names: Vec<String> = Vec::new();
         for server in servers {
             if !server_names.contains(server) {
@@ -147,7 +147,7 @@ impl Catalog {
             })
             .collect();
 
-        let mut by_server: BTreeMap<usize, Vec<UpstreamTool>> = BTreeMap::new();
+        let mut by_server: BTreeMap<usize, Vec<ToolDefinition>> = BTreeMap::new();
         for tool in tools {
             let Some(position) = server_names.iter().position(|name| *name == tool.server) else {
                 continue;

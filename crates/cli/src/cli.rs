@@ -13,7 +13,7 @@ use clap::{Args, Parser, Subcommand};
 use rmcp::ServiceExt;
 use toolweave_config::{Config, Limits};
 use toolweave_core::{
-    ClientSessions, DISCOVERY_WAIT, ExecuteRequest, Flavor, Gateway, Isolation, Language,
+    ClientSessions, DISCOVERY_WAIT, ExecuteOptions, Flavor, Gateway, Isolation, Language,
     WorkerCommand,
 };
 use tracing_subscriber::EnvFilter;
@@ -555,10 +555,6 @@ fn start(common: &CommonArgs, client_sessions: ClientSessions) -> Result<Arc<Gat
     for disabled in &config.disabled {
         tracing::info!(server = %disabled, "server is disabled in the config; skipped");
     }
-    let isolation = match common.isolation {
-        IsolationArg::InProcess => Isolation::InProcess,
-        IsolationArg::Worker => Isolation::Worker,
-    };
     let settings = common.policy.settings()?;
     let policy = toolweave_config::Policy::new(&settings.allow, &settings.deny)
         .and_then(|policy| policy.with_approve(&settings.approve))
@@ -566,35 +562,33 @@ fn start(common: &CommonArgs, client_sessions: ClientSessions) -> Result<Arc<Gat
     if !policy.is_open() {
         tracing::info!(policy = %policy.describe(), "tool policy");
     }
-    Ok(Gateway::start(
-        &config,
-        limits,
-        isolation,
-        worker_command(),
-        policy,
-        audit_log(&settings)?,
-        client_sessions,
-    ))
+    let mut builder = Gateway::builder()
+        .mcp_servers(&config)
+        .client_sessions(client_sessions)
+        .limits(limits)
+        .policy(policy);
+    if let Some(audit) = audit_log(&settings)? {
+        builder = builder.audit(audit);
+    }
+    let isolation = match common.isolation {
+        IsolationArg::InProcess => Isolation::InProcess,
+        IsolationArg::Worker => Isolation::Worker,
+    };
+    match worker_command() {
+        Some(command) => builder = builder.worker(command).isolation(isolation),
+        // Without workers everything runs on engine threads, as it would have to anyway.
+        None => builder = builder.isolation(Isolation::InProcess),
+    }
+    Ok(builder.build()?)
 }
 
 /// This binary, re-entered as a worker (see `main.rs`).
 fn worker_command() -> Option<WorkerCommand> {
-    let program = match std::env::current_exe() {
-        Ok(program) => program,
-        Err(error) => {
-            tracing::warn!(%error, "cannot find this program to start worker processes; Python will have no memory limit");
-            return None;
-        }
-    };
-    // The worker's environment is empty but for its log filter.
-    let env = std::env::var_os("TOOLWEAVE_LOG")
-        .map(|filter| vec![("TOOLWEAVE_LOG".into(), filter)])
-        .unwrap_or_default();
-    Some(WorkerCommand {
-        program,
-        args: vec![crate::WORKER_ARGUMENT.into()],
-        env,
-    })
+    toolweave_core::worker_command()
+        .map_err(|error| {
+            tracing::warn!(%error, "cannot find this program to start worker processes; guest code runs in process, and Python has no memory limit");
+        })
+        .ok()
 }
 
 fn load_config(path: Option<&Path>) -> Result<Config> {
@@ -734,14 +728,12 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
     let gateway = start(&args.common, ClientSessions::None)?;
     let report = gateway
         .execute(
-            ExecuteRequest {
-                code,
-                language,
-                listener: None,
+            code,
+            language,
+            ExecuteOptions {
                 session: "run".to_owned(),
-                approver: None,
+                ..ExecuteOptions::default()
             },
-            toolweave_core::CancellationToken::new(),
         )
         .await;
     for line in &report.logs {
@@ -845,7 +837,7 @@ async fn doctor(args: DoctorArgs) -> Result<ExitCode> {
     let check = worker_command().map(|command| {
         std::process::Command::new(&command.program)
             .args(&command.args)
-            .arg(crate::CONFINEMENT_CHECK)
+            .arg(toolweave_core::CONFINEMENT_CHECK_ARGUMENT)
             .env_clear()
             .output()
     });

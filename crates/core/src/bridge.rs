@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 use toolweave_catalog::Entry;
 use toolweave_sandbox::{HostRequest, ServerAsk};
-use toolweave_upstream::{CallOptions, Capability, Listener};
+use toolweave_upstream::{Capability, Listener};
 
 use crate::approval::{self, Approval, ApprovalRequest, Approver, Gate};
 use crate::audit::CallRecord;
@@ -25,6 +25,7 @@ use crate::catalog_state::{CatalogState, Direction};
 use crate::error::{ExecutionError, MAX_ERROR_TEXT, cut};
 use crate::gateway::{Flavor, Gateway, guest_name};
 use crate::observe::CallOutcome;
+use crate::provider::{CallContext, ToolProvider};
 
 /// What one execution's calls answer to besides the gateway: where upstream notices go, its
 /// budget, and who approves destructive calls.
@@ -209,11 +210,15 @@ async fn ask_server(
         ));
     }
     scope.budget.take_call(&name)?;
-    let options = || CallOptions {
-        timeout: None,
+    let Some(provider) = gateway.provider(&server) else {
+        return Err(format!("internal error: no provider for \"{server}\""));
+    };
+    let options = || CallContext {
         cancel: cancel.clone(),
-        listener: scope.listener,
-        taken: None,
+        listener: scope.listener.cloned(),
+        taken: tokio::time::Instant::now(),
+        namespace: server.clone(),
+        tool: method.to_owned(),
     };
     // One request, or a list read page by page: the key of its items, and its request for a
     // page.
@@ -224,8 +229,7 @@ async fn ask_server(
                     ReadResourceRequestParams::new(uri),
                 ));
                 let mut value = request_value(
-                    gateway,
-                    &server,
+                    provider.as_ref(),
                     &name,
                     request,
                     Capability::Resources,
@@ -248,8 +252,7 @@ async fn ask_server(
                 let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));
                 // The prompt's description and messages, as the server sent them.
                 return request_value(
-                    gateway,
-                    &server,
+                    provider.as_ref(),
                     &name,
                     request,
                     Capability::Prompts,
@@ -277,7 +280,12 @@ async fn ask_server(
     for _ in 0..MAX_LIST_PAGES {
         let request = page(PaginatedRequestParams::default().with_cursor(cursor.clone()));
         let value = request_value(
-            gateway, &server, &name, request, capability, scope, &options,
+            provider.as_ref(),
+            &name,
+            request,
+            capability,
+            scope,
+            &options,
         )
         .await?;
         let Value::Object(mut page) = value else {
@@ -311,19 +319,16 @@ async fn ask_server(
 
 /// Sends one request of [`ask_server`] and takes what came back from the bytes budget: the
 /// answer as JSON.
-async fn request_value<'a>(
-    gateway: &Gateway,
-    server: &str,
+async fn request_value(
+    provider: &dyn ToolProvider,
     name: &str,
     request: ClientRequest,
     capability: Capability,
-    scope: &Scope<'a>,
-    options: &impl Fn() -> CallOptions<'a>,
+    scope: &Scope<'_>,
+    context: &impl Fn() -> CallContext,
 ) -> Result<Value, String> {
-    let method = request.method().to_owned();
-    let result = gateway
-        .upstream
-        .request(server, &method, request, capability, options())
+    let result = provider
+        .request(request, capability, context())
         .await
         .map_err(|error| format!("{name} failed: {error}"))?;
     let value = serde_json::to_value(&result).map_err(|error| error.to_string())?;
@@ -465,15 +470,18 @@ async fn call_tool(
         .budget
         .take_call(&format!("{}.{}", entry.server, entry.tool))?;
 
-    let options = CallOptions {
-        timeout: None,
-        cancel,
-        listener: scope.listener,
-        taken: Some(taken),
+    let Some(provider) = gateway.provider(&entry.server) else {
+        return Err(format!("internal error: no provider for {display}"));
     };
-    let result = gateway
-        .upstream
-        .call_tool_with(&entry.server, &entry.tool, Some(arguments), options)
+    let context = CallContext {
+        cancel,
+        listener: scope.listener.cloned(),
+        taken,
+        namespace: entry.server.clone(),
+        tool: entry.tool.clone(),
+    };
+    let result = provider
+        .call(&entry.tool, arguments, context)
         .await
         .map_err(|error| format!("{display} failed: {error}"))?;
 
@@ -617,7 +625,9 @@ async fn resolve_after_waiting(
     let server = server_of(&snapshot, name);
     let state = match &server {
         Some(server) => {
-            if let Err(error) = gateway.upstream.tools(server).await {
+            if let Some(provider) = gateway.provider(server)
+                && let Err(error) = provider.tools().await
+            {
                 return Err(format!("cannot call {name}: {error}"));
             }
             gateway.catalog(false).await

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use jsonschema::Validator;
-use toolweave_catalog::{Catalog, Entry, UpstreamTool};
+use toolweave_catalog::{Catalog, Entry, ToolDefinition};
 use toolweave_config::{Denial, Policy};
 use toolweave_sandbox::{Manifest, Namespace};
 
@@ -50,13 +50,13 @@ impl CatalogState {
     /// leaving out the tools `policy` denies.
     pub(crate) fn new(
         servers: &[String],
-        tools: Vec<(String, Vec<UpstreamTool>)>,
+        tools: Vec<(String, Vec<ToolDefinition>)>,
         version: u64,
         policy: &Policy,
     ) -> Self {
         let ready = tools.iter().map(|(server, _)| server.clone()).collect();
         let mut denied = Vec::new();
-        let tools: Vec<(String, Vec<UpstreamTool>)> = tools
+        let tools: Vec<(String, Vec<ToolDefinition>)> = tools
             .into_iter()
             .map(|(server, tools)| {
                 let allowed = tools

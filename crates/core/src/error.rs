@@ -353,6 +353,68 @@ pub enum DiscoveryError {
     },
 }
 
+/// Why a tool provider could not list its tools or answer a call. The gateway words it for the
+/// model as "`server.tool` failed: ...".
+#[derive(Debug, thiserror::Error)]
+pub enum ProviderError {
+    /// An MCP server's failure, worded by the upstream manager (it names the server, the cause
+    /// and what to change).
+    #[error(transparent)]
+    Upstream(#[from] toolweave_upstream::Error),
+    /// The execution stopped waiting for the call.
+    #[error("the call was cancelled")]
+    Cancelled,
+    /// The provider has no tool of that name.
+    #[error("\"{namespace}\" has no tool \"{tool}\"")]
+    UnknownTool {
+        /// The provider's namespace.
+        namespace: String,
+        /// The name asked for.
+        tool: String,
+    },
+    /// The provider offers no such thing (resources and prompts are MCP servers' only).
+    #[error("\"{namespace}\" offers no {what}: only MCP servers have resources and prompts")]
+    NotOffered {
+        /// The provider's namespace.
+        namespace: String,
+        /// What was asked for: `resources` or `prompts`.
+        what: &'static str,
+    },
+    /// The provider's tool definitions cannot be used.
+    #[error("{reason}")]
+    Definition {
+        /// Which definitions, and what to change.
+        reason: String,
+    },
+    /// Any other failure, in the provider's words.
+    #[error("{0}")]
+    Other(Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// Why a gateway could not be built from what its builder was given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BuildError {
+    /// Two providers (or a provider and a configured MCP server) share a namespace: guest code
+    /// could not tell their tools apart.
+    #[error(
+        "two tool providers have the namespace \"{namespace}\"; give each provider a namespace of its own (an MCP server's is its name in the config)"
+    )]
+    DuplicateNamespace {
+        /// The namespace given twice.
+        namespace: String,
+    },
+    /// A provider's namespace is empty or only blanks.
+    #[error(
+        "a tool provider has an empty namespace; name it, as guest code calls tools.<namespace>.<tool>"
+    )]
+    EmptyNamespace,
+    /// Worker isolation was asked for with no way to start workers.
+    #[error(
+        "worker isolation needs a worker command: pass GatewayBuilder::worker(toolweave_core::worker_command()?) and begin main with toolweave_core::run_worker_if_asked(), or choose Isolation::InProcess"
+    )]
+    NoWorkerCommand,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -32,20 +32,31 @@ const DEADLINE_GRACE: Duration = Duration::from_millis(1500);
 /// that misbehaves).
 const MAX_WARNINGS: usize = 20;
 
-/// What to run.
+/// How to run one program, beyond its code and language. The default: nobody listening, a
+/// session named `library`, the gateway's approver, never cancelled from outside.
 #[derive(Debug, Clone)]
-pub struct ExecuteRequest {
-    /// The guest program.
-    pub code: String,
-    /// Its language.
-    pub language: Language,
-    /// Where upstream servers' progress and log notifications about its tool calls go.
+pub struct ExecuteOptions {
+    /// Where progress and log notices about its tool calls go (an MCP client's request, when
+    /// there is one).
     pub listener: Option<toolweave_upstream::Listener>,
     /// Who asked, for the audit log (an MCP session, `run`).
     pub session: String,
-    /// Who approves calls to tools marked destructive; without one they are refused unless an
-    /// allow rule names them.
+    /// Who approves calls to tools marked destructive; without one (here or given to the
+    /// builder) they are refused unless an approve rule names them.
     pub approver: Option<Arc<dyn crate::Approver>>,
+    /// Stops the execution when cancelled (the client cancelled its request).
+    pub cancel: CancellationToken,
+}
+
+impl Default for ExecuteOptions {
+    fn default() -> Self {
+        Self {
+            listener: None,
+            session: "library".to_owned(),
+            approver: None,
+            cancel: CancellationToken::new(),
+        }
+    }
 }
 
 /// One captured console line.
@@ -125,21 +136,23 @@ pub struct ExecutionReport {
 }
 
 impl Gateway {
-    /// Runs one guest program to completion, a limit, or `cancel`.
+    /// Runs one guest program to completion, a limit, or cancellation.
     pub async fn execute(
         self: &Arc<Self>,
-        request: ExecuteRequest,
-        cancel: CancellationToken,
+        code: impl Into<String>,
+        language: Language,
+        options: ExecuteOptions,
     ) -> ExecutionReport {
         let started = Instant::now();
         let limits = &self.limits;
-        let ExecuteRequest {
-            code,
-            language,
+        let code = code.into();
+        let ExecuteOptions {
             listener,
             session: caller,
             approver,
-        } = request;
+            cancel,
+        } = options;
+        let approver = approver.or_else(|| self.approver.clone());
         // Kept for the audit log only when there is one.
         let audited_code = self
             .audit

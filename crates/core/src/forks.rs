@@ -17,8 +17,7 @@ use tokio::sync::oneshot;
 use toolweave_sandbox::zygote::{self, Report};
 use toolweave_sandbox::{WorkerCommand, WorkerSpec};
 
-/// The argument that makes a worker a fork server (after the worker argument).
-const FORK_SERVER_ARGUMENT: &str = "zygote";
+use crate::worker_entry::FORK_SERVER_ARGUMENT;
 
 /// A running fork server.
 #[derive(Debug)]

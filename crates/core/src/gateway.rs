@@ -7,17 +7,17 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::Semaphore;
 use toolweave_catalog::{Catalog, Entry, MAX_NAME_BYTES, ToolSchema};
-use toolweave_config::{Config, Limits, Policy};
+use toolweave_config::{Limits, Policy};
 
 use crate::audit::AuditLog;
 use toolweave_sandbox::Language;
-use toolweave_sandbox::WorkerCommand;
-use toolweave_upstream::{ClientSessions, UpstreamManager};
+use toolweave_upstream::UpstreamManager;
 
 use crate::budget::json_len;
 use crate::catalog_state::CatalogState;
-use crate::engines::{Engines, Isolation};
+use crate::engines::Engines;
 use crate::error::DiscoveryError;
+use crate::provider::{ProviderState, ToolProvider};
 
 /// Different names one describe request may hold: each one that names no tool is compared with
 /// every tool for suggestions.
@@ -28,16 +28,26 @@ pub const MAX_QUERY_BYTES: usize = 1000;
 /// The most hits one search from code gets (more asked for is this many).
 const MAX_CODE_SEARCH_LIMIT: u32 = 100;
 
-/// Everything an execution, a search or a describe needs. Shared as `Arc<Gateway>`.
+/// Everything an execution, a search or a describe needs. Shared as `Arc<Gateway>`; made by
+/// [`Gateway::builder`].
 pub struct Gateway {
+    /// The MCP servers' manager (one with no servers when there are none): their status, roots,
+    /// client capabilities and shutdown. Their tools reach the catalog through their providers.
     pub(crate) upstream: Arc<UpstreamManager>,
+    /// Every source of tools, MCP servers first (in config order), then the host's own.
+    pub(crate) providers: Vec<Arc<dyn ToolProvider>>,
+    /// The providers' change channels, each once: the catalog is rebuilt when one moves.
+    changes: Vec<tokio::sync::watch::Receiver<u64>>,
     pub(crate) limits: Limits,
-    /// Which upstream tools guest code may see and call.
+    /// Which tools guest code may see and call.
     policy: Policy,
     /// Where each execution is recorded, when it is.
     pub(crate) audit: Option<AuditLog>,
     /// Where guest code runs.
     pub(crate) engines: Engines,
+    /// Who approves calls to destructive tools when an execution names nobody.
+    pub(crate) approver: Option<Arc<dyn crate::Approver>>,
+    /// The providers' namespaces, in order.
     servers: Vec<String>,
     current: RwLock<Arc<CatalogState>>,
     /// Serializes rebuilds so concurrent callers share one.
@@ -49,6 +59,17 @@ pub struct Gateway {
     started: std::time::Instant,
     /// Told about every tool call of guest code, once something measures them.
     pub(crate) observer: std::sync::OnceLock<Arc<dyn crate::Observer>>,
+}
+
+/// What a gateway is made of; the builder checks it and hands it to [`Gateway::assemble`].
+pub(crate) struct Parts {
+    pub(crate) upstream: Arc<UpstreamManager>,
+    pub(crate) providers: Vec<Arc<dyn ToolProvider>>,
+    pub(crate) limits: Limits,
+    pub(crate) policy: Policy,
+    pub(crate) audit: Option<AuditLog>,
+    pub(crate) engines: Engines,
+    pub(crate) approver: Option<Arc<dyn crate::Approver>>,
 }
 
 /// How long after the gateway starts discovery (`search_tools`, `describe_tools` and their guest
@@ -138,10 +159,10 @@ pub struct SearchAnswer {
     pub omitted: usize,
 }
 
-/// A configured server whose tools cannot be searched or called right now, and why.
+/// A provider (a configured server) whose tools cannot be searched or called right now, and why.
 #[derive(Debug, Clone, Serialize)]
 pub struct Unavailable {
-    /// The server's name, as configured.
+    /// The provider's namespace: a server's name, as configured.
     pub server: String,
     /// Why, naming the server: still starting, or the error that names the cause and what to
     /// change.
@@ -204,47 +225,38 @@ pub struct DescribeAnswer {
 }
 
 impl Gateway {
-    /// Starts every upstream server in the background and returns at once. Worker processes
-    /// are started with `worker`, when given. `client_sessions` says whom the gateway serves,
-    /// which decides what upstream servers are told it supports.
-    pub fn start(
-        config: &Config,
-        limits: Limits,
-        isolation: Isolation,
-        worker: Option<WorkerCommand>,
-        policy: Policy,
-        audit: Option<AuditLog>,
-        client_sessions: ClientSessions,
-    ) -> Arc<Self> {
-        // Engines first: their first workers are on the path of the first execution, and the
-        // upstream servers start in the background either way.
-        let engines = Engines::new(isolation, worker, &limits);
-        let upstream = UpstreamManager::start(
-            config,
-            toolweave_upstream::Options {
-                startup_timeout: limits.startup_timeout,
-                call_timeout: limits.tool_call_timeout,
-                client_sessions,
-            },
-        );
-        Self::with_upstream(upstream, limits, engines, policy, audit)
-    }
-
-    /// A gateway over an already started upstream manager.
-    pub fn with_upstream(
-        upstream: Arc<UpstreamManager>,
-        limits: Limits,
-        engines: Engines,
-        policy: Policy,
-        audit: Option<AuditLog>,
-    ) -> Arc<Self> {
-        let servers = upstream.server_names();
-        let empty = CatalogState::new(&servers, Vec::new(), 0, &policy);
-        let gateway = Arc::new(Self {
+    /// The gateway of `parts`, whose catalog follows its providers from now on (when called
+    /// within a tokio runtime).
+    pub(crate) fn assemble(parts: Parts) -> Arc<Self> {
+        let Parts {
             upstream,
+            providers,
+            limits,
             policy,
             audit,
             engines,
+            approver,
+        } = parts;
+        let servers: Vec<String> = providers
+            .iter()
+            .map(|provider| provider.namespace().to_owned())
+            .collect();
+        let mut changes: Vec<tokio::sync::watch::Receiver<u64>> = Vec::new();
+        for channel in providers.iter().filter_map(|provider| provider.changes()) {
+            if !changes.iter().any(|known| known.same_channel(&channel)) {
+                changes.push(channel);
+            }
+        }
+        // Version 0 is this empty snapshot; the providers' state is version 1 and up.
+        let empty = CatalogState::new(&servers, Vec::new(), 0, &policy);
+        let gateway = Arc::new(Self {
+            upstream,
+            providers,
+            changes,
+            policy,
+            audit,
+            engines,
+            approver,
             limits,
             servers,
             current: RwLock::new(Arc::new(empty)),
@@ -254,13 +266,29 @@ impl Gateway {
             observer: std::sync::OnceLock::new(),
         });
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            let versions = gateway.upstream.subscribe();
-            runtime.spawn(keep_catalog_current(Arc::downgrade(&gateway), versions));
+            let changes = gateway.changes.clone();
+            runtime.spawn(keep_catalog_current(Arc::downgrade(&gateway), changes));
         }
         gateway
     }
 
-    /// The configured server names, in order.
+    /// The version of the providers' state now: it changes whenever one's state or tools do.
+    pub(crate) fn version(&self) -> u64 {
+        1 + self
+            .changes
+            .iter()
+            .map(|channel| *channel.borrow())
+            .sum::<u64>()
+    }
+
+    /// The provider whose namespace is `namespace` (as given, not as guest code spells it).
+    pub(crate) fn provider(&self, namespace: &str) -> Option<&Arc<dyn ToolProvider>> {
+        self.providers
+            .iter()
+            .find(|provider| provider.namespace() == namespace)
+    }
+
+    /// The namespaces of every provider (MCP servers by their configured names), in order.
     pub fn servers(&self) -> &[String] {
         &self.servers
     }
@@ -299,7 +327,8 @@ impl Gateway {
         self.engines.workers()
     }
 
-    /// The upstream manager (for status and shutdown).
+    /// The MCP servers' manager (for status, roots and shutdown); one with no servers when the
+    /// gateway has none.
     pub fn upstream(&self) -> &Arc<UpstreamManager> {
         &self.upstream
     }
@@ -322,18 +351,20 @@ impl Gateway {
         }
     }
 
-    /// A snapshot at least as new as the upstream state now. With `settle` (discovery), first
-    /// waits for servers still starting, until [`DISCOVERY_WAIT`] after the gateway started.
+    /// A snapshot at least as new as the providers' state now. With `settle` (discovery), first
+    /// waits for providers still starting, until [`DISCOVERY_WAIT`] after the gateway started.
     pub(crate) async fn catalog(&self, settle: bool) -> Arc<CatalogState> {
         if settle {
             // Outside the rebuild lock: an execution that needs a fresh snapshot never queues
-            // behind a server that is slow to start. `all_tools` is polled once even with no time
+            // behind a server that is slow to start. The wait is polled once even with no time
             // left, which starts again a crashed server whose restart is due. Nothing is copied:
             // at 10,000 tools, copying every tool list took 1 ms of each search and describe.
             let left = DISCOVERY_WAIT.saturating_sub(self.started.elapsed());
-            let _ = tokio::time::timeout(left, self.upstream.settle()).await;
+            let settled =
+                futures::future::join_all(self.providers.iter().map(|provider| provider.settle()));
+            let _ = tokio::time::timeout(left, settled).await;
         }
-        let version = *self.upstream.subscribe().borrow();
+        let version = self.version();
         let current = self.snapshot();
         if current.version == version {
             return current;
@@ -344,11 +375,11 @@ impl Gateway {
             return current;
         }
         let mut tools = Vec::new();
-        for status in self.upstream.status() {
-            if status.is_ready()
-                && let Ok(list) = self.upstream.tools(&status.name).await
+        for provider in &self.providers {
+            if provider.state() == ProviderState::Ready
+                && let Ok(list) = provider.tools().await
             {
-                tools.push((status.name.clone(), list));
+                tools.push((provider.namespace().to_owned(), list));
             }
         }
         // At thousands of tools a build takes a good part of a second of CPU: off the runtime's
@@ -410,24 +441,22 @@ impl Gateway {
             .await
     }
 
-    /// The configured servers that are not ready now (starting or failed), so that an answer
-    /// that lists tools can say whose tools are missing from it.
+    /// The providers that are not ready now (starting or failed), so that an answer that lists
+    /// tools can say whose tools are missing from it.
     pub fn unavailable(&self) -> Vec<Unavailable> {
-        use toolweave_upstream::ServerState;
-        self.upstream
-            .status()
-            .into_iter()
-            .filter_map(|status| {
-                let reason = match &status.state {
-                    ServerState::Ready { .. } | ServerState::Stopped => return None,
-                    ServerState::Starting => format!(
+        self.providers
+            .iter()
+            .filter_map(|provider| {
+                let reason = match provider.state() {
+                    ProviderState::Ready | ProviderState::Stopped => return None,
+                    ProviderState::Starting => format!(
                         "server \"{}\" is still starting, so its tools are not listed yet; look again in a moment (a call from code waits for it)",
-                        status.name
+                        provider.namespace()
                     ),
-                    ServerState::Failed { error, .. } => error.to_string(),
+                    ProviderState::Failed { reason } => reason,
                 };
                 Some(Unavailable {
-                    server: status.name,
+                    server: provider.namespace().to_owned(),
                     reason,
                 })
             })
@@ -467,13 +496,14 @@ impl Gateway {
         Ok(answer)
     }
 
-    /// What each ready server said about using its tools, by server name, for the servers that
+    /// What each provider said about using its tools, by namespace, for the providers that
     /// said something.
     fn instructions(&self) -> HashMap<String, String> {
-        self.upstream
-            .status()
-            .into_iter()
-            .filter_map(|status| Some((status.name, status.instructions?)))
+        self.providers
+            .iter()
+            .filter_map(|provider| {
+                Some((provider.namespace().to_owned(), provider.instructions()?))
+            })
             .collect()
     }
 
@@ -811,13 +841,13 @@ fn sentences(text: &str) -> Vec<&str> {
 /// start together become ready within milliseconds of each other, and one rebuild serves them all.
 const CATALOG_SETTLE: std::time::Duration = std::time::Duration::from_millis(5);
 
-/// Rebuilds the catalog whenever a server's state or tools change, until the gateway is gone.
+/// Rebuilds the catalog whenever a provider's state or tools change, until the gateway is gone.
 /// An execution reads the catalog on its path; built there, the first execution after the
 /// servers started (and after each change) waited about a millisecond for the declarations,
 /// the search index and the manifest of every tool.
 async fn keep_catalog_current(
     gateway: std::sync::Weak<Gateway>,
-    mut versions: tokio::sync::watch::Receiver<u64>,
+    mut changes: Vec<tokio::sync::watch::Receiver<u64>>,
 ) {
     loop {
         {
@@ -827,11 +857,21 @@ async fn keep_catalog_current(
             // At once when the catalog is current already.
             gateway.catalog(false).await;
         }
-        if versions.changed().await.is_err() {
+        if changes.is_empty() {
+            // Providers whose tools never change: the one catalog stays.
+            return;
+        }
+        let changed = changes
+            .iter_mut()
+            .map(|channel| Box::pin(channel.changed()));
+        let (changed, _, _) = futures::future::select_all(changed).await;
+        if changed.is_err() {
             return;
         }
         tokio::time::sleep(CATALOG_SETTLE).await;
-        versions.borrow_and_update();
+        for channel in &mut changes {
+            channel.borrow_and_update();
+        }
     }
 }
 
@@ -851,19 +891,15 @@ mod tests {
             std::path::Path::new("mcp.json"),
         )
         .expect("a valid config");
-        let gateway = Gateway::start(
-            &config,
-            Limits::default(),
-            Isolation::InProcess,
-            None,
-            Policy::default(),
-            None,
-            ClientSessions::None,
-        );
+        let gateway = Gateway::builder()
+            .mcp_servers(&config)
+            .build()
+            .expect("a gateway");
         let deadline = Instant::now() + Duration::from_secs(5);
         loop {
-            let version = *gateway.upstream.subscribe().borrow();
-            if version > 0 && gateway.snapshot().version == version {
+            let version = gateway.version();
+            // Version 1: the server is starting; past it, it has failed.
+            if version > 1 && gateway.snapshot().version == version {
                 break;
             }
             assert!(

@@ -1,15 +1,51 @@
-//! One execution end to end, and the catalog the model searches.
+//! toolweave's core: code mode over tools, as a library.
 //!
-//! [`Gateway`] owns the upstream manager and the current catalog. An execution ([`Gateway::execute`])
-//! runs guest code on an engine thread; every tool call the guest makes arrives here as a message,
-//! goes through the [`bridge`] (resolve, budget, validate, call, convert) and is answered with a
-//! message. Guest code never holds anything but names and JSON.
+//! A [`Gateway`] runs guest programs (TypeScript, JavaScript, Python) that call tools as async
+//! functions, `await tools.<namespace>.<tool>(arguments)`. Tools come from [`ToolProvider`]s: MCP
+//! servers ([`McpProvider`], one per configured server) and functions of the host program
+//! ([`ClosureProvider`]). Guest code holds nothing but names and JSON: every call it makes arrives
+//! at the host as a message and goes through the bridge, which resolves the name, validates the
+//! arguments against the tool's schema, applies the policy, approval and the execution's
+//! budgets, calls the provider, checks and converts the result, and records it in the audit log;
+//! the same for every provider. Search, descriptions and TypeScript declarations or Python stubs
+//! cover every provider's tools alike.
+//!
+//! ```
+//! # #[tokio::main]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use serde_json::{Value, json};
+//! use toolweave_core::{ClosureProvider, ExecuteOptions, Gateway, Language};
+//!
+//! let math = ClosureProvider::new("math").tool(
+//!     "multiply",
+//!     "Multiplies two numbers.",
+//!     json!({"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}),
+//!     |arguments: Value, _context| async move {
+//!         Ok::<_, String>(json!(arguments["a"].as_f64().unwrap_or(0.0) * arguments["b"].as_f64().unwrap_or(0.0)))
+//!     },
+//! );
+//! let gateway = Gateway::builder().provider(math).build()?;
+//! let report = gateway
+//!     .execute("await tools.math.multiply({ a: 6, b: 7 })", Language::TypeScript, ExecuteOptions::default())
+//!     .await;
+//! assert_eq!(report.result?, json!(42));
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Guest code runs on engine threads of this process ([`Isolation::InProcess`]) or in confined
+//! worker processes ([`Isolation::Worker`]); a worker is this same program re-entered, so its
+//! `main` begins with [`run_worker_if_asked`] (see `examples/embed.rs`).
+
+#![warn(missing_docs)]
 
 mod approval;
 mod audit;
 mod bridge;
 mod budget;
+mod builder;
 mod catalog_state;
+mod closures;
 mod direct;
 mod engines;
 mod error;
@@ -17,32 +53,47 @@ mod executor;
 #[cfg(target_os = "linux")]
 mod forks;
 mod gateway;
+mod mcp;
 mod observe;
+mod provider;
 mod render;
+mod worker_entry;
 mod workers;
 
 pub use approval::{Approval, ApprovalRequest, Approver};
 pub use audit::{AuditLog, AuditOptions, CallRecord, RequestRecord};
+pub use builder::GatewayBuilder;
+pub use closures::{ClosureProvider, ToolError};
 pub use direct::DirectCall;
 pub use engines::{Engines, Isolation};
-pub use error::{DiscoveryError, ExecutionError};
+pub use error::{BuildError, DiscoveryError, ExecutionError, ProviderError};
 pub use executor::{
-    ExecuteRequest, ExecutionReport, ExecutionStats, LogLine, MAX_LOG_LINES, OmittedLogs,
+    ExecuteOptions, ExecutionReport, ExecutionStats, LogLine, MAX_LOG_LINES, OmittedLogs,
 };
 pub use gateway::{
     DISCOVERY_WAIT, DescribeAnswer, Described, Flavor, Gateway, MAX_DESCRIBE_NAMES,
     MAX_QUERY_BYTES, SearchAnswer, SearchResult, ServerInstructions, Unavailable,
 };
+pub use mcp::McpProvider;
 pub use observe::{CallOutcome, Observer, SPAN_TARGET, WorkerCount};
+pub use provider::{CallContext, ProviderState, ToolProvider};
 pub use render::{describe_text, execution_text, search_text};
+pub use rmcp::model::{CallToolResult, Tool, ToolAnnotations};
 pub use tokio_util::sync::CancellationToken;
+pub use toolweave_catalog::{Annotations, SchemaTooDeep, ToolDefinition, ToolSchema};
+pub use toolweave_config::{self as config, Config, Limits, Policy};
 pub use toolweave_sandbox::confine;
-#[cfg(target_os = "linux")]
-pub use toolweave_sandbox::zygote;
-pub use toolweave_sandbox::{
-    Language, LogStream, WorkerCommand, WorkerKind, WorkerSpec, worker_main,
-};
+pub use toolweave_sandbox::{Language, LogStream, WorkerCommand, WorkerKind};
 pub use toolweave_upstream::{
-    ClientConnection, ClientSession, ClientSessions, ForwardedAnswer, ForwardedRequest, Listener,
-    Notice, Refusal, RequestKind, ServerState,
+    Capability, ClientConnection, ClientSession, ClientSessions, ForwardedAnswer, ForwardedRequest,
+    Listener, Notice, Refusal, RequestKind, ServerState, UpstreamManager, definition,
 };
+pub use worker_entry::{
+    CONFINEMENT_CHECK_ARGUMENT, WORKER_ARGUMENT, run_worker_if_asked, worker_command,
+};
+
+/// The global allocator a program that starts worker processes declares
+/// (`#[global_allocator] static ALLOCATOR: toolweave_core::WorkerAllocator =
+/// toolweave_core::WorkerAllocator;`): in a worker it holds the guest's memory limit, and
+/// elsewhere it only counts.
+pub use monty_alloc::LimitedAllocator as WorkerAllocator;

@@ -39,7 +39,7 @@ use tokio_util::task::TaskTracker;
 use futures::future::BoxFuture;
 use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
 use toolweave_core::{
-    Approval, ApprovalRequest, Approver, ClientConnection, DirectCall, ExecuteRequest, Flavor,
+    Approval, ApprovalRequest, Approver, ClientConnection, DirectCall, ExecuteOptions, Flavor,
     Gateway, Language, Listener, Notice,
 };
 
@@ -340,17 +340,17 @@ impl ToolweaveServer {
         let mut report = tracing::Instrument::instrument(
             self.with_notices(context, |listener| {
                 self.gateway.execute(
-                    ExecuteRequest {
-                        code: code.clone(),
-                        language,
+                    code.clone(),
+                    language,
+                    ExecuteOptions {
                         listener: Some(listener),
                         session,
                         approver: Some(Arc::new(AskTheClient {
                             peer: context.peer.clone(),
                             from_code: true,
                         })),
+                        cancel: context.ct.clone(),
                     },
-                    context.ct.clone(),
                 )
             }),
             span.clone(),

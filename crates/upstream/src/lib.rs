@@ -64,7 +64,7 @@ pub use auth::{
     format_time, login, login_status, logout,
 };
 pub use error::{Delivery, Error, LimitFrom, Malformed, Result};
-pub use manager::{CallOptions, Capability, UpstreamManager};
+pub use manager::{CallOptions, Capability, UpstreamManager, definition};
 pub use notices::{Listener, Notice};
 pub use requests::{
     ClientConnection, ClientSession, ClientSessions, ForwardedAnswer, ForwardedRequest, Refusal,

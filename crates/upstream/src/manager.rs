@@ -14,7 +14,7 @@ use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-use toolweave_catalog::{Annotations, ToolSchema, UpstreamTool};
+use toolweave_catalog::{Annotations, SchemaTooDeep, ToolDefinition, ToolSchema};
 use toolweave_config::{Config, ServerConfig, Transport};
 
 use crate::auth::Logins;
@@ -86,7 +86,7 @@ enum State {
     Starting,
     Ready {
         peer: Peer<RoleClient>,
-        tools: Arc<Vec<UpstreamTool>>,
+        tools: Arc<Vec<ToolDefinition>>,
         process_id: Option<u32>,
         breaker: Breaker,
         wire: Arc<Wire>,
@@ -129,7 +129,7 @@ pub(crate) struct Ready {
 /// A ready server's connection, as a caller takes it.
 struct Connection {
     peer: Peer<RoleClient>,
-    tools: Arc<Vec<UpstreamTool>>,
+    tools: Arc<Vec<ToolDefinition>>,
     run: u32,
     /// Ends the run when a call finds a remote server's connection broken.
     breaker: Breaker,
@@ -215,7 +215,7 @@ impl UpstreamManager {
 
     /// Waits (bounded by the startup timeout) until every server is ready or failed; each
     /// server's tools or why not, in config order.
-    pub async fn all_tools(&self) -> Vec<(String, Result<Vec<UpstreamTool>>)> {
+    pub async fn all_tools(&self) -> Vec<(String, Result<Vec<ToolDefinition>>)> {
         let waits = self
             .shared
             .servers
@@ -240,9 +240,17 @@ impl UpstreamManager {
         futures::future::join_all(waits).await;
     }
 
+    /// Waits (bounded by the startup timeout) until that one server is ready or failed, without
+    /// copying its tool list; an unknown server is settled already.
+    pub async fn settle_server(&self, server: &str) {
+        if let Ok(index) = self.index_of(server) {
+            let _ = self.connection(index).await;
+        }
+    }
+
     /// Waits (bounded by the startup timeout) for that one server; its tool list, or why not
     /// (unknown server, failed to start, remote, timed out starting).
-    pub async fn tools(&self, server: &str) -> Result<Vec<UpstreamTool>> {
+    pub async fn tools(&self, server: &str) -> Result<Vec<ToolDefinition>> {
         let index = self.index_of(server)?;
         let connection = self.connection(index).await?;
         Ok(connection.tools.as_ref().clone())
@@ -861,40 +869,46 @@ impl Shared {
 
 /// A server's tool list as the catalog reads it: schemas as shared compact text, so the parsed
 /// trees rmcp made are freed (at thousands of tools they are most of the gateway's memory).
-fn listed(server: &str, tools: Vec<Tool>) -> Vec<UpstreamTool> {
+fn listed(server: &str, tools: Vec<Tool>) -> Vec<ToolDefinition> {
     tools
         .into_iter()
         .filter_map(|tool| {
-            let schemas = ToolSchema::from_object(&tool.input_schema).and_then(|input| {
-                let output = tool.output_schema.as_deref().map(ToolSchema::from_object);
-                Ok((input, output.transpose()?))
-            });
-            let (input_schema, output_schema) = match schemas {
-                Ok(schemas) => schemas,
-                Err(error) => {
+            let name = tool.name.clone();
+            definition(server, tool)
+                .inspect_err(|error| {
                     // Messages nest less deeply than that (`decode` drops such a tool with its
                     // reason), so this is a second line of defence only.
-                    tracing::warn!(server, tool = %tool.name, "the tool is left out: {error}");
-                    return None;
-                }
-            };
-            Some(UpstreamTool {
-                server: server.to_owned(),
-                name: tool.name.into_owned(),
-                title: tool.title,
-                description: tool.description.map(|text| text.into_owned()),
-                input_schema,
-                output_schema,
-                annotations: tool.annotations.map(|hints| Annotations {
-                    title: hints.title,
-                    read_only: hints.read_only_hint,
-                    destructive: hints.destructive_hint,
-                    idempotent: hints.idempotent_hint,
-                    open_world: hints.open_world_hint,
-                }),
-            })
+                    tracing::warn!(server, tool = %name, "the tool is left out: {error}");
+                })
+                .ok()
         })
         .collect()
+}
+
+/// The MCP tool definition `tool`, of the provider `server`, as the catalog keeps it; an error
+/// when one of its schemas nests more deeply than the catalog keeps.
+pub fn definition(server: &str, tool: Tool) -> std::result::Result<ToolDefinition, SchemaTooDeep> {
+    let input_schema = ToolSchema::from_object(&tool.input_schema)?;
+    let output_schema = tool
+        .output_schema
+        .as_deref()
+        .map(ToolSchema::from_object)
+        .transpose()?;
+    Ok(ToolDefinition {
+        server: server.to_owned(),
+        name: tool.name.into_owned(),
+        title: tool.title,
+        description: tool.description.map(|text| text.into_owned()),
+        input_schema,
+        output_schema,
+        annotations: tool.annotations.map(|hints| Annotations {
+            title: hints.title,
+            read_only: hints.read_only_hint,
+            destructive: hints.destructive_hint,
+            idempotent: hints.idempotent_hint,
+            open_world: hints.open_world_hint,
+        }),
+    })
 }
 
 /// Sends `tools/call` and waits for the answer; the request's id goes to `request_id` as soon as

@@ -93,6 +93,13 @@ impl Listener {
         self.client.as_ref()
     }
 
+    /// Hands `notice` to the listener's receiver, as an upstream server's notice would be: how a
+    /// tool provider that is no MCP server reports progress. Dropped (and logged) when the
+    /// receiver is behind.
+    pub fn notify(&self, notice: Notice) {
+        self.send(notice);
+    }
+
     fn send(&self, notice: Notice) {
         if let Err(mpsc::error::TrySendError::Full(notice)) = self.sender.try_send(notice) {
             tracing::debug!(?notice, "a notice was dropped: its receiver is behind");

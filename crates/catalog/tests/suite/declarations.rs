@@ -1,12 +1,12 @@
 //! The whole `.d.ts`: named types shared or renamed across tools, servers without tools.
 
 use serde_json::json;
-use toolweave_catalog::{Catalog, UpstreamTool};
+use toolweave_catalog::{Catalog, ToolDefinition};
 
 use super::tool;
 
-fn on(server: &str, name: &str, input: serde_json::Value) -> UpstreamTool {
-    UpstreamTool {
+fn on(server: &str, name: &str, input: serde_json::Value) -> ToolDefinition {
+    ToolDefinition {
         server: server.to_owned(),
         ..tool(name, input)
     }

@@ -8,17 +8,17 @@ mod schema_features;
 mod search;
 
 use serde_json::Value;
-use toolweave_catalog::{Annotations, Catalog, ToolSchema, UpstreamTool};
+use toolweave_catalog::{Annotations, Catalog, ToolDefinition, ToolSchema};
 
 /// The tools of one real server, as saved from its `tools/list` answer, under `server`.
-pub fn saved_tools(file: &str, server: &str) -> Vec<UpstreamTool> {
+pub fn saved_tools(file: &str, server: &str) -> Vec<ToolDefinition> {
     let path = format!("{}/tests/schemas/{file}.json", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{path}: {error}"));
     let tools: Vec<Value> =
         serde_json::from_str(&text).unwrap_or_else(|error| panic!("{path}: {error}"));
     tools
         .into_iter()
-        .map(|tool| UpstreamTool {
+        .map(|tool| ToolDefinition {
             server: server.to_owned(),
             name: tool["name"].as_str().unwrap_or_default().to_owned(),
             title: tool["title"].as_str().map(str::to_owned),
@@ -37,8 +37,8 @@ pub fn saved_tools(file: &str, server: &str) -> Vec<UpstreamTool> {
 }
 
 /// A tool on server `fixture` with this name and input schema.
-pub fn tool(name: &str, input_schema: Value) -> UpstreamTool {
-    UpstreamTool {
+pub fn tool(name: &str, input_schema: Value) -> ToolDefinition {
+    ToolDefinition {
         server: "fixture".to_owned(),
         name: name.to_owned(),
         title: None,
@@ -55,6 +55,6 @@ pub fn schema(value: &Value) -> ToolSchema {
 }
 
 /// A catalog of one server, `fixture`, with these tools.
-pub fn fixture(tools: Vec<UpstreamTool>) -> Catalog {
+pub fn fixture(tools: Vec<ToolDefinition>) -> Catalog {
     Catalog::new(&["fixture".to_owned()], tools)
 }

@@ -1,12 +1,12 @@
 //! Guest names, name resolution and suggestions.
 
 use serde_json::json;
-use toolweave_catalog::{Catalog, UpstreamTool};
+use toolweave_catalog::{Catalog, ToolDefinition};
 
 use super::{fixture, tool};
 
-fn on(server: &str, name: &str) -> UpstreamTool {
-    UpstreamTool {
+fn on(server: &str, name: &str) -> ToolDefinition {
+    ToolDefinition {
         server: server.to_owned(),
         ..tool(name, json!({"type": "object"}))
     }

@@ -1,7 +1,7 @@
 //! Python stubs from the same schema walk.
 
 use serde_json::{Value, json};
-use toolweave_catalog::{Catalog, UpstreamTool};
+use toolweave_catalog::{Catalog, ToolDefinition};
 
 use super::{fixture, saved_tools, tool};
 
@@ -46,7 +46,7 @@ fn one_stub_covers_the_schema_features() {
 }
 
 /// The one-line Python signature of one tool on `fixture`.
-fn python_signature_of(tool: UpstreamTool) -> String {
+fn python_signature_of(tool: ToolDefinition) -> String {
     let catalog = fixture(vec![tool]);
     catalog.python_signature(&catalog.entries()[0])
 }

@@ -1,7 +1,7 @@
 //! Each JSON Schema feature the declarations cover, compared as whole outputs.
 
 use serde_json::{Value, json};
-use toolweave_catalog::UpstreamTool;
+use toolweave_catalog::ToolDefinition;
 
 use super::{fixture, tool};
 
@@ -10,7 +10,7 @@ fn declaration(input: Value) -> String {
     declaration_of(tool("t", input))
 }
 
-fn declaration_of(tool: UpstreamTool) -> String {
+fn declaration_of(tool: ToolDefinition) -> String {
     let catalog = fixture(vec![tool]);
     catalog.declaration(&catalog.entries()[0])
 }

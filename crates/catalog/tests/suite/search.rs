@@ -1,7 +1,7 @@
 //! Ranked search.
 
 use serde_json::json;
-use toolweave_catalog::{Catalog, UpstreamTool};
+use toolweave_catalog::{Catalog, ToolDefinition};
 
 use super::{fixture, saved_tools, tool};
 
@@ -221,7 +221,7 @@ fn a_thousand_tools_search_fast() {
     let things = [
         "issue", "file", "user", "message", "branch", "invoice", "event", "page",
     ];
-    let tools: Vec<UpstreamTool> = (0..1000)
+    let tools: Vec<ToolDefinition> = (0..1000)
         .map(|index| {
             let verb = words[index % words.len()];
             let thing = things[(index / words.len()) % things.len()];

@@ -1,0 +1,245 @@
+//! [`GatewayBuilder`]: the one way a gateway is made, by the `toolweave` binary and by programs
+//! that embed it.
+
+use std::sync::Arc;
+
+use toolweave_config::{Config, Limits, Policy};
+use toolweave_sandbox::WorkerCommand;
+use toolweave_upstream::{ClientSessions, UpstreamManager};
+
+use crate::approval::Approver;
+use crate::audit::AuditLog;
+use crate::engines::{Engines, Isolation};
+use crate::error::BuildError;
+use crate::gateway::{Gateway, Parts};
+use crate::mcp::McpProvider;
+use crate::provider::ToolProvider;
+
+/// What a gateway is built from. Made by [`Gateway::builder`]; every part has a default: no
+/// tools, [`Limits::default`], an open policy, engine threads of this process, nobody to approve
+/// destructive calls, no audit log.
+///
+/// ```no_run
+/// # async fn example() -> Result<(), toolweave_core::BuildError> {
+/// use serde_json::json;
+/// use toolweave_core::{ClosureProvider, ExecuteOptions, Gateway, Language};
+///
+/// let gateway = Gateway::builder()
+///     .provider(ClosureProvider::new("clock").tool(
+///         "now",
+///         "The time, in seconds since 1970.",
+///         json!({"type": "object"}),
+///         |_arguments, _context| async { Ok::<_, String>(json!(1_700_000_000)) },
+///     ))
+///     .build()?;
+/// let report = gateway
+///     .execute("await tools.clock.now()", Language::TypeScript, ExecuteOptions::default())
+///     .await;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Default)]
+pub struct GatewayBuilder {
+    providers: Vec<Arc<dyn ToolProvider>>,
+    mcp: Option<Mcp>,
+    client_sessions: ClientSessions,
+    limits: Limits,
+    policy: Policy,
+    isolation: Option<Isolation>,
+    worker: Option<WorkerCommand>,
+    engines: Option<Engines>,
+    approver: Option<Arc<dyn Approver>>,
+    audit: Option<AuditLog>,
+}
+
+impl Gateway {
+    /// A builder: providers, MCP servers, limits, policy, isolation, approver and audit.
+    pub fn builder() -> GatewayBuilder {
+        GatewayBuilder::default()
+    }
+}
+
+/// Where the MCP servers come from.
+enum Mcp {
+    /// Servers to start when the gateway is built.
+    Config(Config),
+    /// A manager already started.
+    Started(Arc<UpstreamManager>),
+}
+
+impl GatewayBuilder {
+    /// Adds `provider`: its tools are called as `tools.<namespace>.<tool>`. Providers keep the
+    /// order they are added in, after the MCP servers.
+    #[must_use]
+    pub fn provider(self, provider: impl ToolProvider) -> Self {
+        self.shared_provider(Arc::new(provider))
+    }
+
+    /// Adds a provider the caller keeps a handle on.
+    #[must_use]
+    pub fn shared_provider(mut self, provider: Arc<dyn ToolProvider>) -> Self {
+        self.providers.push(provider);
+        self
+    }
+
+    /// Starts the MCP servers of `config` when the gateway is built (in the background: it does
+    /// not wait for them), each a provider under its configured name.
+    #[must_use]
+    pub fn mcp_servers(mut self, config: &Config) -> Self {
+        self.mcp = Some(Mcp::Config(config.clone()));
+        self
+    }
+
+    /// Takes the MCP servers of a manager already started, instead of [`mcp_servers`](Self::mcp_servers).
+    #[must_use]
+    pub fn upstream(mut self, upstream: Arc<UpstreamManager>) -> Self {
+        self.mcp = Some(Mcp::Started(upstream));
+        self
+    }
+
+    /// Whom the gateway serves, which decides what MCP servers are told it supports
+    /// (elicitation, sampling, roots). Default: no MCP client.
+    #[must_use]
+    pub fn client_sessions(mut self, client_sessions: ClientSessions) -> Self {
+        self.client_sessions = client_sessions;
+        self
+    }
+
+    /// The limits every execution runs under.
+    #[must_use]
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Which tools guest code may see and call, and which destructive ones are pre-approved.
+    #[must_use]
+    pub fn policy(mut self, policy: Policy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Where JavaScript and TypeScript run. [`Isolation::Worker`] needs [`worker`](Self::worker).
+    #[must_use]
+    pub fn isolation(mut self, isolation: Isolation) -> Self {
+        self.isolation = Some(isolation);
+        self
+    }
+
+    /// How to start worker processes: normally [`worker_command`](crate::worker_command), this
+    /// program re-entered, whose `main` begins with [`run_worker_if_asked`](crate::run_worker_if_asked).
+    /// With it Python runs in workers (where its memory limit holds) whatever the isolation.
+    #[must_use]
+    pub fn worker(mut self, command: WorkerCommand) -> Self {
+        self.worker = Some(command);
+        self
+    }
+
+    /// Engines made already, instead of [`isolation`](Self::isolation) and [`worker`](Self::worker).
+    #[must_use]
+    pub fn engines(mut self, engines: Engines) -> Self {
+        self.engines = Some(engines);
+        self
+    }
+
+    /// Who approves calls to destructive tools when an execution names nobody
+    /// ([`ExecuteOptions::approver`](crate::ExecuteOptions::approver)).
+    #[must_use]
+    pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = Some(approver);
+        self
+    }
+
+    /// Records every execution in `audit`.
+    #[must_use]
+    pub fn audit(mut self, audit: AuditLog) -> Self {
+        self.audit = Some(audit);
+        self
+    }
+
+    /// The gateway. Call it within a tokio runtime: worker processes and MCP servers start in
+    /// the background at once, and the catalog follows the providers from then on.
+    ///
+    /// # Errors
+    ///
+    /// Two providers with one namespace, an empty namespace, or worker isolation without a
+    /// worker command.
+    pub fn build(self) -> Result<Arc<Gateway>, BuildError> {
+        check_namespaces(&self.providers, self.mcp.as_ref())?;
+        // Engines first: their first workers are on the path of the first execution, and the
+        // MCP servers start in the background either way.
+        let engines = match self.engines {
+            Some(engines) => engines,
+            None => {
+                let isolation = self.isolation.unwrap_or(Isolation::InProcess);
+                if isolation == Isolation::Worker && self.worker.is_none() {
+                    return Err(BuildError::NoWorkerCommand);
+                }
+                Engines::new(isolation, self.worker, &self.limits)
+            }
+        };
+        let upstream = match self.mcp {
+            Some(Mcp::Started(upstream)) => upstream,
+            Some(Mcp::Config(config)) => start_servers(&config, &self.limits, self.client_sessions),
+            None => start_servers(&Config::default(), &self.limits, self.client_sessions),
+        };
+        let mut providers: Vec<Arc<dyn ToolProvider>> = McpProvider::all(&upstream)
+            .into_iter()
+            .map(|provider| Arc::new(provider) as Arc<dyn ToolProvider>)
+            .collect();
+        providers.extend(self.providers);
+        Ok(Gateway::assemble(Parts {
+            upstream,
+            providers,
+            limits: self.limits,
+            policy: self.policy,
+            audit: self.audit,
+            engines,
+            approver: self.approver,
+        }))
+    }
+}
+
+fn start_servers(
+    config: &Config,
+    limits: &Limits,
+    client_sessions: ClientSessions,
+) -> Arc<UpstreamManager> {
+    UpstreamManager::start(
+        config,
+        toolweave_upstream::Options {
+            startup_timeout: limits.startup_timeout,
+            call_timeout: limits.tool_call_timeout,
+            client_sessions,
+        },
+    )
+}
+
+/// Every namespace given once and not empty, MCP servers' included.
+fn check_namespaces(
+    providers: &[Arc<dyn ToolProvider>],
+    mcp: Option<&Mcp>,
+) -> Result<(), BuildError> {
+    let mut namespaces: Vec<String> = match mcp {
+        Some(Mcp::Config(config)) => config
+            .servers
+            .iter()
+            .map(|server| server.name.clone())
+            .collect(),
+        Some(Mcp::Started(upstream)) => upstream.server_names(),
+        None => Vec::new(),
+    };
+    for provider in providers {
+        let namespace = provider.namespace();
+        if namespace.trim().is_empty() {
+            return Err(BuildError::EmptyNamespace);
+        }
+        if namespaces.iter().any(|known| known == namespace) {
+            return Err(BuildError::DuplicateNamespace {
+                namespace: namespace.to_owned(),
+            });
+        }
+        namespaces.push(namespace.to_owned());
+    }
+    Ok(())
+}
