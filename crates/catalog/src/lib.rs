@@ -24,7 +24,7 @@ mod tool_schema;
 mod typescript;
 mod walk;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 pub use docs::visible;
 pub use names::sanitize_identifier;
@@ -148,13 +148,13 @@ impl Catalog {
             .collect();
 
         let mut by_server: BTreeMap<usize, Vec<ToolDefinition>> = BTreeMap::new();
+        let mut seen: HashSet<(usize, String)> = HashSet::new();
         for tool in tools {
             let Some(position) = server_names.iter().position(|name| *name == tool.server) else {
                 continue;
             };
-            let server_tools = by_server.entry(position).or_default();
-            if !server_tools.iter().any(|known| known.name == tool.name) {
-                server_tools.push(tool);
+            if seen.insert((position, tool.name.clone())) {
+                by_server.entry(position).or_default().push(tool);
             }
         }
 

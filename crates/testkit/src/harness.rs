@@ -10,6 +10,10 @@ use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Map, Value, json};
 
+/// The longest a test waits for the answer to one `tools/call`: far past any limit a test sets,
+/// so that a gateway that died with the request in flight fails the test instead of hanging it.
+const ANSWER_BOUND: std::time::Duration = std::time::Duration::from_secs(300);
+
 /// A running `toolweave serve` and an initialized MCP session with it.
 pub struct Toolweave {
     client: RunningService<RoleClient, ()>,
@@ -84,7 +88,13 @@ impl Toolweave {
             bail!("arguments must be an object");
         };
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
-        Ok(self.client.call_tool(params).await?)
+        match tokio::time::timeout(ANSWER_BOUND, self.client.call_tool(params)).await {
+            Ok(answer) => Ok(answer?),
+            Err(_) => bail!(
+                "no answer to tools/call {tool} within {} s: has the gateway exited?",
+                ANSWER_BOUND.as_secs()
+            ),
+        }
     }
 
     /// `execute_code` with the given language.
