@@ -577,7 +577,7 @@ async fn ask_approval(
             scope.refuse();
             Err(format!(
                 "{display} was not called: its server marks it destructive, so each call needs \
-                 approval, and {why}. Code cannot change this: the person running toolweave can \
+                 approval, and {why}. Neither code nor the model can change this: the person running toolweave can \
                  pre-approve this one tool by starting it with --approve {tool} (or adding \
                  \"{tool}\" to \"approve\" in its settings file)"
             ))

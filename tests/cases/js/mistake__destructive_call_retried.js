@@ -12,6 +12,6 @@ for (let attempt = 0; attempt < 3; attempt++) {
 return {
   refusals: messages.length,
   same: messages.every((message) => message === messages[0]),
-  codeCannot: messages[0].includes("Code cannot change this"),
+  codeCannot: messages[0].includes("Neither code nor the model can change this"),
   approve: messages[0].includes("--approve fixture.remove"),
 };

@@ -9,6 +9,6 @@ for attempt in range(3):
 {
     "refusals": len(messages),
     "same": all(message == messages[0] for message in messages),
-    "code_cannot": "Code cannot change this" in messages[0],
+    "code_cannot": "Neither code nor the model can change this" in messages[0],
     "approve": "--approve fixture.remove" in messages[0],
 }

@@ -48,8 +48,8 @@ async fn a_client_that_cannot_be_asked_gets_a_refusal_naming_the_approve_rule() 
     assert_eq!(
         refused,
         "Error: fixture.remove was not called: its server marks it destructive, so each call needs \
-         approval, and this MCP client cannot be asked (it does not support elicitation). Code \
-         cannot change this: the person running toolweave can pre-approve this one tool by \
+         approval, and this MCP client cannot be asked (it does not support elicitation). Neither \
+         code nor the model can change this: the person running toolweave can pre-approve this one tool by \
          starting it with --approve fixture.remove (or adding \"fixture.remove\" to \"approve\" in \
          its settings file)"
     );
