@@ -80,20 +80,15 @@ impl fmt::Debug for ToolSchema {
 /// Whether `value`, at nesting level `depth`, reaches deeper than [`MAX_SCHEMA_DEPTH`]. Stops
 /// at the limit, so an arbitrarily deep value costs no deeper recursion than that.
 fn too_deep(value: &Value, depth: usize) -> bool {
-    let children: Box<dyn Iterator<Item = &Value>> = match value {
-        Value::Array(items) => Box::new(items.iter()),
-        Value::Object(members) => Box::new(members.values()),
-        _ => return false,
-    };
-    if depth > MAX_SCHEMA_DEPTH {
-        return true;
-    }
-    for child in children {
-        if too_deep(child, depth + 1) {
-            return true;
+    match value {
+        Value::Array(items) => {
+            depth > MAX_SCHEMA_DEPTH || items.iter().any(|item| too_deep(item, depth + 1))
         }
+        Value::Object(members) => {
+            depth > MAX_SCHEMA_DEPTH || members.values().any(|member| too_deep(member, depth + 1))
+        }
+        _ => false,
     }
-    false
 }
 
 /// A tool's MCP annotations: hints about what calling it does. Untrusted, as the server says.

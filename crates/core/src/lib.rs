@@ -80,7 +80,9 @@ pub use provider::{CallContext, ProviderState, ToolProvider};
 pub use render::{describe_text, execution_text, search_text};
 pub use rmcp::model::{CallToolResult, Tool, ToolAnnotations};
 pub use tokio_util::sync::CancellationToken;
-pub use toolweave_catalog::{Annotations, SchemaTooDeep, ToolDefinition, ToolSchema};
+pub use toolweave_catalog::{
+    Annotations, MAX_SCHEMA_DEPTH, SchemaTooDeep, ToolDefinition, ToolSchema,
+};
 pub use toolweave_config::{self as config, Config, Limits, Policy};
 pub use toolweave_sandbox::confine;
 pub use toolweave_sandbox::{Language, LogStream, WorkerCommand, WorkerKind};

@@ -361,6 +361,11 @@ async fn unusable_definitions_are_refused_naming_what_to_change() {
         .expect("workers without a worker program");
     assert_eq!(error, BuildError::NoWorkerCommand);
 
+    // A schema nested more deeply than the catalog keeps (it is parsed again whenever read).
+    let mut deep = json!({"type": "string"});
+    for _ in 0..toolweave_core::MAX_SCHEMA_DEPTH {
+        deep = json!({"type": "object", "properties": {"inner": deep}});
+    }
     let broken = ClosureProvider::new("broken")
         .tool(
             "list",
@@ -373,7 +378,10 @@ async fn unusable_definitions_are_refused_naming_what_to_change() {
             "Finds.",
             json!({"type": "nonsense"}),
             |_arguments, _context| async { Ok::<_, String>(json!([])) },
-        );
+        )
+        .tool("nest", "Nests.", deep, |_arguments, _context| async {
+            Ok::<_, String>(json!([]))
+        });
     let gateway = Gateway::builder()
         .provider(broken)
         .build()
@@ -385,7 +393,8 @@ async fn unusable_definitions_are_refused_naming_what_to_change() {
         "the tools of \"broken\" cannot be offered: tool \"list\" has an inputSchema that is not \
          a JSON object (\"object\"); give it one such as {\"type\": \"object\", \"properties\": \
          {}}; tool \"find\" has an inputSchema that is not valid JSON Schema: \"nonsense\" is \
-         not valid under any of the schemas listed in the 'anyOf' keyword"
+         not valid under any of the schemas listed in the 'anyOf' keyword; tool \"nest\" \
+         cannot be kept: the schema nests more than 120 levels of objects and arrays"
     );
     let call = "try { await tools.broken.list({}) } catch (error) { error.message }";
     let message = value(run(&gateway, call, Language::JavaScript).await);
