@@ -24,6 +24,8 @@ const ROUNDS: usize = 30;
 const STOPPED: usize = 1;
 /// The response header the test adds to HAProxy's config: which copy answered.
 const COPY_HEADER: &str = "x-toolweave-copy";
+/// The balancer's own output and error log, in the test's directory.
+const LOG: &str = "balancer.log";
 
 /// The balancers the repository has a config for.
 #[derive(Debug, Clone, Copy)]
@@ -71,9 +73,11 @@ impl Balancer {
                 command.arg("-p").arg(dir).arg("-c").arg(&config);
             }
         }
+        // Whatever it says goes to `log`, which a failure quotes.
+        let log = std::fs::File::create(dir.join(LOG)).unwrap();
         command
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
             .kill_on_drop(true)
             .spawn()
             .unwrap()
@@ -127,7 +131,7 @@ fn nginx_config(dir: &Path, port: u16, copies: &[SocketAddr]) -> String {
     );
     let dir = dir.display();
     format!(
-        "user root;\ndaemon off;\nmaster_process off;\npid {dir}/nginx.pid;\nerror_log {dir}/nginx-error.log;\n\
+        "user root;\ndaemon off;\nmaster_process off;\npid {dir}/nginx.pid;\nerror_log {dir}/{LOG} warn;\n\
          events {{ worker_connections 1024; }}\n\
          http {{\n  access_log off;\n  client_body_temp_path {dir}/body;\n  proxy_temp_path {dir}/proxy;\n\
          fastcgi_temp_path {dir}/fastcgi;\n  uwsgi_temp_path {dir}/uwsgi;\n  scgi_temp_path {dir}/scgi;\n{documented}\n}}\n"
@@ -312,18 +316,13 @@ async fn three_copies_keep_sessions_and_drain_one(balancer: Balancer) {
             .map(|(index, address)| (address.to_string(), copy_name(index)))
             .collect(),
     );
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .map(|address| address.port())
-        .unwrap();
-    let _balancer = balancer.start(&program, dir.path(), port, &addresses);
-    let url = format!("http://127.0.0.1:{port}/mcp");
     let http = toolweave_testkit::http::client();
     // Every copy ready, and the balancer listening.
     for address in &addresses {
-        wait_for(&http, &format!("http://{address}/readyz"), 200).await;
+        wait_for(&http, &format!("http://{address}/readyz"), 200, dir.path()).await;
     }
-    wait_for(&http, &format!("http://127.0.0.1:{port}/readyz"), 200).await;
+    let (_balancer, port) = start_balancer(balancer, &program, dir.path(), &addresses, &http).await;
+    let url = format!("http://127.0.0.1:{port}/mcp");
 
     let mut clients = Vec::new();
     for _ in 0..CLIENTS {
@@ -336,7 +335,7 @@ async fn three_copies_keep_sessions_and_drain_one(balancer: Balancer) {
             names: names.clone(),
         };
         if let Err(failure) = client.initialize().await {
-            panic!("{test}: initialize: {failure}");
+            panic!("{test}: initialize: {failure}{}", said(dir.path()));
         }
         clients.push(client);
     }
@@ -345,7 +344,8 @@ async fn three_copies_keep_sessions_and_drain_one(balancer: Balancer) {
         let sessions = clients.iter().filter(|client| &client.copy == name).count();
         assert!(
             sessions >= CLIENTS / COPIES - 2,
-            "{test}: {name} has {sessions} sessions"
+            "{test}: {name} has {sessions} sessions{}",
+            said(dir.path())
         );
     }
     let stopped_name = names[STOPPED].clone();
@@ -423,14 +423,22 @@ async fn three_copies_keep_sessions_and_drain_one(balancer: Balancer) {
     while tally.completed.load(Ordering::Relaxed) < CLIENTS * ROUNDS / 3 {
         assert!(
             started.elapsed() < Duration::from_secs(60),
-            "the load stalled"
+            "{test}: the load stalled: {} executions in 60 s{}",
+            tally.completed.load(Ordering::Relaxed),
+            said(dir.path())
         );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     let stop_at = Instant::now();
     stopping.store(true, Ordering::Relaxed);
     let mut victim = copies.remove(STOPPED);
-    let exited = victim.terminate(Duration::from_secs(20)).await.unwrap();
+    let exited = match victim.terminate(Duration::from_secs(20)).await {
+        Ok(exited) => exited,
+        Err(error) => panic!(
+            "{test}: the stopped copy: {error:#}; its stderr:\n{}",
+            victim.stderr()
+        ),
+    };
     let drained_in = stop_at.elapsed();
     for task in tasks {
         task.await.unwrap();
@@ -439,15 +447,17 @@ async fn three_copies_keep_sessions_and_drain_one(balancer: Balancer) {
     let failures = tally.failures.lock().unwrap().clone();
     assert!(
         failures.is_empty(),
-        "{} failures: {failures:#?}",
-        failures.len()
+        "{test}: {} failures: {failures:#?}{}",
+        failures.len(),
+        said(dir.path())
     );
     assert!(exited.success(), "{exited}: {}", victim.stderr());
     assert_eq!(tally.completed.load(Ordering::Relaxed), CLIENTS * ROUNDS);
     assert_eq!(
         tally.moved.load(Ordering::Relaxed),
         on_stopped,
-        "every client of the stopped copy moves once"
+        "{test}: every client of the stopped copy moves once{}",
+        said(dir.path())
     );
 
     let latencies = tally.latencies.lock().unwrap();
@@ -471,8 +481,65 @@ async fn three_copies_keep_sessions_and_drain_one(balancer: Balancer) {
     );
 }
 
-/// Polls `url` until it answers `status`.
-async fn wait_for(http: &reqwest::Client, url: &str, status: u16) {
+/// What the balancer logged (warnings and errors), for a failure's message.
+fn said(dir: &Path) -> String {
+    let log = std::fs::read_to_string(dir.join(LOG)).unwrap_or_default();
+    let lines: Vec<&str> = log.lines().collect();
+    let last = &lines[lines.len().saturating_sub(40)..];
+    if last.is_empty() {
+        "\n(the balancer logged nothing)".to_owned()
+    } else {
+        format!("\nthe balancer's last log lines:\n{}", last.join("\n"))
+    }
+}
+
+/// Starts `balancer` on a free loopback port and waits until it answers `/readyz` through to a
+/// copy: the process and its port. The port is free when it is picked, but another socket may
+/// take it before the balancer binds it; then the balancer exits, and it is started again on
+/// another port.
+async fn start_balancer(
+    balancer: Balancer,
+    program: &Path,
+    dir: &Path,
+    copies: &[SocketAddr],
+    http: &reqwest::Client,
+) -> (tokio::process::Child, u16) {
+    for _ in 0..3 {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .map(|address| address.port())
+            .unwrap();
+        let mut child = balancer.start(program, dir, port, copies);
+        let url = format!("http://127.0.0.1:{port}/readyz");
+        let until = Instant::now() + Duration::from_secs(15);
+        loop {
+            if let Ok(response) = http.get(&url).send().await
+                && response.status().as_u16() == 200
+            {
+                return (child, port);
+            }
+            if let Some(status) = child.try_wait().unwrap() {
+                let log = said(dir);
+                assert!(
+                    log.contains("in use"),
+                    "{balancer:?} exited ({status}) before it listened on {port}{log}"
+                );
+                eprintln!("{balancer:?} could not listen on {port} (in use); another port");
+                break;
+            }
+            assert!(
+                Instant::now() < until,
+                "{balancer:?} on {port} never answered /readyz with 200{}",
+                said(dir)
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    panic!("{balancer:?} found no free port in 3 tries{}", said(dir));
+}
+
+/// Polls `url` until it answers `status`; `dir` holds the balancer's log.
+async fn wait_for(http: &reqwest::Client, url: &str, status: u16, dir: &Path) {
     let until = Instant::now() + Duration::from_secs(15);
     loop {
         if let Ok(response) = http.get(url).send().await
@@ -480,7 +547,11 @@ async fn wait_for(http: &reqwest::Client, url: &str, status: u16) {
         {
             return;
         }
-        assert!(Instant::now() < until, "{url} never answered {status}");
+        assert!(
+            Instant::now() < until,
+            "{url} never answered {status}{}",
+            said(dir)
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
