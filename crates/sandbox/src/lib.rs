@@ -27,8 +27,8 @@ use std::time::Duration;
 
 pub use pool::{EnginePool, Execution, Job};
 pub use worker::{
-    FromWorker, MEMORY_EXIT_CODE, ToWorker, WorkerCommand, WorkerJob, WorkerKind, WorkerSpec,
-    worker_main,
+    FromWorker, MEMORY_EXIT_CODE, PROTOCOL_VERSION, ToWorker, WorkerCommand, WorkerJob, WorkerKind,
+    WorkerSpec, worker_main,
 };
 
 /// The largest program accepted, in bytes. Parsing recurses once per level of nesting, so the

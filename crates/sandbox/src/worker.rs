@@ -40,6 +40,11 @@ use crate::{
 /// Exit status of a worker whose guest went past its memory ceiling (the allocator's own code).
 pub const MEMORY_EXIT_CODE: i32 = 65;
 
+/// The version of the execution protocol (`docs/protocol.md`) this build speaks. Every job
+/// carries the host's; a worker of another version runs nothing and says which versions met.
+/// It changes whenever a message changes in a way the other side cannot read.
+pub const PROTOCOL_VERSION: u32 = 1;
+
 /// Host → worker.
 #[derive(Debug, Serialize, Deserialize)]
 pub enum ToWorker {
@@ -65,6 +70,9 @@ pub struct WorkerJob {
     /// The names guest code can call; `None`: those of the last [`ToWorker::Expect`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub manifest: Option<Arc<Manifest>>,
+    /// The host's [`PROTOCOL_VERSION`]; 0 when the host sent none.
+    #[serde(default)]
+    pub protocol: u32,
 }
 
 impl WorkerJob {
@@ -78,7 +86,22 @@ impl WorkerJob {
             language: request.language,
             limits: request.limits,
             manifest: (!known).then(|| request.manifest.clone()),
+            protocol: PROTOCOL_VERSION,
         }
+    }
+
+    /// Why this worker cannot run the job: the host speaks another protocol version.
+    fn version_mismatch(&self) -> Option<String> {
+        (self.protocol != PROTOCOL_VERSION).then(|| {
+            let host = match self.protocol {
+                0 => "no protocol version (one older than versions)".to_owned(),
+                version => format!("execution protocol version {version}"),
+            };
+            format!(
+                "the host sent a job in {host}, and this worker speaks version \
+                 {PROTOCOL_VERSION}; run the same toolweave version on both sides"
+            )
+        })
     }
 }
 
@@ -622,6 +645,13 @@ fn run_one_job(
             Err(_) => return 0,
         }
     };
+    if let Some(mismatch) = job.version_mismatch() {
+        host.send(&FromWorker::Finished(failed(EngineError::Internal {
+            message: mismatch,
+        })));
+        host.flush();
+        return 1;
+    }
     host.expect_replies(&job.limits);
     let Some(manifest) = job.manifest.or(expected) else {
         host.send(&FromWorker::Finished(failed(EngineError::Internal {

@@ -20,6 +20,7 @@ mod setup;
 mod shapes;
 mod upstreams;
 mod waits;
+mod worker_protocol;
 
 use std::path::{Path, PathBuf};
 
