@@ -61,6 +61,25 @@ enum Command {
     Login(crate::login::LoginArgs),
     /// Forget the login of a remote server, and revoke its token where the server takes that.
     Logout(crate::login::LogoutArgs),
+    /// Run guest code for a gateway on another machine (`serve --runner`): jobs come over
+    /// stdin and stdout (`--runner "ssh host toolweave runner"`), or over TCP with --listen and
+    /// a token; each runs in a confined worker here, and every tool call goes back to the
+    /// gateway.
+    Runner(RunnerArgs),
+}
+
+#[derive(Debug, Args)]
+struct RunnerArgs {
+    /// Listen on this TCP address instead of serving stdin and stdout; needs --token-env.
+    #[arg(long, value_name = "ADDRESS")]
+    listen: Option<std::net::SocketAddr>,
+    /// The environment variable holding the token a gateway must greet this runner with
+    /// (its --runner-token-env); required with --listen.
+    #[arg(long, value_name = "NAME")]
+    token_env: Option<String>,
+    /// The largest limits a job may ask for: a gateway's limits must not be above them.
+    #[command(flatten)]
+    limits: LimitArgs,
 }
 
 #[derive(Debug, Args)]
@@ -101,6 +120,16 @@ struct CommonArgs {
     /// threads of this process (faster, for trusted code only). Python always runs in workers.
     #[arg(long, value_enum, value_name = "MODE", default_value_t = IsolationArg::Worker)]
     isolation: IsolationArg,
+
+    /// Run guest code on a `toolweave runner` instead of this machine: a command whose stdin
+    /// and stdout carry the protocol (`ssh build-host toolweave runner`), or tcp://HOST:PORT
+    /// with --runner-token-env. Tools, secrets and limits stay here.
+    #[arg(long, value_name = "RUNNER")]
+    runner: Option<String>,
+
+    /// The environment variable holding a TCP runner's token (its --token-env).
+    #[arg(long, value_name = "NAME", requires = "runner")]
+    runner_token_env: Option<String>,
 
     #[command(flatten)]
     policy: PolicyArgs,
@@ -544,6 +573,7 @@ async fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Trust(args) => crate::setup::trust(args),
         Command::Login(args) => crate::login::login(args).await,
         Command::Logout(args) => crate::login::logout(args).await,
+        Command::Runner(args) => serve_runner(args).await,
     }
 }
 
@@ -570,6 +600,10 @@ fn start(common: &CommonArgs, client_sessions: ClientSessions) -> Result<Arc<Gat
     if let Some(audit) = audit_log(&settings)? {
         builder = builder.audit(audit);
     }
+    if let Some(runner) = runner(common)? {
+        tracing::info!(runner = %runner.describe(), "guest code runs on a runner");
+        return Ok(builder.runner(runner).build()?);
+    }
     let isolation = match common.isolation {
         IsolationArg::InProcess => Isolation::InProcess,
         IsolationArg::Worker => Isolation::Worker,
@@ -580,6 +614,79 @@ fn start(common: &CommonArgs, client_sessions: ClientSessions) -> Result<Arc<Gat
         None => builder = builder.isolation(Isolation::InProcess),
     }
     Ok(builder.build()?)
+}
+
+/// The runner `--runner` names, if any.
+fn runner(common: &CommonArgs) -> Result<Option<toolweave_core::Runner>> {
+    let Some(given) = &common.runner else {
+        return Ok(None);
+    };
+    if let Some(address) = given.strip_prefix("tcp://") {
+        let Some(name) = &common.runner_token_env else {
+            bail!(
+                "--runner {given}: a TCP runner needs its token: --runner-token-env NAME, with the token in that variable"
+            );
+        };
+        let token = std::env::var(name).map_err(|_| {
+            anyhow::anyhow!("--runner-token-env {name}: the variable {name} is not set; set it to the runner's token")
+        })?;
+        return Ok(Some(toolweave_core::Runner::tcp(address, token)));
+    }
+    if common.runner_token_env.is_some() {
+        bail!(
+            "--runner-token-env is for a tcp:// runner; a command's own transport (ssh) authenticates it"
+        );
+    }
+    let words = shlex::split(given)
+        .filter(|words| !words.is_empty())
+        .ok_or_else(|| {
+            anyhow::anyhow!("--runner {given:?}: not a command line (check its quotes)")
+        })?;
+    Ok(Some(toolweave_core::Runner::command(
+        &words[0],
+        words[1..].iter().cloned(),
+    )))
+}
+
+/// `toolweave runner`: serves executions on stdin and stdout, or on TCP.
+async fn serve_runner(args: RunnerArgs) -> Result<ExitCode> {
+    let limits = args.limits.resolve()?;
+    let token = match (&args.listen, &args.token_env) {
+        (_, Some(name)) => Some(std::env::var(name).map_err(|_| {
+            anyhow::anyhow!("--token-env {name}: the variable {name} is not set; set it to the token gateways greet this runner with")
+        })?),
+        (Some(_), None) => bail!("--listen needs a token: --token-env NAME, with the token in that variable (give gateways the same with --runner-token-env)"),
+        (None, None) => None,
+    };
+    if token.as_deref().is_some_and(|token| token.len() < 16) {
+        bail!("--token-env: the token is shorter than 16 characters; use a long random one");
+    }
+    let worker = toolweave_core::worker_command()
+        .map_err(|error| anyhow::anyhow!("cannot find this program to start workers: {error}"))?;
+    let service = Arc::new(toolweave_core::RunnerService::new(worker, limits, token));
+    let Some(address) = args.listen else {
+        service
+            .serve(tokio::io::stdin(), tokio::io::stdout())
+            .await
+            .context("serving stdin and stdout")?;
+        return Ok(ExitCode::SUCCESS);
+    };
+    let listener = tokio::net::TcpListener::bind(address)
+        .await
+        .with_context(|| format!("--listen {address}"))?;
+    let bound = listener.local_addr()?;
+    eprintln!("toolweave runner: listening on {bound}");
+    loop {
+        let (stream, peer) = listener.accept().await?;
+        let _ = stream.set_nodelay(true);
+        let service = service.clone();
+        tokio::spawn(async move {
+            let (read, write) = stream.into_split();
+            if let Err(error) = service.serve(read, write).await {
+                tracing::warn!(%peer, %error, "a gateway's connection failed");
+            }
+        });
+    }
 }
 
 /// This binary, re-entered as a worker (see `main.rs`).

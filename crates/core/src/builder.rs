@@ -9,11 +9,12 @@ use toolweave_upstream::{ClientSessions, UpstreamManager};
 
 use crate::approval::Approver;
 use crate::audit::AuditLog;
-use crate::engines::{Engines, Isolation};
+use crate::engines::{Engines, Executor, Isolation};
 use crate::error::BuildError;
 use crate::gateway::{Gateway, Parts};
 use crate::mcp::McpProvider;
 use crate::provider::ToolProvider;
+use crate::runner::{RemoteRunner, Runner};
 
 /// What a gateway is built from. Made by [`Gateway::builder`]; every part has a default: no
 /// tools, [`Limits::default`], an open policy, engine threads of this process, nobody to approve
@@ -47,9 +48,17 @@ pub struct GatewayBuilder {
     policy: Policy,
     isolation: Option<Isolation>,
     worker: Option<WorkerCommand>,
-    engines: Option<Engines>,
+    executor: Option<ExecutorChoice>,
     approver: Option<Arc<dyn Approver>>,
     audit: Option<AuditLog>,
+}
+
+/// Where the builder's gateway runs guest code, when not on its own engines.
+enum ExecutorChoice {
+    /// An executor made already.
+    Made(Arc<dyn Executor>),
+    /// A remote runner, made with the builder's limits.
+    Runner(Runner),
 }
 
 impl Gateway {
@@ -135,10 +144,20 @@ impl GatewayBuilder {
         self
     }
 
-    /// Engines made already, instead of [`isolation`](Self::isolation) and [`worker`](Self::worker).
+    /// Where guest code runs, made already, instead of [`isolation`](Self::isolation) and
+    /// [`worker`](Self::worker): [`Engines`], a [`RemoteRunner`], or an executor of one's own.
     #[must_use]
-    pub fn engines(mut self, engines: Engines) -> Self {
-        self.engines = Some(engines);
+    pub fn executor(mut self, executor: Arc<dyn Executor>) -> Self {
+        self.executor = Some(ExecutorChoice::Made(executor));
+        self
+    }
+
+    /// Guest code runs on a `toolweave runner` reached through `runner` (a command, or TCP with
+    /// a token), under this builder's limits; the gateway keeps the tools and decides the
+    /// limits. Instead of [`isolation`](Self::isolation).
+    #[must_use]
+    pub fn runner(mut self, runner: Runner) -> Self {
+        self.executor = Some(ExecutorChoice::Runner(runner));
         self
     }
 
@@ -168,14 +187,17 @@ impl GatewayBuilder {
         check_namespaces(&self.providers, self.mcp.as_ref())?;
         // Engines first: their first workers are on the path of the first execution, and the
         // MCP servers start in the background either way.
-        let engines = match self.engines {
-            Some(engines) => engines,
+        let executor: Arc<dyn Executor> = match self.executor {
+            Some(ExecutorChoice::Made(executor)) => executor,
+            Some(ExecutorChoice::Runner(runner)) => {
+                Arc::new(RemoteRunner::new(runner, &self.limits))
+            }
             None => {
                 let isolation = self.isolation.unwrap_or(Isolation::InProcess);
                 if isolation == Isolation::Worker && self.worker.is_none() {
                     return Err(BuildError::NoWorkerCommand);
                 }
-                Engines::new(isolation, self.worker, &self.limits)
+                Arc::new(Engines::new(isolation, self.worker, &self.limits))
             }
         };
         let upstream = match self.mcp {
@@ -194,7 +216,7 @@ impl GatewayBuilder {
             limits: self.limits,
             policy: self.policy,
             audit: self.audit,
-            engines,
+            executor,
             approver: self.approver,
         }))
     }

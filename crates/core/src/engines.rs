@@ -1,13 +1,16 @@
-//! Where guest code runs: engine threads of this process, or worker processes; and the session
-//! the executor drives either way.
+//! Where guest code runs: the [`Executor`] trait and the executions it hands the gateway
+//! ([`Running`]), and the local executor, [`Engines`]: engine threads of this process, or
+//! confined worker processes. The remote runner is the third executor (`runner.rs`).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
+use futures::future::BoxFuture;
 use tokio::sync::mpsc;
 use toolweave_sandbox::confine::{self, Ceilings};
 use toolweave_sandbox::{
     EngineError, EnginePool, ExecuteRequest, Execution, FromWorker, HostReply, Job, Language,
-    MAX_CODE_BYTES, Outcome, WorkerCommand, WorkerKind, WorkerSpec,
+    MAX_CODE_BYTES, Manifest, Outcome, WorkerCommand, WorkerKind, WorkerSpec,
 };
 
 use crate::workers::{WorkerPool, WorkerSession};
@@ -20,6 +23,52 @@ use toolweave_config::Limits;
 const IDLE_ENGINES: usize = 4;
 /// Worker processes of each kind kept started ahead of demand.
 const IDLE_WORKERS: usize = 4;
+
+/// Where guest code runs. The gateway hands an executor each execution's program, language,
+/// limits and manifest (names only), and drives what it gets back; everything outside the
+/// guest (tools, policy, budgets, the deadline) stays the gateway's. Three are made here:
+/// [`Engines`] runs code on engine threads of this process or in local confined worker
+/// processes (by its [`Isolation`]), and [`RemoteRunner`](crate::RemoteRunner) on a
+/// `toolweave runner` elsewhere. The messages are those of `docs/protocol.md`.
+pub trait Executor: Send + Sync + std::fmt::Debug + 'static {
+    /// Starts `request`. One that cannot start is a [`Running`] whose first message says why
+    /// ([`failed`]).
+    fn start(&self, request: ExecuteRequest) -> BoxFuture<'_, Box<dyn Running>>;
+
+    /// The manifest the next executions will most likely have, so what prepares engines ahead
+    /// can set their tools up before the job comes.
+    fn expect(&self, manifest: &Arc<Manifest>) {
+        let _ = manifest;
+    }
+
+    /// This machine's worker processes waiting and busy, per kind (none when code runs
+    /// elsewhere).
+    fn workers(&self) -> Vec<crate::WorkerCount> {
+        Vec::new()
+    }
+}
+
+/// One execution as the gateway drives it: where its events and outcome come from and where
+/// its replies go.
+pub trait Running: Send {
+    /// The next event, or the outcome (the last message); `None` once the execution is gone
+    /// without one. Cancel safe: the gateway polls it beside other work.
+    fn next(&mut self) -> BoxFuture<'_, Option<FromWorker>>;
+
+    /// Delivers one reply to the guest.
+    fn reply(&mut self, reply: HostReply) -> BoxFuture<'_, ()>;
+
+    /// Stops the guest now. The gateway stops waiting for it at the deadline either way.
+    fn cancel(&mut self);
+
+    /// Why the execution ended without an outcome, once [`next`](Self::next) gave `None`.
+    fn ended_early(&mut self) -> BoxFuture<'_, EngineError>;
+}
+
+/// An execution that could not start: its only message is its outcome, `error`.
+pub fn failed(error: EngineError) -> Box<dyn Running> {
+    Box::new(Session::Failed(Some(error)))
+}
 
 /// Where JavaScript and TypeScript run. Python always runs in worker processes when the
 /// gateway can start them.
@@ -115,28 +164,8 @@ impl Engines {
         self.isolation
     }
 
-    /// The worker processes waiting and busy, per kind.
-    pub fn workers(&self) -> Vec<crate::WorkerCount> {
-        [&self.javascript_workers, &self.python_workers]
-            .into_iter()
-            .flatten()
-            .map(WorkerPool::count)
-            .collect()
-    }
-
-    /// The manifest the next executions will most likely have: workers started from now on are
-    /// told it, so a job with it need not carry it.
-    pub(crate) fn expect(&self, manifest: &std::sync::Arc<toolweave_sandbox::Manifest>) {
-        for workers in [&self.javascript_workers, &self.python_workers]
-            .into_iter()
-            .flatten()
-        {
-            workers.expect(manifest.clone());
-        }
-    }
-
     /// Starts `request` where its language belongs.
-    pub(crate) async fn start(&self, request: ExecuteRequest) -> Session {
+    async fn start_session(&self, request: ExecuteRequest) -> Session {
         // The engine refuses it too; refused here, a program too large is not copied to a
         // worker first.
         if request.code.len() > MAX_CODE_BYTES {
@@ -173,10 +202,33 @@ impl Engines {
     }
 }
 
-/// A running execution as the executor drives it: where its events come from and where its
-/// replies go.
+impl Executor for Engines {
+    fn start(&self, request: ExecuteRequest) -> BoxFuture<'_, Box<dyn Running>> {
+        Box::pin(async move { Box::new(self.start_session(request).await) as Box<dyn Running> })
+    }
+
+    /// Workers started from now on are told `manifest`, so a job with it need not carry it.
+    fn expect(&self, manifest: &Arc<Manifest>) {
+        for workers in [&self.javascript_workers, &self.python_workers]
+            .into_iter()
+            .flatten()
+        {
+            workers.expect(manifest.clone());
+        }
+    }
+
+    fn workers(&self) -> Vec<crate::WorkerCount> {
+        [&self.javascript_workers, &self.python_workers]
+            .into_iter()
+            .flatten()
+            .map(WorkerPool::count)
+            .collect()
+    }
+}
+
+/// A running execution of [`Engines`]: on a thread of this process or in a worker.
 #[derive(Debug)]
-pub(crate) enum Session {
+enum Session {
     /// On an engine thread of this process.
     Thread {
         /// Events and the outcome, sent by the engine thread.
@@ -190,33 +242,35 @@ pub(crate) enum Session {
     Failed(Option<EngineError>),
 }
 
-impl Session {
-    /// The next event or the outcome; `None` once the engine is gone without one. Cancel safe.
-    pub(crate) async fn next(&mut self) -> Option<FromWorker> {
-        match self {
-            Self::Thread { events, .. } => events.recv().await,
-            Self::Worker(session) => session.next().await,
-            Self::Failed(error) => error.take().map(|error| {
-                FromWorker::Finished(Outcome {
-                    result: Err(error),
-                    stats: Default::default(),
-                })
-            }),
-        }
+impl Running for Session {
+    fn next(&mut self) -> BoxFuture<'_, Option<FromWorker>> {
+        Box::pin(async move {
+            match self {
+                Self::Thread { events, .. } => events.recv().await,
+                Self::Worker(session) => session.next().await,
+                Self::Failed(error) => error.take().map(|error| {
+                    FromWorker::Finished(Outcome {
+                        result: Err(error),
+                        stats: Default::default(),
+                    })
+                }),
+            }
+        })
     }
 
-    /// Delivers one reply to the guest.
-    pub(crate) async fn reply(&mut self, reply: HostReply) {
-        match self {
-            Self::Thread { execution, .. } => execution.reply(reply),
-            Self::Worker(session) => session.reply(reply).await,
-            Self::Failed(_) => {}
-        }
+    fn reply(&mut self, reply: HostReply) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            match self {
+                Self::Thread { execution, .. } => execution.reply(reply),
+                Self::Worker(session) => session.reply(reply).await,
+                Self::Failed(_) => {}
+            }
+        })
     }
 
-    /// Stops the guest: a thread at its next interrupt check, within milliseconds; a worker
-    /// process is killed at once.
-    pub(crate) fn cancel(&mut self) {
+    /// A thread stops at its next interrupt check, within milliseconds; a worker process is
+    /// killed at once.
+    fn cancel(&mut self) {
         match self {
             Self::Thread { execution, .. } => execution.cancel(),
             Self::Worker(session) => session.cancel(),
@@ -224,13 +278,14 @@ impl Session {
         }
     }
 
-    /// Why the engine ended without an outcome.
-    pub(crate) async fn ended_early(&mut self) -> EngineError {
-        match self {
-            Self::Worker(session) => session.ended_early().await,
-            Self::Thread { .. } | Self::Failed(_) => EngineError::Internal {
-                message: "the engine ended without an outcome".to_owned(),
-            },
-        }
+    fn ended_early(&mut self) -> BoxFuture<'_, EngineError> {
+        Box::pin(async move {
+            match self {
+                Self::Worker(session) => session.ended_early().await,
+                Self::Thread { .. } | Self::Failed(_) => EngineError::Internal {
+                    message: "the engine ended without an outcome".to_owned(),
+                },
+            }
+        })
     }
 }

@@ -180,7 +180,7 @@ impl Gateway {
             manifest,
         };
 
-        let mut session = self.engines.start(engine_request).await;
+        let mut session = self.executor.start(engine_request).await;
 
         let calls_cancel = CancellationToken::new();
         // Calls in flight, polled by this task: no task spawn or thread hop per call.

@@ -15,7 +15,7 @@ use toolweave_upstream::UpstreamManager;
 
 use crate::budget::json_len;
 use crate::catalog_state::CatalogState;
-use crate::engines::Engines;
+use crate::engines::Executor;
 use crate::error::DiscoveryError;
 use crate::provider::{ProviderState, ToolProvider};
 
@@ -44,7 +44,7 @@ pub struct Gateway {
     /// Where each execution is recorded, when it is.
     pub(crate) audit: Option<AuditLog>,
     /// Where guest code runs.
-    pub(crate) engines: Engines,
+    pub(crate) executor: Arc<dyn Executor>,
     /// Who approves calls to destructive tools when an execution names nobody.
     pub(crate) approver: Option<Arc<dyn crate::Approver>>,
     /// The providers' namespaces, in order.
@@ -68,7 +68,7 @@ pub(crate) struct Parts {
     pub(crate) limits: Limits,
     pub(crate) policy: Policy,
     pub(crate) audit: Option<AuditLog>,
-    pub(crate) engines: Engines,
+    pub(crate) executor: Arc<dyn Executor>,
     pub(crate) approver: Option<Arc<dyn crate::Approver>>,
 }
 
@@ -234,7 +234,7 @@ impl Gateway {
             limits,
             policy,
             audit,
-            engines,
+            executor,
             approver,
         } = parts;
         let servers: Vec<String> = providers
@@ -255,7 +255,7 @@ impl Gateway {
             changes,
             policy,
             audit,
-            engines,
+            executor,
             approver,
             limits,
             servers,
@@ -324,7 +324,7 @@ impl Gateway {
 
     /// The worker processes waiting and busy, per kind (none with engine threads only).
     pub fn workers(&self) -> Vec<crate::WorkerCount> {
-        self.engines.workers()
+        self.executor.workers()
     }
 
     /// The MCP servers' manager (for status, roots and shutdown); one with no servers when the
@@ -411,7 +411,7 @@ impl Gateway {
             Err(poisoned) => *poisoned.into_inner() = state.clone(),
         }
         // Engines and workers prepared from now on set up these tools ahead of the next job.
-        self.engines.expect(&state.manifest());
+        self.executor.expect(&state.manifest());
         // Building a catalog frees most of what it allocates (at 10,000 tools, the gateway's
         // resident memory stayed tens of MB above what it holds); give it back, off this thread.
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {

@@ -57,6 +57,7 @@ mod mcp;
 mod observe;
 mod provider;
 mod render;
+mod runner;
 mod worker_entry;
 mod workers;
 
@@ -65,7 +66,7 @@ pub use audit::{AuditLog, AuditOptions, CallRecord, RequestRecord};
 pub use builder::GatewayBuilder;
 pub use closures::{ClosureProvider, ToolError};
 pub use direct::DirectCall;
-pub use engines::{Engines, Isolation};
+pub use engines::{Engines, Executor, Isolation, Running, failed};
 pub use error::{BuildError, DiscoveryError, ExecutionError, ProviderError};
 pub use executor::{
     ExecuteOptions, ExecutionReport, ExecutionStats, LogLine, MAX_LOG_LINES, OmittedLogs,
@@ -79,13 +80,17 @@ pub use observe::{CallOutcome, Observer, SPAN_TARGET, WorkerCount};
 pub use provider::{CallContext, ProviderState, ToolProvider};
 pub use render::{describe_text, execution_text, search_text};
 pub use rmcp::model::{CallToolResult, Tool, ToolAnnotations};
+pub use runner::{RemoteRunner, Runner, RunnerService};
 pub use tokio_util::sync::CancellationToken;
 pub use toolweave_catalog::{
     Annotations, MAX_SCHEMA_DEPTH, SchemaTooDeep, ToolDefinition, ToolSchema,
 };
 pub use toolweave_config::{self as config, Config, Limits, Policy};
 pub use toolweave_sandbox::confine;
-pub use toolweave_sandbox::{Language, LogStream, WorkerCommand, WorkerKind};
+pub use toolweave_sandbox::{
+    EngineError, EngineEvent, ExecuteRequest, FromWorker, HostReply, Language, LogStream, Manifest,
+    Outcome, PROTOCOL_VERSION, WorkerCommand, WorkerKind,
+};
 pub use toolweave_upstream::{
     Capability, ClientConnection, ClientSession, ClientSessions, ForwardedAnswer, ForwardedRequest,
     Listener, Notice, Refusal, RequestKind, ServerState, UpstreamManager, definition,

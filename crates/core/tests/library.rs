@@ -119,7 +119,7 @@ fn value(report: ExecutionReport) -> Value {
 #[test]
 fn the_example_calls_a_closure_and_an_mcp_server_together() {
     let fixture = toolweave_testkit::fixture_binary();
-    for isolation in ["in-process", "worker"] {
+    for isolation in ["in-process", "worker", "remote"] {
         let output = std::process::Command::new(example_binary())
             .arg(isolation)
             .arg(&fixture)

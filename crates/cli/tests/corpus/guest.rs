@@ -18,7 +18,21 @@ async fn hostile_guest_programs_in_process() {
     guest_programs("in-process").await;
 }
 
-async fn guest_programs(isolation: &str) {
+/// The same programs run by a `toolweave runner` (the gateway starts it as a command): the
+/// runner confines them as local workers are confined, and the gateway keeps every verdict.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_guest_programs_on_a_runner() {
+    guest_programs("runner").await;
+}
+
+/// Runs every hostile guest program where `place` says: `worker`, `in-process` (isolation
+/// modes) or `runner`.
+async fn guest_programs(place: &str) {
+    let runner = format!("{} runner", super::toolweave().display());
+    let (isolation, runner) = match place {
+        "runner" => ("worker", Some(runner.as_str())),
+        isolation => (isolation, None),
+    };
     let _serial = serial().await;
     let root = repo_root().join("tests/hostile/guest");
     let files = cases::files_in(&["js", "ts", "py"].map(|folder| root.join(folder))).unwrap();
@@ -29,7 +43,11 @@ async fn guest_programs(isolation: &str) {
         files.len()
     );
     let (_dir, config) = fixture_config(&["alpha", "beta", "fixture"]).unwrap();
-    let mut gateway = Gateway::start(&config, isolation, CASE_LIMITS).await;
+    let mut extra = CASE_LIMITS.to_vec();
+    if let Some(runner) = runner {
+        extra.extend(["--runner", runner]);
+    }
+    let mut gateway = Gateway::start(&config, isolation, &extra).await;
     let mut failures = Vec::new();
     for path in &files {
         let case = Case::read(path).unwrap();
@@ -53,7 +71,7 @@ async fn guest_programs(isolation: &str) {
     }
     assert!(
         failures.is_empty(),
-        "{} of {} hostile programs failed ({isolation}; a probe takes {:?} at rest):\n{}",
+        "{} of {} hostile programs failed ({place}; a probe takes {:?} at rest):\n{}",
         failures.len(),
         files.len(),
         gateway.rest,

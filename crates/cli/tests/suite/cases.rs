@@ -1,6 +1,6 @@
 //! Guest programs under `tests/cases/` (`js/`, `ts/`, `py/`), each with its expected outcome
 //! written in the file (see `toolweave_testkit::cases` for the markers), run in both isolation
-//! modes. Hostile programs live in `tests/hostile/` and run in the hostile corpus
+//! modes and on a runner. Hostile programs live in `tests/hostile/` and run in the hostile corpus
 //! (`tests/hostile.rs`).
 //!
 //! Files named `mistake__*` are the mistakes models make, each asserting that the answer names
@@ -40,10 +40,22 @@ async fn guest_cases_in_process() {
     guest_cases("in-process").await;
 }
 
-async fn guest_cases(isolation: &str) {
+/// The same cases run by a `toolweave runner`, which the gateway starts as a command.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn guest_cases_on_a_runner() {
+    guest_cases("runner").await;
+}
+
+/// Runs every case where `place` says: `worker` or `in-process` (isolation modes), or
+/// `runner`.
+async fn guest_cases(place: &str) {
     let (_dir, config) = fixture_config(&CASE_SERVERS).unwrap();
     let mut arguments = CASE_LIMITS.to_vec();
-    arguments.extend(["--isolation", isolation]);
+    let runner = format!("{} runner", toolweave().display());
+    match place {
+        "runner" => arguments.extend(["--runner", runner.as_str()]),
+        isolation => arguments.extend(["--isolation", isolation]),
+    }
     let server = Toolweave::start(toolweave(), &config, &arguments)
         .await
         .unwrap();
@@ -74,7 +86,7 @@ async fn guest_cases(isolation: &str) {
     server.stop().await.unwrap();
     assert!(
         failures.is_empty(),
-        "{} of {} cases failed ({isolation}):\n{}",
+        "{} of {} cases failed ({place}):\n{}",
         failures.len(),
         files.len(),
         failures.join("\n")
