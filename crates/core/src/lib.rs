@@ -51,7 +51,7 @@ mod engines;
 mod error;
 mod executor;
 #[cfg(target_os = "linux")]
-mod forks;
+mod fork_server;
 mod gateway;
 mod mcp;
 mod observe;

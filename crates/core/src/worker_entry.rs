@@ -11,7 +11,7 @@ use toolweave_sandbox::{WorkerCommand, WorkerSpec, worker_main};
 pub const WORKER_ARGUMENT: &str = "__toolweave-worker";
 
 /// The argument after [`WORKER_ARGUMENT`] that makes the program a fork server of workers.
-pub(crate) const FORK_SERVER_ARGUMENT: &str = "zygote";
+pub(crate) const FORK_SERVER_ARGUMENT: &str = "fork-server";
 
 /// The argument after [`WORKER_ARGUMENT`] that makes the program confine itself, try what an
 /// escaped guest would try, and print what happened as JSON (what `toolweave doctor` and the
@@ -48,7 +48,7 @@ fn run_worker(arguments: &[String]) -> ExitCode {
         #[cfg(target_os = "linux")]
         Some(FORK_SERVER_ARGUMENT) => {
             return match WorkerSpec::parse(&arguments[1..]) {
-                Ok(spec) => toolweave_sandbox::zygote::zygote_main(spec),
+                Ok(spec) => toolweave_sandbox::fork_server::fork_server_main(spec),
                 Err(error) => refuse(&error),
             };
         }

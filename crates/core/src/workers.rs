@@ -24,7 +24,7 @@ use toolweave_sandbox::{
 };
 
 #[cfg(target_os = "linux")]
-use crate::forks::{ForkServer, ForkedWorker};
+use crate::fork_server::{ForkServer, ForkedWorker};
 
 /// How long after its start a gateway fills its worker pools (see [`When::AfterStartup`]).
 const STARTUP_DELAY: Duration = Duration::from_millis(50);
@@ -186,7 +186,7 @@ impl Forked {
     fn kill(&self) {
         if self.status.is_none() {
             use std::os::fd::AsFd;
-            let _ = toolweave_sandbox::zygote::kill(self.worker.pidfd.as_fd());
+            let _ = toolweave_sandbox::fork_server::kill(self.worker.pidfd.as_fd());
         }
     }
 }

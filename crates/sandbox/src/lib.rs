@@ -9,6 +9,8 @@
 
 mod alloc;
 pub mod confine;
+#[cfg(target_os = "linux")]
+pub mod fork_server;
 mod javascript;
 mod pool;
 mod program;
@@ -17,8 +19,6 @@ mod report;
 pub mod surrogates;
 mod transpile;
 mod worker;
-#[cfg(target_os = "linux")]
-pub mod zygote;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -203,13 +203,13 @@ pub fn workers_with_kinds(gateway: u32) -> Vec<(u32, String)> {
     let mut workers = Vec::new();
     for (pid, parent, arguments) in &processes {
         let argument = |index: usize| arguments.get(index).cloned().unwrap_or_default();
-        if *parent == gateway && argument(2) != "zygote" {
+        if *parent == gateway && argument(2) != "fork-server" {
             workers.push((*pid, argument(2)));
         }
         let forked_by = processes.iter().find(|(server, _, _)| server == parent);
         if let Some((_, server_parent, server_arguments)) = forked_by
             && *server_parent == gateway
-            && server_arguments.get(2).map(String::as_str) == Some("zygote")
+            && server_arguments.get(2).map(String::as_str) == Some("fork-server")
         {
             let kind = server_arguments.get(3).cloned().unwrap_or_default();
             workers.push((*pid, kind));
@@ -223,7 +223,7 @@ pub fn fork_servers(gateway: u32) -> Vec<(u32, String)> {
     worker_binaries()
         .into_iter()
         .filter(|(_, parent, arguments)| {
-            *parent == gateway && arguments.get(2).map(String::as_str) == Some("zygote")
+            *parent == gateway && arguments.get(2).map(String::as_str) == Some("fork-server")
         })
         .map(|(pid, _, arguments)| (pid, arguments.get(3).cloned().unwrap_or_default()))
         .collect()

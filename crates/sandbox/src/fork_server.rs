@@ -2,7 +2,7 @@
 //!
 //! Starting a worker as a new program costs a core one to two milliseconds: executing and
 //! relocating the binary, faulting in the engine's code and data, warming the engine up. A fork
-//! server pays that once. It is the `toolweave` binary started as `__toolweave-worker zygote
+//! server pays that once. It is the `toolweave` binary started as `__toolweave-worker fork-server
 //! <spec>`; it runs a small program in its engine, then waits for requests, and each worker it
 //! forks starts from that warm state. A forked worker confines itself at once, exactly as a
 //! worker started on its own does ([`crate::worker`]), before it reads anything.
@@ -229,7 +229,7 @@ struct Forked {
 }
 
 /// The fork server's side: warm up, then fork a worker per request until the gateway is gone.
-pub fn zygote_main(spec: WorkerSpec) -> ExitCode {
+pub fn fork_server_main(spec: WorkerSpec) -> ExitCode {
     let stdin = io::stdin();
     let socket = stdin.as_fd();
     let server = nix::unistd::getpid();

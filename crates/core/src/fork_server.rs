@@ -1,4 +1,4 @@
-//! The gateway's side of a worker fork server (`toolweave_sandbox::zygote`): start it, ask it
+//! The gateway's side of a worker fork server (`toolweave_sandbox::fork_server`): start it, ask it
 //! for workers, learn how each ended.
 //!
 //! Requests go out in order and the fork server answers them in order, so the oldest waiting
@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use tokio::io::unix::AsyncFd;
 use tokio::process::{Child, Command};
 use tokio::sync::oneshot;
-use toolweave_sandbox::zygote::{self, Report};
+use toolweave_sandbox::fork_server::{self as server, Report};
 use toolweave_sandbox::{WorkerCommand, WorkerSpec};
 
 use crate::worker_entry::FORK_SERVER_ARGUMENT;
@@ -59,7 +59,7 @@ impl ForkServer {
         spec: &WorkerSpec,
         directory: &Path,
     ) -> io::Result<Self> {
-        let (ours, theirs) = zygote::socket_pair()?;
+        let (ours, theirs) = server::socket_pair()?;
         let mut process = Command::new(&command.program)
             .args(&command.args)
             .arg(FORK_SERVER_ARGUMENT)
@@ -108,7 +108,7 @@ impl ForkServer {
                 let mut ready = self.socket.writable().await?;
                 let borrowed = [stdio[0].as_fd(), stdio[1].as_fd(), stdio[2].as_fd()];
                 match ready
-                    .try_io(|socket| zygote::request_worker(socket.as_fd(), borrowed, warm_up))
+                    .try_io(|socket| server::request_worker(socket.as_fd(), borrowed, warm_up))
                 {
                     Ok(sent) => break sent,
                     Err(_would_block) => continue,
@@ -164,7 +164,7 @@ async fn read_reports(socket: Arc<AsyncFd<OwnedFd>>, state: Arc<Mutex<State>>) {
             Ok(ready) => ready,
             Err(error) => break error.to_string(),
         };
-        let report = match ready.try_io(|socket| zygote::read_report(socket.as_fd())) {
+        let report = match ready.try_io(|socket| server::read_report(socket.as_fd())) {
             Ok(Ok(Some(report))) => report,
             Ok(Ok(None)) => break "it ended".to_owned(),
             Ok(Err(error)) => break error.to_string(),
