@@ -270,7 +270,7 @@ pub enum Status {
 
 /// One server entry found in one source.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Entry {
+pub struct FoundServer {
     /// The key under the server map.
     pub name: String,
     /// Where it was.
@@ -292,7 +292,7 @@ pub struct Discovery {
     /// Every place looked at, highest precedence first.
     pub sources: Vec<Source>,
     /// Every entry found, in source order, then in file order.
-    pub entries: Vec<Entry>,
+    pub entries: Vec<FoundServer>,
     /// The servers to use: one per name, from the highest source; each keeps its file.
     pub config: Config,
     /// Why the file of trusted project entries could not be read, if it could not.
@@ -359,7 +359,7 @@ impl Discovery {
     }
 
     /// The project entries waiting to be trusted, in source order.
-    pub fn untrusted(&self) -> Vec<&Entry> {
+    pub fn untrusted(&self) -> Vec<&FoundServer> {
         self.entries
             .iter()
             .filter(|entry| matches!(entry.status, Status::NotTrusted { .. }))
@@ -557,7 +557,7 @@ pub fn discover(places: &Places<'_>, lookup: &dyn Fn(&str) -> Option<String>) ->
                 },
                 Err(status) => status,
             };
-            discovery.entries.push(Entry {
+            discovery.entries.push(FoundServer {
                 name: name.clone(),
                 source: kind,
                 path: path.clone(),

@@ -28,7 +28,7 @@ mod settings;
 mod trust;
 
 pub use discover::{
-    Discovery, Entry, FRONTS_VARIABLE, Places, Source, SourceKind, SourceState, Status,
+    Discovery, FRONTS_VARIABLE, FoundServer, Places, Source, SourceKind, SourceState, Status,
     claude_desktop_config, discover,
 };
 pub use expand::Expanded;
