@@ -96,10 +96,16 @@ impl Runner {
 /// [`RemoteRunner::new`] for [`GatewayBuilder::executor`](crate::GatewayBuilder::executor).
 #[derive(Debug)]
 pub struct RemoteRunner {
+    connections: Arc<Connections>,
+}
+
+/// The connections to one runner, shared with the executions on them.
+#[derive(Debug)]
+struct Connections {
     runner: Runner,
     /// Open connections (or none yet, or one that closed), each behind a lock held while it
     /// connects, so executions that need one at once wait for the same connect.
-    slots: Arc<[tokio::sync::Mutex<Option<Arc<Connection>>>]>,
+    slots: Vec<tokio::sync::Mutex<Option<Arc<Connection>>>>,
     turn: AtomicUsize,
     next_id: AtomicU64,
     /// The longest line a runner may send for an execution under the gateway's limits.
@@ -118,42 +124,41 @@ impl RemoteRunner {
             max_result_bytes: limits.max_result_bytes,
             max_tool_calls: limits.max_tool_calls,
         };
-        let slots: Arc<[_]> = (0..CONNECTIONS)
-            .map(|_| tokio::sync::Mutex::new(None))
-            .collect();
-        let executor = Self {
+        let connections = Arc::new(Connections {
             runner,
-            slots,
+            slots: (0..CONNECTIONS)
+                .map(|_| tokio::sync::Mutex::new(None))
+                .collect(),
             turn: AtomicUsize::new(0),
             next_id: AtomicU64::new(1),
             max_line: FromWorker::max_line(&engine_limits).saturating_add(ENVELOPE_BYTES),
-        };
+        });
         if tokio::runtime::Handle::try_current().is_ok() {
             for index in 0..CONNECTIONS {
-                let slots = executor.slots.clone();
-                let runner = executor.runner.clone();
-                let max_line = executor.max_line;
+                let connections = connections.clone();
                 tokio::spawn(async move {
-                    let mut slot = slots[index].lock().await;
-                    if slot.is_none() {
-                        match Connection::open(&runner, max_line).await {
-                            Ok(connection) => *slot = Some(connection),
-                            // Said once; each execution that finds no connection says it too.
-                            Err(error) if index == 0 => {
-                                tracing::warn!(runner = %runner.describe(), "{error}")
-                            }
-                            Err(_) => {}
-                        }
+                    // Said once; each execution that finds no connection says it too.
+                    if let Err(error) = connections.connection_at(index).await
+                        && index == 0
+                    {
+                        tracing::warn!(runner = %connections.runner.describe(), "{error}");
                     }
                 });
             }
         }
-        executor
+        Self { connections }
     }
+}
 
-    /// An open connection, opened again if the one in turn closed.
+impl Connections {
+    /// An open connection, the next in turn.
     async fn connection(&self) -> Result<Arc<Connection>, String> {
         let index = self.turn.fetch_add(1, Ordering::Relaxed) % self.slots.len();
+        self.connection_at(index).await
+    }
+
+    /// The open connection of slot `index`, opened (again) if it is not.
+    async fn connection_at(&self, index: usize) -> Result<Arc<Connection>, String> {
         let mut slot = self.slots[index].lock().await;
         if let Some(connection) = slot.as_ref().filter(|connection| connection.is_open()) {
             return Ok(connection.clone());
@@ -162,23 +167,33 @@ impl RemoteRunner {
         *slot = Some(connection.clone());
         Ok(connection)
     }
+
+    /// Sends `request` as a new execution on a connection: its id, the connection, and where
+    /// its messages arrive.
+    async fn start(
+        &self,
+        request: &ExecuteRequest,
+    ) -> Result<(u64, Arc<Connection>, mpsc::UnboundedReceiver<Delivery>), String> {
+        let connection = self.connection().await?;
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (sender, events) = mpsc::unbounded_channel();
+        lock(&connection.executions).insert(id, sender);
+        let expected = connection.expected(&request.manifest);
+        connection.send(&ToRunner::Start {
+            id,
+            job: WorkerJob::new(request, Some(&expected)),
+        });
+        Ok((id, connection, events))
+    }
 }
 
 impl Executor for RemoteRunner {
     fn start(&self, request: ExecuteRequest) -> BoxFuture<'_, Box<dyn Running>> {
         Box::pin(async move {
-            let connection = match self.connection().await {
-                Ok(connection) => connection,
+            let (id, connection, events) = match self.connections.start(&request).await {
+                Ok(started) => started,
                 Err(message) => return failed(EngineError::Internal { message }),
             };
-            let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-            let (sender, events) = mpsc::unbounded_channel();
-            lock(&connection.executions).insert(id, sender);
-            let expected = connection.expected(&request.manifest);
-            connection.send(&ToRunner::Start {
-                id,
-                job: WorkerJob::new(&request, Some(&expected)),
-            });
             Box::new(RemoteExecution {
                 id,
                 connection,
@@ -187,6 +202,7 @@ impl Executor for RemoteRunner {
                 limits: request.limits,
                 log_bytes: 0,
                 finished: false,
+                again: Some((self.connections.clone(), request)),
             }) as Box<dyn Running>
         })
     }
@@ -200,7 +216,7 @@ struct Connection {
     /// Lines to write, in order.
     outbox: mpsc::UnboundedSender<Vec<u8>>,
     /// Where each running execution's messages go.
-    executions: Mutex<HashMap<u64, mpsc::UnboundedSender<FromWorker>>>,
+    executions: Mutex<HashMap<u64, mpsc::UnboundedSender<Delivery>>>,
     /// Why the connection closed, once it has.
     closed: Mutex<Option<String>>,
     /// The manifest the runner was last told to expect on this connection.
@@ -213,101 +229,105 @@ impl Connection {
     /// Connects, greets, and starts reading and writing.
     async fn open(runner: &Runner, max_line: usize) -> Result<Arc<Self>, String> {
         let describe = runner.describe();
-        let failure = |what: String| format!("the runner {describe} {what}");
-        let stderr_tail = Arc::new(Mutex::new(String::new()));
-        match runner {
+        let opened = match runner {
             Runner::Command { program, args } => {
-                let mut child = tokio::process::Command::new(program)
-                    .args(args)
-                    .stdin(Stdio::piped())
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::piped())
-                    .kill_on_drop(true)
-                    .spawn()
-                    .map_err(|error| {
-                        failure(format!("could not be started: {error}; check --runner"))
-                    })?;
-                let (Some(stdin), Some(stdout), Some(stderr)) =
-                    (child.stdin.take(), child.stdout.take(), child.stderr.take())
-                else {
-                    return Err(failure("was started without its pipes".to_owned()));
-                };
-                let tail = stderr_tail.clone();
-                let name = describe.clone();
-                tokio::spawn(crate::workers::for_each_line(
-                    stderr,
-                    crate::workers::STDERR_LINE_BYTES,
-                    move |line| {
-                        tracing::info!(runner = %name, "{line}");
-                        let mut tail = lock(&tail);
-                        tail.push_str(line);
-                        tail.push('\n');
-                        if tail.len() > STDERR_TAIL_BYTES {
-                            let mut cut = tail.len() - STDERR_TAIL_BYTES;
-                            while !tail.is_char_boundary(cut) {
-                                cut += 1;
-                            }
-                            tail.drain(..cut);
-                        }
-                    },
-                ));
-                let connection = Self::greet(
-                    describe.clone(),
-                    stdout,
-                    stdin,
-                    None,
-                    max_line,
-                    stderr_tail.clone(),
-                )
-                .await
-                .map_err(&failure)?;
-                // The command lives as long as its connection: stopped when the connection
-                // closes, and its end closes the connection.
-                let reaper = Arc::downgrade(&connection);
-                let stop = connection.stop.clone();
-                tokio::spawn(async move {
-                    let status = tokio::select! {
-                        status = child.wait() => status,
-                        () = stop.cancelled() => {
-                            let _ = child.kill().await;
-                            child.wait().await
-                        }
-                    };
-                    let status =
-                        status.map_or_else(|error| error.to_string(), |status| status.to_string());
-                    if let Some(connection) = reaper.upgrade() {
-                        connection.close(format!("exited ({status})"), &stderr_tail);
-                    }
-                });
-                Ok(connection)
+                Self::open_command(program, args, &describe, max_line).await
             }
             Runner::Tcp { address, token } => {
-                let stream =
-                    tokio::time::timeout(HELLO_WAIT, tokio::net::TcpStream::connect(address))
-                        .await
-                        .map_err(|_| {
-                            failure(format!(
-                                "did not accept a connection within {} s",
-                                HELLO_WAIT.as_secs()
-                            ))
-                        })?
-                        .map_err(|error| {
-                            failure(format!("could not be reached: {error}; check --runner"))
-                        })?;
-                let _ = stream.set_nodelay(true);
-                let (read, write) = stream.into_split();
-                Self::greet(
-                    describe.clone(),
-                    read,
-                    write,
-                    Some(token.clone()),
-                    max_line,
-                    stderr_tail,
-                )
-                .await
-                .map_err(&failure)
+                Self::open_tcp(address, token, &describe, max_line).await
             }
-        }
+        };
+        opened.map_err(|what| format!("the runner {describe} {what}"))
+    }
+
+    /// Connects to a runner listening on TCP, and greets it with its token.
+    async fn open_tcp(
+        address: &str,
+        token: &str,
+        describe: &str,
+        max_line: usize,
+    ) -> Result<Arc<Self>, String> {
+        let stream = tokio::time::timeout(HELLO_WAIT, tokio::net::TcpStream::connect(address))
+            .await
+            .map_err(|_| {
+                format!(
+                    "did not accept a connection within {} s",
+                    HELLO_WAIT.as_secs()
+                )
+            })?
+            .map_err(|error| format!("could not be reached: {error}; check --runner"))?;
+        let _ = stream.set_nodelay(true);
+        let (read, write) = stream.into_split();
+        let token = Some(token.to_owned());
+        Self::greet(
+            describe.to_owned(),
+            read,
+            write,
+            token,
+            max_line,
+            Arc::default(),
+        )
+        .await
+    }
+
+    /// Starts the command, keeps the tail of its stderr, and greets it; the command lives as
+    /// long as its connection: stopped when the connection closes, and its end closes the
+    /// connection.
+    async fn open_command(
+        program: &std::path::Path,
+        args: &[String],
+        describe: &str,
+        max_line: usize,
+    ) -> Result<Arc<Self>, String> {
+        let mut child = tokio::process::Command::new(program)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|error| format!("could not be started: {error}; check --runner"))?;
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return Err("was started without its pipes".to_owned());
+        };
+        let stderr_tail = Arc::new(Mutex::new(String::new()));
+        let tail = stderr_tail.clone();
+        let name = describe.to_owned();
+        tokio::spawn(crate::workers::for_each_line(
+            stderr,
+            crate::workers::STDERR_LINE_BYTES,
+            move |line| {
+                tracing::info!(runner = %name, "{line}");
+                keep_tail(&mut lock(&tail), line);
+            },
+        ));
+        let connection = Self::greet(
+            describe.to_owned(),
+            stdout,
+            stdin,
+            None,
+            max_line,
+            stderr_tail.clone(),
+        )
+        .await?;
+        let reaper = Arc::downgrade(&connection);
+        let stop = connection.stop.clone();
+        tokio::spawn(async move {
+            let status = tokio::select! {
+                status = child.wait() => status,
+                () = stop.cancelled() => {
+                    let _ = child.kill().await;
+                    child.wait().await
+                }
+            };
+            let status = status.map_or_else(|error| error.to_string(), |status| status.to_string());
+            if let Some(connection) = reaper.upgrade() {
+                connection.close(format!("exited ({status})"), &stderr_tail);
+            }
+        });
+        Ok(connection)
     }
 
     /// Says hello, checks the answer, and starts the reading and writing tasks.
@@ -492,10 +512,15 @@ impl Connection {
                     let finished = matches!(message, FromWorker::Finished(_));
                     // An id no execution waits for (one that ended here already) is dropped.
                     if let Some(sender) = executions.get(&id) {
-                        let _ = sender.send(message);
+                        let _ = sender.send(Delivery::Message(message));
                     }
                     if finished {
                         executions.remove(&id);
+                    }
+                }
+                Ok(FromRunner::Taken { id }) => {
+                    if let Some(sender) = lock(&open.executions).get(&id) {
+                        let _ = sender.send(Delivery::Taken);
                     }
                 }
                 Ok(FromRunner::Refused { message }) => {
@@ -524,16 +549,29 @@ impl Drop for Connection {
     }
 }
 
+/// What the connection's reader hands an execution.
+#[derive(Debug)]
+enum Delivery {
+    /// The runner took the job.
+    Taken,
+    /// A message of the job's worker.
+    Message(FromWorker),
+}
+
 /// One execution on a runner.
 struct RemoteExecution {
     id: u64,
     connection: Arc<Connection>,
-    events: mpsc::UnboundedReceiver<FromWorker>,
+    events: mpsc::UnboundedReceiver<Delivery>,
     started: Instant,
     limits: EngineLimits,
     /// Console bytes received so far, counted here: the runner's count is not taken.
     log_bytes: usize,
     finished: bool,
+    /// Until the runner says it took the job: how to start it again on another connection,
+    /// should this one close first. The runner never read that job, so starting it again
+    /// repeats nothing, and a connection that died while idle costs no execution.
+    again: Option<(Arc<Connections>, ExecuteRequest)>,
 }
 
 impl RemoteExecution {
@@ -555,7 +593,7 @@ impl RemoteExecution {
                 })
             }
             Ok(value) => {
-                let size = serde_json::to_vec(&value).map_or(usize::MAX, |json| json.len());
+                let size = json_size(&value);
                 if size > self.limits.max_result_bytes {
                     Err(EngineError::ResultTooLarge {
                         size,
@@ -580,7 +618,18 @@ impl Running for RemoteExecution {
             if self.finished {
                 return None;
             }
-            let message = self.events.recv().await?;
+            let message = loop {
+                match self.events.recv().await {
+                    Some(Delivery::Message(message)) => break message,
+                    Some(Delivery::Taken) => self.again = None,
+                    None => {
+                        let (connections, request) = self.again.take()?;
+                        let (id, connection, events) = connections.start(&request).await.ok()?;
+                        tracing::info!(runner = %connection.describe, "a connection closed before its execution began; the execution was started again on another");
+                        (self.id, self.connection, self.events) = (id, connection, events);
+                    }
+                }
+            };
             match message {
                 FromWorker::Finished(outcome) => {
                     self.finished = true;
@@ -638,6 +687,38 @@ impl Drop for RemoteExecution {
             self.cancel();
         }
         lock(&self.connection.executions).remove(&self.id);
+    }
+}
+
+/// The bytes of `value` as JSON, counted without writing them anywhere.
+fn json_size(value: &serde_json::Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        Err(_) => usize::MAX,
+    }
+}
+
+/// Adds `line` to `tail`, keeping its last [`STDERR_TAIL_BYTES`].
+fn keep_tail(tail: &mut String, line: &str) {
+    tail.push_str(line);
+    tail.push('\n');
+    if tail.len() > STDERR_TAIL_BYTES {
+        let mut cut = tail.len() - STDERR_TAIL_BYTES;
+        while !tail.is_char_boundary(cut) {
+            cut += 1;
+        }
+        tail.drain(..cut);
     }
 }
 

@@ -79,44 +79,11 @@ impl RunnerService {
         input: &mut (impl tokio::io::AsyncBufRead + Unpin),
         out: &mpsc::UnboundedSender<Vec<u8>>,
     ) -> std::io::Result<()> {
-        let refuse = |message: String| {
-            tracing::warn!("refused a gateway: {message}");
-            let _ = out.send(wire::line(&FromRunner::Refused { message }));
-        };
-        let mut line = Vec::new();
-        if wire::read_line(input, &mut line, MAX_HELLO_BYTES).await? != Read::Line {
-            refuse("the connection ended or its first line was too long before a Hello".to_owned());
+        if !self.greeted(input, out).await? {
             return Ok(());
         }
-        match serde_json::from_slice::<ToRunner>(&line) {
-            Ok(ToRunner::Hello { protocol, token }) => {
-                if protocol != PROTOCOL_VERSION {
-                    refuse(format!(
-                        "the gateway speaks execution protocol version {protocol}, and this runner \
-                         version {PROTOCOL_VERSION}; run the same toolweave version on both sides"
-                    ));
-                    return Ok(());
-                }
-                if let Some(expected) = &self.token
-                    && !token.is_some_and(|token| wire::same_token(&token, expected))
-                {
-                    refuse(
-                        "the token is missing or wrong: give the gateway the token this runner \
-                         was started with (--runner-token-env)"
-                            .to_owned(),
-                    );
-                    return Ok(());
-                }
-            }
-            _ => {
-                refuse("the first message was not a Hello".to_owned());
-                return Ok(());
-            }
-        }
-        let _ = out.send(wire::line(&FromRunner::Hello {
-            protocol: PROTOCOL_VERSION,
-            runner: format!("toolweave {}", env!("CARGO_PKG_VERSION")),
-        }));
+        let refuse = |message: String| refuse(out, message);
+        let mut line = Vec::new();
         let running: Arc<Mutex<HashMap<u64, mpsc::UnboundedSender<HostReply>>>> = Arc::default();
         let mut expected: Option<Arc<Manifest>> = None;
         let max_line = MAX_SETUP_LINE_BYTES.max(self.limits.memory_bytes + wire::ENVELOPE_BYTES);
@@ -140,6 +107,7 @@ impl RunnerService {
                 ToRunner::Hello { .. } => {}
                 ToRunner::Expect(manifest) => expected = Some(manifest),
                 ToRunner::Start { id, job } => {
+                    let _ = out.send(wire::line(&FromRunner::Taken { id }));
                     let (replies, receiver) = mpsc::unbounded_channel();
                     lock(&running).insert(id, replies);
                     let service = self.clone();
@@ -165,6 +133,54 @@ impl RunnerService {
         // Dropping the reply channels stops what still runs.
         lock(&running).clear();
         Ok(())
+    }
+
+    /// Reads the gateway's greeting and answers it: `false` when the connection is refused
+    /// (another version, a wrong or missing token, not a greeting).
+    async fn greeted(
+        &self,
+        input: &mut (impl tokio::io::AsyncBufRead + Unpin),
+        out: &mpsc::UnboundedSender<Vec<u8>>,
+    ) -> std::io::Result<bool> {
+        let mut line = Vec::new();
+        if wire::read_line(input, &mut line, MAX_HELLO_BYTES).await? != Read::Line {
+            refuse(
+                out,
+                "the connection ended or its first line was too long before a Hello".to_owned(),
+            );
+            return Ok(false);
+        }
+        let Ok(ToRunner::Hello { protocol, token }) = serde_json::from_slice::<ToRunner>(&line)
+        else {
+            refuse(out, "the first message was not a Hello".to_owned());
+            return Ok(false);
+        };
+        if protocol != PROTOCOL_VERSION {
+            refuse(
+                out,
+                format!(
+                    "the gateway speaks execution protocol version {protocol}, and this runner \
+                 version {PROTOCOL_VERSION}; run the same toolweave version on both sides"
+                ),
+            );
+            return Ok(false);
+        }
+        if let Some(expected) = &self.token
+            && !token.is_some_and(|token| wire::same_token(&token, expected))
+        {
+            refuse(
+                out,
+                "the token is missing or wrong: give the gateway the token this runner was \
+                 started with (--runner-token-env)"
+                    .to_owned(),
+            );
+            return Ok(false);
+        }
+        let _ = out.send(wire::line(&FromRunner::Hello {
+            protocol: PROTOCOL_VERSION,
+            runner: format!("toolweave {}", env!("CARGO_PKG_VERSION")),
+        }));
+        Ok(true)
     }
 
     /// Runs one job to its outcome, passing its worker's events on.
@@ -288,6 +304,12 @@ async fn write_lines(
             return;
         }
     }
+}
+
+/// Tells the gateway why this connection is refused (the caller then closes it).
+fn refuse(out: &mpsc::UnboundedSender<Vec<u8>>, message: String) {
+    tracing::warn!("refused a gateway: {message}");
+    let _ = out.send(wire::line(&FromRunner::Refused { message }));
 }
 
 fn failed(error: EngineError) -> Outcome {

@@ -54,6 +54,12 @@ pub(crate) enum FromRunner {
         /// Why, for the person who set the gateway up.
         message: String,
     },
+    /// The runner read the job of execution `id` and runs it: before this, a job lost with
+    /// its connection may be sent again.
+    Taken {
+        /// The execution.
+        id: u64,
+    },
     /// A message of execution `id`'s worker.
     Message {
         /// The execution.
