@@ -148,12 +148,12 @@ struct PolicyArgs {
     audit_log_contents: bool,
 }
 
-/// `--unannotated`'s values.
+/// `--unannotated`'s values: calls go ahead without asking, or each asks as a destructive
+/// tool's does (unless --approve matches it). Undocumented one by one, so `--help` keeps its
+/// short form.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum UnannotatedArg {
-    /// Calls go ahead without asking.
     Allow,
-    /// Each call asks, as for a destructive tool (unless --approve matches it).
     Ask,
 }
 

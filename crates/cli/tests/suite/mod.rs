@@ -18,6 +18,7 @@ mod requests;
 mod results;
 mod setup;
 mod shapes;
+mod tiers;
 mod upstreams;
 mod waits;
 
