@@ -65,15 +65,15 @@ fn covered(
     session: &SessionApprovals,
     tool: &str,
 ) -> Option<ApprovalScope> {
-    let lock = |set: &Mutex<HashSet<String>>| set.lock().map_or(false, |set| set.contains(tool));
-    if lock(execution) {
+    // A poisoned lock only means a panic elsewhere; the set itself is whole.
+    let holds = |set: &Mutex<HashSet<String>>| {
+        set.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(tool)
+    };
+    if holds(execution) {
         Some(ApprovalScope::Execution)
-    } else if session
-        .tools
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .contains(tool)
-    {
+    } else if holds(&session.tools) {
         Some(ApprovalScope::Session)
     } else {
         None
