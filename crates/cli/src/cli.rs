@@ -137,7 +137,7 @@ struct CommonArgs {
 
 #[derive(Debug, Args)]
 struct PolicyArgs {
-    /// toolweave's settings file (allow, deny, approve, auditLog); by default
+    /// toolweave's settings file (allow, deny, ask, approve, unannotated, auditLog); by default
     /// ~/.config/toolweave/settings.json when it exists.
     #[arg(long, value_name = "FILE", env = "TOOLWEAVE_SETTINGS")]
     settings: Option<PathBuf>,
@@ -149,11 +149,22 @@ struct PolicyArgs {
     /// and types, and refused when called. Repeatable; deny wins over allow.
     #[arg(long, value_name = "GLOB")]
     deny: Vec<String>,
-    /// Let code call the destructive tools matching this glob (e.g. "filesystem.write_file")
+    /// Ask the person at the client before each call of the tools matching this glob (e.g.
+    /// "github.merge_*"), whatever their annotations; --approve does not apply to them. Lets the
+    /// tools in beside --allow's. Repeatable, added to the settings file's; deny wins over it.
+    #[arg(long, value_name = "GLOB")]
+    ask: Vec<String>,
+    /// Let code call the tools matching this glob that would ask because their server marks them
+    /// destructive (or, with --unannotated ask, says nothing), e.g. "filesystem.write_file",
     /// without anyone being asked. Repeatable, added to the settings file's; it never lets in a
-    /// tool that --allow or --deny keeps out.
+    /// tool that --allow or --deny keeps out, nor silences an --ask rule.
     #[arg(long, value_name = "GLOB")]
     approve: Vec<String>,
+    /// Whether calls of tools whose server says nothing about what they change (neither
+    /// readOnlyHint nor destructiveHint) ask the person at the client [default: allow, or the
+    /// settings file's].
+    #[arg(long, value_enum, value_name = "MODE")]
+    unannotated: Option<UnannotatedArg>,
     /// Append one JSON line per execution to this file (who, when, code hash, tool calls,
     /// outcome).
     #[arg(long, value_name = "FILE")]
@@ -164,6 +175,15 @@ struct PolicyArgs {
     /// Write tool arguments and results into the audit log too (they may hold private data).
     #[arg(long)]
     audit_log_contents: bool,
+}
+
+/// `--unannotated`'s values: calls go ahead without asking, or each asks as a destructive
+/// tool's does (unless --approve matches it). Undocumented one by one, so `--help` keeps its
+/// short form.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum UnannotatedArg {
+    Allow,
+    Ask,
 }
 
 /// Size at which the audit log is rotated when nothing says otherwise.
@@ -189,6 +209,13 @@ impl PolicyArgs {
         settings.allow.extend(self.allow.iter().cloned());
         settings.deny.extend(self.deny.iter().cloned());
         settings.approve.extend(self.approve.iter().cloned());
+        settings.ask.extend(self.ask.iter().cloned());
+        if let Some(mode) = self.unannotated {
+            settings.unannotated = Some(match mode {
+                UnannotatedArg::Allow => toolweave_config::Unannotated::Allow,
+                UnannotatedArg::Ask => toolweave_config::Unannotated::Ask,
+            });
+        }
         if let Some(path) = &self.audit_log {
             settings.audit_log = Some(path.clone());
         }
@@ -587,9 +614,11 @@ fn start(common: &CommonArgs, client_sessions: ClientSessions) -> Result<Arc<Gat
     }
     let settings = common.policy.settings()?;
     let policy = toolweave_config::Policy::new(&settings.allow, &settings.deny)
+        .and_then(|policy| policy.with_ask(&settings.ask))
         .and_then(|policy| policy.with_approve(&settings.approve))
-        .map_err(|error| anyhow::anyhow!("{error}"))?;
-    if !policy.is_open() {
+        .map_err(|error| anyhow::anyhow!("{error}"))?
+        .with_unannotated(settings.unannotated.unwrap_or_default());
+    if policy.describe() != toolweave_config::Policy::default().describe() {
         tracing::info!(policy = %policy.describe(), "tool policy");
     }
     let mut builder = Gateway::builder()
@@ -894,7 +923,17 @@ async fn tools(args: ToolsArgs) -> Result<ExitCode> {
                 answer.omitted
             );
         }
-        writeln!(stdout, "{}", serde_json::to_string_pretty(&answer.results)?)?;
+        let mut results = serde_json::to_value(&answer.results)?;
+        for result in results.as_array_mut().into_iter().flatten() {
+            let tier = result["name"]
+                .as_str()
+                .and_then(|name| gateway.tier_of(name));
+            if let (Some(tier), Some(result)) = (tier, result.as_object_mut()) {
+                result.insert("tier".to_owned(), tier.name().into());
+                result.insert("why".to_owned(), tier_reason(&tier).into());
+            }
+        }
+        writeln!(stdout, "{}", serde_json::to_string_pretty(&results)?)?;
     } else {
         let unavailable = gateway.unavailable();
         writeln!(
@@ -902,10 +941,48 @@ async fn tools(args: ToolsArgs) -> Result<ExitCode> {
             "{}",
             toolweave_core::search_text(&args.query, &answer, &unavailable)
         )?;
+        let tiers = tiers_text(&gateway, &answer.results);
+        if !tiers.is_empty() {
+            writeln!(stdout, "{tiers}")?;
+        }
     }
     drop(stdout);
     gateway.shutdown().await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Each found tool's tier and why, then the tools the policy keeps out and why.
+fn tiers_text(gateway: &Gateway, results: &[toolweave_core::SearchResult]) -> String {
+    let mut text = String::new();
+    if !results.is_empty() {
+        text.push_str("\nTiers (whether a call asks the person at the client, and why):\n");
+    }
+    for result in results {
+        if let Some(tier) = gateway.tier_of(&result.name) {
+            text.push_str(&format!(
+                "  {}: {} ({})\n",
+                result.name,
+                tier.name(),
+                tier_reason(&tier)
+            ));
+        }
+    }
+    let kept_out = gateway.kept_out();
+    if !kept_out.is_empty() {
+        text.push_str("\nKept out by the policy (deny):\n");
+        for (name, reason) in kept_out {
+            text.push_str(&format!("  {name}: {reason}\n"));
+        }
+    }
+    text.trim_end().to_owned()
+}
+
+/// Why `tier`, in words.
+fn tier_reason(tier: &toolweave_core::Tier) -> String {
+    match tier {
+        toolweave_core::Tier::Allow(reason) => reason.to_string(),
+        toolweave_core::Tier::Ask(reason) => reason.to_string(),
+    }
 }
 
 async fn types(args: TypesArgs) -> Result<ExitCode> {

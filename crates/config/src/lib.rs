@@ -36,7 +36,7 @@ pub use install::replace_file;
 pub use install::{Client, EntryChange, Install, Plan, apply, plan};
 pub use limits::Limits;
 pub use oauth::OAuthSettings;
-pub use policy::{Denial, Policy, ToolGlobs};
+pub use policy::{Denial, Policy, ToolGlobs, Unannotated};
 pub use servers::{
     Config, Note, ServerConfig, Transport, load_file, parse_str, parse_str_with_env,
 };

@@ -1,11 +1,14 @@
-//! Which upstream tools guest code may call, and which destructive ones it may call without
-//! asking: allow, deny and approve rules, globs over `server.tool`.
+//! Which upstream tools guest code may call, and which calls need the person at the client:
+//! allow, ask, deny and approve rules, globs over `server.tool`, and what tools whose server says
+//! nothing about what they change get (`--unannotated`).
 //!
 //! The people who run toolweave set the rules (flags, settings file); nothing an execution sends
-//! can change them. Allow and deny decide which tools exist for code: deny wins over allow; with
-//! no allow rule every tool not denied is allowed; with allow rules, only tools one of them
-//! matches. Approve rules only pre-approve tools that exist and whose server marks them
-//! destructive: they never let a tool through that allow and deny keep out.
+//! can change them. Deny wins, then ask, then allow. Deny rules keep tools out; with allow rules,
+//! a tool neither an allow nor an ask rule matches is kept out too (allow rules are an
+//! allowlist, as they always were). An ask rule makes each call of the tools it matches ask,
+//! whatever their annotations and approve rules say. Approve rules only pre-approve tools that
+//! exist and would otherwise ask because of their annotations: they never let a tool through
+//! that deny and allow keep out, and never silence an ask rule.
 
 use globset::{Glob, GlobBuilder, GlobMatcher};
 
@@ -14,7 +17,33 @@ use globset::{Glob, GlobBuilder, GlobMatcher};
 pub struct Policy {
     allow: Vec<Rule>,
     deny: Vec<Rule>,
+    ask: Vec<Rule>,
     approve: Vec<Rule>,
+    unannotated: Unannotated,
+}
+
+/// What calls of a tool whose server says nothing about what it changes (neither `readOnlyHint:
+/// true` nor a `destructiveHint`) get.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Unannotated {
+    /// They go ahead without asking (most servers annotate nothing, and the client already asks
+    /// before each `execute_code`).
+    #[default]
+    Allow,
+    /// They ask as destructive tools do (the MCP specification's cautious reading: a tool that
+    /// does not say otherwise may be destructive).
+    Ask,
+}
+
+impl Unannotated {
+    /// `allow` or `ask`, as the flag and the settings file write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Unannotated::Allow => "allow",
+            Unannotated::Ask => "ask",
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -52,8 +81,28 @@ impl Policy {
         Ok(Self {
             allow: compile(allow, "allow")?,
             deny: compile(deny, "deny")?,
+            ask: Vec::new(),
             approve: Vec::new(),
+            unannotated: Unannotated::default(),
         })
+    }
+
+    /// These rules with `ask` globs added: each call of a tool they match asks the person at the
+    /// client, and no approve rule pre-approves it. `Err` names the rule and what is wrong.
+    pub fn with_ask(mut self, ask: &[String]) -> Result<Self, String> {
+        self.ask = compile(ask, "ask")?;
+        Ok(self)
+    }
+
+    /// These rules with `mode` for tools whose server says nothing about what they change.
+    pub fn with_unannotated(mut self, mode: Unannotated) -> Self {
+        self.unannotated = mode;
+        self
+    }
+
+    /// What calls of tools whose server says nothing about what they change get.
+    pub fn unannotated(&self) -> Unannotated {
+        self.unannotated
     }
 
     /// These rules with `approve` globs added: destructive tools they match are called without
@@ -79,10 +128,24 @@ impl Policy {
                 rule: rule.pattern.clone(),
             });
         }
-        if !self.allow.is_empty() && !self.allow.iter().any(|rule| rule.matcher.is_match(&name)) {
+        // An ask rule admits the tool as an allow rule does: it is in the ask tier.
+        if !self.allow.is_empty()
+            && !self.allow.iter().any(|rule| rule.matcher.is_match(&name))
+            && !self.ask.iter().any(|rule| rule.matcher.is_match(&name))
+        {
             return Err(Denial::NotAllowed);
         }
         Ok(())
+    }
+
+    /// The ask rule, as written, that makes every call of `server`'s tool `tool` (original
+    /// names) ask, if one matches it.
+    pub fn asking_rule(&self, server: &str, tool: &str) -> Option<&str> {
+        let name = format!("{server}.{tool}");
+        self.ask
+            .iter()
+            .find(|rule| rule.matcher.is_match(&name))
+            .map(|rule| rule.pattern.as_str())
     }
 
     /// The approve rule, as written, that pre-approves `server`'s tool `tool` (original names),
@@ -96,11 +159,13 @@ impl Policy {
             .map(|rule| rule.pattern.as_str())
     }
 
-    /// The rules as written, for people: `allow: a, b; deny: c; approve: d`.
+    /// The rules as written, for people: `allow: a, b; deny: c; ask: d; approve: e;
+    /// unannotated: ask`.
     pub fn describe(&self) -> String {
-        let parts: Vec<String> = [
+        let mut parts: Vec<String> = [
             ("allow", &self.allow),
             ("deny", &self.deny),
+            ("ask", &self.ask),
             ("approve", &self.approve),
         ]
         .into_iter()
@@ -110,6 +175,9 @@ impl Policy {
             format!("{kind}: {}", patterns.join(", "))
         })
         .collect();
+        if self.unannotated == Unannotated::Ask {
+            parts.push("unannotated: ask".to_owned());
+        }
         if parts.is_empty() {
             "every tool allowed".to_owned()
         } else {
@@ -321,5 +389,35 @@ mod tests {
         assert!(approving.decide("slack", "post").is_ok());
         assert_eq!(approving.describe(), "approve: filesystem.write_file");
         assert_eq!(Policy::default().describe(), "every tool allowed");
+    }
+
+    #[test]
+    fn ask_rules_admit_like_allow_rules_and_deny_still_wins() {
+        let policy = Policy::new(&rules(&["memory.*"]), &rules(&["*.delete_*"]))
+            .unwrap()
+            .with_ask(&rules(&["github.*"]))
+            .unwrap()
+            .with_unannotated(Unannotated::Ask);
+        assert_eq!(
+            policy.asking_rule("github", "create_issue"),
+            Some("github.*")
+        );
+        assert_eq!(policy.asking_rule("memory", "read_graph"), None);
+        // An ask rule is a tier: its tools exist beside the allowlist's.
+        assert!(policy.decide("github", "create_issue").is_ok());
+        assert!(policy.decide("memory", "read_graph").is_ok());
+        assert_eq!(policy.decide("slack", "post"), Err(Denial::NotAllowed));
+        assert!(policy.decide("github", "delete_repo").is_err());
+        assert_eq!(policy.unannotated(), Unannotated::Ask);
+        assert_eq!(
+            policy.describe(),
+            "allow: memory.*; deny: *.delete_*; ask: github.*; unannotated: ask"
+        );
+        // Ask rules alone keep nothing out.
+        let asking = Policy::default().with_ask(&rules(&["github.*"])).unwrap();
+        assert!(asking.is_open());
+        assert!(asking.decide("slack", "post").is_ok());
+        let error = Policy::default().with_ask(&rules(&["github"])).unwrap_err();
+        assert!(error.starts_with("ask rule \"github\""), "{error}");
     }
 }

@@ -6,7 +6,9 @@
 //! {
 //!   "allow": ["github.*", "memory.*"],
 //!   "deny": ["*.delete_*"],
+//!   "ask": ["github.merge_*"],
 //!   "approve": ["memory.create_entities"],
+//!   "unannotated": "allow",
 //!   "auditLog": "/var/log/toolweave/audit.jsonl",
 //!   "auditLogMaxBytes": 10485760,
 //!   "auditLogContents": false,
@@ -16,8 +18,8 @@
 //! ```
 //!
 //! Every key is optional; an unknown key is an error naming it. Command-line flags add to the
-//! lists (`--allow`, `--deny`, `--approve`, `--direct`) or replace the values (`--audit-log`,
-//! `--shape`).
+//! lists (`--allow`, `--deny`, `--ask`, `--approve`, `--direct`) or replace the values
+//! (`--unannotated`, `--audit-log`, `--shape`).
 
 use std::path::{Path, PathBuf};
 
@@ -35,9 +37,15 @@ pub struct Settings {
     /// Globs over `server.tool` that code may not call; deny wins over allow.
     #[serde(default)]
     pub deny: Vec<String>,
+    /// Globs over `server.tool` whose every call asks the person at the client (approve rules
+    /// do not apply to them).
+    #[serde(default)]
+    pub ask: Vec<String>,
     /// Globs over `server.tool`: destructive tools code may call without anyone being asked.
     #[serde(default)]
     pub approve: Vec<String>,
+    /// What calls of tools whose server says nothing about what they change get.
+    pub unannotated: Option<crate::Unannotated>,
     /// Where to append one JSON line per execution.
     pub audit_log: Option<PathBuf>,
     /// Size at which the audit log is rotated.
@@ -72,7 +80,7 @@ pub fn load_settings(path: &Path) -> Result<Settings> {
     let mut settings: Settings = serde_json::from_str(&text).map_err(|error| Error::Syntax {
         path: path.to_path_buf(),
         message: format!(
-            "{error}; the settings file may have \"allow\", \"deny\", \"approve\", \"auditLog\", \"auditLogMaxBytes\", \"auditLogContents\", \"shape\" (\"three\" or \"single\") and \"direct\""
+            "{error}; the settings file may have \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\" (\"allow\" or \"ask\"), \"auditLog\", \"auditLogMaxBytes\", \"auditLogContents\", \"shape\" (\"three\" or \"single\") and \"direct\""
         ),
     })?;
     if let Some(log) = &settings.audit_log
@@ -109,13 +117,15 @@ mod tests {
         let path = dir.join("settings.json");
         std::fs::write(
             &path,
-            r#"{"allow": ["github.*"], "deny": ["*.delete_*"], "approve": ["github.merge_pull_request"], "auditLog": "audit.jsonl", "auditLogMaxBytes": 1000, "shape": "single", "direct": ["github.get_issue"]}"#,
+            r#"{"allow": ["github.*"], "deny": ["*.delete_*"], "ask": ["github.merge_*"], "approve": ["github.merge_pull_request"], "unannotated": "ask", "auditLog": "audit.jsonl", "auditLogMaxBytes": 1000, "shape": "single", "direct": ["github.get_issue"]}"#,
         )
         .unwrap();
         let settings = load_settings(&path).unwrap();
         assert_eq!(settings.allow, ["github.*"]);
         assert_eq!(settings.deny, ["*.delete_*"]);
         assert_eq!(settings.approve, ["github.merge_pull_request"]);
+        assert_eq!(settings.ask, ["github.merge_*"]);
+        assert_eq!(settings.unannotated, Some(crate::Unannotated::Ask));
         assert_eq!(settings.audit_log, Some(dir.join("audit.jsonl")));
         assert_eq!(settings.audit_log_max_bytes, Some(1000));
         assert_eq!(settings.shape, Some(Shape::Single));

@@ -1,17 +1,21 @@
-//! Approval of calls to tools that say they are destructive.
+//! Approval of calls: which tools ask the person at the client before each call, and how one
+//! answer can approve a batch of calls.
 //!
-//! An upstream tool annotated `destructiveHint: true` (and not `readOnlyHint: true`) is called
-//! only when an approve rule matches it (`--approve`, `"approve"` in the settings file), or when
-//! the person at the client approves that one call. Allow and deny rules decide which tools exist
-//! for code; they pre-approve nothing. What a call to a tool needs is decided in one place,
-//! [`gate`]. The gateway asks through an [`Approver`] the transport provides (MCP elicitation);
-//! without one, the call is refused with a message that names the approve rule that would admit
-//! just that tool.
+//! A tool's tier ([`Tier`]) is decided in one place, [`tier`], from the policy's rules and the
+//! tool's annotations: an ask rule asks for every call (approve rules do not apply); a tool its
+//! server marks destructive (`destructiveHint: true`, not `readOnlyHint: true`) asks unless an
+//! approve rule matches it; a tool whose server says nothing about what it changes follows
+//! `--unannotated` (allow by default; with `ask`, it asks unless an approve rule matches it);
+//! every other tool goes ahead. Allow and deny rules decide which tools exist; they pre-approve
+//! nothing. The gateway asks through an [`Approver`] the transport provides (MCP elicitation);
+//! without one, the call is refused with a message that says what the person running toolweave
+//! can change. An answer may cover more than its call ([`ApprovalScope`]): the approver
+//! remembers it and answers later calls of that tool without asking.
 
 use futures::future::BoxFuture;
 use serde_json::Value;
 use toolweave_catalog::{Annotations, Entry};
-use toolweave_config::Policy;
+use toolweave_config::{Policy, Unannotated};
 
 /// One call waiting for approval.
 #[derive(Debug, Clone)]
@@ -20,53 +24,209 @@ pub struct ApprovalRequest {
     pub tool: String,
     /// Its arguments, as the call would send them.
     pub arguments: Value,
+    /// Why this call asks, in words for the person asked ("its server marks it destructive").
+    pub reason: String,
+}
+
+/// What an approval covers besides the call it was asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ApprovalScope {
+    /// This call only.
+    Call,
+    /// Every call of this tool for the rest of this execution.
+    Execution,
+    /// Every call of this tool for the rest of this client session.
+    Session,
+}
+
+impl ApprovalScope {
+    /// `call`, `execution` or `session`: the word the question offers and the audit log writes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalScope::Call => "call",
+            ApprovalScope::Execution => "execution",
+            ApprovalScope::Session => "session",
+        }
+    }
+
+    /// The scope `word` names ([`as_str`](Self::as_str)'s words).
+    pub fn parse(word: &str) -> Option<Self> {
+        match word {
+            "call" => Some(ApprovalScope::Call),
+            "execution" => Some(ApprovalScope::Execution),
+            "session" => Some(ApprovalScope::Session),
+            _ => None,
+        }
+    }
 }
 
 /// What the person asked answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Approval {
-    /// Go ahead.
-    Approved,
+    /// Go ahead. `asked` is false when an earlier answer of a wider `scope` covers this call.
+    Approved {
+        /// What the answer covers.
+        scope: ApprovalScope,
+        /// Whether the person was asked for this very call.
+        asked: bool,
+    },
     /// They said no (or dismissed the question).
     Declined,
     /// Nobody could be asked; why.
     Unavailable(String),
 }
 
-/// Asks the person at the client whether a call may go ahead.
+impl Approval {
+    /// This one call approved, as the person just answered.
+    pub const APPROVED_ONCE: Approval = Approval::Approved {
+        scope: ApprovalScope::Call,
+        asked: true,
+    };
+}
+
+/// Asks the person at the client whether a call may go ahead. An approver may remember an
+/// answer whose scope is wider than its call and answer later calls it covers without asking.
 pub trait Approver: Send + Sync + std::fmt::Debug {
     /// Asks about `request`.
     fn approve(&self, request: ApprovalRequest) -> BoxFuture<'static, Approval>;
 }
 
-/// What a call to one tool needs before it goes to its server.
+/// A tool's tier: whether its calls go ahead without asking, and why. (Tools a deny rule, or an
+/// allowlist, keeps out have no tier: they are not in the catalog.)
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Gate {
-    /// Nothing: its server does not mark it destructive.
-    Open,
-    /// It is destructive, and this approve rule (as written) approves every call beforehand.
-    PreApproved(String),
-    /// It is destructive: the person at the client is asked about each call.
-    Ask,
+pub enum Tier {
+    /// Its calls go ahead without asking anyone.
+    Allow(AllowReason),
+    /// The person at the client is asked before its calls.
+    Ask(AskReason),
 }
 
-/// What a call to `entry` needs, from its annotations and the approve rules of `policy`.
-pub(crate) fn gate(policy: &Policy, entry: &Entry) -> Gate {
-    if !needs_approval(entry.annotations.as_ref()) {
-        return Gate::Open;
-    }
-    match policy.approving_rule(&entry.server, &entry.tool) {
-        Some(rule) => Gate::PreApproved(rule.to_owned()),
-        None => Gate::Ask,
+/// Why a tool's calls go ahead without asking.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AllowReason {
+    /// Its server marks it read-only.
+    ReadOnly,
+    /// Its server marks it not destructive.
+    NotDestructive,
+    /// Its server says nothing about what it changes, and `--unannotated` is `allow`.
+    Unannotated,
+    /// It would ask for `because`, and this approve rule (as written) pre-approves it.
+    PreApproved {
+        /// The approve rule.
+        rule: String,
+        /// Why it would ask without the rule.
+        because: AskReason,
+    },
+}
+
+/// Why a tool's calls ask.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AskReason {
+    /// This ask rule (as written) matches it.
+    AskRule(String),
+    /// Its server marks it destructive.
+    Destructive,
+    /// Its server says nothing about what it changes, and `--unannotated` is `ask`.
+    Unannotated,
+}
+
+impl Tier {
+    /// `allow` or `ask`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Tier::Allow(_) => "allow",
+            Tier::Ask(_) => "ask",
+        }
     }
 }
 
-/// Whether a tool's annotations say calling it needs approval.
-fn needs_approval(annotations: Option<&Annotations>) -> bool {
-    let Some(annotations) = annotations else {
-        return false;
+impl std::fmt::Display for AllowReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AllowReason::ReadOnly => f.write_str("its server marks it read-only"),
+            AllowReason::NotDestructive => f.write_str("its server marks it not destructive"),
+            AllowReason::Unannotated => f.write_str(
+                "its server says nothing about what it changes, and --unannotated is allow",
+            ),
+            AllowReason::PreApproved { rule, because } => {
+                write!(
+                    f,
+                    "{because}, and the approve rule \"{rule}\" pre-approves it"
+                )
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for AskReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AskReason::AskRule(rule) => write!(f, "the ask rule \"{rule}\" matches it"),
+            AskReason::Destructive => f.write_str("its server marks it destructive"),
+            AskReason::Unannotated => f.write_str(
+                "its server says nothing about what it changes, and --unannotated is ask",
+            ),
+        }
+    }
+}
+
+impl std::fmt::Display for Tier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Tier::Allow(reason) => write!(f, "allow: {reason}"),
+            Tier::Ask(reason) => write!(f, "ask: {reason}"),
+        }
+    }
+}
+
+/// The tier of `entry` under `policy`: its rules and the tool's annotations.
+pub fn tier(policy: &Policy, entry: &Entry) -> Tier {
+    if let Some(rule) = policy.asking_rule(&entry.server, &entry.tool) {
+        return Tier::Ask(AskReason::AskRule(rule.to_owned()));
+    }
+    let because = match what_it_changes(entry.annotations.as_ref()) {
+        Changes::Nothing => return Tier::Allow(AllowReason::ReadOnly),
+        Changes::NothingDestructive => return Tier::Allow(AllowReason::NotDestructive),
+        Changes::Unsaid if policy.unannotated() == Unannotated::Allow => {
+            return Tier::Allow(AllowReason::Unannotated);
+        }
+        Changes::Unsaid => AskReason::Unannotated,
+        Changes::Destroys => AskReason::Destructive,
     };
-    annotations.destructive == Some(true) && annotations.read_only != Some(true)
+    match policy.approving_rule(&entry.server, &entry.tool) {
+        Some(rule) => Tier::Allow(AllowReason::PreApproved {
+            rule: rule.to_owned(),
+            because,
+        }),
+        None => Tier::Ask(because),
+    }
+}
+
+/// What a tool's annotations say it changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Changes {
+    /// `readOnlyHint: true`.
+    Nothing,
+    /// `destructiveHint: false` (it may add, not destroy).
+    NothingDestructive,
+    /// `destructiveHint: true` (and not read-only).
+    Destroys,
+    /// Neither: no annotations, or none about this.
+    Unsaid,
+}
+
+fn what_it_changes(annotations: Option<&Annotations>) -> Changes {
+    let Some(annotations) = annotations else {
+        return Changes::Unsaid;
+    };
+    if annotations.read_only == Some(true) {
+        return Changes::Nothing;
+    }
+    match annotations.destructive {
+        Some(true) => Changes::Destroys,
+        Some(false) => Changes::NothingDestructive,
+        None => Changes::Unsaid,
+    }
 }
 
 #[cfg(test)]
@@ -84,13 +244,29 @@ mod tests {
     }
 
     #[test]
-    fn destructive_and_not_read_only_needs_approval() {
-        assert!(needs_approval(Some(&hints(None, Some(true)))));
-        assert!(needs_approval(Some(&hints(Some(false), Some(true)))));
-        assert!(!needs_approval(Some(&hints(Some(true), Some(true)))));
-        assert!(!needs_approval(Some(&hints(None, Some(false)))));
-        assert!(!needs_approval(Some(&hints(None, None))));
-        assert!(!needs_approval(None));
+    fn annotations_say_what_a_tool_changes() {
+        assert_eq!(
+            what_it_changes(Some(&hints(None, Some(true)))),
+            Changes::Destroys
+        );
+        assert_eq!(
+            what_it_changes(Some(&hints(Some(false), Some(true)))),
+            Changes::Destroys
+        );
+        assert_eq!(
+            what_it_changes(Some(&hints(Some(true), Some(true)))),
+            Changes::Nothing
+        );
+        assert_eq!(
+            what_it_changes(Some(&hints(None, Some(false)))),
+            Changes::NothingDestructive
+        );
+        assert_eq!(what_it_changes(Some(&hints(None, None))), Changes::Unsaid);
+        assert_eq!(
+            what_it_changes(Some(&hints(Some(false), None))),
+            Changes::Unsaid
+        );
+        assert_eq!(what_it_changes(None), Changes::Unsaid);
     }
 
     fn entry(server: &str, tool: &str, annotations: Option<Annotations>) -> Entry {
@@ -107,13 +283,12 @@ mod tests {
         }
     }
 
+    fn rules(list: &[&str]) -> Vec<String> {
+        list.iter().map(|rule| (*rule).to_owned()).collect()
+    }
+
     #[test]
     fn only_an_approve_rule_pre_approves_a_destructive_tool() {
-        let rules = |list: &[&str]| {
-            list.iter()
-                .map(|rule| (*rule).to_owned())
-                .collect::<Vec<_>>()
-        };
         let destructive = Some(hints(None, Some(true)));
         let write = entry("filesystem", "write_file", destructive.clone());
         let delete = entry("filesystem", "delete_file", destructive);
@@ -121,24 +296,73 @@ mod tests {
 
         // Allow rules, however wide, leave each destructive call to be asked about.
         let allowing = Policy::new(&rules(&["filesystem.*", "*.*"]), &[]).unwrap();
-        assert_eq!(gate(&allowing, &write), Gate::Ask);
-        assert_eq!(gate(&allowing, &read), Gate::Open);
+        assert_eq!(tier(&allowing, &write), Tier::Ask(AskReason::Destructive));
+        assert_eq!(tier(&allowing, &read), Tier::Allow(AllowReason::ReadOnly));
 
         let approving = Policy::new(&rules(&["filesystem.*"]), &[])
             .unwrap()
             .with_approve(&rules(&["filesystem.write_file"]))
             .unwrap();
         assert_eq!(
-            gate(&approving, &write),
-            Gate::PreApproved("filesystem.write_file".to_owned())
+            tier(&approving, &write),
+            Tier::Allow(AllowReason::PreApproved {
+                rule: "filesystem.write_file".to_owned(),
+                because: AskReason::Destructive
+            })
         );
-        assert_eq!(gate(&approving, &delete), Gate::Ask);
-        // A tool that is not destructive needs nothing, whatever the rules.
+        assert_eq!(tier(&approving, &delete), Tier::Ask(AskReason::Destructive));
+        // A read-only tool needs nothing, whatever the approve rules.
         let everything = Policy::default().with_approve(&rules(&["*"])).unwrap();
-        assert_eq!(gate(&everything, &read), Gate::Open);
+        assert_eq!(tier(&everything, &read), Tier::Allow(AllowReason::ReadOnly));
         assert_eq!(
-            gate(&everything, &delete),
-            Gate::PreApproved("*".to_owned())
+            tier(&everything, &delete).to_string(),
+            "allow: its server marks it destructive, and the approve rule \"*\" pre-approves it"
         );
+    }
+
+    #[test]
+    fn unannotated_tools_follow_the_mode_and_ask_rules_beat_approve_rules() {
+        let bare = entry("notes", "save", None);
+        let additive = entry("notes", "append", Some(hints(None, Some(false))));
+        let open = Policy::default();
+        assert_eq!(tier(&open, &bare), Tier::Allow(AllowReason::Unannotated));
+        let cautious = Policy::default().with_unannotated(Unannotated::Ask);
+        assert_eq!(tier(&cautious, &bare), Tier::Ask(AskReason::Unannotated));
+        assert_eq!(
+            tier(&cautious, &additive),
+            Tier::Allow(AllowReason::NotDestructive)
+        );
+        let approved = cautious.clone().with_approve(&rules(&["notes.*"])).unwrap();
+        assert_eq!(
+            tier(&approved, &bare),
+            Tier::Allow(AllowReason::PreApproved {
+                rule: "notes.*".to_owned(),
+                because: AskReason::Unannotated
+            })
+        );
+        // An ask rule asks whatever the annotations and approve rules say.
+        let asking = approved.with_ask(&rules(&["notes.append"])).unwrap();
+        assert_eq!(
+            tier(&asking, &additive),
+            Tier::Ask(AskReason::AskRule("notes.append".to_owned()))
+        );
+        let read = entry("notes", "append", Some(hints(Some(true), None)));
+        assert_eq!(tier(&asking, &read).name(), "ask");
+        assert_eq!(
+            tier(&asking, &read).to_string(),
+            "ask: the ask rule \"notes.append\" matches it"
+        );
+    }
+
+    #[test]
+    fn scopes_read_as_they_are_written() {
+        for scope in [
+            ApprovalScope::Call,
+            ApprovalScope::Execution,
+            ApprovalScope::Session,
+        ] {
+            assert_eq!(ApprovalScope::parse(scope.as_str()), Some(scope));
+        }
+        assert_eq!(ApprovalScope::parse("forever"), None);
     }
 }

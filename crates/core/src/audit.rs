@@ -64,10 +64,14 @@ pub struct CallRecord {
     pub duration_ms: f64,
     /// `ok`, `error` or `denied` (refused by the policy, or not approved).
     pub outcome: &'static str,
-    /// For a tool marked destructive: `pre-approved` (an approve rule matches it), `approved`,
-    /// `declined`, or `unavailable` (nobody could be asked).
+    /// For a tool in the ask tier: `pre-approved` (an approve rule matches it), `approved` (the
+    /// person asked said yes), `approved-before` (an earlier answer covers this call, see
+    /// `approvalScope`), `declined`, or `unavailable` (nobody could be asked).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub approval: Option<&'static str>,
+    /// For an approved call: what the answer covers, `call`, `execution` or `session`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approval_scope: Option<&'static str>,
     /// Bytes of the arguments, as JSON.
     pub argument_bytes: usize,
     /// Bytes of the result, as JSON (0 when it failed).

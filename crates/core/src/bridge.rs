@@ -18,7 +18,9 @@ use toolweave_catalog::Entry;
 use toolweave_sandbox::{HostRequest, ServerAsk};
 use toolweave_upstream::{Capability, Listener};
 
-use crate::approval::{self, Approval, ApprovalRequest, Approver, Gate};
+use crate::approval::{
+    self, AllowReason, Approval, ApprovalRequest, ApprovalScope, Approver, AskReason, Tier,
+};
 use crate::audit::CallRecord;
 use crate::budget::{Budget, json_len};
 use crate::catalog_state::{CatalogState, Direction};
@@ -34,17 +36,27 @@ pub(crate) struct Scope<'a> {
     pub(crate) budget: &'a Budget,
     pub(crate) approver: Option<&'a Arc<dyn Approver>>,
     /// What became of asking for approval, when the call needed it (for the audit log).
-    pub(crate) approval: std::sync::Mutex<Option<&'static str>>,
+    pub(crate) approval: std::sync::Mutex<Option<Decision>>,
     /// Set when the policy or a withheld approval refused the call (for the audit log).
     pub(crate) refused: std::sync::atomic::AtomicBool,
 }
 
+/// What became of a call that needed approval, as the audit log records it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Decision {
+    /// `pre-approved`, `approved`, `approved-before`, `declined` or `unavailable`.
+    approval: &'static str,
+    /// What an approval covers.
+    scope: Option<ApprovalScope>,
+}
+
 impl Scope<'_> {
-    fn decided(&self, decision: &'static str) {
+    fn decided(&self, approval: &'static str, scope: Option<ApprovalScope>) {
         *self
             .approval
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(decision);
+            .unwrap_or_else(std::sync::PoisonError::into_inner) =
+            Some(Decision { approval, scope });
     }
 
     fn refuse(&self) {
@@ -52,7 +64,7 @@ impl Scope<'_> {
             .store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
-    fn decision(&self) -> Option<&'static str> {
+    fn decision(&self) -> Option<Decision> {
         *self
             .approval
             .lock()
@@ -108,11 +120,15 @@ pub(crate) async fn answer_recorded(
         Err(_) if scope.refused.load(std::sync::atomic::Ordering::Relaxed) => ("denied", 0, None),
         Err(_) => ("error", 0, None),
     };
+    let decision = scope.decision();
     let record = CallRecord {
         name,
         duration_ms,
         outcome,
-        approval: scope.decision(),
+        approval: decision.map(|decision| decision.approval),
+        approval_scope: decision
+            .and_then(|decision| decision.scope)
+            .map(ApprovalScope::as_str),
         argument_bytes,
         result_bytes,
         arguments,
@@ -457,11 +473,11 @@ async fn call_tool(
     let Value::Object(arguments) = arguments_value else {
         return Err("internal error: arguments stopped being an object".to_owned());
     };
-    match approval::gate(gateway.policy(), entry) {
-        Gate::Open => {}
-        Gate::PreApproved(_) => scope.decided("pre-approved"),
-        Gate::Ask => {
-            ask_approval(entry, &display, &arguments, &cancel, scope).await?;
+    match approval::tier(gateway.policy(), entry) {
+        Tier::Allow(AllowReason::PreApproved { .. }) => scope.decided("pre-approved", None),
+        Tier::Allow(_) => {}
+        Tier::Ask(reason) => {
+            ask_approval(entry, &display, &arguments, &reason, &cancel, scope).await?;
             // The person's time is neither toolweave's nor the server's.
             taken = tokio::time::Instant::now();
         }
@@ -537,12 +553,13 @@ async fn call_tool(
     Ok(value)
 }
 
-/// Asks the person at the client whether this call to a destructive tool may go ahead; `Err` is
-/// the refusal guest code reads, naming the approve rule that would admit just this tool.
+/// Asks the person at the client whether this call of a tool in the ask tier may go ahead; `Err`
+/// is the refusal guest code reads, saying what the person running toolweave can change.
 async fn ask_approval(
     entry: &Entry,
     display: &str,
     arguments: &Map<String, Value>,
+    reason: &AskReason,
     cancel: &CancellationToken,
     scope: &Scope<'_>,
 ) -> Result<(), String> {
@@ -550,6 +567,7 @@ async fn ask_approval(
     let request = ApprovalRequest {
         tool: tool.clone(),
         arguments: Value::Object(arguments.clone()),
+        reason: reason.to_string(),
     };
     let answer = match scope.approver {
         Some(approver) => tokio::select! {
@@ -559,27 +577,27 @@ async fn ask_approval(
         },
         None => Approval::Unavailable("nobody can be asked here".to_owned()),
     };
-    scope.decided(match &answer {
-        Approval::Approved => "approved",
-        Approval::Declined => "declined",
-        Approval::Unavailable(_) => "unavailable",
-    });
     match answer {
-        Approval::Approved => Ok(()),
+        Approval::Approved {
+            scope: covers,
+            asked,
+        } => {
+            let approval = if asked { "approved" } else { "approved-before" };
+            scope.decided(approval, Some(covers));
+            Ok(())
+        }
         Approval::Declined => {
+            scope.decided("declined", None);
             scope.refuse();
             Err(format!(
-                "{display} was not called: its server marks it destructive, and the person \
-                 asked declined this call"
+                "{display} was not called: {reason}, and the person asked declined this call"
             ))
         }
         Approval::Unavailable(why) => {
+            scope.decided("unavailable", None);
             scope.refuse();
-            Err(format!(
-                "{display} was not called: its server marks it destructive, so each call needs \
-                 approval, and {why}. Neither code nor the model can change this: the person running toolweave can \
-                 pre-approve this one tool by starting it with --approve {tool} (or adding \
-                 \"{tool}\" to \"approve\" in its settings file)"
+            Err(crate::error::approval_unavailable(
+                display, &tool, reason, &why,
             ))
         }
     }

@@ -44,6 +44,29 @@ fn cut_traceback(traceback: String) -> String {
     cut(lines.join("\n"), MAX_TRACEBACK_TEXT)
 }
 
+/// The refusal of a call in the ask tier when nobody could be asked (`why`): what the person
+/// running toolweave can change, which neither code nor the model can.
+pub(crate) fn approval_unavailable(
+    display: &str,
+    tool: &str,
+    reason: &crate::approval::AskReason,
+    why: &str,
+) -> String {
+    let change = match reason {
+        crate::approval::AskReason::AskRule(rule) => format!(
+            "the person running toolweave decides with the ask rule \"{rule}\" (approve rules do not apply to a tool an ask rule matches)"
+        ),
+        crate::approval::AskReason::Destructive | crate::approval::AskReason::Unannotated => {
+            format!(
+                "the person running toolweave can pre-approve this one tool by starting it with --approve {tool} (or adding \"{tool}\" to \"approve\" in its settings file)"
+            )
+        }
+    };
+    format!(
+        "{display} was not called: {reason}, so each call needs approval, and {why}. Neither code nor the model can change this: {change}"
+    )
+}
+
 /// An execution that ended without a value.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum ExecutionError {

@@ -441,6 +441,30 @@ impl Gateway {
             .await
     }
 
+    /// The tier of the tool code calls by `name` (`server.tool`, guest or original names) in the
+    /// catalog as it is now: whether its calls ask, and why. `None` for a name the catalog does
+    /// not have (the policy keeps it out: see [`kept_out`](Self::kept_out)).
+    pub fn tier_of(&self, name: &str) -> Option<crate::Tier> {
+        let state = self.snapshot();
+        let entry = state.catalog.resolve(name)?;
+        Some(crate::approval::tier(&self.policy, entry))
+    }
+
+    /// The tools of ready servers that the policy keeps out of the catalog, as `server.tool`
+    /// (original names), each with the reason.
+    pub fn kept_out(&self) -> Vec<(String, String)> {
+        self.snapshot()
+            .denied
+            .iter()
+            .map(|denied| {
+                (
+                    format!("{}.{}", denied.server, denied.tool),
+                    denied.denial.to_string(),
+                )
+            })
+            .collect()
+    }
+
     /// The providers that are not ready now (starting or failed), so that an answer that lists
     /// tools can say whose tools are missing from it.
     pub fn unavailable(&self) -> Vec<Unavailable> {

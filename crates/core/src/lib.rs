@@ -61,7 +61,9 @@ mod runner;
 mod worker_entry;
 mod workers;
 
-pub use approval::{Approval, ApprovalRequest, Approver};
+pub use approval::{
+    AllowReason, Approval, ApprovalRequest, ApprovalScope, Approver, AskReason, Tier,
+};
 pub use audit::{AuditLog, AuditOptions, CallRecord, RequestRecord};
 pub use builder::GatewayBuilder;
 pub use closures::{ClosureProvider, ToolError};

@@ -10,6 +10,7 @@
 // newest protocol version; clients speaking 2025-06-18 and 2025-11-25 use it, so it is served.
 #![allow(deprecated)]
 
+mod approve;
 mod forward;
 pub mod health;
 pub mod http;
@@ -36,13 +37,11 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::task::TaskTracker;
 
-use futures::future::BoxFuture;
-use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
 use toolweave_core::{
-    Approval, ApprovalRequest, Approver, ClientConnection, DirectCall, ExecuteOptions, Flavor,
-    Gateway, Language, Listener, Notice,
+    ClientConnection, DirectCall, ExecuteOptions, Flavor, Gateway, Language, Listener, Notice,
 };
 
+use crate::approve::{AskTheClient, SessionApprovals};
 use crate::forward::{ClientPeer, SessionRequests};
 use crate::listing::{Joined, Listing};
 pub use listing::{MAX_DECLARED_BYTES, ToolsOptions};
@@ -78,6 +77,8 @@ pub struct ToolweaveServer {
     discovery_turn: Arc<tokio::sync::Semaphore>,
     /// Where executions and refusals are counted, when metrics are on.
     metrics: Option<Arc<metrics::Metrics>>,
+    /// What this session's person approved for the rest of the session.
+    approvals: Arc<SessionApprovals>,
 }
 
 /// Numbers handed to sessions.
@@ -108,6 +109,7 @@ impl ToolweaveServer {
             connection: Arc::default(),
             discovery_turn: Arc::new(tokio::sync::Semaphore::new(1)),
             metrics: None,
+            approvals: Arc::default(),
         }
     }
 
@@ -153,6 +155,7 @@ impl ToolweaveServer {
             connection: Arc::default(),
             joined: Arc::default(),
             discovery_turn: Arc::new(tokio::sync::Semaphore::new(1)),
+            approvals: Arc::default(),
             ..self.clone()
         }
     }
@@ -182,6 +185,7 @@ impl ToolweaveServer {
             requests: Arc::default(),
             connection: Arc::default(),
             joined: Arc::default(),
+            approvals: Arc::default(),
             ..self.clone()
         }
     }
@@ -345,10 +349,11 @@ impl ToolweaveServer {
                     ExecuteOptions {
                         listener: Some(listener),
                         session,
-                        approver: Some(Arc::new(AskTheClient {
-                            peer: context.peer.clone(),
-                            from_code: true,
-                        })),
+                        approver: Some(Arc::new(AskTheClient::new(
+                            context.peer.clone(),
+                            true,
+                            self.approvals.clone(),
+                        ))),
                         cancel: context.ct.clone(),
                     },
                 )
@@ -451,10 +456,11 @@ impl ToolweaveServer {
                         arguments,
                         listener: Some(listener),
                         session,
-                        approver: Some(Arc::new(AskTheClient {
-                            peer: context.peer.clone(),
-                            from_code: false,
-                        })),
+                        approver: Some(Arc::new(AskTheClient::new(
+                            context.peer.clone(),
+                            false,
+                            self.approvals.clone(),
+                        ))),
                     },
                     context.ct.clone(),
                 )
@@ -602,84 +608,6 @@ async fn forward_notices(
     }
     while let Ok(notice) = notices.try_recv() {
         forward(notice).await;
-    }
-}
-
-/// Asks the person at the client, through MCP elicitation, whether a call to a tool marked
-/// destructive may go ahead.
-#[derive(Debug)]
-struct AskTheClient {
-    peer: Peer<RoleServer>,
-    /// Whether code asks for the call (else the client called a tool listed directly).
-    from_code: bool,
-}
-
-/// The most of a call's arguments shown in the question.
-const MAX_SHOWN_ARGUMENTS: usize = 2000;
-
-impl Approver for AskTheClient {
-    fn approve(&self, request: ApprovalRequest) -> BoxFuture<'static, Approval> {
-        let peer = self.peer.clone();
-        let from_code = self.from_code;
-        Box::pin(async move {
-            let supported = peer
-                .peer_info()
-                .is_some_and(|info| info.capabilities.elicitation.is_some());
-            if !supported {
-                return Approval::Unavailable(
-                    "this MCP client cannot be asked (it does not support elicitation)".to_owned(),
-                );
-            }
-            let mut arguments = serde_json::to_string_pretty(&request.arguments)
-                .unwrap_or_else(|_| request.arguments.to_string());
-            if arguments.len() > MAX_SHOWN_ARGUMENTS {
-                let mut end = MAX_SHOWN_ARGUMENTS;
-                while !arguments.is_char_boundary(end) {
-                    end -= 1;
-                }
-                arguments.truncate(end);
-                arguments.push_str("\n…");
-            }
-            let schema = match ElicitationSchema::builder()
-                .required_bool("approve")
-                .build()
-            {
-                Ok(schema) => schema,
-                Err(error) => {
-                    return Approval::Unavailable(format!(
-                        "the question could not be built: {error}"
-                    ));
-                }
-            };
-            let params = ElicitRequestParams::FormElicitationParams {
-                meta: None,
-                message: format!(
-                    "{} {}, which its server marks as destructive, with these \
-                     arguments:\n{arguments}\nAllow this one call?",
-                    if from_code {
-                        "Code run by toolweave wants to call"
-                    } else {
-                        "The model wants toolweave to call"
-                    },
-                    request.tool
-                ),
-                requested_schema: schema,
-            };
-            match peer.create_elicitation(params).await {
-                Ok(answer)
-                    if answer.action == ElicitationAction::Accept
-                        && answer
-                            .content
-                            .as_ref()
-                            .and_then(|content| content.get("approve"))
-                            == Some(&Value::Bool(true)) =>
-                {
-                    Approval::Approved
-                }
-                Ok(_) => Approval::Declined,
-                Err(error) => Approval::Unavailable(format!("asking the client failed ({error})")),
-            }
-        })
     }
 }
 

@@ -251,3 +251,122 @@ async fn a_client_that_supports_elicitation_is_asked_for_each_call() {
     );
     assert_eq!(record["toolCalls"][0]["outcome"], "ok", "{record}");
 }
+
+/// A client that approves every question with `scope`, counting the questions.
+#[derive(Clone)]
+struct ApprovingFor {
+    scope: &'static str,
+    asked: Arc<Mutex<Vec<String>>>,
+}
+
+impl ClientHandler for ApprovingFor {
+    fn get_info(&self) -> ClientConfig {
+        Approving::default().get_info()
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let ElicitRequestParams::FormElicitationParams { message, .. } = request else {
+            return Ok(ElicitResult::new(ElicitationAction::Cancel));
+        };
+        self.asked.lock().unwrap().push(message);
+        Ok(ElicitResult::new(ElicitationAction::Accept)
+            .with_content(json!({ "approve": true, "scope": self.scope })))
+    }
+}
+
+/// Twenty calls of `fixture.remove` in a loop, one after the other.
+const TWENTY_REMOVES: &str = "const done = []; for (let i = 0; i < 20; i++) { done.push(await tools.fixture.remove({ name: `n${i}` })) } return done.length";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loop_of_twenty_writes_approved_for_the_execution_asks_once() {
+    let (dir, config) = fixture_config(&["fixture"]).unwrap();
+    let log = dir.path().join("audit.jsonl");
+    let approving = ApprovingFor {
+        scope: "execution",
+        asked: Arc::default(),
+    };
+    let (client, _) = serve_with(
+        toolweave(),
+        &config,
+        &["--audit-log", log.to_str().unwrap()],
+        &[],
+        approving.clone(),
+    )
+    .await
+    .unwrap();
+    let execute = async |code: &str| -> Value {
+        let Value::Object(arguments) = json!({ "code": code, "language": "javascript" }) else {
+            unreachable!("a literal object");
+        };
+        let result = client
+            .call_tool(CallToolRequestParams::new("execute_code").with_arguments(arguments))
+            .await
+            .unwrap();
+        Execution::from_result(result)
+            .unwrap()
+            .value()
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(execute(TWENTY_REMOVES).await, json!(20));
+    let asked = approving.asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(
+        asked[0].contains("fixture.remove (its server marks it destructive)"),
+        "{}",
+        asked[0]
+    );
+    // The approval ends with its execution: the next one asks again.
+    assert_eq!(execute(&remove("again")).await, json!("removed again"));
+    assert_eq!(approving.asked.lock().unwrap().len(), 2);
+    client.cancel().await.unwrap();
+
+    let text = std::fs::read_to_string(&log).unwrap();
+    let record: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let calls = record["toolCalls"].as_array().unwrap();
+    assert_eq!(calls.len(), 20, "{record}");
+    assert_eq!(calls[0]["approval"], "approved", "{record}");
+    assert_eq!(calls[0]["approvalScope"], "execution", "{record}");
+    for call in &calls[1..] {
+        assert_eq!(call["approval"], "approved-before", "{record}");
+        assert_eq!(call["approvalScope"], "execution", "{record}");
+        assert_eq!(call["outcome"], "ok", "{record}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_for_the_session_covers_later_executions_and_calls_at_once_ask_once() {
+    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    let approving = ApprovingFor {
+        scope: "session",
+        asked: Arc::default(),
+    };
+    let (client, _) = serve_with(toolweave(), &config, &[], &[], approving.clone())
+        .await
+        .unwrap();
+    let execute = async |code: &str| -> Value {
+        let Value::Object(arguments) = json!({ "code": code, "language": "javascript" }) else {
+            unreachable!("a literal object");
+        };
+        let result = client
+            .call_tool(CallToolRequestParams::new("execute_code").with_arguments(arguments))
+            .await
+            .unwrap();
+        Execution::from_result(result)
+            .unwrap()
+            .value()
+            .unwrap()
+            .clone()
+    };
+    // Ten calls at once wait for the one question.
+    let parallel = "const names = Array.from({ length: 10 }, (_, i) => `p${i}`); return (await Promise.all(names.map((name) => tools.fixture.remove({ name })))).length";
+    assert_eq!(execute(parallel).await, json!(10));
+    assert_eq!(execute(&remove("later")).await, json!("removed later"));
+    let asked = approving.asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    client.cancel().await.unwrap();
+}

@@ -19,6 +19,7 @@ mod results;
 mod runner;
 mod setup;
 mod shapes;
+mod tiers;
 mod upstreams;
 mod waits;
 mod worker_protocol;
