@@ -65,6 +65,18 @@ pub trait Running: Send {
     fn ended_early(&mut self) -> BoxFuture<'_, EngineError>;
 }
 
+/// The part of the gateway's `limits` an engine enforces itself, as every job carries it.
+pub(crate) fn engine_limits(limits: &Limits) -> toolweave_sandbox::EngineLimits {
+    toolweave_sandbox::EngineLimits {
+        timeout: limits.timeout,
+        memory_bytes: limits.memory_bytes,
+        stack_bytes: limits.stack_bytes,
+        max_log_bytes: limits.max_log_bytes,
+        max_result_bytes: limits.max_result_bytes,
+        max_tool_calls: limits.max_tool_calls,
+    }
+}
+
 /// An execution that could not start: its only message is its outcome, `error`.
 pub fn failed(error: EngineError) -> Box<dyn Running> {
     Box::new(Session::Failed(Some(error)))

@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use toolweave_sandbox::{
-    EngineEvent, EngineLimits, FromWorker, HostReply, HostRequest, Language, LogStream, Outcome,
+    EngineEvent, FromWorker, HostReply, HostRequest, Language, LogStream, Outcome,
 };
 
 use crate::audit::{CallRecord, ExecutionRecord, RequestLog};
@@ -169,14 +169,7 @@ impl Gateway {
         let engine_request = toolweave_sandbox::ExecuteRequest {
             code,
             language,
-            limits: EngineLimits {
-                timeout: limits.timeout,
-                memory_bytes: limits.memory_bytes,
-                stack_bytes: limits.stack_bytes,
-                max_log_bytes: limits.max_log_bytes,
-                max_result_bytes: limits.max_result_bytes,
-                max_tool_calls: limits.max_tool_calls,
-            },
+            limits: crate::engines::engine_limits(limits),
             manifest,
         };
 

@@ -116,14 +116,7 @@ impl RemoteRunner {
     /// An executor on `runner`, for executions under `limits`. Within a tokio runtime its
     /// connections open at once, so the first execution finds one ready.
     pub fn new(runner: Runner, limits: &Limits) -> Self {
-        let engine_limits = EngineLimits {
-            timeout: limits.timeout,
-            memory_bytes: limits.memory_bytes,
-            stack_bytes: limits.stack_bytes,
-            max_log_bytes: limits.max_log_bytes,
-            max_result_bytes: limits.max_result_bytes,
-            max_tool_calls: limits.max_tool_calls,
-        };
+        let engine_limits = crate::engines::engine_limits(limits);
         let connections = Arc::new(Connections {
             runner,
             slots: (0..CONNECTIONS)
@@ -593,7 +586,7 @@ impl RemoteExecution {
                 })
             }
             Ok(value) => {
-                let size = json_size(&value);
+                let size = crate::budget::json_len(&value);
                 if size > self.limits.max_result_bytes {
                     Err(EngineError::ResultTooLarge {
                         size,
@@ -687,25 +680,6 @@ impl Drop for RemoteExecution {
             self.cancel();
         }
         lock(&self.connection.executions).remove(&self.id);
-    }
-}
-
-/// The bytes of `value` as JSON, counted without writing them anywhere.
-fn json_size(value: &serde_json::Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0 += bytes.len();
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    match serde_json::to_writer(&mut count, value) {
-        Ok(()) => count.0,
-        Err(_) => usize::MAX,
     }
 }
 
