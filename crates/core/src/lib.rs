@@ -57,6 +57,7 @@ mod mcp;
 mod observe;
 mod provider;
 mod render;
+mod session_state;
 mod worker_entry;
 mod workers;
 
@@ -66,7 +67,7 @@ pub use builder::GatewayBuilder;
 pub use closures::{ClosureProvider, ToolError};
 pub use direct::DirectCall;
 pub use engines::{Engines, Isolation};
-pub use error::{BuildError, DiscoveryError, ExecutionError, ProviderError};
+pub use error::{BuildError, DiscoveryError, ExecutionError, ProviderError, SessionStateError};
 pub use executor::{
     ExecuteOptions, ExecutionReport, ExecutionStats, LogLine, MAX_LOG_LINES, OmittedLogs,
 };
@@ -78,12 +79,13 @@ pub use mcp::McpProvider;
 pub use observe::{CallOutcome, Observer, SPAN_TARGET, WorkerCount};
 pub use provider::{CallContext, ProviderState, ToolProvider};
 pub use render::{describe_text, execution_text, search_text};
+pub use session_state::SessionState;
 pub use rmcp::model::{CallToolResult, Tool, ToolAnnotations};
 pub use tokio_util::sync::CancellationToken;
 pub use toolweave_catalog::{
     Annotations, MAX_SCHEMA_DEPTH, SchemaTooDeep, ToolDefinition, ToolSchema,
 };
-pub use toolweave_config::{self as config, Config, Limits, Policy};
+pub use toolweave_config::{self as config, Config, Limits, Policy, ToolGlobs};
 pub use toolweave_sandbox::confine;
 pub use toolweave_sandbox::{Language, LogStream, WorkerCommand, WorkerKind};
 pub use toolweave_upstream::{

@@ -40,7 +40,7 @@ use futures::future::BoxFuture;
 use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
 use toolweave_core::{
     Approval, ApprovalRequest, Approver, ClientConnection, DirectCall, ExecuteOptions, Flavor,
-    Gateway, Language, Listener, Notice,
+    Gateway, Language, Listener, Notice, SessionState, ToolGlobs,
 };
 
 use crate::forward::{ClientPeer, SessionRequests};
@@ -78,6 +78,9 @@ pub struct ToolweaveServer {
     discovery_turn: Arc<tokio::sync::Semaphore>,
     /// Where executions and refusals are counted, when metrics are on.
     metrics: Option<Arc<metrics::Metrics>>,
+    /// What this session's executions keep across runs (the store, result handles); dropped
+    /// with the session's handler.
+    state: Arc<SessionState>,
 }
 
 /// Numbers handed to sessions.
@@ -98,7 +101,6 @@ impl ToolweaveServer {
         Self {
             listing: Arc::new(Listing::new(ToolsOptions::default(), &namespaces)),
             joined: Arc::default(),
-            gateway,
             executions: TaskTracker::new(),
             log_level: Arc::new(Mutex::new(LoggingLevel::Info)),
             session: next_session(),
@@ -108,6 +110,8 @@ impl ToolweaveServer {
             connection: Arc::default(),
             discovery_turn: Arc::new(tokio::sync::Semaphore::new(1)),
             metrics: None,
+            state: gateway.session_state(),
+            gateway,
         }
     }
 
@@ -153,6 +157,7 @@ impl ToolweaveServer {
             connection: Arc::default(),
             joined: Arc::default(),
             discovery_turn: Arc::new(tokio::sync::Semaphore::new(1)),
+            state: self.gateway.session_state(),
             ..self.clone()
         }
     }
@@ -182,6 +187,7 @@ impl ToolweaveServer {
             requests: Arc::default(),
             connection: Arc::default(),
             joined: Arc::default(),
+            state: self.gateway.session_state(),
             ..self.clone()
         }
     }
@@ -200,6 +206,20 @@ impl ToolweaveServer {
             .and_then(|parts| parts.headers.get("mcp-session-id"))
             .and_then(|id| id.to_str().ok())
             .map_or_else(|| self.session.to_string(), str::to_owned)
+    }
+
+    /// What this request's executions keep across runs: the session's store and handles, or,
+    /// for an HTTP request that belongs to no session, a state that keeps nothing and says so.
+    fn session_state(&self, context: &RequestContext<RoleServer>) -> Arc<SessionState> {
+        let sessionless = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .is_some_and(|parts| !parts.headers.contains_key("mcp-session-id"));
+        if sessionless {
+            SessionState::sessionless(self.gateway.limits())
+        } else {
+            self.state.clone()
+        }
     }
 
     /// The log level this session's client asked for.
@@ -332,6 +352,8 @@ impl ToolweaveServer {
             })?,
             Some(_) => return Err(invalid("\"language\" must be a string")),
         };
+        let allowed_tools = allowed_tools(arguments)?;
+        let timeout = requested_timeout(arguments)?;
         if let Some(refusal) = self.rate_limited() {
             return Ok(refusal);
         }
@@ -350,6 +372,9 @@ impl ToolweaveServer {
                             from_code: true,
                         })),
                         cancel: context.ct.clone(),
+                        state: Some(self.session_state(context)),
+                        allowed_tools,
+                        timeout,
                     },
                 )
             }),
@@ -367,6 +392,48 @@ impl ToolweaveServer {
             metrics.execution(language, outcome, duration);
         }
         Ok(execution_result(&report))
+    }
+}
+
+/// `allowedTools` of `execute_code`: globs over `server.tool`, compiled as the policy's are.
+fn allowed_tools(arguments: &Map<String, Value>) -> Result<Option<ToolGlobs>, ErrorData> {
+    let patterns: Vec<String> = match arguments.get("allowedTools") {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|item| match item {
+                Value::String(pattern) => Ok(pattern.clone()),
+                _ => Err(invalid(
+                    "\"allowedTools\" must be an array of strings such as [\"github.get_*\"]",
+                )),
+            })
+            .collect::<Result<_, _>>()?,
+        Some(_) => {
+            return Err(invalid(
+                "\"allowedTools\" must be an array of strings such as [\"github.get_*\"]",
+            ));
+        }
+    };
+    ToolGlobs::new(&patterns, "allowedTools")
+        .map(Some)
+        .map_err(invalid)
+}
+
+/// `timeoutMs` of `execute_code`: a whole number of milliseconds, 1 or more.
+fn requested_timeout(
+    arguments: &Map<String, Value>,
+) -> Result<Option<std::time::Duration>, ErrorData> {
+    match arguments.get("timeoutMs") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(number)) => match number.as_u64() {
+            Some(millis) if millis > 0 => Ok(Some(std::time::Duration::from_millis(millis))),
+            _ => Err(invalid(
+                "\"timeoutMs\" must be a whole number of milliseconds, 1 or more",
+            )),
+        },
+        Some(_) => Err(invalid(
+            "\"timeoutMs\" must be a whole number of milliseconds, 1 or more",
+        )),
     }
 }
 
@@ -835,11 +902,7 @@ impl ServerHandler for ToolweaveServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = request.arguments.unwrap_or_default();
-        let warnings = tools::unknown_argument_warnings(
-            &request.name,
-            &arguments,
-            self.gateway.limits().timeout,
-        );
+        let warnings = tools::unknown_argument_warnings(&request.name, &arguments);
         let mut listed = self.listing.snapshot();
         let mut listed_now = listed.tools.iter().any(|tool| tool.name == request.name);
         if !listed_now && !listed.version_known() && self.listing.follows_catalog() {

@@ -16,6 +16,7 @@ mod policy;
 mod protocol;
 mod requests;
 mod results;
+mod session_state;
 mod setup;
 mod shapes;
 mod upstreams;
