@@ -192,9 +192,6 @@ impl Gateway {
         // What the request asked to narrow, and what it could not have.
         let mut warnings = Vec::new();
         let timeout = narrowed_timeout(requested_timeout, limits.timeout, &mut warnings);
-        if let Some(allowed) = &allowed_tools {
-            warnings.extend(allowed_tools_notes(&catalog, allowed));
-        }
         drop(catalog);
         let engine_request = toolweave_sandbox::ExecuteRequest {
             code,
@@ -337,6 +334,12 @@ impl Gateway {
                 .map_err(|error| ExecutionError::from_engine(error, limits.stack_bytes)),
             (None, None) => Err(ExecutionError::Timeout { limit: timeout }),
         };
+        if let Some(allowed) = &allowed_tools {
+            // Told after the run: servers that were starting when it began may be up now.
+            let catalog = self.catalog(false).await;
+            let settled = self.unavailable().is_empty();
+            warnings.extend(allowed_tools_notes(&catalog, allowed, settled));
+        }
         let result = match result {
             Ok(value) => self.keep_large(value, &state, language, &mut warnings),
             Err(error) => Err(self.limit_named(error, timeout)),
@@ -449,9 +452,14 @@ fn narrowed_timeout(
     }
 }
 
-/// What the model should know of an `allowedTools`: each glob that matches no tool code can
-/// call, and each that matches tools the policy keeps from code (they stay out).
-fn allowed_tools_notes(catalog: &crate::catalog_state::CatalogState, allowed: &ToolGlobs) -> Vec<String> {
+/// What the model should know of an `allowedTools`: each glob that matches tools the policy
+/// keeps from code (they stay out), and, once every server is up (`settled`), each that matches
+/// no tool code can call.
+fn allowed_tools_notes(
+    catalog: &crate::catalog_state::CatalogState,
+    allowed: &ToolGlobs,
+    settled: bool,
+) -> Vec<String> {
     let mut notes = Vec::new();
     for pattern in allowed.patterns() {
         let denied: Vec<String> = catalog
@@ -474,7 +482,7 @@ fn allowed_tools_notes(catalog: &crate::catalog_state::CatalogState, allowed: &T
                 "allowedTools \"{pattern}\" matches {listed}, which toolweave's policy keeps from \
                  code: they stayed out (allowedTools narrows what the policy allows, never widens it)"
             ));
-        } else if !callable {
+        } else if settled && !callable {
             notes.push(format!(
                 "allowedTools \"{pattern}\" matches no tool code can call, so it let nothing in"
             ));

@@ -26,10 +26,7 @@ const EXECUTE_USAGE: &str = "TypeScript/JavaScript (default): `await tools.<serv
      third-party modules): `await tools.<server>.<tool>(a=1)`, `asyncio.gather` for parallel \
      calls, `call_tool(\"server.tool\", {...})`, `search_tools`, `describe_tools`, \
      `resources`, `prompts`, print. \
-     Both keep state across executions of this session: `store.get/set/delete/keys` (JSON \
-     values); a result larger than the answer limit comes back as a `handle` with its shape \
-     and a preview, read with `results.get(handle, {path, offset, limit})`; `handle(value)` \
-     keeps a value on purpose. \
+     `store.get/set/delete/keys` persist across runs. \
      Filter results in code and return only what is needed.";
 
 /// The three tool definitions; `namespaces` are the guest server names listed in the execute
@@ -108,8 +105,8 @@ fn execute_tool(description: &str) -> Tool {
             "properties": {
                 "code": {"type": "string"},
                 "language": {"type": "string", "enum": ["typescript", "javascript", "python"], "default": "typescript"},
-                "allowedTools": {"type": "array", "items": {"type": "string"}, "description": "Only these tools (globs over server.tool, e.g. \"github.get_*\"), within what the gateway allows"},
-                "timeoutMs": {"type": "integer", "minimum": 1, "description": "A shorter deadline than the gateway's"}
+                "allowedTools": {"type": "array", "items": {"type": "string"}},
+                "timeoutMs": {"type": "integer"}
             },
             "required": ["code"]
         }),
