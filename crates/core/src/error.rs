@@ -489,7 +489,13 @@ mod tests {
 
 /// The warning of an answer whose result was kept behind handle `id` instead: how large it is,
 /// why it is not in the answer, how long it is kept, and how code reads it.
-pub(crate) fn handle_note(id: &str, bytes: usize, limit: usize, ttl: Duration, python: bool) -> String {
+pub(crate) fn handle_note(
+    id: &str,
+    bytes: usize,
+    limit: usize,
+    ttl: Duration,
+    python: bool,
+) -> String {
     let read = if python {
         format!("await results.get(\"{id}\", path=\"items\", offset=0, limit=100)")
     } else {

@@ -169,11 +169,8 @@ impl Gateway {
             allowed_tools,
             timeout: requested_timeout,
         } = options;
-        let state = state.unwrap_or_else(|| {
-            self.own_state
-                .get_or_init(|| self.session_state())
-                .clone()
-        });
+        let state =
+            state.unwrap_or_else(|| self.own_state.get_or_init(|| self.session_state()).clone());
         let approver = approver.or_else(|| self.approver.clone());
         // Kept for the audit log only when there is one.
         let audited_code = self
@@ -419,7 +416,9 @@ impl Gateway {
     /// handle cap for a result too large for any handle, `timeoutMs` for a narrowed deadline.
     fn limit_named(&self, error: ExecutionError, timeout: Duration) -> ExecutionError {
         match error {
-            ExecutionError::ResultTooLarge { size, limit } if limit != self.limits.max_result_bytes => {
+            ExecutionError::ResultTooLarge { size, limit }
+                if limit != self.limits.max_result_bytes =>
+            {
                 ExecutionError::HandleTooLarge { size, limit }
             }
             ExecutionError::Timeout { limit } if timeout < self.limits.timeout => {

@@ -79,8 +79,8 @@ pub use mcp::McpProvider;
 pub use observe::{CallOutcome, Observer, SPAN_TARGET, WorkerCount};
 pub use provider::{CallContext, ProviderState, ToolProvider};
 pub use render::{describe_text, execution_text, search_text};
-pub use session_state::SessionState;
 pub use rmcp::model::{CallToolResult, Tool, ToolAnnotations};
+pub use session_state::SessionState;
 pub use tokio_util::sync::CancellationToken;
 pub use toolweave_catalog::{
     Annotations, MAX_SCHEMA_DEPTH, SchemaTooDeep, ToolDefinition, ToolSchema,

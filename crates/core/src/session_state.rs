@@ -198,7 +198,10 @@ impl SessionState {
     fn set(&self, key: String, value: &Value) -> Result<(), SessionStateError> {
         let text = value.to_string();
         let mut store = self.store();
-        let replaced = store.values.get(&key).map_or(0, |old| key.len() + old.len());
+        let replaced = store
+            .values
+            .get(&key)
+            .map_or(0, |old| key.len() + old.len());
         if replaced == 0 && store.values.len() >= self.limits.store_keys {
             return Err(SessionStateError::StoreKeys {
                 limit: self.limits.store_keys,
@@ -467,7 +470,9 @@ fn piece(
     let start = usize::try_from(offset.unwrap_or(0)).unwrap_or(usize::MAX);
     let count = usize::try_from(limit.unwrap_or(u64::MAX)).unwrap_or(usize::MAX);
     match at {
-        Value::String(text) => Ok(Value::String(text.chars().skip(start).take(count).collect())),
+        Value::String(text) => Ok(Value::String(
+            text.chars().skip(start).take(count).collect(),
+        )),
         Value::Array(items) => Ok(Value::Array(
             items.iter().skip(start).take(count).cloned().collect(),
         )),
@@ -538,7 +543,9 @@ mod tests {
         set("b", json!(1)).unwrap();
         let keys = set("c", json!(1)).unwrap_err().to_string();
         assert!(keys.contains("--max-store-keys 2"), "{keys}");
-        let bytes = set("a", json!("a long string here")).unwrap_err().to_string();
+        let bytes = set("a", json!("a long string here"))
+            .unwrap_err()
+            .to_string();
         assert!(bytes.contains("--max-store-bytes 20"), "{bytes}");
         assert_eq!(
             state

@@ -516,13 +516,22 @@ async fn session_state_carries_values_and_large_results_between_executions() {
             let code = code.to_owned();
             async move { gateway.execute(code, language, options).await }
         };
-        let set = run_in(&state, "await store.set('k', [1, 'two']); 1", Language::TypeScript);
+        let set = run_in(
+            &state,
+            "await store.set('k', [1, 'two']); 1",
+            Language::TypeScript,
+        );
         assert_eq!(value(set.await), json!(1), "{isolation:?}");
         let got = run_in(&state, "await store.get('k')", Language::Python);
         assert_eq!(value(got.await), json!([1, "two"]), "{isolation:?}");
 
         let large = run_in(&state, "'0123456789'.repeat(500)", Language::TypeScript).await;
-        assert_eq!(large.warnings.len(), 1, "{isolation:?}: {:?}", large.warnings);
+        assert_eq!(
+            large.warnings.len(),
+            1,
+            "{isolation:?}: {:?}",
+            large.warnings
+        );
         let described = value(large);
         assert_eq!(described["bytes"], json!(5002), "{isolation:?}");
         assert_eq!(described["shape"], json!("string(5000)"), "{isolation:?}");

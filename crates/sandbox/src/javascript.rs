@@ -629,8 +629,9 @@ fn install_prelude<'js>(
             ctx.clone(),
             move |GuestText(function), GuestText(args)| -> f64 {
                 let request = match guest_json(args, "the arguments") {
-                    Ok(Value::Array(arguments)) => crate::SessionAsk::new(&function, arguments)
-                        .map(HostRequest::Session),
+                    Ok(Value::Array(arguments)) => {
+                        crate::SessionAsk::new(&function, arguments).map(HostRequest::Session)
+                    }
                     Ok(_) => Err(format!("internal error: {function} got no argument list")),
                     Err(error) => Err(format!("invalid arguments to {function}: {error}")),
                 };

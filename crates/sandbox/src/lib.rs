@@ -455,7 +455,11 @@ impl SessionAsk {
                 };
                 Self::results_get(handle, options)?
             }
-            other => return Err(format!("internal error: no such session function as {other}")),
+            other => {
+                return Err(format!(
+                    "internal error: no such session function as {other}"
+                ));
+            }
         })
     }
 

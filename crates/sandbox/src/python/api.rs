@@ -98,9 +98,11 @@ impl GuestApi {
         match object_id {
             None => match name {
                 "tools" => NameLookupResult::Value(self.tools()),
-                "store" => {
-                    NameLookupResult::Value(instance("store".to_owned(), STORE_ID, DictPairs::default()))
-                }
+                "store" => NameLookupResult::Value(instance(
+                    "store".to_owned(),
+                    STORE_ID,
+                    DictPairs::default(),
+                )),
                 "results" => NameLookupResult::Value(instance(
                     "results".to_owned(),
                     RESULTS_ID,
@@ -317,7 +319,11 @@ fn session_signature(function: &str) -> Option<(&'static [&'static str], usize)>
 /// `store.get(key)`, `store.set(key, value)`, `store.delete(key)`, `store.keys()`,
 /// `results.get(handle, options=None, path=None, offset=None, limit=None)` and `handle(value)`:
 /// the arguments as JSON, checked by the ask both languages make.
-fn session_call(function: &str, args: &[MontyObject], kwargs: &[(MontyObject, MontyObject)]) -> Call {
+fn session_call(
+    function: &str,
+    args: &[MontyObject],
+    kwargs: &[(MontyObject, MontyObject)],
+) -> Call {
     let Some((parameters, required)) = session_signature(function) else {
         let (object, name) = function.split_once('.').unwrap_or((function, ""));
         let offered = if object == "store" {
