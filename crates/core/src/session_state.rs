@@ -11,6 +11,7 @@
 //! (the stdio process ends, an HTTP session is closed or expires).
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
@@ -32,8 +33,10 @@ const SHAPE_DEPTH: usize = 4;
 const MAX_SHAPE_BYTES: usize = 2000;
 /// How many handles that are gone a session remembers, to say why one is gone.
 const REMEMBERED_GONE: usize = 1000;
-/// Freeing this much of handles at once hands free memory back to the system.
+/// Once handles of this many bytes have expired, free memory is handed back to the system.
 const TRIM_BYTES: usize = 1024 * 1024;
+/// Bytes of handles expired since free memory was last handed back.
+static FREED_SINCE_TRIM: AtomicUsize = AtomicUsize::new(0);
 
 /// The store and result handles of one MCP session. Made by the server for each session (a
 /// program that embeds toolweave gets one per gateway by default); dropped with it.
@@ -280,11 +283,15 @@ impl SessionState {
     }
 
     fn expire(&self, id: &str) {
-        let dropped = self.handles().drop_kept(id, Gone::Expired);
-        if let Some(kept) = dropped
-            && kept.bytes >= TRIM_BYTES
-        {
-            // A large value takes a while to free; the system gets the pages back after.
+        let Some(kept) = self.handles().drop_kept(id, Gone::Expired) else {
+            return;
+        };
+        // Freed memory stays with the allocator until it is handed back: once a megabyte of
+        // handles (in any session) has expired since the last time, it is. A large value takes a
+        // while to free, so that happens off the protocol threads.
+        let freed = FREED_SINCE_TRIM.fetch_add(kept.bytes, Ordering::Relaxed) + kept.bytes;
+        if freed >= TRIM_BYTES {
+            FREED_SINCE_TRIM.store(0, Ordering::Relaxed);
             tokio::task::spawn_blocking(move || {
                 drop(kept);
                 toolweave_sandbox::release_free_memory();
