@@ -488,21 +488,29 @@ mod tests {
 }
 
 /// The warning of an answer whose result was kept behind handle `id` instead: how large it is,
-/// why it is not in the answer, how long it is kept, and how code reads it.
+/// why it is not in the answer, how long it is kept, and how code reads it. `key` is a key of the
+/// value when it is an object, for the example path.
 pub(crate) fn handle_note(
     id: &str,
     bytes: usize,
     limit: usize,
     ttl: Duration,
     python: bool,
+    key: Option<&str>,
 ) -> String {
-    let read = if python {
-        format!("await results.get(\"{id}\", path=\"items\", offset=0, limit=100)")
-    } else {
-        format!("await results.get(\"{id}\", {{ path: \"items\", offset: 0, limit: 100 }})")
+    let path = key.map(|key| serde_json::Value::String(key.to_owned()).to_string());
+    let read = match (python, &path) {
+        (true, Some(path)) => {
+            format!("await results.get(\"{id}\", path={path}, offset=0, limit=100)")
+        }
+        (true, None) => format!("await results.get(\"{id}\", offset=0, limit=100)"),
+        (false, Some(path)) => {
+            format!("await results.get(\"{id}\", {{ path: {path}, offset: 0, limit: 100 }})")
+        }
+        (false, None) => format!("await results.get(\"{id}\", {{ offset: 0, limit: 100 }})"),
     };
     format!(
-        "The result is {bytes} bytes as JSON, more than an answer carries (--max-result-bytes {limit}), so it is kept in this session as result handle \"{id}\" for {} (--handle-ttl-ms {}); the answer holds its size, a preview and its shape (keys and types, lengths in characters and items). Read what the task needs in a later execute_code: {read} (path into the value; offset and limit count characters of a string or items of an array), or the whole value with results.get(\"{id}\") to pass it on.",
+        "The result is {bytes} bytes as JSON, more than an answer carries (--max-result-bytes {limit}), so it is kept in this session as result handle \"{id}\" for {} (--handle-ttl-ms {}); the answer holds its size, a preview and its shape (keys and types, lengths in characters and items). Read what the task needs in a later execute_code: {read} (path into the value, like \"items.3.name\"; offset and limit count characters of a string or items of an array), or the whole value with results.get(\"{id}\") to pass it on.",
         human_duration(ttl),
         ttl.as_millis()
     )

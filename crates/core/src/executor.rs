@@ -392,6 +392,14 @@ impl Gateway {
         if bytes <= limit {
             return Ok(value);
         }
+        // A key to show the path with: the first whose value has pieces to read, else the first.
+        let key = value.as_object().and_then(|fields| {
+            fields
+                .iter()
+                .find(|(_, field)| field.is_array() || field.is_string())
+                .or_else(|| fields.iter().next())
+                .map(|(key, _)| key.clone())
+        });
         if !state.has_session() || self.limits.max_handle_bytes == 0 {
             // Nothing could read a handle later: the result is refused as it always was.
             return Err(ExecutionError::ResultTooLarge { size: bytes, limit });
@@ -408,6 +416,7 @@ impl Gateway {
             limit,
             state.handle_ttl(),
             language == Language::Python,
+            key.as_deref(),
         ));
         Ok(kept.value)
     }

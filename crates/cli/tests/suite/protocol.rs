@@ -259,14 +259,14 @@ async fn the_default_result_budget_protects_the_context() {
         assert_eq!(kept["shape"], json!("string(24575)"));
         let warning = over.structured["warnings"][0].as_str().unwrap();
         let read = if language == "python" {
-            format!("await results.get(\"{handle}\", path=\"items\", offset=0, limit=100)")
+            format!("await results.get(\"{handle}\", offset=0, limit=100)")
         } else {
-            format!("await results.get(\"{handle}\", {{ path: \"items\", offset: 0, limit: 100 }})")
+            format!("await results.get(\"{handle}\", {{ offset: 0, limit: 100 }})")
         };
         assert_eq!(
             warning,
             format!(
-                "The result is 24577 bytes as JSON, more than an answer carries (--max-result-bytes 24576), so it is kept in this session as result handle \"{handle}\" for 900 s (--handle-ttl-ms 900000); the answer holds its size, a preview and its shape (keys and types, lengths in characters and items). Read what the task needs in a later execute_code: {read} (path into the value; offset and limit count characters of a string or items of an array), or the whole value with results.get(\"{handle}\") to pass it on."
+                "The result is 24577 bytes as JSON, more than an answer carries (--max-result-bytes 24576), so it is kept in this session as result handle \"{handle}\" for 900 s (--handle-ttl-ms 900000); the answer holds its size, a preview and its shape (keys and types, lengths in characters and items). Read what the task needs in a later execute_code: {read} (path into the value, like \"items.3.name\"; offset and limit count characters of a string or items of an array), or the whole value with results.get(\"{handle}\") to pass it on."
             )
         );
     }
