@@ -92,6 +92,45 @@ declare const prompts: {
     }>;
   };
 };
+
+/**
+ * JSON values this MCP session keeps across executions (bounded by --max-store-bytes and
+ * --max-store-keys). Python has the same names.
+ */
+declare const store: {
+  /** The value under `key`, or null when there is none. */
+  get(key: string): Promise<unknown>;
+  set(key: string, value: unknown): Promise<null>;
+  /** Whether there was a value. */
+  delete(key: string): Promise<boolean>;
+  keys(): Promise<string[]>;
+};
+
+/**
+ * A value kept behind a handle: a result larger than the answer limit comes back as one, and
+ * `handle(value)` makes one. Kept for --handle-ttl-ms in this MCP session.
+ */
+interface Handle {
+  handle: string;
+  /** Its size as JSON. */
+  bytes: number;
+  /** The start of its JSON. */
+  preview: string;
+  /** Its keys and types, with lengths of strings (characters) and arrays (items); no values. */
+  shape: string;
+}
+
+/** Values kept behind handles. */
+declare const results: {
+  /**
+   * The value behind `handle`, or the part of it at `path` ("items.3.name", "items[3].name");
+   * with `offset` and `limit`, that many characters of a string or items of an array.
+   */
+  get(handle: string | Handle, options?: { path?: string; offset?: number; limit?: number }): Promise<unknown>;
+};
+
+/** Keeps `value` in this MCP session, for a later execution to read with `results.get`. */
+declare function handle(value: unknown): Promise<Handle>;
 "#;
 
 /// One `declare namespace tools.<server> { ... }` per server of `entries`, in the order the

@@ -287,13 +287,30 @@ struct LimitArgs {
     /// Time a call waits for its upstream server to start.
     #[arg(long, value_name = "MS", default_value_t = Limits::default().startup_timeout.as_millis() as u64)]
     startup_timeout_ms: u64,
+    /// Bytes of keys and values (as JSON) one session's store may hold.
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_store_bytes)]
+    max_store_bytes: usize,
+    /// Keys one session's store may hold.
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_store_keys)]
+    max_store_keys: usize,
+    /// Bytes of results (as JSON) one session keeps behind handles; 0 keeps none.
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_handle_bytes)]
+    max_handle_bytes: usize,
+    /// How long a result handle is kept after it is made.
+    #[arg(long, value_name = "MS", default_value_t = Limits::default().handle_ttl.as_millis() as u64)]
+    handle_ttl_ms: u64,
 }
 
 impl LimitArgs {
     fn resolve(&self) -> Result<Limits> {
-        if self.timeout_ms == 0 || self.tool_timeout_ms == 0 || self.startup_timeout_ms == 0 {
+        if self.timeout_ms == 0
+            || self.tool_timeout_ms == 0
+            || self.startup_timeout_ms == 0
+            || self.handle_ttl_ms == 0
+        {
             bail!(
-                "--timeout-ms, --tool-timeout-ms and --startup-timeout-ms must be greater than 0"
+                "--timeout-ms, --tool-timeout-ms, --startup-timeout-ms and --handle-ttl-ms must be \
+                 greater than 0"
             );
         }
         if self.max_calls_per_tool == 0 || self.max_upstream_bytes == 0 {
@@ -316,6 +333,10 @@ impl LimitArgs {
             max_upstream_bytes: self.max_upstream_bytes,
             tool_call_timeout: Duration::from_millis(self.tool_timeout_ms),
             startup_timeout: Duration::from_millis(self.startup_timeout_ms),
+            max_store_bytes: self.max_store_bytes,
+            max_store_keys: self.max_store_keys,
+            max_handle_bytes: self.max_handle_bytes,
+            handle_ttl: Duration::from_millis(self.handle_ttl_ms),
         })
     }
 }

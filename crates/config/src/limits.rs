@@ -29,6 +29,16 @@ pub struct Limits {
     pub tool_call_timeout: Duration,
     /// Time a call waits for its upstream server to finish starting (`--startup-timeout-ms`).
     pub startup_timeout: Duration,
+    /// Bytes of keys and values (as JSON) one MCP session's store may hold
+    /// (`--max-store-bytes`).
+    pub max_store_bytes: usize,
+    /// Keys one MCP session's store may hold (`--max-store-keys`).
+    pub max_store_keys: usize,
+    /// Bytes of values (as JSON) one MCP session keeps behind result handles
+    /// (`--max-handle-bytes`); the oldest handles are dropped to make room for a new one.
+    pub max_handle_bytes: usize,
+    /// How long a result handle is kept after it is made (`--handle-ttl-ms`).
+    pub handle_ttl: Duration,
 }
 
 impl Default for Limits {
@@ -44,6 +54,10 @@ impl Default for Limits {
             max_upstream_bytes: 64 * 1024 * 1024,
             tool_call_timeout: Duration::from_secs(30),
             startup_timeout: Duration::from_secs(30),
+            max_store_bytes: 4 * 1024 * 1024,
+            max_store_keys: 1000,
+            max_handle_bytes: 64 * 1024 * 1024,
+            handle_ttl: Duration::from_secs(15 * 60),
         }
     }
 }

@@ -28,6 +28,8 @@ use crate::error::{ExecutionError, MAX_ERROR_TEXT, cut};
 use crate::gateway::{Flavor, Gateway, guest_name};
 use crate::observe::CallOutcome;
 use crate::provider::{CallContext, ToolProvider};
+use crate::session_state::SessionState;
+use toolweave_config::ToolGlobs;
 
 /// What one execution's calls answer to besides the gateway: where upstream notices go, its
 /// budget, and who approves destructive calls.
@@ -39,6 +41,11 @@ pub(crate) struct Scope<'a> {
     pub(crate) approval: std::sync::Mutex<Option<Decision>>,
     /// Set when the policy or a withheld approval refused the call (for the audit log).
     pub(crate) refused: std::sync::atomic::AtomicBool,
+    /// What the MCP session keeps across executions: the store and result handles.
+    /// `None` for a call of a tool listed directly, which has no code to ask.
+    pub(crate) state: Option<&'a SessionState>,
+    /// The tools this execution asked to be kept to (`allowedTools`), within the policy.
+    pub(crate) allowed: Option<&'a ToolGlobs>,
 }
 
 /// What became of a call that needed approval, as the audit log records it.
@@ -102,7 +109,7 @@ pub(crate) async fn answer_recorded(
             format!("{server}.{}", ask.method()),
             serde_json::to_value(ask).unwrap_or(Value::Null),
         ),
-        HostRequest::Search { .. } | HostRequest::Describe { .. } => {
+        HostRequest::Search { .. } | HostRequest::Describe { .. } | HostRequest::Session(_) => {
             return (answer(gateway, request, flavor, cancel, scope).await, None);
         }
     };
@@ -150,6 +157,9 @@ pub(crate) async fn answer(
         HostRequest::Tool { .. } => None,
         HostRequest::Search { .. } | HostRequest::Describe { .. } => Some("ask for fewer tools"),
         HostRequest::Server { .. } => Some("read fewer or smaller resources at a time"),
+        HostRequest::Session(_) => {
+            Some("read a smaller piece at a time with results.get(handle, {path, offset, limit})")
+        }
     };
     let answer = match request {
         HostRequest::Tool { name, args, raw } => {
@@ -179,6 +189,10 @@ pub(crate) async fn answer(
         HostRequest::Server { server, ask } => {
             ask_server(gateway, &server, ask, cancel, scope).await
         }
+        HostRequest::Session(ask) => match scope.state {
+            Some(state) => state.answer(ask).map_err(|error| error.to_string()),
+            None => Err("internal error: no session state for this call".to_owned()),
+        },
     };
     within_memory(answer, smaller, gateway.limits.memory_bytes)
 }
@@ -225,6 +239,7 @@ async fn ask_server(
              server's resources and prompts as server.resources/read, server.prompts/get, ...)"
         ));
     }
+    outside_allowed(scope, &name, &server, method)?;
     scope.budget.take_call(&name)?;
     let Some(provider) = gateway.provider(&server) else {
         return Err(format!("internal error: no provider for \"{server}\""));
@@ -450,6 +465,7 @@ async fn call_tool(
         return Err(format!("internal error: tool index {index} out of range"));
     };
     let display = guest_name(entry);
+    outside_allowed(scope, &display, &entry.server, &entry.tool)?;
 
     let arguments = match args {
         Value::Null => Map::new(),
@@ -551,6 +567,30 @@ async fn call_tool(
         }));
     }
     Ok(value)
+}
+
+/// Refuses a call of `server`'s `tool` (shown as `display`) that this execution's
+/// `allowedTools` leaves out; the policy has admitted it already, and `allowedTools` can only
+/// narrow that.
+fn outside_allowed(
+    scope: &Scope<'_>,
+    display: &str,
+    server: &str,
+    tool: &str,
+) -> Result<(), String> {
+    let Some(allowed) = scope.allowed else {
+        return Ok(());
+    };
+    if allowed.matches(server, tool) {
+        return Ok(());
+    }
+    scope.refuse();
+    let patterns: Vec<&str> = allowed.patterns().collect();
+    Err(format!(
+        "{display} was not called: this execution's allowedTools ({}) leaves out {server}.{tool}. \
+         Run it in an execution whose allowedTools names it, or leave allowedTools out",
+        patterns.join(", ")
+    ))
 }
 
 /// Asks the person at the client whether this call of a tool in the ask tier may go ahead; `Err`

@@ -78,6 +78,8 @@ impl Gateway {
             approver: call.approver.as_ref(),
             approval: std::sync::Mutex::new(None),
             refused: std::sync::atomic::AtomicBool::new(false),
+            state: None,
+            allowed: None,
         };
         // By original names, which no other tool's guest name can take over.
         let request = HostRequest::Tool {

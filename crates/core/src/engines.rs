@@ -72,7 +72,9 @@ pub(crate) fn engine_limits(limits: &Limits) -> toolweave_sandbox::EngineLimits 
         memory_bytes: limits.memory_bytes,
         stack_bytes: limits.stack_bytes,
         max_log_bytes: limits.max_log_bytes,
-        max_result_bytes: limits.max_result_bytes,
+        // A result past --max-result-bytes becomes a handle; the engine refuses only one that no
+        // handle could hold.
+        max_result_bytes: limits.max_result_bytes.max(limits.max_handle_bytes),
         max_tool_calls: limits.max_tool_calls,
     }
 }

@@ -115,6 +115,15 @@ pub enum ExecutionError {
         limit.as_millis()
     )]
     Timeout {
+        /// The deadline.
+        limit: Duration,
+    },
+    /// The deadline the execution asked for (`timeoutMs`) passed.
+    #[error(
+        "Timeout: the execution ran longer than the {} its timeoutMs asked for. Ask for more time (up to the gateway's --timeout-ms), or do less per execution.",
+        human_duration(*limit)
+    )]
+    RequestedTimeout {
         /// The deadline that was hit.
         limit: Duration,
     },
@@ -166,6 +175,16 @@ pub enum ExecutionError {
         "ResultTooLarge: the result is {size} bytes as JSON, over the limit of {limit} (--max-result-bytes {limit}), which keeps answers from filling the context. Return only what the task needs: filter the data in code, keep the fields you use, count or summarize, or return the first items (slice) and ask for more in the next run."
     )]
     ResultTooLarge {
+        /// Size of the result as JSON.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// The result, as JSON, is larger than the session keeps behind a handle.
+    #[error(
+        "ResultTooLarge: the result is {size} bytes as JSON, more than this session keeps behind a result handle ({limit} bytes, --max-handle-bytes {limit}). Return only what the task needs: filter the data in code, or keep parts of it with handle(value) and return a summary."
+    )]
+    HandleTooLarge {
         /// Size of the result as JSON.
         size: usize,
         /// The limit.
@@ -280,11 +299,11 @@ impl ExecutionError {
             Self::Syntax { .. } => "SyntaxError",
             Self::CodeTooLarge { .. } => "CodeTooLarge",
             Self::Guest { .. } => "GuestError",
-            Self::Timeout { .. } => "Timeout",
+            Self::Timeout { .. } | Self::RequestedTimeout { .. } => "Timeout",
             Self::MemoryLimit { .. } | Self::ToolResultTooLarge { .. } => "MemoryLimit",
             Self::StackOverflow { .. } => "StackOverflow",
             Self::LogLimit { .. } => "LogLimit",
-            Self::ResultTooLarge { .. } => "ResultTooLarge",
+            Self::ResultTooLarge { .. } | Self::HandleTooLarge { .. } => "ResultTooLarge",
             Self::Unserializable { .. } => "Unserializable",
             Self::NeverSettles => "NeverSettles",
             Self::ToolCallLimit { .. } | Self::ToolCallLimitPerTool { .. } => "ToolCallLimit",
@@ -489,4 +508,130 @@ mod tests {
         let many_lines = "line\n".repeat(10_000);
         assert!(cut_traceback(many_lines).len() <= MAX_TRACEBACK_TEXT + "… (cut)".len());
     }
+}
+
+/// The warning of an answer whose result was kept behind handle `id` instead: how large it is,
+/// why it is not in the answer, how long it is kept, and how code reads it. `key` is a key of the
+/// value when it is an object, for the example path.
+pub(crate) fn handle_note(
+    id: &str,
+    bytes: usize,
+    limit: usize,
+    ttl: Duration,
+    python: bool,
+    key: Option<&str>,
+) -> String {
+    let path = key.map(|key| serde_json::Value::String(key.to_owned()).to_string());
+    let read = match (python, &path) {
+        (true, Some(path)) => {
+            format!("await results.get(\"{id}\", path={path}, offset=0, limit=100)")
+        }
+        (true, None) => format!("await results.get(\"{id}\", offset=0, limit=100)"),
+        (false, Some(path)) => {
+            format!("await results.get(\"{id}\", {{ path: {path}, offset: 0, limit: 100 }})")
+        }
+        (false, None) => format!("await results.get(\"{id}\", {{ offset: 0, limit: 100 }})"),
+    };
+    format!(
+        "The result is {bytes} bytes as JSON, more than an answer carries (--max-result-bytes {limit}), so it is kept in this session as result handle \"{id}\" for {} (--handle-ttl-ms {}); the answer holds its size, a preview and its shape (keys and types, lengths in characters and items). Read what the task needs in a later execute_code: {read} (path into the value, like \"items.3.name\"; offset and limit count characters of a string or items of an array), or the whole value with results.get(\"{id}\") to pass it on.",
+        human_duration(ttl),
+        ttl.as_millis()
+    )
+}
+
+/// Why code's ask of its session's store or result handles failed, as the guest reads it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SessionStateError {
+    /// The store would hold more bytes than allowed.
+    #[error(
+        "store.set(\"{key}\", ...) would make the store {bytes} bytes (keys and values as JSON), over the limit of {limit} (--max-store-bytes {limit}). Store less (a summary, the ids you need), or store.delete keys you no longer need."
+    )]
+    StoreBytes {
+        /// The key being set.
+        key: String,
+        /// What the store would hold.
+        bytes: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// The store holds as many keys as allowed.
+    #[error(
+        "store.set: the store holds {limit} keys, the most it may (--max-store-keys {limit}). Keep related values under one key, or store.delete keys you no longer need."
+    )]
+    StoreKeys {
+        /// The limit.
+        limit: usize,
+    },
+    /// A value to keep behind a handle is larger than all handles may be.
+    #[error(
+        "the value is {bytes} bytes as JSON, more than this session keeps behind result handles ({limit} bytes, --max-handle-bytes {limit}). Keep a smaller part of it."
+    )]
+    HandleTooLarge {
+        /// Its size as JSON.
+        bytes: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// The handle's time was up.
+    #[error(
+        "result handle \"{id}\" has expired: handles are kept {} after they are made (--handle-ttl-ms {}). Run the code that made the value again.",
+        human_duration(*ttl),
+        ttl.as_millis()
+    )]
+    HandleExpired {
+        /// The handle.
+        id: String,
+        /// How long handles are kept.
+        ttl: Duration,
+    },
+    /// The handle was dropped to make room for newer ones.
+    #[error(
+        "result handle \"{id}\" was dropped to make room for newer ones: this session keeps {limit} bytes of results behind handles (--max-handle-bytes {limit}). Run the code that made the value again, and read what you need of a handle before making many more."
+    )]
+    HandleEvicted {
+        /// The handle.
+        id: String,
+        /// The limit.
+        limit: usize,
+    },
+    /// The request belongs to no session, so nothing is kept for a later execution.
+    #[error(
+        "{function} keeps nothing here: this request belongs to no MCP session (the client speaks streamable HTTP without one, as protocol 2026-07-28 does, or toolweave serves --stateless), so no execution can read what another kept. Connect with a session (protocol 2025-11-25 or earlier) to keep values across executions, or do the work in one execution."
+    )]
+    NoSession {
+        /// The function code called.
+        function: &'static str,
+    },
+    /// No such handle in this session.
+    #[error(
+        "no result handle \"{id}\" in this session: a handle is the \"handle\" of an answer or of handle(value), and is kept only by the MCP session that made it, for --handle-ttl-ms"
+    )]
+    UnknownHandle {
+        /// The id code gave.
+        id: String,
+    },
+    /// A path in `results.get` names nothing.
+    #[error(
+        "results.get(\"{handle}\", {{path: \"{path}\"}}): {found} is {has}, with nothing at the next step of the path. Paths look like \"items.3.name\" or \"items[3].name\"."
+    )]
+    NoSuchPath {
+        /// The handle.
+        handle: String,
+        /// The path code gave.
+        path: String,
+        /// How far the path led.
+        found: String,
+        /// What is there.
+        has: String,
+    },
+    /// `offset` or `limit` given for a value that is neither a string nor an array.
+    #[error(
+        "results.get(\"{handle}\", ...): offset and limit read pieces of a string or an array, and the value there is {has}; give a path to one"
+    )]
+    NotSliceable {
+        /// The handle.
+        handle: String,
+        /// What is there.
+        has: String,
+    },
 }

@@ -23,6 +23,8 @@ use crate::bridge;
 use crate::budget::Budget;
 use crate::error::ExecutionError;
 use crate::gateway::{Flavor, Gateway};
+use crate::session_state::SessionState;
+use toolweave_config::ToolGlobs;
 
 /// How long abandoned calls get to tell their upstream servers they were cancelled.
 const CANCEL_GRACE: Duration = Duration::from_secs(2);
@@ -46,6 +48,15 @@ pub struct ExecuteOptions {
     pub approver: Option<Arc<dyn crate::Approver>>,
     /// Stops the execution when cancelled (the client cancelled its request).
     pub cancel: CancellationToken,
+    /// What the client's session keeps across its executions (the store, result handles);
+    /// `None` uses the gateway's own, shared by every execution without one.
+    pub state: Option<Arc<SessionState>>,
+    /// The tools this execution may call (`allowedTools`, globs over `server.tool`), within what
+    /// the policy allows: it can keep tools out, never let one in.
+    pub allowed_tools: Option<ToolGlobs>,
+    /// A deadline for this execution (`timeoutMs`); one longer than the gateway's
+    /// `--timeout-ms` is cut to it, and the answer says so.
+    pub timeout: Option<Duration>,
 }
 
 impl Default for ExecuteOptions {
@@ -55,6 +66,9 @@ impl Default for ExecuteOptions {
             session: "library".to_owned(),
             approver: None,
             cancel: CancellationToken::new(),
+            state: None,
+            allowed_tools: None,
+            timeout: None,
         }
     }
 }
@@ -151,7 +165,12 @@ impl Gateway {
             session: caller,
             approver,
             cancel,
+            state,
+            allowed_tools,
+            timeout: requested_timeout,
         } = options;
+        let state =
+            state.unwrap_or_else(|| self.own_state.get_or_init(|| self.session_state()).clone());
         let approver = approver.or_else(|| self.approver.clone());
         // Kept for the audit log only when there is one.
         let audited_code = self
@@ -165,11 +184,19 @@ impl Gateway {
             (listener, _) => listener,
         };
         let flavor = Flavor::of(language);
-        let manifest = self.catalog(false).await.manifest();
+        let catalog = self.catalog(false).await;
+        let manifest = catalog.manifest();
+        // What the request asked to narrow, and what it could not have.
+        let mut warnings = Vec::new();
+        let timeout = narrowed_timeout(requested_timeout, limits.timeout, &mut warnings);
+        drop(catalog);
         let engine_request = toolweave_sandbox::ExecuteRequest {
             code,
             language,
-            limits: crate::engines::engine_limits(limits),
+            limits: toolweave_sandbox::EngineLimits {
+                timeout,
+                ..crate::engines::engine_limits(limits)
+            },
             manifest,
         };
 
@@ -184,14 +211,13 @@ impl Gateway {
             limits.max_upstream_bytes,
         ));
         let mut console = Console::default();
-        let mut warnings = Vec::new();
         let mut log_bytes = 0usize;
         let mut tool_calls = 0u32;
         let mut host_error: Option<ExecutionError> = None;
         // One search or describe of this execution at a time: a program that starts a thousand
         // at once waits for its own, and other sessions' discovery does not queue behind them.
         let discovery_turn = Arc::new(tokio::sync::Semaphore::new(1));
-        let backstop = tokio::time::sleep(limits.timeout + DEADLINE_GRACE);
+        let backstop = tokio::time::sleep(timeout + DEADLINE_GRACE);
         tokio::pin!(backstop);
 
         let outcome = loop {
@@ -239,9 +265,13 @@ impl Gateway {
                         let budget = budget.clone();
                         let approver = approver.clone();
                         let discovery_turn = discovery_turn.clone();
+                        let state = state.clone();
+                        let allowed_tools = allowed_tools.clone();
                         calls.push(Box::pin(async move {
                             let _turn = match call.request {
-                                HostRequest::Tool { .. } | HostRequest::Server { .. } => None,
+                                HostRequest::Tool { .. }
+                                | HostRequest::Server { .. }
+                                | HostRequest::Session(_) => None,
                                 HostRequest::Search { .. } | HostRequest::Describe { .. } => {
                                     discovery_turn.acquire_owned().await.ok()
                                 }
@@ -252,6 +282,8 @@ impl Gateway {
                                 approver: approver.as_ref(),
                                 approval: std::sync::Mutex::new(None),
                                 refused: std::sync::atomic::AtomicBool::new(false),
+                                state: Some(&state),
+                                allowed: allowed_tools.as_ref(),
                             };
                             let (answer, record) = bridge::answer_recorded(&gateway, call.request, flavor, token, &scope).await;
                             (call.id, answer, record)
@@ -291,9 +323,17 @@ impl Gateway {
             (None, Some(outcome)) => outcome
                 .result
                 .map_err(|error| ExecutionError::from_engine(error, limits.stack_bytes)),
-            (None, None) => Err(ExecutionError::Timeout {
-                limit: limits.timeout,
-            }),
+            (None, None) => Err(ExecutionError::Timeout { limit: timeout }),
+        };
+        if let Some(allowed) = &allowed_tools {
+            // Told after the run: servers that were starting when it began may be up now.
+            let catalog = self.catalog(false).await;
+            let settled = self.unavailable().is_empty();
+            warnings.extend(allowed_tools_notes(&catalog, allowed, settled));
+        }
+        let result = match result {
+            Ok(value) => self.keep_large(value, &state, language, &mut warnings),
+            Err(error) => Err(self.limit_named(error, timeout)),
         };
         let (calls_by_tool, upstream_bytes) = budget.used();
         let stats = ExecutionStats {
@@ -329,6 +369,128 @@ impl Gateway {
             stats,
         }
     }
+}
+
+impl Gateway {
+    /// The program's value, or when it is larger than `--max-result-bytes`, the description of
+    /// the handle it is kept behind, with a warning telling the model how to read it.
+    fn keep_large(
+        &self,
+        value: Value,
+        state: &SessionState,
+        language: Language,
+        warnings: &mut Vec<String>,
+    ) -> Result<Value, ExecutionError> {
+        let bytes = crate::budget::json_len(&value);
+        let limit = self.limits.max_result_bytes;
+        if bytes <= limit {
+            return Ok(value);
+        }
+        // A key to show the path with: the first whose value has pieces to read, else the first.
+        let key = value.as_object().and_then(|fields| {
+            fields
+                .iter()
+                .find(|(_, field)| field.is_array() || field.is_string())
+                .or_else(|| fields.iter().next())
+                .map(|(key, _)| key.clone())
+        });
+        if !state.has_session() || self.limits.max_handle_bytes == 0 {
+            // Nothing could read a handle later: the result is refused as it always was.
+            return Err(ExecutionError::ResultTooLarge { size: bytes, limit });
+        }
+        let kept = state
+            .keep(value, bytes)
+            .map_err(|_| ExecutionError::HandleTooLarge {
+                size: bytes,
+                limit: self.limits.max_handle_bytes,
+            })?;
+        warnings.push(crate::error::handle_note(
+            &kept.id,
+            bytes,
+            limit,
+            state.handle_ttl(),
+            language == Language::Python,
+            key.as_deref(),
+        ));
+        Ok(kept.value)
+    }
+
+    /// `error`, naming what set the limit it reports when that was not the gateway's flag: the
+    /// handle cap for a result too large for any handle, `timeoutMs` for a narrowed deadline.
+    fn limit_named(&self, error: ExecutionError, timeout: Duration) -> ExecutionError {
+        match error {
+            ExecutionError::ResultTooLarge { size, limit }
+                if limit != self.limits.max_result_bytes =>
+            {
+                ExecutionError::HandleTooLarge { size, limit }
+            }
+            ExecutionError::Timeout { limit } if timeout < self.limits.timeout => {
+                ExecutionError::RequestedTimeout { limit }
+            }
+            error => error,
+        }
+    }
+}
+
+/// The deadline of an execution that asked for `requested`: never past the gateway's `limit`,
+/// with a warning when the request was cut to it.
+fn narrowed_timeout(
+    requested: Option<Duration>,
+    limit: Duration,
+    warnings: &mut Vec<String>,
+) -> Duration {
+    match requested {
+        Some(requested) if requested > limit => {
+            warnings.push(format!(
+                "timeoutMs {} is longer than this gateway allows: the execution ran with its \
+                 deadline of {} ms (--timeout-ms, set when it starts)",
+                requested.as_millis(),
+                limit.as_millis()
+            ));
+            limit
+        }
+        Some(requested) => requested,
+        None => limit,
+    }
+}
+
+/// What the model should know of an `allowedTools`: each glob that matches tools the policy
+/// keeps from code (they stay out), and, once every server is up (`settled`), each that matches
+/// no tool code can call.
+fn allowed_tools_notes(
+    catalog: &crate::catalog_state::CatalogState,
+    allowed: &ToolGlobs,
+    settled: bool,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    for pattern in allowed.patterns() {
+        let denied: Vec<String> = catalog
+            .denied
+            .iter()
+            .filter(|denied| allowed.pattern_matches(pattern, &denied.server, &denied.tool))
+            .map(|denied| format!("{}.{}", denied.server, denied.tool))
+            .collect();
+        let callable = catalog
+            .catalog
+            .entries()
+            .iter()
+            .any(|entry| allowed.pattern_matches(pattern, &entry.server, &entry.tool));
+        if !denied.is_empty() {
+            let mut listed = denied[..denied.len().min(10)].join(", ");
+            if denied.len() > 10 {
+                listed.push_str(&format!(" and {} more", denied.len() - 10));
+            }
+            notes.push(format!(
+                "allowedTools \"{pattern}\" matches {listed}, which toolweave's policy keeps from \
+                 code: they stayed out (allowedTools narrows what the policy allows, never widens it)"
+            ));
+        } else if settled && !callable {
+            notes.push(format!(
+                "allowedTools \"{pattern}\" matches no tool code can call, so it let nothing in"
+            ));
+        }
+    }
+    notes
 }
 
 fn stream_name(stream: LogStream) -> &'static str {

@@ -59,6 +59,9 @@ pub struct Gateway {
     started: std::time::Instant,
     /// Told about every tool call of guest code, once something measures them.
     pub(crate) observer: std::sync::OnceLock<Arc<dyn crate::Observer>>,
+    /// The store and result handles of executions that name no session state of their own
+    /// (a program that embeds toolweave and runs code without one): made when first used.
+    pub(crate) own_state: std::sync::OnceLock<Arc<crate::SessionState>>,
 }
 
 /// What a gateway is made of; the builder checks it and hands it to [`Gateway::assemble`].
@@ -264,6 +267,7 @@ impl Gateway {
             discovery: Arc::new(Semaphore::new(discovery_threads())),
             started: std::time::Instant::now(),
             observer: std::sync::OnceLock::new(),
+            own_state: std::sync::OnceLock::new(),
         });
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let changes = gateway.changes.clone();
@@ -314,6 +318,12 @@ impl Gateway {
     /// The limits every execution runs under.
     pub fn limits(&self) -> &Limits {
         &self.limits
+    }
+
+    /// A new, empty store and set of result handles for one client session, bounded by this
+    /// gateway's limits.
+    pub fn session_state(&self) -> Arc<crate::SessionState> {
+        crate::SessionState::new(&self.limits)
     }
 
     /// Tells `observer` about every tool call of guest code from now on. One observer per

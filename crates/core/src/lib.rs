@@ -58,6 +58,7 @@ mod observe;
 mod provider;
 mod render;
 mod runner;
+mod session_state;
 mod worker_entry;
 mod workers;
 
@@ -69,7 +70,7 @@ pub use builder::GatewayBuilder;
 pub use closures::{ClosureProvider, ToolError};
 pub use direct::DirectCall;
 pub use engines::{Engines, Executor, Isolation, Running, failed};
-pub use error::{BuildError, DiscoveryError, ExecutionError, ProviderError};
+pub use error::{BuildError, DiscoveryError, ExecutionError, ProviderError, SessionStateError};
 pub use executor::{
     ExecuteOptions, ExecutionReport, ExecutionStats, LogLine, MAX_LOG_LINES, OmittedLogs,
 };
@@ -83,11 +84,12 @@ pub use provider::{CallContext, ProviderState, ToolProvider};
 pub use render::{describe_text, execution_text, search_text};
 pub use rmcp::model::{CallToolResult, Tool, ToolAnnotations};
 pub use runner::{RemoteRunner, Runner, RunnerService};
+pub use session_state::SessionState;
 pub use tokio_util::sync::CancellationToken;
 pub use toolweave_catalog::{
     Annotations, MAX_SCHEMA_DEPTH, SchemaTooDeep, ToolDefinition, ToolSchema,
 };
-pub use toolweave_config::{self as config, Config, Limits, Policy};
+pub use toolweave_config::{self as config, Config, Limits, Policy, ToolGlobs};
 pub use toolweave_sandbox::confine;
 pub use toolweave_sandbox::{
     EngineError, EngineEvent, ExecuteRequest, FromWorker, HostReply, Language, LogStream, Manifest,

@@ -492,3 +492,69 @@ async fn the_catalog_follows_a_provider_whose_tools_change() {
         json!("second called")
     );
 }
+
+/// In both isolations, a session's state carries store values between executions (and between
+/// languages), a result past `max_result_bytes` becomes a handle read back in exact pieces, and
+/// another session's state sees none of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_state_carries_values_and_large_results_between_executions() {
+    for isolation in ISOLATIONS {
+        let gateway = builder(isolation)
+            .limits(Limits {
+                max_result_bytes: 1000,
+                ..Limits::default()
+            })
+            .build()
+            .expect("a gateway");
+        let state = gateway.session_state();
+        let run_in = |state: &Arc<toolweave_core::SessionState>, code: &str, language| {
+            let options = ExecuteOptions {
+                state: Some(state.clone()),
+                ..ExecuteOptions::default()
+            };
+            let gateway = gateway.clone();
+            let code = code.to_owned();
+            async move { gateway.execute(code, language, options).await }
+        };
+        let set = run_in(
+            &state,
+            "await store.set('k', [1, 'two']); 1",
+            Language::TypeScript,
+        );
+        assert_eq!(value(set.await), json!(1), "{isolation:?}");
+        let got = run_in(&state, "await store.get('k')", Language::Python);
+        assert_eq!(value(got.await), json!([1, "two"]), "{isolation:?}");
+
+        let large = run_in(&state, "'0123456789'.repeat(500)", Language::TypeScript).await;
+        assert_eq!(
+            large.warnings.len(),
+            1,
+            "{isolation:?}: {:?}",
+            large.warnings
+        );
+        let described = value(large);
+        assert_eq!(described["bytes"], json!(5002), "{isolation:?}");
+        assert_eq!(described["shape"], json!("string(5000)"), "{isolation:?}");
+        let handle = described["handle"].as_str().expect("a handle").to_owned();
+        let mut joined = String::new();
+        for offset in (0..5000).step_by(900) {
+            let code = format!("await results.get('{handle}', {{ offset: {offset}, limit: 900 }})");
+            let piece = value(run_in(&state, &code, Language::TypeScript).await);
+            joined.push_str(piece.as_str().expect("a string"));
+        }
+        assert_eq!(joined, "0123456789".repeat(500), "{isolation:?}");
+
+        let other = gateway.session_state();
+        let code = format!(
+            "[await store.get('k'), await results.get('{handle}').catch((e) => e.message)]"
+        );
+        let seen = value(run_in(&other, &code, Language::TypeScript).await);
+        assert_eq!(seen[0], Value::Null, "{isolation:?}");
+        assert!(
+            seen[1]
+                .as_str()
+                .is_some_and(|message| message.starts_with("no result handle")),
+            "{isolation:?}: {seen}"
+        );
+    }
+}

@@ -280,6 +280,9 @@ pub enum HostRequest {
         /// What is asked.
         ask: ServerAsk,
     },
+    /// `store.*`, `results.get` and `handle(value)`: what the host keeps for the MCP session
+    /// across its executions.
+    Session(SessionAsk),
 }
 
 impl HostRequest {
@@ -360,6 +363,168 @@ impl ServerAsk {
             Self::ListPrompts => "prompts/list",
             Self::GetPrompt { .. } => "prompts/get",
         }
+    }
+}
+
+/// What code asks of the state its MCP session keeps across executions: the store (JSON values
+/// by key) and result handles (values too large for an answer, kept for a while).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum SessionAsk {
+    /// `store.get(key)`: the value, or null when there is none.
+    StoreGet {
+        /// The key.
+        key: String,
+    },
+    /// `store.set(key, value)`.
+    StoreSet {
+        /// The key.
+        key: String,
+        /// The value, as JSON.
+        value: serde_json::Value,
+    },
+    /// `store.delete(key)`: whether there was a value.
+    StoreDelete {
+        /// The key.
+        key: String,
+    },
+    /// `store.keys()`: every key, in the order they were first set.
+    StoreKeys,
+    /// `results.get(handle, {path?, offset?, limit?})`: a kept value, a part of it, or a piece
+    /// of a string or array in it.
+    ResultsGet {
+        /// The handle's id.
+        handle: String,
+        /// Where in the value (`items.3.name`, `items[3].name`); the whole value when `None`.
+        path: Option<String>,
+        /// The first character (of a string) or item (of an array) to return.
+        offset: Option<u64>,
+        /// How many characters or items to return at most.
+        limit: Option<u64>,
+    },
+    /// `handle(value)`: keep a value and answer with its handle.
+    Keep {
+        /// The value, as JSON.
+        value: serde_json::Value,
+    },
+}
+
+impl SessionAsk {
+    /// The ask for the function code called (`store.get`, `results.get`, `handle`), with its
+    /// arguments as JSON in order. `Err` says what is wrong, for the guest.
+    pub fn new(function: &str, arguments: Vec<serde_json::Value>) -> Result<Self, String> {
+        use serde_json::Value;
+        let mut arguments = arguments.into_iter();
+        let mut next = || arguments.next().unwrap_or(Value::Null);
+        let key = |value: Value| match value {
+            Value::String(key) => Ok(key),
+            other => Err(format!(
+                "{function}(key, ...): the key must be a string, got {}",
+                json_type(&other)
+            )),
+        };
+        Ok(match function {
+            "store.get" => Self::StoreGet { key: key(next())? },
+            "store.set" => {
+                let key = key(next())?;
+                let value = next();
+                Self::StoreSet { key, value }
+            }
+            "store.delete" => Self::StoreDelete { key: key(next())? },
+            "store.keys" => Self::StoreKeys,
+            "handle" => Self::Keep { value: next() },
+            "results.get" => {
+                let handle = match next() {
+                    Value::String(handle) => handle,
+                    // The object the answer gave: `{handle, bytes, preview, shape}`.
+                    Value::Object(mut described) => match described.remove("handle") {
+                        Some(Value::String(handle)) => handle,
+                        _ => return Err(RESULTS_GET_HANDLE.to_owned()),
+                    },
+                    _ => return Err(RESULTS_GET_HANDLE.to_owned()),
+                };
+                let options = match next() {
+                    Value::Null => serde_json::Map::new(),
+                    Value::Object(options) => options,
+                    other => {
+                        return Err(format!(
+                            "results.get(handle, options): options must be an object like \
+                             {{path, offset, limit}}, got {}",
+                            json_type(&other)
+                        ));
+                    }
+                };
+                Self::results_get(handle, options)?
+            }
+            other => {
+                return Err(format!(
+                    "internal error: no such session function as {other}"
+                ));
+            }
+        })
+    }
+
+    fn results_get(
+        handle: String,
+        mut options: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Self, String> {
+        use serde_json::Value;
+        let path = match options.remove("path") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(path)) => Some(path),
+            Some(other) => {
+                return Err(format!(
+                    "results.get: path must be a string like \"items.3.name\", got {}",
+                    json_type(&other)
+                ));
+            }
+        };
+        let mut count = |name: &str| match options.remove(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Number(number)) if number.as_u64().is_some() => Ok(number.as_u64()),
+            Some(other) => Err(format!(
+                "results.get: {name} must be a whole number of 0 or more, got {other}"
+            )),
+        };
+        let offset = count("offset")?;
+        let limit = count("limit")?;
+        if let Some(unknown) = options.keys().next() {
+            return Err(format!(
+                "results.get: unknown option \"{unknown}\"; the options are path, offset and limit"
+            ));
+        }
+        Ok(Self::ResultsGet {
+            handle,
+            path,
+            offset,
+            limit,
+        })
+    }
+
+    /// The function code called, as errors name it.
+    pub fn function(&self) -> &'static str {
+        match self {
+            Self::StoreGet { .. } => "store.get",
+            Self::StoreSet { .. } => "store.set",
+            Self::StoreDelete { .. } => "store.delete",
+            Self::StoreKeys => "store.keys",
+            Self::ResultsGet { .. } => "results.get",
+            Self::Keep { .. } => "handle",
+        }
+    }
+}
+
+const RESULTS_GET_HANDLE: &str = "results.get(handle, options): handle must be the handle's id (a \
+     string) or the object an answer gave, like {handle: \"h1\", ...}";
+
+/// How an error names the type of a JSON value.
+fn json_type(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
     }
 }
 

@@ -15,6 +15,7 @@ export default function prelude(native) {
   const search = native.search;
   const describeNames = native.describeNames;
   const askServer = native.askServer;
+  const askSession = native.askSession;
   const log = native.log;
   const startTimer = native.startTimer;
   const stopTimer = native.stopTimer;
@@ -397,6 +398,44 @@ export default function prelude(native) {
     });
   }
 
+  // `store`, `results` and `handle`: what the host keeps for this MCP session across
+  // executions. The arguments travel as one JSON array, so the host checks them all.
+  function askKept(name, list) {
+    let json;
+    try {
+      json = toJson(list, "args");
+    } catch (error) {
+      return rejected(name + ": the arguments cannot be sent as JSON: " + describe(error));
+    }
+    if (typeof json !== "string") return rejected(name + ": the arguments cannot be sent as JSON: " + json.problem);
+    return request(function () {
+      return askSession(name, json);
+    });
+  }
+
+  const store = freeze({
+    __proto__: null,
+    get: freeze(function get(key) { return askKept("store.get", [key]); }),
+    set: freeze(function set(key, value) {
+      if (value === undefined) return rejected("store.set(key, value): value is undefined; store null, or store.delete(key)");
+      return askKept("store.set", [key, value]);
+    }),
+    delete: freeze(function (key) { return askKept("store.delete", [key]); }),
+    keys: freeze(function keys() { return askKept("store.keys", []); }),
+  });
+
+  const results = freeze({
+    __proto__: null,
+    get: freeze(function get(handle, options) {
+      return askKept("results.get", [handle, options === undefined ? null : options]);
+    }),
+  });
+
+  function handle(value) {
+    if (value === undefined) return rejected("handle(value): value is undefined; pass the value to keep");
+    return askKept("handle", [value]);
+  }
+
   function resourcesOf(server) {
     return {
       list: function () { return ask(server, "resources/list", null, null); },
@@ -444,6 +483,9 @@ export default function prelude(native) {
     callMCPTool: freeze(callMCPTool),
     searchTools: freeze(searchTools),
     describeTools: freeze(describeTools),
+    store: store,
+    results: results,
+    handle: freeze(handle),
     console: console,
     setTimeout: freeze(setTimeout),
     clearTimeout: freeze(clearTimeout),

@@ -39,6 +39,7 @@ use tokio_util::task::TaskTracker;
 
 use toolweave_core::{
     ClientConnection, DirectCall, ExecuteOptions, Flavor, Gateway, Language, Listener, Notice,
+    SessionState, ToolGlobs,
 };
 
 use crate::approve::{AskTheClient, SessionApprovals};
@@ -79,6 +80,9 @@ pub struct ToolweaveServer {
     metrics: Option<Arc<metrics::Metrics>>,
     /// What this session's person approved for the rest of the session.
     approvals: Arc<SessionApprovals>,
+    /// What this session's executions keep across runs (the store, result handles); dropped
+    /// with the session's handler.
+    state: Arc<SessionState>,
 }
 
 /// Numbers handed to sessions.
@@ -99,7 +103,6 @@ impl ToolweaveServer {
         Self {
             listing: Arc::new(Listing::new(ToolsOptions::default(), &namespaces)),
             joined: Arc::default(),
-            gateway,
             executions: TaskTracker::new(),
             log_level: Arc::new(Mutex::new(LoggingLevel::Info)),
             session: next_session(),
@@ -110,6 +113,8 @@ impl ToolweaveServer {
             discovery_turn: Arc::new(tokio::sync::Semaphore::new(1)),
             metrics: None,
             approvals: Arc::default(),
+            state: gateway.session_state(),
+            gateway,
         }
     }
 
@@ -156,6 +161,7 @@ impl ToolweaveServer {
             joined: Arc::default(),
             discovery_turn: Arc::new(tokio::sync::Semaphore::new(1)),
             approvals: Arc::default(),
+            state: self.gateway.session_state(),
             ..self.clone()
         }
     }
@@ -186,6 +192,7 @@ impl ToolweaveServer {
             connection: Arc::default(),
             joined: Arc::default(),
             approvals: Arc::default(),
+            state: self.gateway.session_state(),
             ..self.clone()
         }
     }
@@ -204,6 +211,20 @@ impl ToolweaveServer {
             .and_then(|parts| parts.headers.get("mcp-session-id"))
             .and_then(|id| id.to_str().ok())
             .map_or_else(|| self.session.to_string(), str::to_owned)
+    }
+
+    /// What this request's executions keep across runs: the session's store and handles, or,
+    /// for an HTTP request that belongs to no session, a state that keeps nothing and says so.
+    fn session_state(&self, context: &RequestContext<RoleServer>) -> Arc<SessionState> {
+        let sessionless = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .is_some_and(|parts| !parts.headers.contains_key("mcp-session-id"));
+        if sessionless {
+            SessionState::sessionless(self.gateway.limits())
+        } else {
+            self.state.clone()
+        }
     }
 
     /// The log level this session's client asked for.
@@ -336,6 +357,8 @@ impl ToolweaveServer {
             })?,
             Some(_) => return Err(invalid("\"language\" must be a string")),
         };
+        let allowed_tools = allowed_tools(arguments)?;
+        let timeout = requested_timeout(arguments)?;
         if let Some(refusal) = self.rate_limited() {
             return Ok(refusal);
         }
@@ -355,6 +378,9 @@ impl ToolweaveServer {
                             self.approvals.clone(),
                         ))),
                         cancel: context.ct.clone(),
+                        state: Some(self.session_state(context)),
+                        allowed_tools,
+                        timeout,
                     },
                 )
             }),
@@ -372,6 +398,48 @@ impl ToolweaveServer {
             metrics.execution(language, outcome, duration);
         }
         Ok(execution_result(&report))
+    }
+}
+
+/// `allowedTools` of `execute_code`: globs over `server.tool`, compiled as the policy's are.
+fn allowed_tools(arguments: &Map<String, Value>) -> Result<Option<ToolGlobs>, ErrorData> {
+    let patterns: Vec<String> = match arguments.get("allowedTools") {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|item| match item {
+                Value::String(pattern) => Ok(pattern.clone()),
+                _ => Err(invalid(
+                    "\"allowedTools\" must be an array of strings such as [\"github.get_*\"]",
+                )),
+            })
+            .collect::<Result<_, _>>()?,
+        Some(_) => {
+            return Err(invalid(
+                "\"allowedTools\" must be an array of strings such as [\"github.get_*\"]",
+            ));
+        }
+    };
+    ToolGlobs::new(&patterns, "allowedTools")
+        .map(Some)
+        .map_err(invalid)
+}
+
+/// `timeoutMs` of `execute_code`: a whole number of milliseconds, 1 or more.
+fn requested_timeout(
+    arguments: &Map<String, Value>,
+) -> Result<Option<std::time::Duration>, ErrorData> {
+    match arguments.get("timeoutMs") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(number)) => match number.as_u64() {
+            Some(millis) if millis > 0 => Ok(Some(std::time::Duration::from_millis(millis))),
+            _ => Err(invalid(
+                "\"timeoutMs\" must be a whole number of milliseconds, 1 or more",
+            )),
+        },
+        Some(_) => Err(invalid(
+            "\"timeoutMs\" must be a whole number of milliseconds, 1 or more",
+        )),
     }
 }
 
@@ -763,11 +831,7 @@ impl ServerHandler for ToolweaveServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = request.arguments.unwrap_or_default();
-        let warnings = tools::unknown_argument_warnings(
-            &request.name,
-            &arguments,
-            self.gateway.limits().timeout,
-        );
+        let warnings = tools::unknown_argument_warnings(&request.name, &arguments);
         let mut listed = self.listing.snapshot();
         let mut listed_now = listed.tools.iter().any(|tool| tool.name == request.name);
         if !listed_now && !listed.version_known() && self.listing.follows_catalog() {

@@ -26,6 +26,7 @@ const EXECUTE_USAGE: &str = "TypeScript/JavaScript (default): `await tools.<serv
      third-party modules): `await tools.<server>.<tool>(a=1)`, `asyncio.gather` for parallel \
      calls, `call_tool(\"server.tool\", {...})`, `search_tools`, `describe_tools`, \
      `resources`, `prompts`, print. \
+     `store.get/set/delete/keys` persist across runs. \
      Filter results in code and return only what is needed.";
 
 /// The three tool definitions; `namespaces` are the guest server names listed in the execute
@@ -103,7 +104,9 @@ fn execute_tool(description: &str) -> Tool {
             "type": "object",
             "properties": {
                 "code": {"type": "string"},
-                "language": {"type": "string", "enum": ["typescript", "javascript", "python"], "default": "typescript"}
+                "language": {"type": "string", "enum": ["typescript", "javascript", "python"], "default": "typescript"},
+                "allowedTools": {"type": "array", "items": {"type": "string"}},
+                "timeoutMs": {"type": "integer"}
             },
             "required": ["code"]
         }),
@@ -152,20 +155,15 @@ fn accepted_arguments(tool: &str) -> &'static [&'static str] {
     match tool {
         SEARCH_TOOLS => &["query", "limit", "language"],
         DESCRIBE_TOOLS => &["names", "language", "schemas"],
-        EXECUTE_CODE => &["code", "language"],
+        EXECUTE_CODE => &["code", "language", "allowedTools", "timeoutMs"],
         _ => &[],
     }
 }
 
 /// One warning per argument `tool` does not read, in the order given, naming it and what the
 /// tool takes instead. The call still runs: an argument other code-mode servers accept should
-/// cost the model a sentence, not a failed call. `timeout` is the gateway's deadline, which a
-/// `timeoutMs` did not change.
-pub(crate) fn unknown_argument_warnings(
-    tool: &str,
-    arguments: &Map<String, Value>,
-    timeout: std::time::Duration,
-) -> Vec<String> {
+/// cost the model a sentence, not a failed call.
+pub(crate) fn unknown_argument_warnings(tool: &str, arguments: &Map<String, Value>) -> Vec<String> {
     let accepted = accepted_arguments(tool);
     if accepted.is_empty() {
         // Not one of the three tools: the call fails naming them, which says enough.
@@ -179,27 +177,11 @@ pub(crate) fn unknown_argument_warnings(
     arguments
         .keys()
         .filter(|name| !accepted.contains(&name.as_str()))
-        .map(|name| match (tool, name.as_str()) {
-            (EXECUTE_CODE, "allowedTools") => format!(
-                "\"allowedTools\" is not supported yet and was ignored: this run could call every \
-                 tool the gateway allows (set with --allow and --deny when it starts). Call only \
-                 the tools you mean to; {tool} takes {takes}."
-            ),
-            (EXECUTE_CODE, "timeoutMs") => format!(
-                "\"timeoutMs\" is not supported yet and was ignored: this run had the gateway's \
-                 deadline of {} ms (--timeout-ms, set when it starts). To stop waiting sooner, \
-                 race a call against a timer in the code (Promise.race with setTimeout); {tool} \
-                 takes {takes}.",
-                timeout.as_millis()
-            ),
-            _ => {
-                let hint = closest_argument(name, accepted)
-                    .map(|close| format!(" Did you mean \"{close}\"?"))
-                    .unwrap_or_default();
-                format!(
-                    "\"{name}\" is not an argument of {tool}; it was ignored.{hint} {tool} takes {takes}."
-                )
-            }
+        .map(|name| {
+            let hint = closest_argument(name, accepted)
+                .map(|close| format!(" Did you mean \"{close}\"?"))
+                .unwrap_or_default();
+            format!("\"{name}\" is not an argument of {tool}; it was ignored.{hint} {tool} takes {takes}.")
         })
         .collect()
 }

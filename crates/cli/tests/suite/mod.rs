@@ -17,6 +17,7 @@ mod protocol;
 mod requests;
 mod results;
 mod runner;
+mod session_state;
 mod setup;
 mod shapes;
 mod tiers;

@@ -236,7 +236,8 @@ fn tokens(text: &str) -> usize {
 }
 
 /// By default a result may be 24 KiB of JSON (some 6,000 tokens): one answer does not fill the
-/// model's context, and one over it says how to return less.
+/// model's context. A larger one is kept behind a handle, and the answer says how to read it;
+/// where no handle may be kept, it is refused saying how to return less.
 #[tokio::test]
 async fn the_default_result_budget_protects_the_context() {
     let (_dir, config) = fixture_config(&["fixture"]).unwrap();
@@ -246,6 +247,34 @@ async fn the_default_result_budget_protects_the_context() {
         .await
         .unwrap();
     assert!(!within.is_error, "{}", within.text);
+    for (code, language) in [
+        ("return 'x'.repeat(24 * 1024 - 1)", "javascript"),
+        ("'x' * (24 * 1024 - 1)", "python"),
+    ] {
+        let over = server.execute(code, language).await.unwrap();
+        assert!(!over.is_error, "{}", over.text);
+        let kept = &over.structured["result"];
+        let handle = kept["handle"].as_str().unwrap();
+        assert_eq!(kept["bytes"], json!(24577));
+        assert_eq!(kept["shape"], json!("string(24575)"));
+        let warning = over.structured["warnings"][0].as_str().unwrap();
+        let read = if language == "python" {
+            format!("await results.get(\"{handle}\", offset=0, limit=100)")
+        } else {
+            format!("await results.get(\"{handle}\", {{ offset: 0, limit: 100 }})")
+        };
+        assert_eq!(
+            warning,
+            format!(
+                "The result is 24577 bytes as JSON, more than an answer carries (--max-result-bytes 24576), so it is kept in this session as result handle \"{handle}\" for 900 s (--handle-ttl-ms 900000); the answer holds its size, a preview and its shape (keys and types, lengths in characters and items). Read what the task needs in a later execute_code: {read} (path into the value, like \"items.3.name\"; offset and limit count characters of a string or items of an array), or the whole value with results.get(\"{handle}\") to pass it on."
+            )
+        );
+    }
+    server.stop().await.unwrap();
+
+    let server = Toolweave::start(toolweave(), &config, &["--max-handle-bytes", "0"])
+        .await
+        .unwrap();
     for (code, language) in [
         ("return 'x'.repeat(24 * 1024 - 1)", "javascript"),
         ("'x' * (24 * 1024 - 1)", "python"),
@@ -302,8 +331,8 @@ async fn the_value_is_compact_json() {
 }
 
 /// An argument a tool does not read is named in a warning, with what the tool takes, and the
-/// tool still runs: `allowedTools` and `timeoutMs` (which other code-mode servers accept) say
-/// what this run had instead; a misspelled one, the argument it most likely meant.
+/// tool still runs; a misspelled one, the argument it most likely meant. `allowedTools` and
+/// `timeoutMs` are read, and within what the gateway allows, say nothing.
 #[tokio::test]
 async fn unknown_arguments_are_warnings_and_the_tool_still_runs() {
     let (_dir, config) = fixture_config(&["fixture"]).unwrap();
@@ -327,13 +356,11 @@ async fn unknown_arguments_are_warnings_and_the_tool_still_runs() {
     assert_eq!(
         text,
         "42\n\
-         Warning: \"allowedTools\" is not supported yet and was ignored: this run could call every tool the gateway allows (set with --allow and --deny when it starts). Call only the tools you mean to; execute_code takes \"code\", \"language\".\n\
-         Warning: \"timeoutMs\" is not supported yet and was ignored: this run had the gateway's deadline of 5000 ms (--timeout-ms, set when it starts). To stop waiting sooner, race a call against a timer in the code (Promise.race with setTimeout); execute_code takes \"code\", \"language\".\n\
-         Warning: \"lang\" is not an argument of execute_code; it was ignored. Did you mean \"language\"? execute_code takes \"code\", \"language\"."
+         Warning: \"lang\" is not an argument of execute_code; it was ignored. Did you mean \"language\"? execute_code takes \"code\", \"language\", \"allowedTools\", \"timeoutMs\"."
     );
     let structured = executed.structured_content.unwrap();
     assert_eq!(structured["result"], json!(42));
-    assert_eq!(structured["warnings"].as_array().unwrap().len(), 3);
+    assert_eq!(structured["warnings"].as_array().unwrap().len(), 1);
 
     let found = server
         .call(

@@ -264,7 +264,7 @@ async fn a_lying_runner_cannot_move_the_gateways_verdicts() {
         .await
         .unwrap();
     assert_eq!(execution.value().unwrap(), &json!({"Ok": 3}));
-    // More console output than the limit, and a result over it, end at the gateway's limits.
+    // More console output than the limit ends the execution at the gateway's limit.
     let execution = server.execute("FLOOD_LOG", "javascript").await.unwrap();
     assert_eq!(
         execution.error_kind(),
@@ -272,13 +272,12 @@ async fn a_lying_runner_cannot_move_the_gateways_verdicts() {
         "{}",
         execution.text
     );
+    // A result over --max-result-bytes is the gateway's to keep: it becomes a result handle
+    // in this session, as a local worker's would.
     let execution = server.execute("HUGE_RESULT", "javascript").await.unwrap();
-    assert_eq!(
-        execution.error_kind(),
-        Some("ResultTooLarge"),
-        "{}",
-        execution.text
-    );
+    let answer = execution.value().unwrap();
+    assert!(answer["handle"].is_string(), "{}", execution.text);
+    assert_eq!(answer["bytes"], json!(4_000_002), "{}", execution.text);
     // A runner that says nothing ends at the gateway's deadline, and the gateway goes on.
     let started = std::time::Instant::now();
     let execution = server.execute("SILENT", "javascript").await.unwrap();

@@ -27,7 +27,7 @@ use monty_types::{
 use serde_json::{Map, Value};
 
 use super::values::{ValuePath, to_json, type_name};
-use crate::{HostRequest, Manifest, ServerAsk};
+use crate::{HostRequest, Manifest, ServerAsk, SessionAsk};
 
 /// The global names the engine provides.
 const CALL_TOOL: &str = "call_tool";
@@ -47,6 +47,14 @@ const TOOLS_ID: u128 = 1;
 /// [`SCOPE_ID_BASE`] up, in the order code names them.
 const RESOURCES_ID: u128 = 2;
 const PROMPTS_ID: u128 = 3;
+/// Identities of `store` and `results`, what the session keeps across executions.
+const STORE_ID: u128 = 4;
+const RESULTS_ID: u128 = 5;
+/// `handle(value)`, which keeps a value in the session.
+const HANDLE: &str = "handle";
+/// Functions of `store` and `results` read as attributes (`get = store.get`) are named with
+/// this prefix and the function's name in code (`session#store.get`).
+const SESSION_FUNCTION: &str = "session#";
 const SCOPE_ID_BASE: u128 = 1 << 96;
 /// Functions of a server's scope read as attributes (`f = resources.s.read`) are named with this
 /// prefix, the scope's number, a dot and the method.
@@ -90,7 +98,17 @@ impl GuestApi {
         match object_id {
             None => match name {
                 "tools" => NameLookupResult::Value(self.tools()),
-                CALL_TOOL | SEARCH_TOOLS | DESCRIBE_TOOLS => {
+                "store" => NameLookupResult::Value(instance(
+                    "store".to_owned(),
+                    STORE_ID,
+                    DictPairs::default(),
+                )),
+                "results" => NameLookupResult::Value(instance(
+                    "results".to_owned(),
+                    RESULTS_ID,
+                    DictPairs::default(),
+                )),
+                CALL_TOOL | SEARCH_TOOLS | DESCRIBE_TOOLS | HANDLE => {
                     NameLookupResult::Value(function(name.to_owned()))
                 }
                 "resources" => NameLookupResult::Value(instance(
@@ -133,6 +151,15 @@ impl GuestApi {
                     DictPairs::default(),
                 ))
             }
+            Some(id) if session_object(id).is_some() => {
+                let object = session_object(id).unwrap_or_default();
+                match session_signature(&format!("{object}.{name}")) {
+                    Some(_) => NameLookupResult::Value(function(format!(
+                        "{SESSION_FUNCTION}{object}.{name}"
+                    ))),
+                    None => NameLookupResult::Undefined,
+                }
+            }
             Some(id) if self.scope_of(id).is_some() => {
                 let index = u128::from_be_bytes(*id.as_bytes()) - SCOPE_ID_BASE;
                 NameLookupResult::Value(function(format!("{SCOPE_FUNCTION}{index}.{name}")))
@@ -174,6 +201,9 @@ impl GuestApi {
             if let Some((resources, server)) = self.scope_of(id) {
                 return server_call(resources, server, function_name, args, kwargs);
             }
+            if let Some(object) = session_object(id) {
+                return session_call(&format!("{object}.{function_name}"), args, kwargs);
+            }
             return match self.namespace_of(id) {
                 Some(namespace) => tool_call(&format!("{namespace}.{function_name}"), args, kwargs),
                 None => Call::NotFound,
@@ -192,7 +222,11 @@ impl GuestApi {
                 None => Call::NotFound,
             };
         }
+        if let Some(function) = function_name.strip_prefix(SESSION_FUNCTION) {
+            return session_call(function, args, kwargs);
+        }
         match function_name {
+            HANDLE => session_call(HANDLE, args, kwargs),
             CALL_TOOL => call_tool(args, kwargs),
             SEARCH_TOOLS => search_tools(args, kwargs),
             DESCRIBE_TOOLS => describe_tools(args, kwargs),
@@ -256,6 +290,93 @@ impl GuestApi {
             })
             .collect::<DictPairs>();
         instance("tools".to_owned(), TOOLS_ID, namespaces)
+    }
+}
+
+/// `store` or `results`, when `id` is one of them.
+fn session_object(id: MontyUuid) -> Option<&'static str> {
+    if id == MontyUuid::from_u128(STORE_ID) {
+        Some("store")
+    } else if id == MontyUuid::from_u128(RESULTS_ID) {
+        Some("results")
+    } else {
+        None
+    }
+}
+
+/// The parameters of a function of the session's state, and how many are required.
+fn session_signature(function: &str) -> Option<(&'static [&'static str], usize)> {
+    Some(match function {
+        "store.get" | "store.delete" => (&["key"], 1),
+        "store.set" => (&["key", "value"], 2),
+        "store.keys" => (&[], 0),
+        "results.get" => (&["handle", "options", "path", "offset", "limit"], 1),
+        HANDLE => (&["value"], 1),
+        _ => return None,
+    })
+}
+
+/// `store.get(key)`, `store.set(key, value)`, `store.delete(key)`, `store.keys()`,
+/// `results.get(handle, options=None, path=None, offset=None, limit=None)` and `handle(value)`:
+/// the arguments as JSON, checked by the ask both languages make.
+fn session_call(
+    function: &str,
+    args: &[MontyObject],
+    kwargs: &[(MontyObject, MontyObject)],
+) -> Call {
+    let Some((parameters, required)) = session_signature(function) else {
+        let (object, name) = function.split_once('.').unwrap_or((function, ""));
+        let offered = if object == "store" {
+            "get(key), set(key, value), delete(key) and keys()"
+        } else {
+            "get(handle, options=None)"
+        };
+        return Call::Raise(MontyException::new(
+            ExcType::AttributeError,
+            Some(format!("{object} has no method '{name}'; it has {offered}")),
+        ));
+    };
+    let signature = format!("{function}({})", parameters.join(", "));
+    let bound = match bind(&signature, parameters, required, args, kwargs) {
+        Ok(bound) => bound,
+        Err(exception) => return Call::Raise(exception),
+    };
+    let mut arguments = Vec::with_capacity(bound.len());
+    for (parameter, value) in parameters.iter().zip(&bound) {
+        let value = match value {
+            None => Value::Null,
+            Some(value) => match to_json(
+                value,
+                &mut ValuePath::new(format!("the argument {parameter} of {signature}")),
+            ) {
+                Ok(value) => value,
+                Err(message) => return Call::Raise(type_error(message)),
+            },
+        };
+        arguments.push(value);
+    }
+    if function == "results.get" {
+        // `path=`, `offset=` and `limit=` are the options JavaScript passes as one object.
+        let keywords = arguments.split_off(2);
+        let mut options = match arguments.pop() {
+            Some(Value::Object(options)) => options,
+            Some(Value::Null) | None => Map::new(),
+            Some(_) => {
+                return Call::Raise(type_error(format!(
+                    "{signature}: options must be a dict like {{\"path\": ..., \"offset\": ..., \"limit\": ...}}"
+                )));
+            }
+        };
+        for (name, value) in ["path", "offset", "limit"].into_iter().zip(keywords) {
+            if !value.is_null() {
+                options.insert(name.to_owned(), value);
+            }
+        }
+        arguments.push(Value::Object(options));
+    }
+    match SessionAsk::new(function, arguments) {
+        Ok(ask) => Call::Host(HostRequest::Session(ask)),
+        Err(message) => Call::Raise(type_error(message)),
     }
 }
 

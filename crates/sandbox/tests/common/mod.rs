@@ -182,6 +182,9 @@ fn run_here(code: &str, language: Language, limits: EngineLimits, cancel: &Cance
                     HostRequest::Server { server, ask } => {
                         answer(Ok(json!({ "server": server, "method": ask.method() })));
                     }
+                    HostRequest::Session(ask) => {
+                        answer(Ok(json!({ "session": ask.function() })));
+                    }
                 }
             }
         },
