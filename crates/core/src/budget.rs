@@ -26,6 +26,80 @@ pub(crate) fn json_len(value: &impl serde::Serialize) -> usize {
     count.0
 }
 
+/// A message at least this large (as JSON) is written and read off the async runtime, where tens
+/// of megabytes would hold up every other execution.
+pub(crate) const LARGE_JSON_BYTES: usize = 1024 * 1024;
+
+/// Whether `value` takes at least `bytes` as JSON: its strings' lengths and a byte a node,
+/// counted until they reach `bytes`, so a look at a large value stops early.
+pub(crate) fn at_least(value: &serde_json::Value, bytes: usize) -> bool {
+    let mut left = bytes;
+    reaches(value, &mut left)
+}
+
+/// Takes what `value` adds from `left`; whether nothing is left.
+fn reaches(value: &serde_json::Value, left: &mut usize) -> bool {
+    use serde_json::Value;
+    let own = match value {
+        Value::String(text) => text.len(),
+        Value::Array(items) => {
+            for item in items {
+                if reaches(item, left) {
+                    return true;
+                }
+            }
+            items.len()
+        }
+        Value::Object(map) => {
+            for (key, item) in map {
+                *left = left.saturating_sub(key.len());
+                if reaches(item, left) {
+                    return true;
+                }
+            }
+            map.len()
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => 1,
+    };
+    *left = left.saturating_sub(own);
+    *left == 0
+}
+
+/// Whether `reply` is a large one: [`LARGE_JSON_BYTES`] or more as JSON.
+pub(crate) fn is_large_reply(reply: &toolweave_sandbox::HostReply) -> bool {
+    match reply {
+        toolweave_sandbox::HostReply::Result { outcome, .. } => match outcome {
+            Ok(value) => at_least(value, LARGE_JSON_BYTES),
+            Err(message) => message.len() >= LARGE_JSON_BYTES,
+        },
+        toolweave_sandbox::HostReply::Cancel => false,
+    }
+}
+
+/// Whether `message` (a worker's or runner's) is a large one: [`LARGE_JSON_BYTES`] or more as
+/// JSON, by its value, a call's arguments or a log line.
+pub(crate) fn is_large_message(message: &toolweave_sandbox::FromWorker) -> bool {
+    use toolweave_sandbox::{EngineEvent, FromWorker, HostRequest, SessionAsk};
+    match message {
+        FromWorker::Finished(outcome) => outcome
+            .result
+            .as_ref()
+            .is_ok_and(|value| at_least(value, LARGE_JSON_BYTES)),
+        FromWorker::Event(EngineEvent::Call(call)) => match &call.request {
+            HostRequest::Tool { args: value, .. }
+            | HostRequest::Session(
+                SessionAsk::StoreSet { value, .. } | SessionAsk::Keep { value },
+            ) => at_least(value, LARGE_JSON_BYTES),
+            // Names and queries: small, unless code sent many; counted without writing them.
+            other => json_len(other) >= LARGE_JSON_BYTES,
+        },
+        FromWorker::Event(EngineEvent::Log { text, .. } | EngineEvent::Warning { text }) => {
+            text.len() >= LARGE_JSON_BYTES
+        }
+        FromWorker::Event(EngineEvent::Started) => false,
+    }
+}
+
 /// One execution's budget.
 #[derive(Debug)]
 pub(crate) struct Budget {
@@ -110,6 +184,26 @@ impl Budget {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_is_at_least_as_large_as_its_strings_and_nodes_and_never_its_json() {
+        use serde_json::json;
+        assert!(at_least(&json!("x".repeat(10)), 10));
+        assert!(!at_least(&json!("x".repeat(9)), 10));
+        // Two numbers, four bytes of string, a null, and four and one items.
+        assert!(at_least(&json!([1, 2, "abcd", [null]]), 12));
+        assert!(!at_least(&json!([1, 2, "abcd", [null]]), 13));
+        assert!(at_least(&json!({ "key": { "k": true } }), 7));
+        assert!(!at_least(&json!({ "key": { "k": true } }), 8));
+        for value in [
+            json!("x".repeat(100)),
+            json!([[1, 2], { "a": "b" }, null, "é\n"]),
+            json!({ "key": { "k": [true, false] } }),
+        ] {
+            let length = json_len(&value);
+            assert!(!at_least(&value, length + 1), "{value}");
+        }
+    }
 
     #[test]
     fn json_len_is_the_length_of_the_text() {

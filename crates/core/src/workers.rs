@@ -764,13 +764,7 @@ impl WorkerSession {
 
     /// Delivers one reply to the guest; a worker that is gone is reported by [`Self::next`].
     pub(crate) async fn reply(&mut self, reply: HostReply) {
-        let large = match &reply {
-            HostReply::Result { outcome, .. } => match outcome {
-                Ok(value) => at_least(value, LARGE_REPLY_BYTES),
-                Err(message) => message.len() >= LARGE_REPLY_BYTES,
-            },
-            HostReply::Cancel => false,
-        };
+        let large = crate::budget::is_large_reply(&reply);
         let message = ToWorker::Reply(reply);
         if large {
             // Writing tens of megabytes as JSON would hold up every other execution here.
@@ -934,44 +928,6 @@ fn write_line(lines: &mut Vec<u8>, message: &ToWorker) {
         return;
     }
     lines.push(b'\n');
-}
-
-/// A reply at least this large (as JSON) is written out off the protocol thread.
-const LARGE_REPLY_BYTES: usize = 1024 * 1024;
-
-/// Whether `value` takes at least `bytes` as JSON: its strings' lengths and a byte a node,
-/// counted until they reach `bytes`, so a look at a large value stops early.
-fn at_least(value: &serde_json::Value, bytes: usize) -> bool {
-    let mut left = bytes;
-    reaches(value, &mut left)
-}
-
-/// Takes what `value` adds from `left`; whether nothing is left.
-fn reaches(value: &serde_json::Value, left: &mut usize) -> bool {
-    use serde_json::Value;
-    let own = match value {
-        Value::String(text) => text.len(),
-        Value::Array(items) => {
-            for item in items {
-                if reaches(item, left) {
-                    return true;
-                }
-            }
-            items.len()
-        }
-        Value::Object(map) => {
-            for (key, item) in map {
-                *left = left.saturating_sub(key.len());
-                if reaches(item, left) {
-                    return true;
-                }
-            }
-            map.len()
-        }
-        Value::Null | Value::Bool(_) | Value::Number(_) => 1,
-    };
-    *left = left.saturating_sub(own);
-    *left == 0
 }
 
 /// Writes one message to a worker's stdin.
@@ -1142,26 +1098,6 @@ mod tests {
         .unwrap();
         assert!(!status.success(), "it read a job");
         assert!(!taken.exists(), "it was handed the job");
-    }
-
-    #[test]
-    fn a_value_is_at_least_as_large_as_its_strings_and_nodes_and_never_its_json() {
-        use serde_json::json;
-        assert!(at_least(&json!("x".repeat(10)), 10));
-        assert!(!at_least(&json!("x".repeat(9)), 10));
-        // Two numbers, four bytes of string, a null, and four and one items.
-        assert!(at_least(&json!([1, 2, "abcd", [null]]), 12));
-        assert!(!at_least(&json!([1, 2, "abcd", [null]]), 13));
-        assert!(at_least(&json!({ "key": { "k": true } }), 7));
-        assert!(!at_least(&json!({ "key": { "k": true } }), 8));
-        for value in [
-            json!("x".repeat(100)),
-            json!([[1, 2], { "a": "b" }, null, "é\n"]),
-            json!({ "key": { "k": [true, false] } }),
-        ] {
-            let length = crate::budget::json_len(&value);
-            assert!(!at_least(&value, length + 1), "{value}");
-        }
     }
 
     #[tokio::test]

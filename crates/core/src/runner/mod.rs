@@ -427,7 +427,12 @@ impl Connection {
     }
 
     fn send(&self, message: &ToRunner) {
-        let _ = self.outbox.send(wire::line(message));
+        self.send_line(wire::line(message));
+    }
+
+    /// Queues a line written already.
+    fn send_line(&self, line: Vec<u8>) {
+        let _ = self.outbox.send(line);
     }
 
     /// The manifest a job for `manifest` may leave out: told to the runner first when it is
@@ -499,7 +504,7 @@ impl Connection {
             let Some(open) = connection.upgrade() else {
                 return;
             };
-            match serde_json::from_slice::<FromRunner>(&line) {
+            match wire::parse::<FromRunner>(&mut line).await {
                 Ok(FromRunner::Message { id, message }) => {
                     let mut executions = lock(&open.executions);
                     let finished = matches!(message, FromWorker::Finished(_));
@@ -648,11 +653,14 @@ impl Running for RemoteExecution {
     }
 
     fn reply(&mut self, reply: HostReply) -> BoxFuture<'_, ()> {
-        if !self.finished {
-            self.connection
-                .send(&ToRunner::Reply { id: self.id, reply });
-        }
-        Box::pin(async {})
+        Box::pin(async move {
+            if self.finished {
+                return;
+            }
+            let large = crate::budget::is_large_reply(&reply);
+            let line = wire::line_of(ToRunner::Reply { id: self.id, reply }, large).await;
+            self.connection.send_line(line);
+        })
     }
 
     fn cancel(&mut self) {

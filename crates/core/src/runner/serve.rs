@@ -96,7 +96,7 @@ impl RunnerService {
                     break;
                 }
             }
-            let message = match serde_json::from_slice::<ToRunner>(&line) {
+            let message = match wire::parse::<ToRunner>(&mut line).await {
                 Ok(message) => message,
                 Err(error) => {
                     refuse(format!("a message that could not be read: {error}"));
@@ -117,10 +117,10 @@ impl RunnerService {
                     tokio::spawn(async move {
                         let outcome = service.run(id, job, expected, receiver, &out).await;
                         lock(&running).remove(&id);
-                        let _ = out.send(wire::line(&FromRunner::Message {
-                            id,
-                            message: FromWorker::Finished(outcome),
-                        }));
+                        let message = FromWorker::Finished(outcome);
+                        let large = crate::budget::is_large_message(&message);
+                        let message = FromRunner::Message { id, message };
+                        let _ = out.send(wire::line_of(message, large).await);
                     });
                 }
                 ToRunner::Reply { id, reply } => {
@@ -206,7 +206,9 @@ impl RunnerService {
                 message = running.next() => match message {
                     Some(FromWorker::Finished(outcome)) => return outcome,
                     Some(event) => {
-                        let _ = out.send(wire::line(&FromRunner::Message { id, message: event }));
+                        let large = crate::budget::is_large_message(&event);
+                        let message = FromRunner::Message { id, message: event };
+                        let _ = out.send(wire::line_of(message, large).await);
                     }
                     None => return failed(running.ended_early().await),
                 },

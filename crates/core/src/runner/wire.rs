@@ -5,9 +5,12 @@
 use std::io;
 use std::sync::Arc;
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 use toolweave_sandbox::{FromWorker, HostReply, Manifest, WorkerJob};
+
+use crate::budget::LARGE_JSON_BYTES;
 
 /// Gateway → runner.
 #[derive(Debug, Serialize, Deserialize)]
@@ -118,6 +121,39 @@ pub(crate) fn line(message: &impl Serialize) -> Vec<u8> {
     let mut line = serde_json::to_vec(message).unwrap_or_default();
     line.push(b'\n');
     line
+}
+
+/// `message` as one line; a `large` one is written on the blocking pool, where tens of megabytes
+/// hold up no other execution.
+pub(crate) async fn line_of<M: Serialize + Send + 'static>(message: M, large: bool) -> Vec<u8> {
+    if !large {
+        return line(&message);
+    }
+    tokio::task::spawn_blocking(move || line(&message))
+        .await
+        // Writing a line does not panic; were the task lost, an empty line is refused as
+        // unreadable by the other end, which names it.
+        .unwrap_or_default()
+}
+
+/// The message on `line`; a line of [`LARGE_JSON_BYTES`] or more is read on the blocking pool.
+/// `line` holds the same bytes after.
+pub(crate) async fn parse<M: DeserializeOwned + Send + 'static>(
+    line: &mut Vec<u8>,
+) -> serde_json::Result<M> {
+    if line.len() < LARGE_JSON_BYTES {
+        return serde_json::from_slice(line);
+    }
+    let bytes = std::mem::take(line);
+    match tokio::task::spawn_blocking(move || (serde_json::from_slice(&bytes), bytes)).await {
+        Ok((parsed, bytes)) => {
+            *line = bytes;
+            parsed
+        }
+        Err(error) => Err(serde::de::Error::custom(format!(
+            "the line could not be read ({error})"
+        ))),
+    }
 }
 
 /// Whether two tokens are equal, in time that does not depend on where they differ.
