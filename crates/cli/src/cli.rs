@@ -467,6 +467,7 @@ impl HttpArgs {
         Ok(toolweave_server::http::HttpOptions {
             address,
             token,
+            identities: Vec::new(),
             allowed_hosts: self.allowed_host.clone(),
             allowed_origins: self.allowed_origin.clone(),
             stateless: self.stateless,
@@ -634,11 +635,7 @@ fn start(common: &CommonArgs, client_sessions: ClientSessions) -> Result<Arc<Gat
         tracing::info!(server = %disabled, "server is disabled in the config; skipped");
     }
     let settings = common.policy.settings()?;
-    let policy = toolweave_config::Policy::new(&settings.allow, &settings.deny)
-        .and_then(|policy| policy.with_ask(&settings.ask))
-        .and_then(|policy| policy.with_approve(&settings.approve))
-        .map_err(|error| anyhow::anyhow!("{error}"))?
-        .with_unannotated(settings.unannotated.unwrap_or_default());
+    let policy = policy_of(&settings)?;
     if policy.describe() != toolweave_config::Policy::default().describe() {
         tracing::info!(policy = %policy.describe(), "tool policy");
     }
@@ -664,6 +661,75 @@ fn start(common: &CommonArgs, client_sessions: ClientSessions) -> Result<Arc<Gat
         None => builder = builder.isolation(Isolation::InProcess),
     }
     Ok(builder.build()?)
+}
+
+/// The rules the settings (and the flags added to them) set.
+fn policy_of(settings: &toolweave_config::Settings) -> Result<toolweave_config::Policy> {
+    rules(
+        &settings.allow,
+        &settings.deny,
+        &settings.ask,
+        &settings.approve,
+    )
+    .map(|policy| policy.with_unannotated(settings.unannotated.unwrap_or_default()))
+}
+
+fn rules(
+    allow: &[String],
+    deny: &[String],
+    ask: &[String],
+    approve: &[String],
+) -> Result<toolweave_config::Policy> {
+    toolweave_config::Policy::new(allow, deny)
+        .and_then(|policy| policy.with_ask(ask))
+        .and_then(|policy| policy.with_approve(approve))
+        .map_err(|error| anyhow::anyhow!("{error}"))
+}
+
+/// The identities of the settings, each with its token from its environment variable and its
+/// rules set within the settings' own. `Err` names the identity and what to change.
+fn identities(
+    settings: &toolweave_config::Settings,
+) -> Result<Vec<Arc<toolweave_server::http::IdentityToken>>> {
+    let outer = Arc::new(policy_of(settings)?);
+    let mut seen: Vec<(String, String)> = Vec::new();
+    let mut identities = Vec::new();
+    for (name, identity) in &settings.identities {
+        let variable = &identity.token_env;
+        let value = std::env::var(variable).map_err(|_| {
+            anyhow::anyhow!(
+                "identity \"{name}\": the environment variable {variable} (its tokenEnv) is not set (or not UTF-8); set it to the token this identity's clients send"
+            )
+        })?;
+        let token = toolweave_server::http::BearerToken::new(&value).with_context(|| {
+            format!("identity \"{name}\": the environment variable {variable} (its tokenEnv) is empty; set it to the token this identity's clients send")
+        })?;
+        if let Some((other, _)) = seen.iter().find(|(_, seen)| seen.trim() == value.trim()) {
+            bail!(
+                "identities \"{other}\" and \"{name}\" have the same token; give each identity a token of its own"
+            );
+        }
+        seen.push((name.clone(), value));
+        let own = rules(
+            &identity.allow,
+            &identity.deny,
+            &identity.ask,
+            &identity.approve,
+        )
+        .with_context(|| format!("identity \"{name}\""))?
+        .with_unannotated(
+            identity
+                .unannotated
+                .or(settings.unannotated)
+                .unwrap_or_default(),
+        );
+        identities.push(Arc::new(toolweave_server::http::IdentityToken::new(
+            token,
+            toolweave_core::Identity::new(name.clone(), own, outer.clone()),
+            identity.rate_limit,
+        )));
+    }
+    Ok(identities)
 }
 
 /// The runner `--runner` names, if any.
@@ -766,9 +832,22 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
         Some(address) => Some(toolweave_server::metrics::MetricsListener::bind(address).await?),
         None => None,
     };
+    let settings = args.common.policy.settings()?;
     let listener = match args.http.http {
         Some(address) => {
             let mut options = args.http.resolve(address)?;
+            options.identities = identities(&settings)?;
+            if let Some(variable) = &args.http.auth_token_env
+                && let Ok(value) = std::env::var(variable)
+                && options
+                    .identities
+                    .iter()
+                    .any(|identity| identity.matches(value.trim().as_bytes()))
+            {
+                bail!(
+                    "--auth-token-env {variable} holds the same token as an identity of the settings file; give the identities tokens of their own"
+                );
+            }
             if metrics_listener.is_none() {
                 options.metrics = metrics.clone();
             }
@@ -780,7 +859,12 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
         Some(_) => ClientSessions::Many,
         None => ClientSessions::One,
     };
-    let tools = args.shape.resolve(&args.common.policy.settings()?)?;
+    if listener.is_none() && !settings.identities.is_empty() {
+        tracing::warn!(
+            "the settings file names identities, which tell HTTP clients apart by their tokens; over stdio there is one client, and the settings' own rules apply"
+        );
+    }
+    let tools = args.shape.resolve(&settings)?;
     let gateway = start(&args.common, client_sessions)?;
     let mut server = toolweave_server::ToolweaveServer::new(gateway.clone()).with_tools(tools);
     if let Some(per_minute) = args.http.rate_limit {

@@ -20,6 +20,9 @@ pub struct Policy {
     ask: Vec<Rule>,
     approve: Vec<Rule>,
     unannotated: Unannotated,
+    /// The rules these are set within (an identity's, within the gateway's): a tool must pass
+    /// both, asks when either asks, and is pre-approved when either approves.
+    outer: Option<std::sync::Arc<Policy>>,
 }
 
 /// What calls of a tool whose server says nothing about what it changes (neither `readOnlyHint:
@@ -84,7 +87,16 @@ impl Policy {
             ask: Vec::new(),
             approve: Vec::new(),
             unannotated: Unannotated::default(),
+            outer: None,
         })
+    }
+
+    /// These rules set within `outer` (an identity's within the gateway's): a tool either keeps
+    /// out stays out, a tool either's ask rules match asks, and either's approve rules
+    /// pre-approve. These rules' `unannotated` applies.
+    pub fn within(mut self, outer: std::sync::Arc<Policy>) -> Self {
+        self.outer = Some(outer);
+        self
     }
 
     /// These rules with `ask` globs added: each call of a tool they match asks the person at the
@@ -119,6 +131,9 @@ impl Policy {
 
     /// `Ok` when `server`'s tool `tool` (original names) may be called, else why not.
     pub fn decide(&self, server: &str, tool: &str) -> Result<(), Denial> {
+        if let Some(outer) = &self.outer {
+            outer.decide(server, tool)?;
+        }
         if self.is_open() {
             return Ok(());
         }
@@ -141,6 +156,13 @@ impl Policy {
     /// The ask rule, as written, that makes every call of `server`'s tool `tool` (original
     /// names) ask, if one matches it.
     pub fn asking_rule(&self, server: &str, tool: &str) -> Option<&str> {
+        if let Some(rule) = self
+            .outer
+            .as_ref()
+            .and_then(|outer| outer.asking_rule(server, tool))
+        {
+            return Some(rule);
+        }
         let name = format!("{server}.{tool}");
         self.ask
             .iter()
@@ -157,6 +179,11 @@ impl Policy {
             .iter()
             .find(|rule| rule.matcher.is_match(&name))
             .map(|rule| rule.pattern.as_str())
+            .or_else(|| {
+                self.outer
+                    .as_ref()
+                    .and_then(|outer| outer.approving_rule(server, tool))
+            })
     }
 
     /// The rules as written, for people: `allow: a, b; deny: c; ask: d; approve: e;
@@ -419,5 +446,43 @@ mod tests {
         assert!(asking.decide("slack", "post").is_ok());
         let error = Policy::default().with_ask(&rules(&["github"])).unwrap_err();
         assert!(error.starts_with("ask rule \"github\""), "{error}");
+    }
+
+    #[test]
+    fn rules_within_others_pass_both_ask_with_either_and_approve_with_either() {
+        let outer = std::sync::Arc::new(
+            Policy::new(&[], &rules(&["*.crash"]))
+                .and_then(|policy| policy.with_ask(&rules(&["github.merge_*"])))
+                .and_then(|policy| policy.with_approve(&rules(&["memory.*"])))
+                .unwrap(),
+        );
+        let inner = Policy::new(
+            &rules(&["github.*", "fixture.*"]),
+            &rules(&["github.delete_*"]),
+        )
+        .and_then(|policy| policy.with_ask(&rules(&["fixture.echo"])))
+        .and_then(|policy| policy.with_approve(&rules(&["fixture.remove"])))
+        .unwrap()
+        .within(outer);
+        // Kept out by the outer rules, whatever the inner allowlist says.
+        assert!(inner.decide("fixture", "crash").is_err());
+        // Kept out by the inner rules: a deny, and the inner allowlist.
+        assert!(inner.decide("github", "delete_repo").is_err());
+        assert_eq!(inner.decide("memory", "read"), Err(Denial::NotAllowed));
+        assert!(inner.decide("github", "get_issue").is_ok());
+        // Either's ask rules ask; the outer's are named first.
+        assert_eq!(
+            inner.asking_rule("github", "merge_pr"),
+            Some("github.merge_*")
+        );
+        assert_eq!(inner.asking_rule("fixture", "echo"), Some("fixture.echo"));
+        assert_eq!(inner.asking_rule("fixture", "add"), None);
+        // Either's approve rules pre-approve.
+        assert_eq!(
+            inner.approving_rule("fixture", "remove"),
+            Some("fixture.remove")
+        );
+        assert_eq!(inner.approving_rule("memory", "delete"), Some("memory.*"));
+        assert_eq!(inner.approving_rule("github", "close"), None);
     }
 }

@@ -13,9 +13,16 @@
 //!   "auditLogMaxBytes": 10485760,
 //!   "auditLogContents": false,
 //!   "shape": "three",
-//!   "direct": ["memory.read_graph"]
+//!   "direct": ["memory.read_graph"],
+//!   "identities": {
+//!     "ci-bot": { "tokenEnv": "CI_BOT_TOKEN", "deny": ["github.delete_*"],
+//!                 "approve": ["github.create_issue"], "rateLimit": 30 }
+//!   }
 //! }
 //! ```
+//!
+//! `identities` name the bearer tokens an HTTP client may present (each read from its own
+//! environment variable), with rules of their own set within the file's.
 //!
 //! Every key is optional; an unknown key is an error naming it. Command-line flags add to the
 //! lists (`--allow`, `--deny`, `--ask`, `--approve`, `--direct`) or replace the values
@@ -58,6 +65,36 @@ pub struct Settings {
     /// Globs over `server.tool`: upstream tools `serve` lists directly beside its own.
     #[serde(default)]
     pub direct: Vec<String>,
+    /// The clients of `serve --http` by the token they present, by name.
+    #[serde(default)]
+    pub identities: std::collections::BTreeMap<String, IdentitySettings>,
+}
+
+/// One identity of HTTP clients: its token's environment variable and its own rules, set within
+/// the settings' rules (it can keep tools out, make them ask or pre-approve them; never let in a
+/// tool those rules keep out).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct IdentitySettings {
+    /// The environment variable holding the identity's bearer token.
+    pub token_env: String,
+    /// Globs over `server.tool` this identity's code may call (all the settings allow, when
+    /// empty).
+    #[serde(default)]
+    pub allow: Vec<String>,
+    /// Globs over `server.tool` this identity's code may not call.
+    #[serde(default)]
+    pub deny: Vec<String>,
+    /// Globs over `server.tool` whose every call asks, for this identity.
+    #[serde(default)]
+    pub ask: Vec<String>,
+    /// Globs over `server.tool`: destructive tools this identity's code may call without asking.
+    #[serde(default)]
+    pub approve: Vec<String>,
+    /// What calls of unannotated tools get for this identity (the settings' value when unset).
+    pub unannotated: Option<crate::Unannotated>,
+    /// Executions a minute this identity may start, over all its sessions.
+    pub rate_limit: Option<std::num::NonZeroU32>,
 }
 
 /// Which tools `serve` lists to clients besides those listed directly.
@@ -80,7 +117,7 @@ pub fn load_settings(path: &Path) -> Result<Settings> {
     let mut settings: Settings = serde_json::from_str(&text).map_err(|error| Error::Syntax {
         path: path.to_path_buf(),
         message: format!(
-            "{error}; the settings file may have \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\" (\"allow\" or \"ask\"), \"auditLog\", \"auditLogMaxBytes\", \"auditLogContents\", \"shape\" (\"three\" or \"single\") and \"direct\""
+            "{error}; the settings file may have \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\" (\"allow\" or \"ask\"), \"auditLog\", \"auditLogMaxBytes\", \"auditLogContents\", \"shape\" (\"three\" or \"single\"), \"direct\" and \"identities\" (each {{\"tokenEnv\", \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\", \"rateLimit\"}})"
         ),
     })?;
     if let Some(log) = &settings.audit_log

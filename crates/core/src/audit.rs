@@ -224,6 +224,9 @@ fn answer_value(answer: &ForwardedAnswer) -> Option<Value> {
 pub(crate) struct ExecutionRecord<'a> {
     pub(crate) time: String,
     pub(crate) session: &'a str,
+    /// The identity the execution ran for (an HTTP client's token), when it said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) identity: Option<&'a str>,
     pub(crate) language: &'a str,
     pub(crate) code_sha256: String,
     pub(crate) code_bytes: usize,
@@ -374,6 +377,7 @@ mod tests {
         ExecutionRecord {
             time: now(),
             session: "1",
+            identity: None,
             language: "typescript",
             code_sha256: sha256_hex("return 1"),
             code_bytes: 8,

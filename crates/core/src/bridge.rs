@@ -26,10 +26,11 @@ use crate::budget::{Budget, json_len};
 use crate::catalog_state::{CatalogState, Direction};
 use crate::error::{ExecutionError, MAX_ERROR_TEXT, cut};
 use crate::gateway::{Flavor, Gateway, guest_name};
+use crate::identity::Identity;
 use crate::observe::CallOutcome;
 use crate::provider::{CallContext, ToolProvider};
 use crate::session_state::SessionState;
-use toolweave_config::ToolGlobs;
+use toolweave_config::{Policy, ToolGlobs};
 
 /// What one execution's calls answer to besides the gateway: where upstream notices go, its
 /// budget, and who approves destructive calls.
@@ -46,6 +47,9 @@ pub(crate) struct Scope<'a> {
     pub(crate) state: Option<&'a SessionState>,
     /// The tools this execution asked to be kept to (`allowedTools`), within the policy.
     pub(crate) allowed: Option<&'a ToolGlobs>,
+    /// Who the execution runs for, when the client said: its rules decide instead of the
+    /// gateway's alone.
+    pub(crate) identity: Option<&'a Identity>,
 }
 
 /// What became of a call that needed approval, as the audit log records it.
@@ -58,6 +62,12 @@ pub(crate) struct Decision {
 }
 
 impl Scope<'_> {
+    /// The rules this scope's calls are decided by: its identity's (within the gateway's), or
+    /// the gateway's.
+    fn policy<'p>(&'p self, gateway: &'p Gateway) -> &'p Policy {
+        self.identity.map_or(gateway.policy(), Identity::policy)
+    }
+
     fn decided(&self, approval: &'static str, scope: Option<ApprovalScope>) {
         *self
             .approval
@@ -232,11 +242,12 @@ async fn ask_server(
         ));
     };
     let name = format!("{server}.{method}");
-    if let Err(denial) = gateway.policy().decide(&server, method) {
+    if let Err(denial) = scope.policy(gateway).decide(&server, method) {
         scope.refuse();
         return Err(format!(
-            "{name} is not allowed by the policy: {denial} (rules over server.tool match a \
-             server's resources and prompts as server.resources/read, server.prompts/get, ...)"
+            "{name} is not allowed by the policy{}: {denial} (rules over server.tool match a \
+             server's resources and prompts as server.resources/read, server.prompts/get, ...)",
+            identity_named(scope)
         ));
     }
     outside_allowed(scope, &name, &server, method)?;
@@ -465,6 +476,7 @@ async fn call_tool(
         return Err(format!("internal error: tool index {index} out of range"));
     };
     let display = guest_name(entry);
+    outside_identity(scope, &display, &entry.server, &entry.tool)?;
     outside_allowed(scope, &display, &entry.server, &entry.tool)?;
 
     let arguments = match args {
@@ -489,7 +501,7 @@ async fn call_tool(
     let Value::Object(arguments) = arguments_value else {
         return Err("internal error: arguments stopped being an object".to_owned());
     };
-    match approval::tier(gateway.policy(), entry) {
+    match approval::tier(scope.policy(gateway), entry) {
         Tier::Allow(AllowReason::PreApproved { .. }) => scope.decided("pre-approved", None),
         Tier::Allow(_) => {}
         Tier::Ask(reason) => {
@@ -567,6 +579,37 @@ async fn call_tool(
         }));
     }
     Ok(value)
+}
+
+/// Refuses a call of `server`'s `tool` (shown as `display`) that the rules of the identity the
+/// execution runs for keep out; the gateway's rules have admitted it already (it is in the
+/// catalog).
+fn outside_identity(
+    scope: &Scope<'_>,
+    display: &str,
+    server: &str,
+    tool: &str,
+) -> Result<(), String> {
+    let Some(identity) = scope.identity else {
+        return Ok(());
+    };
+    let Err(denial) = identity.policy().decide(server, tool) else {
+        return Ok(());
+    };
+    scope.refuse();
+    Err(format!(
+        "{display} was not called: the rules of identity \"{}\" keep it out ({denial}). The \
+         people who run toolweave set each identity's rules in its settings file (\"identities\")",
+        identity.name()
+    ))
+}
+
+/// ` for identity "name"` when the scope runs for one, for messages about the policy.
+fn identity_named(scope: &Scope<'_>) -> String {
+    scope
+        .identity
+        .map(|identity| format!(" for identity \"{}\"", identity.name()))
+        .unwrap_or_default()
 }
 
 /// Refuses a call of `server`'s `tool` (shown as `display`) that this execution's

@@ -33,6 +33,9 @@ pub struct DirectCall {
     pub session: String,
     /// Who approves the call when the tool is marked destructive.
     pub approver: Option<Arc<dyn crate::Approver>>,
+    /// Who the call is made for, when the client said (an HTTP identity): its rules decide the
+    /// call, and the audit log names it.
+    pub identity: Option<Arc<crate::Identity>>,
 }
 
 /// A direct call, as the audit log records it: a line like an execution's, naming the tool
@@ -42,6 +45,8 @@ pub struct DirectCall {
 struct DirectRecord<'a> {
     time: String,
     session: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    identity: Option<&'a str>,
     /// `server.tool`, as configured and listed upstream.
     direct: &'a str,
     duration_ms: f64,
@@ -80,6 +85,7 @@ impl Gateway {
             refused: std::sync::atomic::AtomicBool::new(false),
             state: None,
             allowed: None,
+            identity: call.identity.as_deref(),
         };
         // By original names, which no other tool's guest name can take over.
         let request = HostRequest::Tool {
@@ -101,6 +107,7 @@ impl Gateway {
             audit.record(&DirectRecord {
                 time: crate::audit::now(),
                 session: &call.session,
+                identity: call.identity.as_ref().map(|identity| identity.name()),
                 direct: &name,
                 duration_ms: crate::audit::millis(started.elapsed().as_secs_f64() * 1000.0),
                 outcome: calls.first().map_or("error", |call| call.outcome),

@@ -57,6 +57,9 @@ pub struct ExecuteOptions {
     /// A deadline for this execution (`timeoutMs`); one longer than the gateway's
     /// `--timeout-ms` is cut to it, and the answer says so.
     pub timeout: Option<Duration>,
+    /// Who the execution runs for, when the client said (an HTTP identity): its rules decide
+    /// the calls, and the audit log names it.
+    pub identity: Option<Arc<crate::Identity>>,
 }
 
 impl Default for ExecuteOptions {
@@ -69,6 +72,7 @@ impl Default for ExecuteOptions {
             state: None,
             allowed_tools: None,
             timeout: None,
+            identity: None,
         }
     }
 }
@@ -168,6 +172,7 @@ impl Gateway {
             state,
             allowed_tools,
             timeout: requested_timeout,
+            identity,
         } = options;
         let state =
             state.unwrap_or_else(|| self.own_state.get_or_init(|| self.session_state()).clone());
@@ -267,6 +272,7 @@ impl Gateway {
                         let discovery_turn = discovery_turn.clone();
                         let state = state.clone();
                         let allowed_tools = allowed_tools.clone();
+                        let identity = identity.clone();
                         calls.push(Box::pin(async move {
                             let _turn = match call.request {
                                 HostRequest::Tool { .. }
@@ -284,6 +290,7 @@ impl Gateway {
                                 refused: std::sync::atomic::AtomicBool::new(false),
                                 state: Some(&state),
                                 allowed: allowed_tools.as_ref(),
+                                identity: identity.as_deref(),
                             };
                             let (answer, record) = bridge::answer_recorded(&gateway, call.request, flavor, token, &scope).await;
                             (call.id, answer, record)
@@ -347,6 +354,7 @@ impl Gateway {
             audit.record(&ExecutionRecord {
                 time: crate::audit::now(),
                 session: &caller,
+                identity: identity.as_ref().map(|identity| identity.name()),
                 language: language_name(language),
                 code_sha256,
                 code_bytes,

@@ -53,6 +53,7 @@ mod executor;
 #[cfg(target_os = "linux")]
 mod fork_server;
 mod gateway;
+mod identity;
 mod mcp;
 mod observe;
 mod provider;
@@ -78,6 +79,7 @@ pub use gateway::{
     DISCOVERY_WAIT, DescribeAnswer, Described, Flavor, Gateway, MAX_DESCRIBE_NAMES,
     MAX_QUERY_BYTES, SearchAnswer, SearchResult, ServerInstructions, Unavailable,
 };
+pub use identity::Identity;
 pub use mcp::McpProvider;
 pub use observe::{CallOutcome, Observer, SPAN_TARGET, WorkerCount};
 pub use provider::{CallContext, ProviderState, ToolProvider};

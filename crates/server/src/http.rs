@@ -67,8 +67,11 @@ const LOOPBACK_ORIGINS: [&str; 3] = ["http://localhost:*", "http://127.0.0.1:*",
 pub struct HttpOptions {
     /// Where to listen.
     pub address: SocketAddr,
-    /// The token every request must carry, when set.
+    /// A token every request may carry, when set: its clients run under the gateway's rules.
     pub token: Option<BearerToken>,
+    /// The identities' tokens: a request carrying one runs under that identity's rules. With a
+    /// token or identities set, every request must carry one of them.
+    pub identities: Vec<Arc<IdentityToken>>,
     /// `Host` values accepted besides the loopback names and the bound address.
     pub allowed_hosts: Vec<String>,
     /// Browser `Origin`s accepted besides pages on this machine.
@@ -102,6 +105,66 @@ impl BearerToken {
     pub fn matches(&self, presented: &[u8]) -> bool {
         let digest: [u8; 32] = Sha256::digest(presented).into();
         digest.ct_eq(&self.digest).into()
+    }
+}
+
+/// The token of an identity, the identity it names, and the rate its executions may start at.
+#[derive(Debug)]
+pub struct IdentityToken {
+    token: BearerToken,
+    identity: Arc<toolweave_core::Identity>,
+    rate: Option<(governor::DefaultDirectRateLimiter, std::num::NonZeroU32)>,
+}
+
+impl IdentityToken {
+    /// `identity`'s `token`, its executions limited to `per_minute` a minute over all its
+    /// sessions when given.
+    pub fn new(
+        token: BearerToken,
+        identity: toolweave_core::Identity,
+        per_minute: Option<std::num::NonZeroU32>,
+    ) -> Self {
+        Self {
+            token,
+            identity: Arc::new(identity),
+            rate: per_minute.map(|per_minute| {
+                let quota = governor::Quota::per_minute(per_minute);
+                (governor::RateLimiter::direct(quota), per_minute)
+            }),
+        }
+    }
+
+    /// The identity this token names.
+    pub fn identity(&self) -> &Arc<toolweave_core::Identity> {
+        &self.identity
+    }
+
+    /// Whether `presented` is this token.
+    pub fn matches(&self, presented: &[u8]) -> bool {
+        self.token.matches(presented)
+    }
+
+    /// Takes one execution from the identity's rate: `None` when it may start, else how long
+    /// until it may and the identity's rate.
+    pub(crate) fn rate_limited(&self) -> Option<(Duration, u32)> {
+        let (limiter, per_minute) = self.rate.as_ref()?;
+        let not_until = limiter.check().err()?;
+        use governor::clock::Clock;
+        let wait = not_until.wait_time_from(governor::clock::DefaultClock::default().now());
+        Some((wait, per_minute.get()))
+    }
+}
+
+/// The tokens requests may carry: the one of `--auth-token-env` and the identities'.
+#[derive(Debug, Default)]
+struct Tokens {
+    token: Option<BearerToken>,
+    identities: Vec<Arc<IdentityToken>>,
+}
+
+impl Tokens {
+    fn any(&self) -> bool {
+        self.token.is_some() || !self.identities.is_empty()
     }
 }
 
@@ -145,7 +208,7 @@ pub struct HttpListener {
 /// Binds the address, after checking that it may be bound the way it was asked.
 pub async fn bind(options: HttpOptions) -> Result<HttpListener, HttpError> {
     let address = options.address;
-    if !address.ip().is_loopback() && options.token.is_none() {
+    if !address.ip().is_loopback() && options.token.is_none() && options.identities.is_empty() {
         return Err(HttpError::OpenWithoutToken { address });
     }
     let listener = TcpListener::bind(address)
@@ -212,12 +275,17 @@ impl HttpListener {
             started: Instant::now(),
             last_request_ms: AtomicU64::new(0),
         });
-        let router = routes(service, served.clone(), self.options.token.clone());
+        let tokens = Tokens {
+            token: self.options.token.clone(),
+            identities: self.options.identities.clone(),
+        };
+        let required = tokens.any();
+        let router = routes(service, served.clone(), tokens);
         // Said whatever the log level: with port 0 this is how the caller learns the port.
         eprintln!(
             "toolweave: serving MCP at http://{}{MCP_PATH}{}{}",
             self.local_address,
-            if self.options.token.is_some() {
+            if required {
                 " (bearer token required)"
             } else {
                 ""
@@ -296,7 +364,7 @@ impl HttpListener {
 fn routes(
     mcp: StreamableHttpService<ToolweaveServer, Sessions>,
     served: Arc<Served>,
-    token: Option<BearerToken>,
+    tokens: Tokens,
 ) -> Router {
     Router::new()
         .route_service(MCP_PATH, mcp)
@@ -310,7 +378,7 @@ fn routes(
         .with_state(served)
         .fallback(not_found)
         .layer(axum::middleware::from_fn_with_state(
-            Arc::new(token),
+            Arc::new(tokens),
             authorize,
         ))
 }
@@ -376,17 +444,18 @@ async fn metrics_text(State(served): State<Arc<Served>>) -> Response {
     }
 }
 
-/// Checks the bearer token, when one is set, on every path but the health probes' (probes carry
-/// no token, and those answers hold nothing secret). The answer to a missing or wrong token says
-/// what is expected, never what was sent.
+/// Checks the bearer token, when tokens are set, on every path but the health probes' (probes
+/// carry no token, and those answers hold nothing secret); a request with an identity's token
+/// carries that identity on (as an extension of the request). The answer to a missing or wrong
+/// token says what is expected, never what was sent.
 async fn authorize(
-    State(token): State<Arc<Option<BearerToken>>>,
-    request: Request,
+    State(tokens): State<Arc<Tokens>>,
+    mut request: Request,
     next: Next,
 ) -> Response {
-    let Some(token) = token.as_ref() else {
+    if !tokens.any() {
         return next.run(request).await;
-    };
+    }
     if matches!(request.uri().path(), HEALTH_PATH | READY_PATH) {
         return next.run(request).await;
     }
@@ -400,16 +469,36 @@ async fn authorize(
                 .eq_ignore_ascii_case("bearer")
                 .then(|| credentials.trim())
         });
-    match presented {
-        Some(presented) if token.matches(presented.as_bytes()) => next.run(request).await,
-        presented => {
+    let identity = presented.and_then(|presented| {
+        // Every token is compared, so the time taken does not tell which one matched.
+        let matched: Vec<&Arc<IdentityToken>> = tokens
+            .identities
+            .iter()
+            .filter(|identity| identity.matches(presented.as_bytes()))
+            .collect();
+        matched.first().map(|identity| Arc::clone(identity))
+    });
+    let default = presented.is_some_and(|presented| {
+        tokens
+            .token
+            .as_ref()
+            .is_some_and(|token| token.matches(presented.as_bytes()))
+    });
+    match (identity, default) {
+        (Some(identity), _) => {
+            request.extensions_mut().insert(identity);
+            next.run(request).await
+        }
+        (None, true) => next.run(request).await,
+        (None, false) => {
             let message = if presented.is_some() {
                 "toolweave: the bearer token does not match; send the token set in the environment \
-                 variable named by --auth-token-env where toolweave runs\n"
+                 variable named by --auth-token-env, or an identity's (its tokenEnv in the settings \
+                 file), where toolweave runs\n"
             } else {
                 "toolweave: this server requires a header `Authorization: Bearer <token>`, with the \
-                 token set in the environment variable named by --auth-token-env where toolweave \
-                 runs\n"
+                 token set in the environment variable named by --auth-token-env, or an \
+                 identity's (its tokenEnv in the settings file), where toolweave runs\n"
             };
             let mut response = (StatusCode::UNAUTHORIZED, message).into_response();
             response.headers_mut().insert(

@@ -83,6 +83,10 @@ pub struct ToolweaveServer {
     /// What this session's executions keep across runs (the store, result handles); dropped
     /// with the session's handler.
     state: Arc<SessionState>,
+    /// The identity this session was opened as (over HTTP with identities set; `None` for the
+    /// gateway's own token or none), once its first request came: later requests must be made
+    /// as the same.
+    identity: Arc<std::sync::OnceLock<Option<String>>>,
 }
 
 /// Numbers handed to sessions.
@@ -114,6 +118,7 @@ impl ToolweaveServer {
             metrics: None,
             approvals: Arc::default(),
             state: gateway.session_state(),
+            identity: Arc::default(),
             gateway,
         }
     }
@@ -162,6 +167,7 @@ impl ToolweaveServer {
             discovery_turn: Arc::new(tokio::sync::Semaphore::new(1)),
             approvals: Arc::default(),
             state: self.gateway.session_state(),
+            identity: Arc::default(),
             ..self.clone()
         }
     }
@@ -193,6 +199,7 @@ impl ToolweaveServer {
             joined: Arc::default(),
             approvals: Arc::default(),
             state: self.gateway.session_state(),
+            identity: Arc::default(),
             ..self.clone()
         }
     }
@@ -225,6 +232,38 @@ impl ToolweaveServer {
         } else {
             self.state.clone()
         }
+    }
+
+    /// The identity this request was made as (its token's, over HTTP), checked against the one
+    /// the session was opened as: `Err` says why a request made as another cannot use it.
+    fn caller(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Option<Arc<http::IdentityToken>>, String> {
+        let caller = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Arc<http::IdentityToken>>())
+            .cloned();
+        let name = caller
+            .as_ref()
+            .map(|caller| caller.identity().name().to_owned());
+        let opened_as = self.identity.get_or_init(|| name.clone());
+        if *opened_as == name {
+            return Ok(caller);
+        }
+        let who = |name: &Option<String>| {
+            name.as_ref().map_or_else(
+                || "the token of --auth-token-env".to_owned(),
+                |name| format!("identity \"{name}\"'s token"),
+            )
+        };
+        Err(format!(
+            "this session was opened with {}, and this request carries {}: a session is used \
+             with the token it was opened with; open a new session with this token",
+            who(opened_as),
+            who(&name)
+        ))
     }
 
     /// The log level this session's client asked for.
@@ -342,6 +381,7 @@ impl ToolweaveServer {
         arguments: &Map<String, Value>,
         warnings: Vec<String>,
         context: &RequestContext<RoleServer>,
+        caller: Option<Arc<http::IdentityToken>>,
     ) -> Result<CallToolResult, ErrorData> {
         let Some(Value::String(code)) = arguments.get("code") else {
             return Err(invalid(
@@ -359,7 +399,7 @@ impl ToolweaveServer {
         };
         let allowed_tools = allowed_tools(arguments)?;
         let timeout = requested_timeout(arguments)?;
-        if let Some(refusal) = self.rate_limited() {
+        if let Some(refusal) = self.rate_limited(caller.as_deref()) {
             return Ok(refusal);
         }
         let session = self.session_name(context);
@@ -381,6 +421,7 @@ impl ToolweaveServer {
                         state: Some(self.session_state(context)),
                         allowed_tools,
                         timeout,
+                        identity: caller.map(|caller| caller.identity().clone()),
                     },
                 )
             }),
@@ -444,24 +485,45 @@ fn requested_timeout(
 }
 
 impl ToolweaveServer {
-    /// The refusal of an execution or direct call past this session's `--rate-limit`, if it is.
-    fn rate_limited(&self) -> Option<CallToolResult> {
-        let limiter = self.limiter.as_ref()?;
-        let not_until = limiter.check().err()?;
-        use governor::clock::Clock;
-        let wait = not_until.wait_time_from(governor::clock::DefaultClock::default().now());
+    /// The refusal of an execution or direct call past this session's `--rate-limit`, or past
+    /// the rate of the identity it is made as, if it is.
+    fn rate_limited(&self, caller: Option<&http::IdentityToken>) -> Option<CallToolResult> {
+        let session = || {
+            let not_until = self.limiter.as_ref()?.check().err()?;
+            use governor::clock::Clock;
+            let wait = not_until.wait_time_from(governor::clock::DefaultClock::default().now());
+            let per_minute = self.rate.map_or(0, |quota| quota.burst_size().get());
+            Some((
+                wait,
+                format!("this session may start {per_minute} executions a minute (--rate-limit)"),
+                "too many executions in this session".to_owned(),
+            ))
+        };
+        let identity = || {
+            let caller = caller?;
+            let (wait, per_minute) = caller.rate_limited()?;
+            let name = caller.identity().name();
+            Some((
+                wait,
+                format!(
+                    "identity \"{name}\" may start {per_minute} executions a minute, over all its \
+                     sessions (its rateLimit in the settings file)"
+                ),
+                format!("too many executions for identity \"{name}\""),
+            ))
+        };
+        let (wait, why, message) = session().or_else(identity)?;
         if let Some(metrics) = &self.metrics {
             metrics.rate_limit_refusal();
         }
-        let per_minute = self.rate.map_or(0, |quota| quota.burst_size().get());
         let mut result = CallToolResult::error(vec![ContentBlock::text(format!(
-            "RateLimit: this session may start {per_minute} executions a minute (--rate-limit); try again in {:.1} s",
+            "RateLimit: {why}; try again in {:.1} s",
             wait.as_secs_f64().max(0.1)
         ))]);
         result.structured_content = Some(json!({
             "error": {
                 "kind": "RateLimit",
-                "message": "too many executions in this session",
+                "message": message,
                 "retryAfterMs": wait.as_millis() as u64,
             },
         }));
@@ -510,8 +572,9 @@ impl ToolweaveServer {
         tool: String,
         arguments: Map<String, Value>,
         context: &RequestContext<RoleServer>,
+        caller: Option<Arc<http::IdentityToken>>,
     ) -> CallToolResult {
-        if let Some(refusal) = self.rate_limited() {
+        if let Some(refusal) = self.rate_limited(caller.as_deref()) {
             return refusal;
         }
         let session = self.session_name(context);
@@ -529,6 +592,7 @@ impl ToolweaveServer {
                             false,
                             self.approvals.clone(),
                         ))),
+                        identity: caller.map(|caller| caller.identity().clone()),
                     },
                     context.ct.clone(),
                 )
@@ -777,6 +841,9 @@ impl ServerHandler for ToolweaveServer {
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
         context.peer.set_peer_info(request.clone());
+        // The session is opened as the identity of this first request.
+        self.caller(&context)
+            .map_err(|message| ErrorData::invalid_request(message, None))?;
         let answer = self.negotiate_initialize(&request)?;
         // Upstream servers' requests may reach this client from now on; over stdio, upstream
         // servers start once they can be told what it supports.
@@ -830,6 +897,9 @@ impl ServerHandler for ToolweaveServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let caller = self
+            .caller(&context)
+            .map_err(|message| ErrorData::invalid_request(message, None))?;
         let arguments = request.arguments.unwrap_or_default();
         let warnings = tools::unknown_argument_warnings(&request.name, &arguments);
         let mut listed = self.listing.snapshot();
@@ -842,7 +912,8 @@ impl ServerHandler for ToolweaveServer {
         let own = listed_now && !listed.is_direct(&request.name);
         if let Some((server, tool)) = listed.direct(&request.name).cloned() {
             return Ok(CallToolResponse::Complete(
-                self.call_direct(server, tool, arguments, &context).await,
+                self.call_direct(server, tool, arguments, &context, caller)
+                    .await,
             ));
         }
         let result = match request.name.as_ref() {
@@ -851,7 +922,10 @@ impl ServerHandler for ToolweaveServer {
             // The execution's answer places them with the program's own warnings.
             EXECUTE_CODE => {
                 return Ok(CallToolResponse::Complete(
-                    match self.execute(&arguments, warnings.clone(), &context).await {
+                    match self
+                        .execute(&arguments, warnings.clone(), &context, caller)
+                        .await
+                    {
                         Ok(result) => result,
                         Err(error) => with_warnings(invalid_arguments(error), &warnings),
                     },
