@@ -141,10 +141,20 @@ fn push_held(text: &mut String, answer: &SearchAnswer) {
         ));
     }
     for (server, count) in &answer.held_elsewhere {
+        let (tools, changed) = if *count == 1 {
+            (
+                "tool",
+                "its definition changed since toolweave pinned it; `toolweave trust` reviews it",
+            )
+        } else {
+            (
+                "tools",
+                "their definitions changed since toolweave pinned them; `toolweave trust` reviews them",
+            )
+        };
         text.push_str(&format!(
-            "Held: {count} {}tool{} of \"{server}\" (definitions changed since toolweave pinned them; `toolweave trust` reviews them).\n",
+            "Held: {count} {}{tools} of \"{server}\" ({changed}).\n",
             if answer.held.is_empty() { "" } else { "other " },
-            if *count == 1 { "" } else { "s" },
         ));
     }
 }
