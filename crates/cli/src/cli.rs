@@ -53,7 +53,9 @@ enum Command {
     /// the servers it now fronts there.
     Init(crate::setup::InitArgs),
     /// Trust the servers this folder's own .mcp.json, .cursor/mcp.json and .vscode/mcp.json
-    /// name, after showing what they run: until then toolweave does not start them.
+    /// name, after showing what they run: until then toolweave does not start them. Then accept
+    /// the tool definitions that changed since toolweave pinned them, after showing the change:
+    /// until then those tools are held.
     Trust(crate::setup::TrustArgs),
     /// Log in to a remote server that asks for OAuth: prints the address to open (and opens a
     /// browser where there is one), takes the answer on 127.0.0.1, and keeps the login for
