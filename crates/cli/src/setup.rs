@@ -557,12 +557,11 @@ pub(crate) fn trust(args: TrustArgs) -> Result<ExitCode> {
         declined |= !trusted;
     }
     match &machine.pins_file {
-        Some(path) => {
-            if !args.names.is_empty() || path.exists() {
-                writeln!(out)?;
-                declined |= !crate::pins::review(path, &args.names, args.yes, &mut out)?;
-            }
+        Some(path) if !args.names.is_empty() || path.exists() => {
+            writeln!(out)?;
+            declined |= !crate::pins::review(path, &args.names, args.yes, &mut out)?;
         }
+        Some(_) => {}
         None if !args.names.is_empty() => bail!(
             "cannot tell where toolweave keeps tool pins: neither HOME nor XDG_CONFIG_HOME is set"
         ),

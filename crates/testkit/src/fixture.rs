@@ -970,6 +970,8 @@ mod tests {
                 "2",
                 "--tools",
                 "500",
+                "--append-description",
+                "add= Then more.",
             ]
             .map(String::from),
         )
@@ -989,6 +991,7 @@ mod tests {
                 faults: None,
                 instructions: None,
                 synthetic_tools: Some(500),
+                appended_descriptions: vec![("add".into(), " Then more.".into())],
             }
         );
         let options = FixtureOptions::parse(
