@@ -67,9 +67,12 @@ pub(crate) fn documentation_lines(doc: &Documentation) -> Vec<String> {
 }
 
 /// A description split into lines, trailing spaces and blank edges removed, characters that
-/// do not show written as escapes (see [`visible`]).
+/// do not show left out (see [`strip_invisible`]).
 pub(crate) fn description_lines(text: &str) -> Vec<String> {
-    let lines: Vec<String> = text.lines().map(|line| visible(line.trim_end())).collect();
+    let lines: Vec<String> = text
+        .lines()
+        .map(|line| strip_invisible(line.trim_end()))
+        .collect();
     let first = lines.iter().position(|line| !line.is_empty());
     let last = lines.iter().rposition(|line| !line.is_empty());
     match (first, last) {
@@ -90,8 +93,9 @@ fn shorten(text: &str) -> String {
 /// `text` with every character that does not show written as a `\u{...}` escape: control
 /// characters (but newlines and tabs), zero-width and other invisible formatting characters,
 /// bidirectional overrides and isolates (which reorder what a person sees), and Unicode tag
-/// characters (which spell text no one sees). A description can hide instructions in them from
-/// the person who reads it, not from the model; escaped, both see the same.
+/// characters (which spell text no one sees). What a person reads of a tool or a server
+/// (`toolweave tools`, `toolweave servers`, the changes `toolweave trust` shows): a description
+/// can hide instructions in them, and escaped they show.
 pub fn visible(text: &str) -> String {
     if !text.chars().any(hidden) {
         return text.to_owned();
@@ -107,7 +111,19 @@ pub fn visible(text: &str) -> String {
     shown
 }
 
-/// Whether `character` is one [`visible`] writes as an escape.
+/// `text` without the characters [`visible`] escapes: what the model reads of a tool's title and
+/// descriptions. Hidden, they could carry words the person who reads the definition never sees;
+/// left out, the model reads what a person sees.
+pub fn strip_invisible(text: &str) -> String {
+    if !text.chars().any(hidden) {
+        return text.to_owned();
+    }
+    text.chars()
+        .filter(|character| !hidden(*character))
+        .collect()
+}
+
+/// Whether `character` is one [`visible`] escapes and [`strip_invisible`] leaves out.
 fn hidden(character: char) -> bool {
     matches!(character,
         '\u{0}'..='\u{8}' | '\u{b}'..='\u{c}' | '\u{d}'..='\u{1f}' | '\u{7f}'..='\u{9f}'
@@ -135,7 +151,11 @@ mod tests {
         assert_eq!(visible("a\tb\nc é 数 😀"), "a\tb\nc é 数 😀");
         assert_eq!(
             description_lines("First\u{200d}\n\nSecond"),
-            ["First\\u{200d}", "", "Second"]
+            ["First", "", "Second"]
+        );
+        assert_eq!(
+            strip_invisible("Adds\u{200b} two\u{202e}srebmun\u{202c}.\u{2066}\u{feff}\u{85}\ta\nb"),
+            "Adds twosrebmun.\ta\nb"
         );
     }
 }

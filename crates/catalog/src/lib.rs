@@ -26,7 +26,7 @@ mod walk;
 
 use std::collections::{BTreeMap, HashSet};
 
-pub use docs::visible;
+pub use docs::{strip_invisible, visible};
 pub use names::sanitize_identifier;
 pub use search::{DEFAULT_SEARCH_LIMIT, Hit};
 pub use tool_schema::{Annotations, MAX_SCHEMA_DEPTH, SchemaTooDeep, ToolSchema};
@@ -173,9 +173,9 @@ impl Catalog {
                     tool: tool.name,
                     guest_server: guest_server.clone(),
                     guest_tool,
-                    // What people and models read of a tool shows every character it holds.
-                    title: tool.title.as_deref().map(docs::visible),
-                    description: tool.description.as_deref().map(docs::visible),
+                    // What the model reads of a tool holds no character a person cannot see.
+                    title: tool.title.as_deref().map(docs::strip_invisible),
+                    description: tool.description.as_deref().map(docs::strip_invisible),
                     input_schema: tool.input_schema,
                     output_schema: tool.output_schema,
                     annotations: tool.annotations,

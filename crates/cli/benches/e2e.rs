@@ -82,7 +82,9 @@ async fn main() {
 
     let spawn = |command: &Path, args: Vec<String>| {
         let command = tokio::process::Command::new(command).configure(|c| {
-            c.args(&args);
+            // Its own configuration folder: a benchmark never writes the user's.
+            c.args(&args)
+                .env("XDG_CONFIG_HOME", toolweave_testkit::harness::config_home());
         });
         TokioChildProcess::builder(command)
             .stderr(std::process::Stdio::null())

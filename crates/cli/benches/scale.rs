@@ -103,7 +103,8 @@ async fn start(config: &Path, extra: &[&str]) -> (Client, u32) {
             .arg("--config")
             .arg(config)
             .args(extra)
-            .env("TOOLWEAVE_LOG", "warn");
+            .env("TOOLWEAVE_LOG", "warn")
+            .env("XDG_CONFIG_HOME", toolweave_testkit::harness::config_home());
     });
     let (transport, _stderr) = TokioChildProcess::builder(command)
         .stderr(std::process::Stdio::null())

@@ -315,7 +315,11 @@ async fn main() {
     for (name, package) in SERVERS {
         let (command, args, env) = server_command(package, dir.path());
         let command = tokio::process::Command::new(command).configure(|command| {
-            command.args(&args).envs(env.iter().cloned());
+            // Its own configuration folder: a benchmark never writes the user's.
+            command
+                .args(&args)
+                .env("XDG_CONFIG_HOME", toolweave_testkit::harness::config_home())
+                .envs(env.iter().cloned());
         });
         let (transport, _) = TokioChildProcess::builder(command)
             .stderr(std::process::Stdio::null())

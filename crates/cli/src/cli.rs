@@ -53,7 +53,9 @@ enum Command {
     /// the servers it now fronts there.
     Init(crate::setup::InitArgs),
     /// Trust the servers this folder's own .mcp.json, .cursor/mcp.json and .vscode/mcp.json
-    /// name, after showing what they run: until then toolweave does not start them.
+    /// name, after showing what they run: until then toolweave does not start them. Then accept
+    /// the tool definitions that changed since toolweave pinned them, after showing the change:
+    /// until then those tools are held.
     Trust(crate::setup::TrustArgs),
     /// Log in to a remote server that asks for OAuth: prints the address to open (and opens a
     /// browser where there is one), takes the answer on 127.0.0.1, and keeps the login for
@@ -175,6 +177,18 @@ struct PolicyArgs {
     /// Write tool arguments and results into the audit log too (they may hold private data).
     #[arg(long)]
     audit_log_contents: bool,
+    /// Pin each tool's definition the first time toolweave sees it, and hold a tool whose
+    /// definition then changes until `toolweave trust` accepts it [default: on, or the settings
+    /// file's "pinTools"].
+    #[arg(long, value_enum, value_name = "MODE")]
+    pin_tools: Option<PinToolsArg>,
+}
+
+/// `--pin-tools`' values.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum PinToolsArg {
+    On,
+    Off,
 }
 
 /// `--unannotated`'s values: calls go ahead without asking, or each asks as a destructive
@@ -223,6 +237,12 @@ impl PolicyArgs {
             settings.audit_log_max_bytes = Some(bytes);
         }
         settings.audit_log_contents |= self.audit_log_contents;
+        if let Some(mode) = self.pin_tools {
+            settings.pin_tools = Some(match mode {
+                PinToolsArg::On => toolweave_config::PinTools::On,
+                PinToolsArg::Off => toolweave_config::PinTools::Off,
+            });
+        }
         Ok(settings)
     }
 }
@@ -647,6 +667,14 @@ fn start(common: &CommonArgs, client_sessions: ClientSessions) -> Result<Arc<Gat
     if let Some(audit) = audit_log(&settings)? {
         builder = builder.audit(audit);
     }
+    if settings.pin_tools.unwrap_or_default() == toolweave_config::PinTools::On {
+        match crate::setup::pins_file() {
+            Some(path) => builder = builder.pins(path),
+            None => tracing::warn!(
+                "tool definitions are not pinned: neither HOME nor XDG_CONFIG_HOME is set, so there is no place to keep them"
+            ),
+        }
+    }
     if let Some(runner) = runner(common)? {
         tracing::info!(runner = %runner.describe(), "guest code runs on a runner");
         return Ok(builder.runner(runner).build()?);
@@ -1050,6 +1078,18 @@ async fn tools(args: ToolsArgs) -> Result<ExitCode> {
         if !tiers.is_empty() {
             writeln!(stdout, "{tiers}")?;
         }
+        let hidden = hidden_text(&gateway, &answer.results).await;
+        if !hidden.is_empty() {
+            writeln!(stdout, "{hidden}")?;
+        }
+    }
+    for (server, count) in held_by_server(&gateway) {
+        let line = format!("server \"{server}\": {}", crate::pins::held_note(count));
+        if args.json {
+            eprintln!("toolweave: {line}");
+        } else {
+            writeln!(stdout, "{line}")?;
+        }
     }
     drop(stdout);
     gateway.shutdown().await;
@@ -1080,6 +1120,62 @@ fn tiers_text(gateway: &Gateway, results: &[toolweave_core::SearchResult]) -> St
         }
     }
     text.trim_end().to_owned()
+}
+
+/// How many tools of each server the gateway holds because their definitions changed since
+/// they were pinned.
+fn held_by_server(gateway: &Gateway) -> Vec<(String, usize)> {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for held in gateway.held() {
+        match counts.last_mut() {
+            Some((server, count)) if *server == held.server => *count += 1,
+            _ => counts.push((held.server, 1)),
+        }
+    }
+    counts
+}
+
+/// The found tools whose title or description holds characters that do not show, with those
+/// characters written as escapes: the model reads the text without them, a person should know
+/// they are there.
+async fn hidden_text(gateway: &Gateway, results: &[toolweave_core::SearchResult]) -> String {
+    let mut text = String::new();
+    for result in results {
+        let named = gateway
+            .read_catalog(false, |catalog, _| {
+                catalog
+                    .resolve(&result.name)
+                    .map(|entry| (entry.server.clone(), entry.tool.clone()))
+            })
+            .await;
+        let Some((server, tool)) = named else {
+            continue;
+        };
+        let Ok(definitions) = gateway.upstream().tools(&server).await else {
+            continue;
+        };
+        let Some(definition) = definitions.iter().find(|listed| listed.name == tool) else {
+            continue;
+        };
+        for (what, value) in [
+            ("title", &definition.title),
+            ("description", &definition.description),
+        ] {
+            if let Some(value) = value
+                && toolweave_catalog::visible(value) != *value
+            {
+                text.push_str(&format!(
+                    "  {}: its {what} holds characters that do not show, left out of what the model reads: {}\n",
+                    result.name,
+                    toolweave_catalog::visible(value)
+                ));
+            }
+        }
+    }
+    if text.is_empty() {
+        return text;
+    }
+    format!("\nCharacters that do not show:\n{}", text.trim_end())
 }
 
 /// Why `tier`, in words.
@@ -1209,7 +1305,10 @@ async fn doctor(args: DoctorArgs) -> Result<ExitCode> {
             instructions: false,
         };
         let checks = check_servers(&config, startup_timeout, Some(lines)).await?;
-        problems += checks.iter().filter(|check| check.error.is_some()).count();
+        problems += checks
+            .iter()
+            .filter(|check| check.error.is_some() || !check.held.is_empty())
+            .count();
         for disabled in &config.disabled {
             writeln!(out, "  {disabled}: disabled in the config")?;
         }
@@ -1239,6 +1338,9 @@ struct ServerCheck {
     login: Option<crate::login::LoginState>,
     /// What the server said about using it (`instructions` in its `initialize` answer).
     instructions: Option<String>,
+    /// Its tools whose definitions differ from their pins: a gateway holds them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    held: Vec<String>,
 }
 
 impl ServerCheck {
@@ -1262,18 +1364,24 @@ impl ServerCheck {
                 "{} ({}): FAILED after {} ms: {error}",
                 self.name, self.transport, self.elapsed_ms
             ),
-            (None, tools) => format!(
-                "{} ({}): ready, {} tool{} ({} ms){}",
-                self.name,
-                self.transport,
-                tools.unwrap_or(0),
-                if tools == Some(1) { "" } else { "s" },
-                self.elapsed_ms,
-                self.login
-                    .as_ref()
-                    .map(|login| format!("; {}", login.line()))
-                    .unwrap_or_default()
-            ),
+            (None, tools) => {
+                format!(
+                    "{} ({}): ready, {} tool{} ({} ms){}",
+                    self.name,
+                    self.transport,
+                    tools.unwrap_or(0),
+                    if tools == Some(1) { "" } else { "s" },
+                    self.elapsed_ms,
+                    self.login
+                        .as_ref()
+                        .map(|login| format!("; {}", login.line()))
+                        .unwrap_or_default()
+                ) + &if self.held.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {}", crate::pins::held_note(self.held.len()))
+                }
+            }
         }
     }
 }
@@ -1306,6 +1414,12 @@ async fn check_servers(
         },
     );
     let started = std::time::Instant::now();
+    let pins = crate::setup::pins_file().and_then(|path| {
+        toolweave_config::Pins::load(&path)
+            .map_err(|error| tracing::warn!("{error}"))
+            .ok()
+    });
+    let pins = &pins;
     let mut pending: futures::stream::FuturesUnordered<_> = config
         .servers
         .iter()
@@ -1318,6 +1432,12 @@ async fn check_servers(
                 let needs_login =
                     matches!(outcome, Err(toolweave_upstream::Error::LoginNeeded { .. }));
                 let login = crate::login::login_state(server, outcome.is_ok(), needs_login);
+                let held = match (&outcome, pins) {
+                    (Ok(tools), Some(pins)) => {
+                        toolweave_core::held_among(pins, &server.name, tools)
+                    }
+                    _ => Vec::new(),
+                };
                 let (state, tools, error) = match outcome {
                     Ok(tools) => ("ready", Some(tools.len()), None),
                     Err(error) => ("failed", None, Some(error.to_string())),
@@ -1336,6 +1456,7 @@ async fn check_servers(
                     error,
                     login,
                     instructions,
+                    held,
                 };
                 (index, check)
             }

@@ -3,6 +3,7 @@
 
 mod cli;
 mod login;
+mod pins;
 mod setup;
 
 use std::process::ExitCode;

@@ -1,6 +1,7 @@
 //! Where the servers come from: `--config`, or discovery in the files MCP clients write;
 //! `toolweave config` (what was found), `toolweave init` (register toolweave in a client) and
-//! `toolweave trust` (start the servers a project's own files name).
+//! `toolweave trust` (start the servers a project's own files name, and accept the tool
+//! definitions held since they changed: `pins.rs`).
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -20,6 +21,17 @@ struct Machine {
     program: Option<PathBuf>,
     /// Where the project entries the user trusts are kept.
     trust_file: Option<PathBuf>,
+    /// Where the tool definitions the user accepted are kept.
+    pins_file: Option<PathBuf>,
+}
+
+/// Where the tool definitions the user accepted are kept (`pins.json` beside `trusted.json`).
+pub(crate) fn pins_file() -> Option<PathBuf> {
+    let home = std::env::var_os("HOME")
+        .filter(|home| !home.is_empty())
+        .map(PathBuf::from);
+    let xdg_config_home = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from);
+    toolweave_config::default_pins_path(xdg_config_home.as_deref(), home.as_deref())
 }
 
 impl Machine {
@@ -37,6 +49,7 @@ impl Machine {
             cwd,
             program,
             trust_file,
+            pins_file: pins_file(),
         })
     }
 
@@ -517,7 +530,10 @@ pub(crate) fn init(args: InitArgs) -> Result<ExitCode> {
 
 #[derive(Debug, Args)]
 pub(crate) struct TrustArgs {
-    /// Trust without asking.
+    /// Review only the held tools of these servers (`server`) or these tools (`server.tool`).
+    #[arg(value_name = "NAME", conflicts_with = "forget")]
+    names: Vec<String>,
+    /// Trust and accept without asking.
     #[arg(long, short = 'y')]
     yes: bool,
     /// Take back what is trusted in this folder: its project servers no longer start.
@@ -526,15 +542,46 @@ pub(crate) struct TrustArgs {
 }
 
 /// `toolweave trust`: show the servers this folder's own files name that are not trusted yet,
-/// and (confirmed) trust them as they are now.
+/// and (confirmed) trust them as they are now; then show the tools held because their
+/// definitions changed since toolweave pinned them, and (confirmed) accept the new definitions.
+/// With names, only those held tools.
 pub(crate) fn trust(args: TrustArgs) -> Result<ExitCode> {
     let machine = Machine::here()?;
+    let mut out = std::io::stdout().lock();
+    let mut declined = false;
+    if args.forget || args.names.is_empty() {
+        let trusted = trust_entries(&machine, &args, &mut out)?;
+        if args.forget {
+            return Ok(ExitCode::SUCCESS);
+        }
+        declined |= !trusted;
+    }
+    match &machine.pins_file {
+        Some(path) if !args.names.is_empty() || path.exists() => {
+            writeln!(out)?;
+            declined |= !crate::pins::review(path, &args.names, args.yes, &mut out)?;
+        }
+        Some(_) => {}
+        None if !args.names.is_empty() => bail!(
+            "cannot tell where toolweave keeps tool pins: neither HOME nor XDG_CONFIG_HOME is set"
+        ),
+        None => {}
+    }
+    Ok(if declined {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The project entries part of `toolweave trust` (and `--forget`); `Ok(false)` when the person
+/// declined.
+fn trust_entries(machine: &Machine, args: &TrustArgs, out: &mut impl Write) -> Result<bool> {
     let path = machine.trust_file.clone().context(
         "cannot tell where to keep trusted servers: neither HOME nor XDG_CONFIG_HOME is set",
     )?;
     let mut trusted = Trusted::load(&path)?;
     let folder = machine.cwd.display();
-    let mut out = std::io::stdout().lock();
     if args.forget {
         let before = trusted.clone();
         trusted.set_folder(&machine.cwd, std::collections::BTreeMap::new());
@@ -547,7 +594,7 @@ pub(crate) fn trust(args: TrustArgs) -> Result<ExitCode> {
                 "Forgot the servers trusted in {folder}: toolweave no longer starts them."
             )?;
         }
-        return Ok(ExitCode::SUCCESS);
+        return Ok(true);
     }
 
     let discovery = machine.discover();
@@ -557,7 +604,7 @@ pub(crate) fn trust(args: TrustArgs) -> Result<ExitCode> {
             out,
             "Nothing to trust in {folder}: every server its .mcp.json, .cursor/mcp.json and .vscode/mcp.json name is trusted already, or there is none."
         )?;
-        return Ok(ExitCode::SUCCESS);
+        return Ok(true);
     }
     writeln!(
         out,
@@ -585,9 +632,9 @@ pub(crate) fn trust(args: TrustArgs) -> Result<ExitCode> {
         "Read those files first if you did not write them. Once trusted, each starts whenever toolweave runs in this folder, until its entry changes."
     )?;
     out.flush()?;
-    if !args.yes && !confirm(&mut out, "Trust them?", "trust them")? {
+    if !args.yes && !confirm(out, "Trust them?", "trust them")? {
         writeln!(out, "Nothing trusted.")?;
-        return Ok(ExitCode::FAILURE);
+        return Ok(false);
     }
     trusted.accept_waiting(&machine.cwd, &discovery);
     trusted.save(&path)?;
@@ -596,12 +643,12 @@ pub(crate) fn trust(args: TrustArgs) -> Result<ExitCode> {
         "Trusted (kept in {}; `toolweave trust --forget` in this folder takes it back). A toolweave already running here starts them once restarted.",
         path.display()
     )?;
-    Ok(ExitCode::SUCCESS)
+    Ok(true)
 }
 
 /// Asks `question` on the terminal and reads a y/N answer; without a terminal, an error saying
 /// to pass `--yes` to `action`.
-fn confirm(out: &mut impl Write, question: &str, action: &str) -> Result<bool> {
+pub(crate) fn confirm(out: &mut impl Write, question: &str, action: &str) -> Result<bool> {
     let stdin = std::io::stdin();
     if !stdin.is_terminal() {
         bail!("standard input is not a terminal, so toolweave cannot ask: pass --yes to {action}");

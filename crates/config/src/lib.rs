@@ -22,6 +22,7 @@ mod install;
 mod jsonc;
 mod limits;
 mod oauth;
+mod pins;
 mod policy;
 mod servers;
 mod settings;
@@ -36,11 +37,14 @@ pub use install::replace_file;
 pub use install::{Client, EntryChange, Install, Plan, apply, plan};
 pub use limits::Limits;
 pub use oauth::OAuthSettings;
+pub use pins::{Pin, Pins, PinsByServer, default_pins_path};
 pub use policy::{Denial, Policy, ToolGlobs, Unannotated};
 pub use servers::{
     Config, Note, ServerConfig, Transport, load_file, parse_str, parse_str_with_env,
 };
-pub use settings::{IdentitySettings, Settings, Shape, default_settings_path, load_settings};
+pub use settings::{
+    IdentitySettings, PinTools, Settings, Shape, default_settings_path, load_settings,
+};
 pub use trust::{Trusted, default_trust_path, fingerprint};
 
 use std::path::PathBuf;

@@ -14,6 +14,7 @@
 //!   "auditLogContents": false,
 //!   "shape": "three",
 //!   "direct": ["memory.read_graph"],
+//!   "pinTools": "on",
 //!   "identities": {
 //!     "ci-bot": { "tokenEnv": "CI_BOT_TOKEN", "deny": ["github.delete_*"],
 //!                 "approve": ["github.create_issue"], "rateLimit": 30 }
@@ -26,7 +27,7 @@
 //!
 //! Every key is optional; an unknown key is an error naming it. Command-line flags add to the
 //! lists (`--allow`, `--deny`, `--ask`, `--approve`, `--direct`) or replace the values
-//! (`--unannotated`, `--audit-log`, `--shape`).
+//! (`--unannotated`, `--audit-log`, `--shape`, `--pin-tools`).
 
 use std::path::{Path, PathBuf};
 
@@ -65,6 +66,8 @@ pub struct Settings {
     /// Globs over `server.tool`: upstream tools `serve` lists directly beside its own.
     #[serde(default)]
     pub direct: Vec<String>,
+    /// Whether tool definitions are pinned on first sight and held when they change.
+    pub pin_tools: Option<PinTools>,
     /// The clients of `serve --http` by the token they present, by name.
     #[serde(default)]
     pub identities: std::collections::BTreeMap<String, IdentitySettings>,
@@ -97,6 +100,17 @@ pub struct IdentitySettings {
     pub rate_limit: Option<std::num::NonZeroU32>,
 }
 
+/// Whether toolweave pins the tool definitions servers list (see `pins.rs`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PinTools {
+    /// Pin each tool on first sight; hold a tool whose definition then changes.
+    #[default]
+    On,
+    /// Take every definition as the server lists it.
+    Off,
+}
+
 /// Which tools `serve` lists to clients besides those listed directly.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -117,7 +131,7 @@ pub fn load_settings(path: &Path) -> Result<Settings> {
     let mut settings: Settings = serde_json::from_str(&text).map_err(|error| Error::Syntax {
         path: path.to_path_buf(),
         message: format!(
-            "{error}; the settings file may have \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\" (\"allow\" or \"ask\"), \"auditLog\", \"auditLogMaxBytes\", \"auditLogContents\", \"shape\" (\"three\" or \"single\"), \"direct\" and \"identities\" (each {{\"tokenEnv\", \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\", \"rateLimit\"}})"
+            "{error}; the settings file may have \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\" (\"allow\" or \"ask\"), \"auditLog\", \"auditLogMaxBytes\", \"auditLogContents\", \"shape\" (\"three\" or \"single\"), \"direct\", \"pinTools\" (\"on\" or \"off\") and \"identities\" (each {{\"tokenEnv\", \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\", \"rateLimit\"}})"
         ),
     })?;
     if let Some(log) = &settings.audit_log
@@ -154,7 +168,7 @@ mod tests {
         let path = dir.join("settings.json");
         std::fs::write(
             &path,
-            r#"{"allow": ["github.*"], "deny": ["*.delete_*"], "ask": ["github.merge_*"], "approve": ["github.merge_pull_request"], "unannotated": "ask", "auditLog": "audit.jsonl", "auditLogMaxBytes": 1000, "shape": "single", "direct": ["github.get_issue"]}"#,
+            r#"{"allow": ["github.*"], "deny": ["*.delete_*"], "ask": ["github.merge_*"], "approve": ["github.merge_pull_request"], "unannotated": "ask", "auditLog": "audit.jsonl", "auditLogMaxBytes": 1000, "shape": "single", "direct": ["github.get_issue"], "pinTools": "off"}"#,
         )
         .unwrap();
         let settings = load_settings(&path).unwrap();
@@ -167,6 +181,7 @@ mod tests {
         assert_eq!(settings.audit_log_max_bytes, Some(1000));
         assert_eq!(settings.shape, Some(Shape::Single));
         assert_eq!(settings.direct, ["github.get_issue"]);
+        assert_eq!(settings.pin_tools, Some(PinTools::Off));
 
         std::fs::write(&path, r#"{"shape": "one"}"#).unwrap();
         let error = load_settings(&path).unwrap_err().to_string();

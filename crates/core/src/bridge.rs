@@ -747,6 +747,10 @@ async fn resolve_after_waiting(
             denied.server, denied.tool, denied.denial
         ));
     }
+    if let Some(held) = state.held_tool(name) {
+        scope.refuse();
+        return Err(crate::error::held_tool(&held.server, &held.tool));
+    }
     let mut message = unknown_tool_message(&state, name, server.as_deref(), flavor);
     if server.is_none() {
         // The tool may be one of a server that is not up.

@@ -51,6 +51,7 @@ pub struct GatewayBuilder {
     executor: Option<ExecutorChoice>,
     approver: Option<Arc<dyn Approver>>,
     audit: Option<AuditLog>,
+    pins: Option<std::path::PathBuf>,
 }
 
 /// Where the builder's gateway runs guest code, when not on its own engines.
@@ -125,6 +126,16 @@ impl GatewayBuilder {
     #[must_use]
     pub fn policy(mut self, policy: Policy) -> Self {
         self.policy = policy;
+        self
+    }
+
+    /// Pins each tool's definition in the file at `path` the first time the gateway sees it
+    /// (`toolweave_config::default_pins_path` is the user's own), and holds a tool whose
+    /// definition then differs from its pin out of the catalog until it is accepted (`toolweave
+    /// trust`). Default: definitions are taken as providers list them.
+    #[must_use]
+    pub fn pins(mut self, path: std::path::PathBuf) -> Self {
+        self.pins = Some(path);
         self
     }
 
@@ -215,6 +226,7 @@ impl GatewayBuilder {
             providers,
             limits: self.limits,
             policy: self.policy,
+            pins: self.pins.map(crate::pins::ToolPins::new),
             audit: self.audit,
             executor,
             approver: self.approver,

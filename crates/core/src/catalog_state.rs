@@ -8,6 +8,8 @@ use toolweave_catalog::{Catalog, Entry, ToolDefinition};
 use toolweave_config::{Denial, Policy};
 use toolweave_sandbox::{Manifest, Namespace};
 
+use crate::pins::{HeldTool, ToolPins};
+
 /// One immutable catalog snapshot. Validators are compiled on first use and kept with it, so a
 /// snapshot never validates against a schema from another version of the tool list.
 pub(crate) struct CatalogState {
@@ -19,6 +21,8 @@ pub(crate) struct CatalogState {
     pub(crate) ready: Vec<String>,
     /// Tools the policy keeps out of the catalog, and why, for the error a call to one gets.
     pub(crate) denied: Vec<DeniedTool>,
+    /// Tools held out of the catalog because their definitions differ from their pins.
+    pub(crate) held: Vec<HeldTool>,
     validators: Mutex<HashMap<(usize, Direction), CompiledSchema>>,
     /// What guest code may call, made once per snapshot: engines prepared for it ahead of an
     /// execution recognise it, and skip setting the tools up on the execution's time.
@@ -47,12 +51,14 @@ pub(crate) enum Direction {
 
 impl CatalogState {
     /// Builds a snapshot from every configured server name and the tool lists known so far,
-    /// leaving out the tools `policy` denies.
+    /// leaving out the tools `policy` denies, and then, with `pins`, those whose definitions
+    /// differ from their pins (pinning the ones seen for the first time).
     pub(crate) fn new(
         servers: &[String],
         tools: Vec<(String, Vec<ToolDefinition>)>,
         version: u64,
         policy: &Policy,
+        pins: Option<&ToolPins>,
     ) -> Self {
         let ready = tools.iter().map(|(server, _)| server.clone()).collect();
         let mut denied = Vec::new();
@@ -76,12 +82,20 @@ impl CatalogState {
                 (server, allowed)
             })
             .collect();
+        let (tools, held) = match pins {
+            Some(pins) => {
+                let checked = pins.check(tools);
+                (checked.kept, checked.held)
+            }
+            None => (tools, Vec::new()),
+        };
         let upstream_tools = tools.into_iter().flat_map(|(_, tools)| tools).collect();
         Self {
             catalog: Catalog::new(servers, upstream_tools),
             version,
             ready,
             denied,
+            held,
             validators: Mutex::new(HashMap::new()),
             manifest: OnceLock::new(),
         }
@@ -156,20 +170,34 @@ impl CatalogState {
     /// The denied tool a call name means, if any: `server.tool` with the tool's guest or
     /// original name, or `mcp__server__tool`.
     pub(crate) fn denied_tool(&self, name: &str) -> Option<&DeniedTool> {
+        self.denied
+            .iter()
+            .find(|denied| self.names(name, &denied.server, &denied.tool))
+    }
+
+    /// The held tool a call name means, if any, spelled as [`denied_tool`](Self::denied_tool)
+    /// takes it.
+    pub(crate) fn held_tool(&self, name: &str) -> Option<&HeldTool> {
+        self.held
+            .iter()
+            .find(|held| self.names(name, &held.server, &held.tool))
+    }
+
+    /// Whether the call name `name` names `tool` of `server`, a tool that is not in the catalog.
+    fn names(&self, name: &str, server: &str, tool: &str) -> bool {
         let name = name.strip_prefix("tools.").unwrap_or(name);
-        let (namespace, tool) = match name.strip_prefix("mcp__") {
-            Some(rest) => rest.split_once("__")?,
-            None => name.split_once('.')?,
+        let Some((namespace, called)) = (match name.strip_prefix("mcp__") {
+            Some(rest) => rest.split_once("__"),
+            None => name.split_once('.'),
+        }) else {
+            return false;
         };
-        self.denied.iter().find(|denied| {
-            let server_matches = denied.server == namespace
-                || self
-                    .catalog
-                    .namespaces()
-                    .any(|(guest, original)| guest == namespace && original == denied.server);
-            server_matches
-                && (denied.tool == tool
-                    || toolweave_catalog::names::sanitize_identifier(&denied.tool) == tool)
-        })
+        let server_matches = server == namespace
+            || self
+                .catalog
+                .namespaces()
+                .any(|(guest, original)| guest == namespace && original == server);
+        server_matches
+            && (tool == called || toolweave_catalog::names::sanitize_identifier(tool) == called)
     }
 }

@@ -67,6 +67,14 @@ pub(crate) fn approval_unavailable(
     )
 }
 
+/// The refusal of a call to a tool held because its definition changed since it was pinned
+/// (`crate::pins`).
+pub(crate) fn held_tool(server: &str, tool: &str) -> String {
+    format!(
+        "{server}.{tool} may not be called now: its definition (description, schemas or annotations) changed since toolweave pinned it, so it is held until the person running toolweave reviews the change and accepts it with `toolweave trust`. Neither code nor the model can change this: use other tools meanwhile"
+    )
+}
+
 /// An execution that ended without a value.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum ExecutionError {

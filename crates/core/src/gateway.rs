@@ -17,6 +17,7 @@ use crate::budget::json_len;
 use crate::catalog_state::CatalogState;
 use crate::engines::Executor;
 use crate::error::DiscoveryError;
+use crate::pins::{HeldTool, ToolPins};
 use crate::provider::{ProviderState, ToolProvider};
 
 /// Different names one describe request may hold: each one that names no tool is compared with
@@ -41,6 +42,11 @@ pub struct Gateway {
     pub(crate) limits: Limits,
     /// Which tools guest code may see and call.
     policy: Policy,
+    /// The pinned tool definitions, when tools are pinned.
+    pins: Option<Arc<ToolPins>>,
+    /// How many times the pins file changed under a snapshot that holds tools: part of the
+    /// version, so such a change rebuilds the catalog as a server's does.
+    pins_changes: std::sync::atomic::AtomicU64,
     /// Where each execution is recorded, when it is.
     pub(crate) audit: Option<AuditLog>,
     /// Where guest code runs.
@@ -70,6 +76,7 @@ pub(crate) struct Parts {
     pub(crate) providers: Vec<Arc<dyn ToolProvider>>,
     pub(crate) limits: Limits,
     pub(crate) policy: Policy,
+    pub(crate) pins: Option<ToolPins>,
     pub(crate) audit: Option<AuditLog>,
     pub(crate) executor: Arc<dyn Executor>,
     pub(crate) approver: Option<Arc<dyn crate::Approver>>,
@@ -160,6 +167,13 @@ pub struct SearchAnswer {
     /// How many more hits there were that did not fit within the result limit
     /// (`--max-result-bytes`).
     pub omitted: usize,
+    /// The held tools the query asks for (see [`Gateway::held`]), by `server.tool` (original
+    /// names).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub held: Vec<String>,
+    /// How many other tools are held, per server.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub held_elsewhere: Vec<(String, usize)>,
 }
 
 /// A provider (a configured server) whose tools cannot be searched or called right now, and why.
@@ -213,6 +227,10 @@ pub struct DescribeAnswer {
     pub tools: Vec<Described>,
     /// Names that matched nothing, each with up to three close names.
     pub unknown: Vec<(String, Vec<String>)>,
+    /// Names of tools held because their definitions changed since they were pinned, each
+    /// with why it is not described.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub held: Vec<(String, String)>,
     /// Tools the names matched that were not described because the answer reached the result
     /// limit (`--max-result-bytes`), by guest call name.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -236,6 +254,7 @@ impl Gateway {
             providers,
             limits,
             policy,
+            pins,
             audit,
             executor,
             approver,
@@ -251,12 +270,14 @@ impl Gateway {
             }
         }
         // Version 0 is this empty snapshot; the providers' state is version 1 and up.
-        let empty = CatalogState::new(&servers, Vec::new(), 0, &policy);
+        let empty = CatalogState::new(&servers, Vec::new(), 0, &policy, None);
         let gateway = Arc::new(Self {
             upstream,
             providers,
             changes,
             policy,
+            pins: pins.map(Arc::new),
+            pins_changes: std::sync::atomic::AtomicU64::new(0),
             audit,
             executor,
             approver,
@@ -283,6 +304,20 @@ impl Gateway {
             .iter()
             .map(|channel| *channel.borrow())
             .sum::<u64>()
+            + self.pins_changes.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Counts a change of the pins file (`toolweave trust` accepted a definition) when the
+    /// current snapshot holds tools, so the next read rebuilds it. One `stat`, and only while
+    /// something is held.
+    fn notice_pins_change(&self) {
+        if let Some(pins) = &self.pins
+            && !self.snapshot().held.is_empty()
+            && pins.moved()
+        {
+            self.pins_changes
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
     }
 
     /// The provider whose namespace is `namespace` (as given, not as guest code spells it).
@@ -374,6 +409,7 @@ impl Gateway {
                 futures::future::join_all(self.providers.iter().map(|provider| provider.settle()));
             let _ = tokio::time::timeout(left, settled).await;
         }
+        self.notice_pins_change();
         let version = self.version();
         let current = self.snapshot();
         if current.version == version {
@@ -396,9 +432,10 @@ impl Gateway {
         // threads, so other sessions' requests are not held up meanwhile.
         let servers = self.servers.clone();
         let policy = self.policy.clone();
+        let pins = self.pins.clone();
         let build = move || {
             let started = std::time::Instant::now();
-            let state = CatalogState::new(&servers, tools, version, &policy);
+            let state = CatalogState::new(&servers, tools, version, &policy, pins.as_deref());
             tracing::debug!(
                 tools = state.catalog.entries().len(),
                 took_ms = started.elapsed().as_secs_f64() * 1e3,
@@ -473,6 +510,12 @@ impl Gateway {
                 )
             })
             .collect()
+    }
+
+    /// The tools held out of the catalog now because their definitions changed since they were
+    /// pinned (`toolweave trust` reviews them), in catalog order.
+    pub fn held(&self) -> Vec<HeldTool> {
+        self.snapshot().held.clone()
     }
 
     /// The providers that are not ready now (starting or failed), so that an answer that lists
@@ -572,6 +615,10 @@ impl Gateway {
             .describe(names, flavor, true)
             .await
             .map_err(|error| error.to_string())?;
+        if answer.tools.is_empty() && !answer.held.is_empty() {
+            let why: Vec<&str> = answer.held.iter().map(|(_, why)| why.as_str()).collect();
+            return Err(why.join(". "));
+        }
         if answer.tools.is_empty() && !answer.unknown.is_empty() {
             return Err(crate::bridge::unknown_names_message(
                 &answer.unknown,
@@ -670,6 +717,16 @@ fn search_in(
         }
         answer.results.push(result);
     }
+    for held in &state.held {
+        if held.matches(query) {
+            answer.held.push(format!("{}.{}", held.server, held.tool));
+        } else {
+            match answer.held_elsewhere.last_mut() {
+                Some((server, count)) if *server == held.server => *count += 1,
+                _ => answer.held_elsewhere.push((held.server.clone(), 1)),
+            }
+        }
+    }
     answer
 }
 
@@ -721,6 +778,7 @@ fn describe_in(
         instructions: Vec::new(),
         tools: Vec::new(),
         unknown: Vec::new(),
+        held: Vec::new(),
         omitted: Vec::new(),
         unavailable: Vec::new(),
         declarations: String::new(),
@@ -756,9 +814,15 @@ fn describe_in(
             }
         }
         if found.is_empty() {
-            answer
-                .unknown
-                .push((name.clone(), catalog.suggest(trimmed)));
+            match state.held_tool(trimmed) {
+                Some(held) => answer.held.push((
+                    name.clone(),
+                    crate::error::held_tool(&held.server, &held.tool),
+                )),
+                None => answer
+                    .unknown
+                    .push((name.clone(), catalog.suggest(trimmed))),
+            }
         }
         for entry in found {
             let call_name = guest_name(entry);

@@ -56,6 +56,7 @@ mod gateway;
 mod identity;
 mod mcp;
 mod observe;
+mod pins;
 mod provider;
 mod render;
 mod runner;
@@ -82,6 +83,7 @@ pub use gateway::{
 pub use identity::Identity;
 pub use mcp::McpProvider;
 pub use observe::{CallOutcome, Observer, SPAN_TARGET, WorkerCount};
+pub use pins::{HeldTool, held_among, pinned_form};
 pub use provider::{CallContext, ProviderState, ToolProvider};
 pub use render::{describe_text, execution_text, search_text};
 pub use rmcp::model::{CallToolResult, Tool, ToolAnnotations};

@@ -48,6 +48,7 @@ pub fn search_text(query: &str, answer: &SearchAnswer, unavailable: &[Unavailabl
         ));
     }
     push_unavailable(&mut text, unavailable);
+    push_held(&mut text, answer);
     if !results.is_empty() {
         text.push_str("Use describe_tools for full type declarations.");
     }
@@ -103,6 +104,13 @@ pub fn describe_text(answer: &DescribeAnswer) -> String {
         // The reader is the model, which searches with the `search_tools` MCP tool.
         text.push_str(&unknown_names_message(&answer.unknown, "search_tools"));
     }
+    for (_, why) in &answer.held {
+        if !text.is_empty() {
+            text.push_str("\n\n");
+        }
+        text.push_str(why);
+        text.push('.');
+    }
     push_unavailable(&mut text, &answer.unavailable);
     text.trim_end().to_owned()
 }
@@ -116,6 +124,38 @@ fn push_unavailable(text: &mut String, unavailable: &[Unavailable]) {
         text.push_str("Not available: ");
         text.push_str(&server.reason);
         text.push('\n');
+    }
+}
+
+/// The held tools the query asks for, one line each, then how many others each server has held.
+fn push_held(text: &mut String, answer: &SearchAnswer) {
+    if (!answer.held.is_empty() || !answer.held_elsewhere.is_empty())
+        && !text.is_empty()
+        && !text.ends_with('\n')
+    {
+        text.push('\n');
+    }
+    for name in &answer.held {
+        text.push_str(&format!(
+            "Held: {name} changed its definition since toolweave pinned it, so it cannot be called until the person running toolweave reviews the change with `toolweave trust`.\n"
+        ));
+    }
+    for (server, count) in &answer.held_elsewhere {
+        let (tools, changed) = if *count == 1 {
+            (
+                "tool",
+                "its definition changed since toolweave pinned it; `toolweave trust` reviews it",
+            )
+        } else {
+            (
+                "tools",
+                "their definitions changed since toolweave pinned them; `toolweave trust` reviews them",
+            )
+        };
+        text.push_str(&format!(
+            "Held: {count} {}{tools} of \"{server}\" ({changed}).\n",
+            if answer.held.is_empty() { "" } else { "other " },
+        ));
     }
 }
 

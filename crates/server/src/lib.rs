@@ -333,6 +333,9 @@ impl ToolweaveServer {
         if !unavailable.is_empty() {
             structured["unavailable"] = json!(unavailable);
         }
+        if !answer.held.is_empty() {
+            structured["held"] = json!(answer.held);
+        }
         result.structured_content = Some(structured);
         Ok(result)
     }
@@ -624,6 +627,9 @@ fn described_structured(answer: &toolweave_core::DescribeAnswer) -> Value {
     let mut structured = json!({ "tools": tools });
     if !answer.unknown.is_empty() {
         structured["unknown"] = json!(answer.unknown);
+    }
+    if !answer.held.is_empty() {
+        structured["held"] = json!(answer.held);
     }
     if !answer.omitted.is_empty() {
         structured["omitted"] = json!(answer.omitted);

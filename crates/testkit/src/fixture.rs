@@ -15,7 +15,9 @@
 //! answer with what it said, and `capabilities`, what the client declared (see
 //! [`tool_definitions`]). When the client says its roots changed, the fixture asks for them at
 //! once, as servers do, and keeps them for `roots` with `kept: true`. `--instructions TEXT` gives the
-//! server instructions in its `initialize` answer.
+//! server instructions in its `initialize` answer. `--append-description TOOL=TEXT` adds TEXT to
+//! a tool's description, and `register` with a `description` does so while it runs: a server whose
+//! tool definitions changed.
 //!
 //! Faults, for tests of how a client copes: `--fail-start` (exit before `initialize`),
 //! `--start-delay-ms N` (a slow start), `--stdout-garbage banner|only` (lines on stdout that are
@@ -94,6 +96,9 @@ pub struct FixtureOptions {
     /// `--tools N`: serve N synthetic tools (`crate::synthetic`) instead of the fixture's own; a
     /// call to one answers with its name and arguments.
     pub synthetic_tools: Option<usize>,
+    /// `--append-description TOOL=TEXT` (repeatable): TEXT is added to the end of TOOL's
+    /// description, as a server that changed a tool's definition would list it.
+    pub appended_descriptions: Vec<(String, String)>,
 }
 
 /// What `--stdout-garbage` does.
@@ -129,6 +134,7 @@ impl Default for FixtureOptions {
             faults: None,
             instructions: None,
             synthetic_tools: None,
+            appended_descriptions: Vec::new(),
         }
     }
 }
@@ -148,6 +154,15 @@ impl FixtureOptions {
                 "--name" => options.name = value("--name")?,
                 "--instructions" => options.instructions = Some(value("--instructions")?),
                 "--fail-start" => options.fail_start = true,
+                "--append-description" => {
+                    let text = value("--append-description")?;
+                    let (tool, appended) = text.split_once('=').ok_or_else(|| {
+                        format!("--append-description takes TOOL=TEXT, got {text:?}")
+                    })?;
+                    options
+                        .appended_descriptions
+                        .push((tool.to_owned(), appended.to_owned()));
+                }
                 "--tools" => {
                     let text = value("--tools")?;
                     let most = crate::synthetic::MAX_SYNTHETIC_TOOLS;
@@ -253,7 +268,7 @@ impl FixtureOptions {
 }
 
 /// What `--help` prints.
-pub const USAGE: &str = "usage: toolweave-fixture [--name NAME] [--instructions TEXT] [--tools N] [--fail-start] [--start-delay-ms N] [--page-size N] [--http ADDR | --sse ADDR] [--require-header \"Name: value\"] [--oauth [--token-lifetime-secs N]] [--stdout-garbage banner|only] [--exit-after-calls N] [--faults [--fault-initialize KIND] [--fault-tools malformed,deep:N] [--fault-framing events|json]]";
+pub const USAGE: &str = "usage: toolweave-fixture [--name NAME] [--instructions TEXT] [--tools N] [--append-description TOOL=TEXT] [--fail-start] [--start-delay-ms N] [--page-size N] [--http ADDR | --sse ADDR] [--require-header \"Name: value\"] [--oauth [--token-lifetime-secs N]] [--stdout-garbage banner|only] [--exit-after-calls N] [--faults [--fault-initialize KIND] [--fault-tools malformed,deep:N] [--fault-framing events|json]]";
 
 /// The server handler. Cheap to clone: clones share the tool list.
 #[derive(Debug, Clone)]
@@ -312,6 +327,26 @@ impl FixtureServer {
     pub fn with_instructions(mut self, instructions: Option<String>) -> Self {
         self.instructions = instructions;
         self
+    }
+
+    /// Adds each text to the end of its tool's description (see
+    /// [`FixtureOptions::appended_descriptions`]).
+    pub fn with_appended_descriptions(self, appended: &[(String, String)]) -> Self {
+        for (tool, text) in appended {
+            self.append_description(tool, text);
+        }
+        self
+    }
+
+    /// Adds `text` to the end of `tool`'s description; `false` when there is no such tool.
+    fn append_description(&self, tool: &str, text: &str) -> bool {
+        let mut tools = self.tools.write().unwrap_or_else(PoisonError::into_inner);
+        let Some(listed) = tools.iter_mut().find(|listed| listed.name == tool) else {
+            return false;
+        };
+        let description = format!("{}{text}", listed.description.as_deref().unwrap_or(""));
+        listed.description = Some(description.into());
+        true
     }
 
     /// Exits the process once `calls` tool calls are answered (see
@@ -458,7 +493,10 @@ impl FixtureServer {
             }
             "register" => {
                 let new_name = string(arguments, "name")?;
-                self.register(&new_name);
+                match arguments.get("description").and_then(Value::as_str) {
+                    Some(appended) if self.append_description(&new_name, appended) => {}
+                    _ => self.register(&new_name),
+                }
                 if let Err(error) = context.peer.notify_tool_list_changed().await {
                     tracing::warn!(%error, "could not send notifications/tools/list_changed");
                 }
@@ -665,7 +703,8 @@ pub async fn serve_stdio(options: FixtureOptions) -> anyhow::Result<()> {
     let server = FixtureServer::new(options.name.clone(), options.page_size)
         .with_exit_after_calls(options.exit_after_calls)
         .with_instructions(options.instructions.clone())
-        .with_synthetic_tools(options.synthetic_tools);
+        .with_synthetic_tools(options.synthetic_tools)
+        .with_appended_descriptions(&options.appended_descriptions);
     let service = server.serve(rmcp::transport::stdio()).await?;
     tracing::info!(name = %options.name, "fixture serving on stdio");
     let reason = service.waiting().await?;
@@ -779,8 +818,16 @@ pub fn tool_definitions() -> Vec<Tool> {
         ),
         tool(
             "register",
-            "Add a tool with the given name to this server's list and send notifications/tools/list_changed.",
-            one_string("name", "The new tool's name."),
+            "Add a tool with the given name to this server's list (or, with a description, add that text to the end of the named tool's description) and send notifications/tools/list_changed.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "name": { "type": "string", "description": "The new tool's name." },
+                    "description": { "type": "string", "description": "Text to add to the end of the description of the tool of that name." }
+                },
+                "required": ["name"],
+                "additionalProperties": false
+            }),
         ),
         tool(
             "remove",
@@ -923,6 +970,8 @@ mod tests {
                 "2",
                 "--tools",
                 "500",
+                "--append-description",
+                "add= Then more.",
             ]
             .map(String::from),
         )
@@ -942,6 +991,7 @@ mod tests {
                 faults: None,
                 instructions: None,
                 synthetic_tools: Some(500),
+                appended_descriptions: vec![("add".into(), " Then more.".into())],
             }
         );
         let options = FixtureOptions::parse(

@@ -47,7 +47,8 @@ pub async fn serve_http(options: FixtureOptions) -> anyhow::Result<()> {
     let server = FixtureServer::new(options.name.clone(), options.page_size)
         .with_exit_after_calls(options.exit_after_calls)
         .with_instructions(options.instructions.clone())
-        .with_synthetic_tools(options.synthetic_tools);
+        .with_synthetic_tools(options.synthetic_tools)
+        .with_appended_descriptions(&options.appended_descriptions);
     let (app, path) = if sse {
         (sse_app(server), "/sse")
     } else {

@@ -14,13 +14,50 @@ use serde_json::{Map, Value, json};
 /// so that a gateway that died with the request in flight fails the test instead of hanging it.
 const ANSWER_BOUND: std::time::Duration = std::time::Duration::from_secs(300);
 
+/// A configuration folder of its own for one toolweave a test starts, to give it as
+/// `XDG_CONFIG_HOME`: what toolweave keeps of the user's (its settings, trusted servers, pinned
+/// tool definitions, logins) is then the test's alone, and never the real user's. Each call
+/// makes a new, empty one, in a folder of this test process that is emptied when the process
+/// first asks (under the build's `target/tmp`, else the system's temporary folder).
+pub fn config_home() -> PathBuf {
+    use std::sync::OnceLock;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static BASE: OnceLock<PathBuf> = OnceLock::new();
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let base = BASE.get_or_init(|| {
+        // Tests run from target/<profile>/deps; target/tmp is cargo's folder for test files.
+        let target_tmp = std::env::current_exe()
+            .ok()
+            .and_then(|exe| Some(exe.ancestors().nth(3)?.join("tmp")))
+            .filter(|folder| folder.is_dir());
+        let base = target_tmp
+            .unwrap_or_else(std::env::temp_dir)
+            .join(format!("toolweave-config-{}", std::process::id()));
+        // A folder left by an earlier process with this id must not lend its files.
+        let _ = std::fs::remove_dir_all(&base);
+        base
+    });
+    let folder = base.join(NEXT.fetch_add(1, Ordering::Relaxed).to_string());
+    // A folder that cannot be made fails the toolweave that is given it, naming it.
+    let _ = std::fs::create_dir_all(&folder);
+    folder
+}
+
+/// Gives `command` a configuration folder of its own ([`config_home`]) unless `env` names one.
+fn isolate(command: &mut tokio::process::Command, env: &[(&str, &str)]) {
+    if !env.iter().any(|(name, _)| *name == "XDG_CONFIG_HOME") {
+        command.env("XDG_CONFIG_HOME", config_home());
+    }
+}
+
 /// A running `toolweave serve` and an initialized MCP session with it.
 pub struct Toolweave {
     client: RunningService<RoleClient, ()>,
     process_id: Option<u32>,
 }
 
-/// Spawns `binary serve --config config <extra>` with `env` added, and completes `initialize`
+/// Spawns `binary serve --config config <extra>` with `env` added (and a configuration folder
+/// of its own unless `env` names one: [`config_home`]), and completes `initialize`
 /// with `handler` as the client (one that answers elicitation, or keeps notifications); the
 /// session and the process id.
 pub async fn serve_with<H: ClientHandler>(
@@ -33,6 +70,7 @@ pub async fn serve_with<H: ClientHandler>(
     let command = tokio::process::Command::new(binary).configure(|command| {
         command.arg("serve").arg("--config").arg(config).args(extra);
         command.env("TOOLWEAVE_LOG", "warn");
+        isolate(command, env);
         command.envs(env.iter().copied());
     });
     let (transport, _stderr) = TokioChildProcess::builder(command)

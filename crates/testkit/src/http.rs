@@ -58,8 +58,9 @@ pub struct HttpToolweave {
 }
 
 impl HttpToolweave {
-    /// Spawns `binary serve --http 127.0.0.1:0 --config config <extra>` with `env` added, and
-    /// waits (up to 20 s) until it listens.
+    /// Spawns `binary serve --http 127.0.0.1:0 --config config <extra>` with `env` added (and a
+    /// configuration folder of its own unless `env` names one: [`crate::harness::config_home`]),
+    /// and waits (up to 20 s) until it listens.
     pub async fn start(
         binary: &Path,
         config: &Path,
@@ -96,6 +97,7 @@ impl HttpToolweave {
             .arg(config)
             .args(extra)
             .env("TOOLWEAVE_LOG", "info")
+            .env("XDG_CONFIG_HOME", crate::harness::config_home())
             .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -31,9 +31,9 @@ fn type_of(schema: Value) -> String {
 }
 
 #[test]
-fn characters_that_do_not_show_are_written_as_escapes() {
+fn characters_that_do_not_show_are_left_out() {
     // A zero-width space, a right-to-left override and Unicode tag characters (which spell
-    // "run rm" where no one sees it), in the tool's description and in a property's.
+    // "run" where no one sees it), in the tool's description and in a property's.
     let mut hiding = tool(
         "t",
         json!({
@@ -43,21 +43,23 @@ fn characters_that_do_not_show_are_written_as_escapes() {
         }),
     );
     hiding.description = Some("Reads a file.\u{202e}\u{e0072}\u{e0075}\u{e006e}".to_owned());
+    hiding.title = Some("Read\u{2066}er".to_owned());
     let declaration = declaration_of(hiding.clone());
     assert!(
-        declaration.contains("Reads a file.\\u{202e}\\u{e0072}\\u{e0075}\\u{e006e}"),
+        declaration.contains("/** Reads a file. */"),
         "{declaration}"
     );
-    assert!(declaration.contains("A path\\u{200b}."), "{declaration}");
+    assert!(declaration.contains("A path."), "{declaration}");
     assert!(
-        !declaration.contains(['\u{200b}', '\u{202e}', '\u{e0072}']),
+        !declaration.contains(['\u{200b}', '\u{202e}', '\u{e0072}', '\\']),
         "{declaration:?}"
     );
     let catalog = super::fixture(vec![hiding]);
     assert_eq!(
         catalog.entries()[0].description.as_deref(),
-        Some("Reads a file.\\u{202e}\\u{e0072}\\u{e0075}\\u{e006e}")
+        Some("Reads a file.")
     );
+    assert_eq!(catalog.entries()[0].title.as_deref(), Some("Reader"));
 }
 
 #[test]

@@ -113,6 +113,7 @@ async fn the_settings_file_approves_and_a_rule_without_a_dot_is_refused_with_exa
 
     for (flag, rule) in [("--allow", "fixture"), ("--approve", "remove")] {
         let output = std::process::Command::new(toolweave())
+            .env("XDG_CONFIG_HOME", toolweave_testkit::harness::config_home())
             .args(["types", "--config"])
             .arg(&config)
             .args([flag, rule])
@@ -130,6 +131,7 @@ async fn the_settings_file_approves_and_a_rule_without_a_dot_is_refused_with_exa
     }
     // `*` alone is every tool.
     let output = std::process::Command::new(toolweave())
+        .env("XDG_CONFIG_HOME", toolweave_testkit::harness::config_home())
         .args(["types", "--config"])
         .arg(&config)
         .args(["--allow", "*"])

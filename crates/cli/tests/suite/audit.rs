@@ -111,6 +111,7 @@ fn contents_are_written_when_asked_for() {
     )
     .unwrap();
     let output = std::process::Command::new(toolweave())
+        .env("XDG_CONFIG_HOME", toolweave_testkit::harness::config_home())
         .arg("run")
         .arg(&program)
         .arg("--config")

@@ -7,7 +7,11 @@ use toolweave_testkit::harness::fixture_config;
 use super::toolweave;
 
 fn toolweave_cmd(args: &[&str]) -> Output {
-    Command::new(toolweave()).args(args).output().unwrap()
+    Command::new(toolweave())
+        .env("XDG_CONFIG_HOME", toolweave_testkit::harness::config_home())
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -133,6 +137,7 @@ fn tools_names_the_servers_that_are_not_available() {
     );
     let run = |args: &[&str]| {
         Command::new(toolweave())
+            .env("XDG_CONFIG_HOME", toolweave_testkit::harness::config_home())
             .args(args)
             .arg("--config")
             .arg(&config)

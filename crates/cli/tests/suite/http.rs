@@ -226,6 +226,7 @@ async fn token_host_and_origin_are_checked() {
 fn an_open_address_needs_a_token_and_a_named_token_must_be_set() {
     let (_dir, config) = fixture_config(&["fixture"]).unwrap();
     let output = std::process::Command::new(toolweave())
+        .env("XDG_CONFIG_HOME", toolweave_testkit::harness::config_home())
         .args(["serve", "--http", "0.0.0.0:0", "--config"])
         .arg(&config)
         .output()
@@ -239,6 +240,7 @@ fn an_open_address_needs_a_token_and_a_named_token_must_be_set() {
     assert!(stderr.contains("--auth-token-env"), "{stderr}");
 
     let output = std::process::Command::new(toolweave())
+        .env("XDG_CONFIG_HOME", toolweave_testkit::harness::config_home())
         .args([
             "serve",
             "--http",

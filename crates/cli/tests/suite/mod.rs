@@ -13,6 +13,7 @@ mod notices;
 mod npm;
 mod oauth;
 mod observe;
+mod pins;
 mod policy;
 mod protocol;
 mod requests;

@@ -46,6 +46,7 @@ impl Setup {
     fn run(&self, arguments: &[&str], stdin: &str) -> Output {
         use std::io::Write;
         let mut child = std::process::Command::new(toolweave())
+            .env("XDG_CONFIG_HOME", toolweave_testkit::harness::config_home())
             .args(arguments)
             .arg("--config")
             .arg(&self.config)

@@ -102,6 +102,7 @@ fn typings_leave_denied_tools_out_and_the_settings_file_adds_rules() {
     let settings = dir.path().join("settings.json");
     std::fs::write(&settings, r#"{"deny": ["alpha.echo"]}"#).unwrap();
     let output = std::process::Command::new(toolweave())
+        .env("XDG_CONFIG_HOME", toolweave_testkit::harness::config_home())
         .args(["types", "--config"])
         .arg(&config)
         .arg("--settings")
@@ -117,6 +118,7 @@ fn typings_leave_denied_tools_out_and_the_settings_file_adds_rules() {
 
     std::fs::write(&settings, r#"{"denny": ["alpha.echo"]}"#).unwrap();
     let output = std::process::Command::new(toolweave())
+        .env("XDG_CONFIG_HOME", toolweave_testkit::harness::config_home())
         .args(["types", "--config"])
         .arg(&config)
         .arg("--settings")
@@ -225,6 +227,7 @@ fn the_settings_file_in_the_home_directory_is_read() {
     )
     .unwrap();
     let output = std::process::Command::new(toolweave())
+        .env("XDG_CONFIG_HOME", toolweave_testkit::harness::config_home())
         .args(["types", "--config"])
         .arg(&config)
         .env("HOME", &home)

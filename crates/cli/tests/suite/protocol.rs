@@ -400,6 +400,7 @@ async fn unknown_arguments_are_warnings_and_the_tool_still_runs() {
 fn raw_stdio_survives_bad_input() {
     let (_dir, config) = fixture_config(&["fixture"]).unwrap();
     let mut child = Command::new(toolweave())
+        .env("XDG_CONFIG_HOME", toolweave_testkit::harness::config_home())
         .args(["serve", "--config"])
         .arg(&config)
         .env("TOOLWEAVE_LOG", "info")
@@ -565,6 +566,7 @@ struct RawStdio {
 impl RawStdio {
     fn start(config: &std::path::Path) -> Self {
         let mut child = Command::new(toolweave())
+            .env("XDG_CONFIG_HOME", toolweave_testkit::harness::config_home())
             .args(["serve", "--config"])
             .arg(config)
             .env("TOOLWEAVE_LOG", "warn")

@@ -66,6 +66,7 @@ async fn a_runner_command_runs_javascript_and_python_and_the_gateway_keeps_the_t
 /// `toolweave runner --listen 127.0.0.1:0 --token-env ...`, and the address it listens on.
 async fn tcp_runner() -> (tokio::process::Child, String) {
     let mut child = tokio::process::Command::new(toolweave())
+        .env("XDG_CONFIG_HOME", toolweave_testkit::harness::config_home())
         .args([
             "runner",
             "--listen",

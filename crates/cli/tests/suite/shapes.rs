@@ -362,6 +362,7 @@ async fn direct_tools_are_listed_called_checked_and_audited() {
 fn a_direct_glob_that_is_wrong_or_matches_nothing_is_named() {
     let (_dir, config) = fixture_config(&["fixture"]).unwrap();
     let output = Command::new(toolweave())
+        .env("XDG_CONFIG_HOME", toolweave_testkit::harness::config_home())
         .args(["serve", "--config"])
         .arg(&config)
         .args(["--direct", "add"])
@@ -378,6 +379,7 @@ fn a_direct_glob_that_is_wrong_or_matches_nothing_is_named() {
     );
 
     let mut child = Command::new(toolweave())
+        .env("XDG_CONFIG_HOME", toolweave_testkit::harness::config_home())
         .args(["serve", "--config"])
         .arg(&config)
         .args([

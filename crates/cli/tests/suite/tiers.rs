@@ -148,6 +148,7 @@ fn listed_tiers(
     flags: &[&str],
 ) -> std::collections::HashMap<String, String> {
     let output = std::process::Command::new(toolweave())
+        .env("XDG_CONFIG_HOME", toolweave_testkit::harness::config_home())
         .args(["tools", "--limit", "100", "--json", "--config"])
         .arg(config)
         .args(flags)

@@ -178,6 +178,7 @@ async fn a_server_that_never_answers_costs_discovery_seconds_not_the_startup_tim
 fn run(args: &[&str], config: &Path) -> (Option<i32>, String, String, Duration) {
     let started = Instant::now();
     let output = Command::new(toolweave())
+        .env("XDG_CONFIG_HOME", toolweave_testkit::harness::config_home())
         .args(args)
         .arg("--config")
         .arg(config)
