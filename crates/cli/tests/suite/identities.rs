@@ -89,8 +89,14 @@ async fn two_tokens_get_the_tiers_of_their_identities() {
     let (value, text) = run(&writer, "return await tools.fixture.crash({})").await;
     assert!(value.is_none(), "the writer called crash: {text}");
 
-    // The audit log names the identity of each execution.
-    let log = std::fs::read_to_string(dir.path().join("audit.jsonl")).unwrap_or_default();
+    // The audit log names the identity of each execution (written by a thread of its own, so
+    // the last line may come a moment after the answer).
+    let read = || std::fs::read_to_string(dir.path().join("audit.jsonl")).unwrap_or_default();
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while read().lines().count() < 5 && std::time::Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let log = read();
     let lines: Vec<Value> = log
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())
