@@ -677,7 +677,7 @@ fn install_prelude<'js>(
                         }
                         None
                     }
-                    Err(problem) => Some(problem),
+                    Err(problem) => Some(format!("progress(done, total?, message?): {problem}")),
                 }
             },
         )

@@ -242,18 +242,18 @@ pub const MAX_PROGRESS_MESSAGE: usize = 1024;
 
 impl Progress {
     /// `progress(done, total?, message?)` as the guest called it, or what is wrong with it, for
-    /// the guest.
+    /// the guest (after the function's signature in its language).
     pub fn new(done: f64, total: Option<f64>, message: Option<String>) -> Result<Self, String> {
         if !done.is_finite() || done < 0.0 {
             return Err(format!(
-                "progress(done, total?, message?): done must be a finite number of 0 or more, got {done}"
+                "done must be a finite number of 0 or more, got {done}"
             ));
         }
         if let Some(total) = total
             && (!total.is_finite() || total < 0.0)
         {
             return Err(format!(
-                "progress(done, total?, message?): total must be a finite number of 0 or more, got {total}"
+                "total must be a finite number of 0 or more, got {total}"
             ));
         }
         let message = message.map(|mut message| {

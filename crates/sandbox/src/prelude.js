@@ -460,9 +460,9 @@ export default function prelude(native) {
   // `progress(done, total?, message?)`: how far the program is, for the client while it runs.
   // Returns at once; the engine passes the latest on at most every 50 ms.
   function progress(done, total, message) {
-    if (typeof done !== "number") throw new TypeErrorCtor("progress(done, total?, message?): done must be a number, got " + describe(done));
+    if (typeof done !== "number") throw new TypeErrorCtor("progress(done, total?, message?): done must be a number, got " + typeof done);
     if (total !== undefined && total !== null && typeof total !== "number") {
-      throw new TypeErrorCtor("progress(done, total?, message?): total must be a number, got " + describe(total));
+      throw new TypeErrorCtor("progress(done, total?, message?): total must be a number, got " + typeof total);
     }
     const text = message === undefined || message === null ? null : StringCtor(message);
     const problem = reportProgress(done, total === undefined ? null : total, text);

@@ -668,7 +668,10 @@ fn progress(args: &[MontyObject], kwargs: &[(MontyObject, MontyObject)]) -> Call
     };
     match crate::Progress::new(done, total, message) {
         Ok(progress) => Call::Progress(progress),
-        Err(message) => Call::Raise(MontyException::new(ExcType::ValueError, Some(message))),
+        Err(message) => Call::Raise(MontyException::new(
+            ExcType::ValueError,
+            Some(format!("{SIGNATURE}: {message}")),
+        )),
     }
 }
 
