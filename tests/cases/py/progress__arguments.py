@@ -1,5 +1,5 @@
 # progress(done, total=None, message=None) returns None at once; wrong arguments raise.
-# expect: [None, "progress(done, total=None, message=None): done must be a number, not str", "progress(done, total=None, message=None): done must be a finite number of 0 or more, got -1", "progress(done, total=None, message=None): message must be a str, not int"]
+# expect: [null, "progress(done, total=None, message=None): done must be a number, not str", "progress(done, total=None, message=None): done must be a finite number of 0 or more, got -1", "progress(done, total=None, message=None): message must be a str, not int"]
 for i in range(10001):
     progress(i, 10000, message=f"step {i}")
 errors = [progress(1)]
