@@ -137,7 +137,10 @@ pub fn block_summary(block: &rmcp::model::ContentBlock) -> String {
     let bytes = |data: &str| {
         base64::engine::general_purpose::STANDARD
             .decode(data)
-            .map_or_else(|error| format!("(not base64: {error})"), |bytes| bytes.len().to_string())
+            .map_or_else(
+                |error| format!("(not base64: {error})"),
+                |bytes| bytes.len().to_string(),
+            )
     };
     match block {
         ContentBlock::Image(image) => format!("image {} {}", image.mime_type, bytes(&image.data)),
