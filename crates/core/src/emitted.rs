@@ -324,14 +324,14 @@ mod tests {
         let image = json!({"type": "image", "data": "iVBORw==", "mimeType": "image/png"});
         assert_eq!(
             blocks.take_returned(image.clone()).unwrap(),
-            json!({"type": "image", "mimeType": "image/png", "bytes": 6})
+            json!({"type": "image", "mimeType": "image/png", "bytes": 4})
         );
         let content = json!([{"type": "text", "text": "a shot"}, image]);
         assert_eq!(
             blocks
                 .take_returned(json!({"content": content, "isError": false}))
                 .unwrap(),
-            json!({"content": [{"type": "text", "text": "a shot"}, {"type": "image", "mimeType": "image/png", "bytes": 6}], "isError": false})
+            json!({"content": [{"type": "text", "text": "a shot"}, {"type": "image", "mimeType": "image/png", "bytes": 4}], "isError": false})
         );
         // Data that only looks like a block stays data.
         let plain = json!([{"type": "image"}, {"name": "x"}]);
