@@ -131,6 +131,24 @@ declare const results: {
 
 /** Keeps `value` in this MCP session, for a later execution to read with `results.get`. */
 declare function handle(value: unknown): Promise<Handle>;
+
+/**
+ * Adds a content block to the answer, after its text: an image or audio (base64 `data`), text,
+ * or a resource link. Returning an image or audio block (a tool result's `content[0]`) does the
+ * same. At most --max-emitted-blocks blocks of --max-emitted-bytes. Python: `await emit(block)`.
+ */
+declare function emit(
+  block:
+    | { type: "image" | "audio"; data: string; mimeType: string }
+    | { type: "text"; text: string }
+    | { type: "resource_link"; uri: string; name: string; mimeType?: string; description?: string },
+): Promise<null>;
+
+/**
+ * Tells the client how far the program is while it runs (progress notifications, or log
+ * messages when it asked for none); `done` should rise. Python: `progress(done, total, message)`.
+ */
+declare function progress(done: number, total?: number, message?: string): void;
 "#;
 
 /// One `declare namespace tools.<server> { ... }` per server of `entries`, in the order the

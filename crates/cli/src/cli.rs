@@ -319,6 +319,13 @@ struct LimitArgs {
     /// How long a result handle is kept after it is made.
     #[arg(long, value_name = "MS", default_value_t = Limits::default().handle_ttl.as_millis() as u64)]
     handle_ttl_ms: u64,
+    /// Content blocks (images, audio) one execution's answer may carry, from emit(block) and a
+    /// returned block.
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_emitted_blocks)]
+    max_emitted_blocks: usize,
+    /// Bytes of those blocks, their base64 data as sent.
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_emitted_bytes)]
+    max_emitted_bytes: usize,
 }
 
 impl LimitArgs {
@@ -357,6 +364,8 @@ impl LimitArgs {
             max_store_keys: self.max_store_keys,
             max_handle_bytes: self.max_handle_bytes,
             handle_ttl: Duration::from_millis(self.handle_ttl_ms),
+            max_emitted_blocks: self.max_emitted_blocks,
+            max_emitted_bytes: self.max_emitted_bytes,
         })
     }
 }
@@ -1012,6 +1021,10 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
             eprintln!("[{}] {}", line.stream, line.text);
         }
     }
+    // Blocks are not printable: each is named by a line, after the console lines.
+    for (index, block) in report.blocks.iter().enumerate() {
+        eprintln!("[block {}] {}", index + 1, describe_block(block));
+    }
     gateway.shutdown().await;
     match report.result {
         Ok(value) => {
@@ -1023,6 +1036,28 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
             eprintln!("toolweave: {error}");
             Ok(ExitCode::FAILURE)
         }
+    }
+}
+
+/// One content block of an answer, as `run` names it: `image image/png, 1824 bytes`.
+fn describe_block(block: &rmcp::model::ContentBlock) -> String {
+    use rmcp::model::ContentBlock;
+    // Base64 with padding: three bytes for every four characters, less the padding.
+    let decoded = |data: &str| {
+        let padding = data.bytes().rev().take_while(|&byte| byte == b'=').count();
+        (data.len() / 4 * 3).saturating_sub(padding)
+    };
+    match block {
+        ContentBlock::Image(image) => {
+            format!("image {}, {} bytes", image.mime_type, decoded(&image.data))
+        }
+        ContentBlock::Audio(audio) => {
+            format!("audio {}, {} bytes", audio.mime_type, decoded(&audio.data))
+        }
+        ContentBlock::Text(text) => format!("text, {} bytes: {}", text.text.len(), text.text),
+        ContentBlock::ResourceLink(link) => format!("resource_link {} ({})", link.uri, link.name),
+        ContentBlock::Resource(_) => "resource".to_owned(),
+        _ => "a content block".to_owned(),
     }
 }
 

@@ -39,6 +39,11 @@ pub struct Limits {
     pub max_handle_bytes: usize,
     /// How long a result handle is kept after it is made (`--handle-ttl-ms`).
     pub handle_ttl: Duration,
+    /// Content blocks (images, audio, ...) one execution's answer may carry
+    /// (`--max-emitted-blocks`).
+    pub max_emitted_blocks: usize,
+    /// Bytes of those blocks, base64 data as sent (`--max-emitted-bytes`).
+    pub max_emitted_bytes: usize,
 }
 
 impl Default for Limits {
@@ -58,6 +63,8 @@ impl Default for Limits {
             max_store_keys: 1000,
             max_handle_bytes: 64 * 1024 * 1024,
             handle_ttl: Duration::from_secs(15 * 60),
+            max_emitted_blocks: 8,
+            max_emitted_bytes: 4 * 1024 * 1024,
         }
     }
 }

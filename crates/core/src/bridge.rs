@@ -119,7 +119,10 @@ pub(crate) async fn answer_recorded(
             format!("{server}.{}", ask.method()),
             serde_json::to_value(ask).unwrap_or(Value::Null),
         ),
-        HostRequest::Search { .. } | HostRequest::Describe { .. } | HostRequest::Session(_) => {
+        HostRequest::Search { .. }
+        | HostRequest::Describe { .. }
+        | HostRequest::Session(_)
+        | HostRequest::Emit { .. } => {
             return (answer(gateway, request, flavor, cancel, scope).await, None);
         }
     };
@@ -170,6 +173,7 @@ pub(crate) async fn answer(
         HostRequest::Session(_) => {
             Some("read a smaller piece at a time with results.get(handle, {path, offset, limit})")
         }
+        HostRequest::Emit { .. } => None,
     };
     let answer = match request {
         HostRequest::Tool { name, args, raw } => {
@@ -203,6 +207,10 @@ pub(crate) async fn answer(
             Some(state) => state.answer(ask).map_err(|error| error.to_string()),
             None => Err("internal error: no session state for this call".to_owned()),
         },
+        // The execution counts the blocks of its answer itself (`executor.rs`).
+        HostRequest::Emit { .. } => Err(
+            "internal error: emit(block) reached the bridge instead of its execution".to_owned(),
+        ),
     };
     within_memory(answer, smaller, gateway.limits.memory_bytes)
 }

@@ -87,6 +87,7 @@ pub(crate) fn is_large_message(message: &toolweave_sandbox::FromWorker) -> bool 
             .is_ok_and(|value| at_least(value, LARGE_JSON_BYTES)),
         FromWorker::Event(EngineEvent::Call(call)) => match &call.request {
             HostRequest::Tool { args: value, .. }
+            | HostRequest::Emit { block: value }
             | HostRequest::Session(
                 SessionAsk::StoreSet { value, .. } | SessionAsk::Keep { value },
             ) => at_least(value, LARGE_JSON_BYTES),
@@ -96,7 +97,7 @@ pub(crate) fn is_large_message(message: &toolweave_sandbox::FromWorker) -> bool 
         FromWorker::Event(EngineEvent::Log { text, .. } | EngineEvent::Warning { text }) => {
             text.len() >= LARGE_JSON_BYTES
         }
-        FromWorker::Event(EngineEvent::Started) => false,
+        FromWorker::Event(EngineEvent::Started | EngineEvent::Progress(_)) => false,
     }
 }
 

@@ -245,6 +245,9 @@ pub enum ExecutionError {
         /// The limit.
         limit: u64,
     },
+    /// A content block the program returned could not go in the answer.
+    #[error("{0}")]
+    Block(BlockError),
     /// The client cancelled the request.
     #[error("Cancelled: the client cancelled this execution")]
     Cancelled,
@@ -317,10 +320,54 @@ impl ExecutionError {
             Self::ToolCallLimit { .. } | Self::ToolCallLimitPerTool { .. } => "ToolCallLimit",
             Self::UpstreamBytesLimit { .. } => "UpstreamBytesLimit",
             Self::TimerLimit { .. } => "TimerLimit",
+            Self::Block(BlockError::TooMany { .. } | BlockError::TooManyBytes { .. }) => {
+                "EmitLimit"
+            }
+            Self::Block(BlockError::Invalid { .. }) => "InvalidBlock",
             Self::Cancelled => "Cancelled",
             Self::Internal { .. } => "Internal",
         }
     }
+}
+
+/// Why a content block code emitted (`emit(block)`) or returned is not in the answer; the
+/// guest reads it as the error of `emit`, or the answer as the execution's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BlockError {
+    /// The answer has as many blocks as it may.
+    #[error(
+        "EmitLimit: {what}: the answer has {limit} content blocks already, the most it may (--max-emitted-blocks {limit}). Send fewer: combine images into one, or send the rest from a later execution."
+    )]
+    TooMany {
+        /// `emit(block)`, or which returned block.
+        what: String,
+        /// The limit.
+        limit: usize,
+    },
+    /// The block would take the answer's blocks past their bytes.
+    #[error(
+        "EmitLimit: {what}: this block of {size} bytes would make the answer's content blocks {total} bytes (base64 data as sent), over the limit of {limit} (--max-emitted-bytes {limit}). Send smaller media (scale images down, crop, a lower quality) or fewer."
+    )]
+    TooManyBytes {
+        /// `emit(block)`, or which returned block.
+        what: String,
+        /// The block's bytes.
+        size: usize,
+        /// What the blocks would come to.
+        total: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// The block is not a content block toolweave passes on.
+    #[error(
+        "InvalidBlock: {what}: {problem}. A block looks like {{type: \"image\", data: <base64>, mimeType: \"image/png\"}}, {{type: \"audio\", data: <base64>, mimeType: \"audio/wav\"}}, {{type: \"text\", text}} or {{type: \"resource_link\", uri, name}}."
+    )]
+    Invalid {
+        /// `emit(block)`, or which returned block.
+        what: String,
+        /// What is wrong with it.
+        problem: String,
+    },
 }
 
 fn guest_message(

@@ -11,16 +11,23 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
+#[expect(
+    deprecated,
+    reason = "MCP logging is deprecated by SEP-2577; clients of 2025-11-25 and earlier use it"
+)]
+use rmcp::model::LoggingLevel;
 use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use toolweave_sandbox::{
-    EngineEvent, FromWorker, HostReply, HostRequest, Language, LogStream, Outcome,
+    EngineEvent, FromWorker, HostCall, HostReply, HostRequest, Language, LogStream, Outcome,
 };
+use toolweave_upstream::Notice;
 
 use crate::audit::{CallRecord, ExecutionRecord, RequestLog};
 use crate::bridge;
 use crate::budget::Budget;
+use crate::emitted::Emitted;
 use crate::error::ExecutionError;
 use crate::gateway::{Flavor, Gateway};
 use crate::session_state::SessionState;
@@ -151,6 +158,9 @@ pub struct ExecutionReport {
     pub warnings: Vec<String>,
     /// What it used.
     pub stats: ExecutionStats,
+    /// Content blocks for the answer after its text (`emit(block)`, image and audio blocks the
+    /// program returned), in order; kept when the execution failed after adding them.
+    pub blocks: Vec<rmcp::model::ContentBlock>,
 }
 
 impl Gateway {
@@ -216,6 +226,7 @@ impl Gateway {
             limits.max_upstream_bytes,
         ));
         let mut console = Console::default();
+        let mut emitted = Emitted::new(limits);
         let mut log_bytes = 0usize;
         let mut tool_calls = 0u32;
         let mut host_error: Option<ExecutionError> = None;
@@ -244,7 +255,24 @@ impl Gateway {
                     Some(FromWorker::Event(EngineEvent::Started)) => {}
                     Some(FromWorker::Event(EngineEvent::Log { stream, text })) => {
                         log_bytes += text.len();
+                        if let Some(listener) = &listener {
+                            listener.notify(Notice::CodeLog { level: log_level(stream), text: text.clone() });
+                        }
                         console.push(LogLine { stream: stream_name(stream), text });
+                    }
+                    Some(FromWorker::Event(EngineEvent::Progress(progress))) => {
+                        if let Some(listener) = &listener {
+                            listener.notify(Notice::CodeProgress {
+                                progress: progress.done,
+                                total: progress.total,
+                                message: progress.message,
+                            });
+                        }
+                    }
+                    Some(FromWorker::Event(EngineEvent::Call(HostCall { id, request: HostRequest::Emit { block } }))) => {
+                        // Answered here: the blocks are the execution's, counted as they come.
+                        let outcome = emitted.emit(block).map(|()| Value::Null).map_err(|error| error.to_string());
+                        session.reply(HostReply::Result { id, outcome }).await;
                     }
                     Some(FromWorker::Event(EngineEvent::Warning { text })) => {
                         if warnings.len() < MAX_WARNINGS {
@@ -277,7 +305,8 @@ impl Gateway {
                             let _turn = match call.request {
                                 HostRequest::Tool { .. }
                                 | HostRequest::Server { .. }
-                                | HostRequest::Session(_) => None,
+                                | HostRequest::Session(_)
+                                | HostRequest::Emit { .. } => None,
                                 HostRequest::Search { .. } | HostRequest::Describe { .. } => {
                                     discovery_turn.acquire_owned().await.ok()
                                 }
@@ -339,7 +368,10 @@ impl Gateway {
             warnings.extend(allowed_tools_notes(&catalog, allowed, settled));
         }
         let result = match result {
-            Ok(value) => self.keep_large(value, &state, language, &mut warnings),
+            Ok(value) => emitted
+                .take_returned(value)
+                .map_err(ExecutionError::Block)
+                .and_then(|value| self.keep_large(value, &state, language, &mut warnings)),
             Err(error) => Err(self.limit_named(error, timeout)),
         };
         let (calls_by_tool, upstream_bytes) = budget.used();
@@ -375,6 +407,7 @@ impl Gateway {
             logs_omitted: console.omitted,
             warnings,
             stats,
+            blocks: emitted.into_blocks(),
         }
     }
 }
@@ -499,6 +532,20 @@ fn allowed_tools_notes(
         }
     }
     notes
+}
+
+/// The MCP log level a console line goes to the client at.
+#[expect(
+    deprecated,
+    reason = "MCP logging is deprecated by SEP-2577; clients of 2025-11-25 and earlier use it"
+)]
+fn log_level(stream: LogStream) -> LoggingLevel {
+    match stream {
+        LogStream::Debug => LoggingLevel::Debug,
+        LogStream::Log | LogStream::Info => LoggingLevel::Info,
+        LogStream::Warn => LoggingLevel::Warning,
+        LogStream::Error => LoggingLevel::Error,
+    }
 }
 
 fn stream_name(stream: LogStream) -> &'static str {

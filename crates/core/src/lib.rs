@@ -47,6 +47,7 @@ mod builder;
 mod catalog_state;
 mod closures;
 mod direct;
+mod emitted;
 mod engines;
 mod error;
 mod executor;
@@ -72,7 +73,9 @@ pub use builder::GatewayBuilder;
 pub use closures::{ClosureProvider, ToolError};
 pub use direct::DirectCall;
 pub use engines::{Engines, Executor, Isolation, Running, failed};
-pub use error::{BuildError, DiscoveryError, ExecutionError, ProviderError, SessionStateError};
+pub use error::{
+    BlockError, BuildError, DiscoveryError, ExecutionError, ProviderError, SessionStateError,
+};
 pub use executor::{
     ExecuteOptions, ExecutionReport, ExecutionStats, LogLine, MAX_LOG_LINES, OmittedLogs,
 };

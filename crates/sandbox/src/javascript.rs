@@ -89,6 +89,8 @@ struct Shared {
     manifest: RefCell<Arc<Manifest>>,
     /// Promises rejected with no handler yet, kept alive until the end (see [`Rejection`]).
     rejections: RefCell<Vec<Rejection>>,
+    /// `progress(...)` reported faster than the host is told of it.
+    progress: RefCell<crate::ProgressGate>,
 }
 
 /// A promise that was rejected while nothing waited for it. Kept alive, so its address names it
@@ -122,6 +124,14 @@ impl Shared {
             stop: Cell::new(None),
             manifest: RefCell::new(Arc::default()),
             rejections: RefCell::new(Vec::new()),
+            progress: RefCell::new(crate::ProgressGate::default()),
+        }
+    }
+
+    /// Queues the progress held back, before the engine waits for the host or ends.
+    fn release_progress(&self) {
+        if let Some(event) = self.progress.borrow_mut().release() {
+            self.events.borrow_mut().push(event);
         }
     }
 
@@ -450,6 +460,7 @@ fn drive<'js>(
                     );
                 }
                 warn_of_unhandled_rejections(&ctx, shared, transpiled, &explain, &promise);
+                shared.release_progress();
                 flush(shared, emit);
                 return convert_result(&ctx, shared, transpiled, &to_json, &explain, value);
             }
@@ -468,6 +479,7 @@ fn drive<'js>(
                     CaughtError::Value(reason),
                 );
                 warn_of_unhandled_rejections(&ctx, shared, transpiled, &explain, &promise);
+                shared.release_progress();
                 flush(shared, emit);
                 return Err(error);
             }
@@ -496,6 +508,9 @@ fn drive<'js>(
             });
         }
         let wake = next_timer.map_or(shared.deadline(), |at| at.min(shared.deadline()));
+        // The client hears of the latest progress before the program waits.
+        shared.release_progress();
+        flush(shared, emit);
         match replies.recv_timeout(wake.saturating_duration_since(now)) {
             Ok(reply) => {
                 deliver(&ctx, shared, &settle, reply, cancel);
@@ -640,6 +655,34 @@ fn install_prelude<'js>(
         )
         .map_err(internal)?
     };
+    let emit_block = {
+        let shared = shared.clone();
+        Function::new(ctx.clone(), move |GuestText(block)| -> f64 {
+            let request = guest_json(block, "the block")
+                .map(|block| HostRequest::Emit { block })
+                .map_err(|error| format!("emit(block): {error}"));
+            send(&shared, request)
+        })
+        .map_err(internal)?
+    };
+    let progress = {
+        let shared = shared.clone();
+        Function::new(
+            ctx.clone(),
+            move |done: f64, total: Option<f64>, message: Option<GuestText>| -> Option<String> {
+                match crate::Progress::new(done, total, message.map(|GuestText(text)| text)) {
+                    Ok(progress) => {
+                        if let Some(event) = shared.progress.borrow_mut().offer(progress) {
+                            shared.events.borrow_mut().push(event);
+                        }
+                        None
+                    }
+                    Err(problem) => Some(format!("progress(done, total?, message?): {problem}")),
+                }
+            },
+        )
+        .map_err(internal)?
+    };
     let log = {
         let shared = shared.clone();
         Function::new(ctx.clone(), move |stream: i32, GuestText(text)| {
@@ -680,6 +723,8 @@ fn install_prelude<'js>(
         ("describeNames", describe),
         ("askServer", ask_server),
         ("askSession", ask_session),
+        ("emitBlock", emit_block),
+        ("progress", progress),
         ("log", log),
         ("startTimer", start_timer),
         ("stopTimer", stop_timer),

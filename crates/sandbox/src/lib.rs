@@ -221,6 +221,94 @@ pub enum EngineEvent {
         /// The sentence.
         text: String,
     },
+    /// `progress(done, total?, message?)`: how far the program is, for the client while it
+    /// runs. The engine sends at most one every [`PROGRESS_INTERVAL`], and the last one always.
+    Progress(Progress),
+}
+
+/// How far a program says it is (`progress(done, total?, message?)`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Progress {
+    /// Work done so far, as the program counts it.
+    pub done: f64,
+    /// All the work, when the program knows it.
+    pub total: Option<f64>,
+    /// What it is doing.
+    pub message: Option<String>,
+}
+
+/// The longest `progress` message passed on; longer ones are cut.
+pub const MAX_PROGRESS_MESSAGE: usize = 1024;
+
+impl Progress {
+    /// `progress(done, total?, message?)` as the guest called it, or what is wrong with it, for
+    /// the guest (after the function's signature in its language).
+    pub fn new(done: f64, total: Option<f64>, message: Option<String>) -> Result<Self, String> {
+        if !done.is_finite() || done < 0.0 {
+            return Err(format!(
+                "done must be a finite number of 0 or more, got {done}"
+            ));
+        }
+        if let Some(total) = total
+            && (!total.is_finite() || total < 0.0)
+        {
+            return Err(format!(
+                "total must be a finite number of 0 or more, got {total}"
+            ));
+        }
+        let message = message.map(|mut message| {
+            if message.len() > MAX_PROGRESS_MESSAGE {
+                let mut end = MAX_PROGRESS_MESSAGE;
+                while !message.is_char_boundary(end) {
+                    end -= 1;
+                }
+                message.truncate(end);
+            }
+            message
+        });
+        Ok(Self {
+            done,
+            total,
+            message,
+        })
+    }
+}
+
+/// The least time between two progress events of one execution: a loop that reports progress
+/// on every turn costs the host one event per interval, not one per call.
+pub const PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
+
+/// Holds back the progress a program reports faster than [`PROGRESS_INTERVAL`]: the latest one
+/// waits until the interval is up or the engine waits for the host or ends, so none is lost
+/// that is the last.
+#[derive(Debug, Default)]
+pub(crate) struct ProgressGate {
+    held: Option<Progress>,
+    last_sent: Option<std::time::Instant>,
+}
+
+impl ProgressGate {
+    /// `progress` as the program reported it: the event to send now, or `None` while it is held.
+    pub(crate) fn offer(&mut self, progress: Progress) -> Option<EngineEvent> {
+        let now = std::time::Instant::now();
+        if self
+            .last_sent
+            .is_some_and(|sent| now.duration_since(sent) < PROGRESS_INTERVAL)
+        {
+            self.held = Some(progress);
+            return None;
+        }
+        self.held = None;
+        self.last_sent = Some(now);
+        Some(EngineEvent::Progress(progress))
+    }
+
+    /// The progress held back, to send before the engine waits or ends.
+    pub(crate) fn release(&mut self) -> Option<EngineEvent> {
+        let held = self.held.take()?;
+        self.last_sent = Some(std::time::Instant::now());
+        Some(EngineEvent::Progress(held))
+    }
 }
 
 /// The console method a line came from.
@@ -283,6 +371,12 @@ pub enum HostRequest {
     /// `store.*`, `results.get` and `handle(value)`: what the host keeps for the MCP session
     /// across its executions.
     Session(SessionAsk),
+    /// `emit(block)`: an MCP content block (image, audio, text, resource link) for the answer,
+    /// after its text. The host checks it and counts it against the execution's limits.
+    Emit {
+        /// The block as the guest wrote it.
+        block: serde_json::Value,
+    },
 }
 
 impl HostRequest {

@@ -16,6 +16,8 @@ export default function prelude(native) {
   const describeNames = native.describeNames;
   const askServer = native.askServer;
   const askSession = native.askSession;
+  const emitBlock = native.emitBlock;
+  const reportProgress = native.progress;
   const log = native.log;
   const startTimer = native.startTimer;
   const stopTimer = native.stopTimer;
@@ -23,6 +25,7 @@ export default function prelude(native) {
   const kindOf = native.kindOf;
   const PromiseCtor = Promise;
   const ErrorCtor = Error;
+  const TypeErrorCtor = TypeError;
   const SetCtor = Set;
   const parse = JSON.parse;
   const stringify = JSON.stringify;
@@ -436,6 +439,36 @@ export default function prelude(native) {
     return askKept("handle", [value]);
   }
 
+  // `emit(block)`: an MCP content block for the answer, after its text. The host checks the
+  // block and counts it against the execution's limits; a refusal rejects the promise.
+  function emit(block) {
+    if (block === undefined || block === null || typeof block !== "object") {
+      return rejected("emit(block): block must be an object like {type: \"image\", data: <base64>, mimeType: \"image/png\"}, got " + describe(block));
+    }
+    let json;
+    try {
+      json = toJson(block, "block");
+    } catch (error) {
+      return rejected("emit(block): the block cannot be sent as JSON: " + describe(error));
+    }
+    if (typeof json !== "string") return rejected("emit(block): the block cannot be sent as JSON: " + json.problem);
+    return request(function () {
+      return emitBlock(json);
+    });
+  }
+
+  // `progress(done, total?, message?)`: how far the program is, for the client while it runs.
+  // Returns at once; the engine passes the latest on at most every 50 ms.
+  function progress(done, total, message) {
+    if (typeof done !== "number") throw new TypeErrorCtor("progress(done, total?, message?): done must be a number, got " + typeof done);
+    if (total !== undefined && total !== null && typeof total !== "number") {
+      throw new TypeErrorCtor("progress(done, total?, message?): total must be a number, got " + typeof total);
+    }
+    const text = message === undefined || message === null ? null : StringCtor(message);
+    const problem = reportProgress(done, total === undefined ? null : total, text);
+    if (problem !== undefined && problem !== null) throw new TypeErrorCtor(problem);
+  }
+
   function resourcesOf(server) {
     return {
       list: function () { return ask(server, "resources/list", null, null); },
@@ -486,6 +519,8 @@ export default function prelude(native) {
     store: store,
     results: results,
     handle: freeze(handle),
+    emit: freeze(emit),
+    progress: freeze(progress),
     console: console,
     setTimeout: freeze(setTimeout),
     clearTimeout: freeze(clearTimeout),

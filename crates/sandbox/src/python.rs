@@ -92,9 +92,11 @@ pub(crate) fn run(
         arrived: HashMap::new(),
         tool_calls: 0,
         discovery_calls: 0,
+        progress: crate::ProgressGate::default(),
     };
     let result = engine.execute(&code, replies);
     engine.monitor.flush_line();
+    engine.release_progress();
     Outcome {
         result,
         stats: Stats {
@@ -131,6 +133,17 @@ struct Engine<'a> {
     arrived: HashMap<u32, Result<Value, String>>,
     tool_calls: u32,
     discovery_calls: u32,
+    /// `progress(...)` reported faster than the host is told of it.
+    progress: crate::ProgressGate,
+}
+
+impl Engine<'_> {
+    /// Sends the progress held back, before the engine waits for the host or ends.
+    fn release_progress(&mut self) {
+        if let Some(event) = self.progress.release() {
+            self.monitor.emit(event);
+        }
+    }
 }
 
 impl Engine<'_> {
@@ -224,6 +237,14 @@ impl Engine<'_> {
             &call.kwargs,
         ) {
             Call::Host(request) => request,
+            Call::Progress(progress) => {
+                if let Some(event) = self.progress.offer(progress) {
+                    self.monitor.emit(event);
+                }
+                return self.step(|print| {
+                    call.resume(ExtFunctionResult::Return(MontyObject::None), print)
+                });
+            }
             Call::Raise(exception) => {
                 return self.step(|print| call.resume(ExtFunctionResult::Error(exception), print));
             }
@@ -286,6 +307,7 @@ impl Engine<'_> {
             if now >= self.deadline {
                 return Err(self.stop_error(Stop::Timeout));
             }
+            self.release_progress();
             // Wake now and then: the cancel flag alone (without the host's `Cancel`) ends the
             // wait within a slice.
             match replies.recv_timeout((self.deadline - now).min(WAIT_SLICE)) {

@@ -206,6 +206,16 @@ impl HostPipe {
         }
     }
 
+    /// Queues an event of the engine's; progress goes out at once (the engine sends at most one
+    /// every `PROGRESS_INTERVAL`), so the client hears of it while busy code runs on.
+    fn send_event(&self, event: EngineEvent) {
+        let live = matches!(event, EngineEvent::Progress(_));
+        self.send(&FromWorker::Event(event));
+        if live {
+            self.flush();
+        }
+    }
+
     /// Sends what is queued.
     fn flush(&self) {
         if self.output.borrow_mut().flush().is_err() {
@@ -676,23 +686,16 @@ fn run_one_job(
     arm_memory(&request);
     let outcome = match (request.language, prepared) {
         (Language::JavaScript | Language::TypeScript, Some(Ok(prepared))) => {
-            let (outcome, spent) = prepared.run(
-                request,
-                &mut |event| host.send(&FromWorker::Event(event)),
-                &host,
-                &cancel,
-            );
+            let (outcome, spent) =
+                prepared.run(request, &mut |event| host.send_event(event), &host, &cancel);
             // Exiting frees everything; skip tearing the runtime down.
             std::mem::forget(spent);
             outcome
         }
         (Language::JavaScript | Language::TypeScript, Some(Err(error))) => failed(error),
-        (Language::Python, None) => crate::run(
-            request,
-            &mut |event| host.send(&FromWorker::Event(event)),
-            &host,
-            &cancel,
-        ),
+        (Language::Python, None) => {
+            crate::run(request, &mut |event| host.send_event(event), &host, &cancel)
+        }
         (language, _) => failed(EngineError::Internal {
             message: format!(
                 "a {} worker was given a {language:?} program",

@@ -650,14 +650,18 @@ pub fn execution_result(report: &toolweave_core::ExecutionReport) -> CallToolRes
     let mut stats = json!(report.stats);
     // A tenth of a millisecond says enough, in a few tokens where the float took a dozen.
     stats["durationMs"] = json!((report.stats.duration_ms * 10.0).round() / 10.0);
+    // The blocks code emitted or returned follow the text.
+    let mut content = Vec::with_capacity(1 + report.blocks.len());
+    content.push(ContentBlock::text(text));
+    content.extend(report.blocks.iter().cloned());
     let result = match &report.result {
         Ok(value) => {
-            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+            let mut result = CallToolResult::success(content);
             result.structured_content = Some(json!({ "result": value, "stats": stats }));
             result
         }
         Err(error) => {
-            let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
+            let mut result = CallToolResult::error(content);
             result.structured_content = Some(json!({
                 "error": { "kind": error.kind(), "message": error.to_string() },
                 "stats": stats,
@@ -678,9 +682,13 @@ fn with_warnings_structured(mut result: CallToolResult, warnings: &[String]) -> 
     result
 }
 
-/// Sends upstream servers' notices about an execution's tool calls to its client until `done`:
-/// progress as progress of the `execute_code` request (when the client asked for progress with
-/// a token), log messages at or above `level` as log messages from `toolweave/<server>`.
+/// Sends the notices of an execution (or a direct call) to its client until `done`: upstream
+/// servers' progress and the code's `progress(...)` as progress of the request (when the client
+/// asked for progress with a token), log messages at or above `level` (upstream servers', from
+/// `toolweave/<server>`, and the code's console lines, from `toolweave/code`). The code's progress
+/// without a token goes as a log message at info level. The code's progress is sent at most
+/// every [`CODE_PROGRESS_INTERVAL`]: the latest waits for the interval, and the last is always
+/// sent, before the answer.
 async fn forward_notices(
     mut notices: mpsc::Receiver<Notice>,
     mut done: oneshot::Receiver<()>,
@@ -688,64 +696,149 @@ async fn forward_notices(
     progress_token: Option<ProgressToken>,
     level: LoggingLevel,
 ) {
-    let mut sent_progress = 0u32;
-    let mut forward = async |notice: Notice| match notice {
-        Notice::Progress {
-            server,
-            tool,
-            progress,
-            total,
-            message,
-        } => {
-            let Some(token) = progress_token.clone() else {
-                return;
-            };
-            // Each upstream call counts on its own; the client's count must only rise.
-            sent_progress += 1;
-            let mut text = format!("{server}.{tool}: {progress}");
-            if let Some(total) = total {
-                text.push_str(&format!("/{total}"));
-            }
-            if let Some(message) = message {
-                text.push_str(&format!(" {message}"));
-            }
-            let mut params = ProgressNotificationParam::new(token, f64::from(sent_progress));
-            params.message = Some(text);
-            if let Err(error) = peer.notify_progress(params).await {
-                tracing::debug!(%error, "a progress notification could not be sent");
-            }
-        }
-        Notice::Log {
-            server,
-            level: message_level,
-            logger,
-            data,
-        } => {
-            if severity(message_level) < severity(level) {
-                return;
-            }
-            let mut params = LoggingMessageNotificationParam::new(message_level, data);
-            params.logger = Some(match logger {
-                Some(logger) => format!("toolweave/{server}/{logger}"),
-                None => format!("toolweave/{server}"),
-            });
-            if let Err(error) = peer.notify_logging_message(params).await {
-                tracing::debug!(%error, "a log notification could not be sent");
-            }
-        }
+    let mut sender = NoticeSender {
+        peer,
+        progress_token,
+        level,
+        last_progress: 0.0,
     };
+    // The code's progress waiting for its interval, and when the last one went.
+    let mut held: Option<Notice> = None;
+    let mut last_code_progress: Option<tokio::time::Instant> = None;
     loop {
+        let due = last_code_progress.map(|sent| sent + CODE_PROGRESS_INTERVAL);
         tokio::select! {
             biased;
             notice = notices.recv() => match notice {
-                Some(notice) => forward(notice).await,
-                None => return,
+                Some(notice @ Notice::CodeProgress { .. }) => {
+                    let now = tokio::time::Instant::now();
+                    if due.is_some_and(|due| now < due) {
+                        held = Some(notice);
+                    } else {
+                        last_code_progress = Some(now);
+                        sender.send(notice).await;
+                    }
+                }
+                Some(notice) => sender.send(notice).await,
+                None => break,
             },
+            () = tokio::time::sleep_until(due.unwrap_or_else(tokio::time::Instant::now)), if held.is_some() => {
+                if let Some(notice) = held.take() {
+                    last_code_progress = Some(tokio::time::Instant::now());
+                    sender.send(notice).await;
+                }
+            }
             _ = &mut done => break,
         }
     }
     while let Ok(notice) = notices.try_recv() {
-        forward(notice).await;
+        match notice {
+            Notice::CodeProgress { .. } => held = Some(notice),
+            notice => sender.send(notice).await,
+        }
+    }
+    if let Some(notice) = held {
+        sender.send(notice).await;
+    }
+}
+
+/// The least time between two progress notifications of an execution's code.
+const CODE_PROGRESS_INTERVAL: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Where one request's notices go, and what was sent of its progress (which must only rise).
+struct NoticeSender<'a> {
+    peer: &'a Peer<RoleServer>,
+    progress_token: Option<ProgressToken>,
+    level: LoggingLevel,
+    last_progress: f64,
+}
+
+impl NoticeSender<'_> {
+    async fn send(&mut self, notice: Notice) {
+        match notice {
+            Notice::Progress {
+                server,
+                tool,
+                progress,
+                total,
+                message,
+            } => {
+                let Some(token) = self.progress_token.clone() else {
+                    return;
+                };
+                let mut text = format!("{server}.{tool}: {progress}");
+                if let Some(total) = total {
+                    text.push_str(&format!("/{total}"));
+                }
+                if let Some(message) = message {
+                    text.push_str(&format!(" {message}"));
+                }
+                // Each upstream call counts on its own; the client's count must only rise.
+                self.last_progress += 1.0;
+                let mut params = ProgressNotificationParam::new(token, self.last_progress);
+                params.message = Some(text);
+                self.progress(params).await;
+            }
+            Notice::CodeProgress {
+                progress,
+                total,
+                message,
+            } => match self.progress_token.clone() {
+                // A value that does not rise is not sent: MCP requires progress to increase.
+                Some(token) if progress > self.last_progress => {
+                    self.last_progress = progress;
+                    let mut params = ProgressNotificationParam::new(token, progress);
+                    params.total = total;
+                    params.message = message;
+                    self.progress(params).await;
+                }
+                Some(_) => {}
+                None => {
+                    let mut text = match total {
+                        Some(total) => format!("progress {progress}/{total}"),
+                        None => format!("progress {progress}"),
+                    };
+                    if let Some(message) = message {
+                        text.push_str(&format!(": {message}"));
+                    }
+                    self.log(LoggingLevel::Info, "toolweave/code".to_owned(), json!(text))
+                        .await;
+                }
+            },
+            Notice::Log {
+                server,
+                level,
+                logger,
+                data,
+            } => {
+                let logger = match logger {
+                    Some(logger) => format!("toolweave/{server}/{logger}"),
+                    None => format!("toolweave/{server}"),
+                };
+                self.log(level, logger, data).await;
+            }
+            Notice::CodeLog { level, text } => {
+                self.log(level, "toolweave/code".to_owned(), json!(text))
+                    .await;
+            }
+        }
+    }
+
+    async fn progress(&self, params: ProgressNotificationParam) {
+        if let Err(error) = self.peer.notify_progress(params).await {
+            tracing::debug!(%error, "a progress notification could not be sent");
+        }
+    }
+
+    async fn log(&self, level: LoggingLevel, logger: String, data: Value) {
+        if severity(level) < severity(self.level) {
+            return;
+        }
+        let mut params = LoggingMessageNotificationParam::new(level, data);
+        params.logger = Some(logger);
+        if let Err(error) = self.peer.notify_logging_message(params).await {
+            tracing::debug!(%error, "a log notification could not be sent");
+        }
     }
 }
 

@@ -7,6 +7,9 @@
 //! - `expect-no-message: <text>`: the answer's text does not contain this (repeatable);
 //! - `expect-logs: <JSON array>`: the console lines of the answer's text (`[warn] ` and so on
 //!   before those not written with `log`), compared as a whole;
+//! - `expect-blocks: <JSON array>`: the content blocks after the answer's text, each as
+//!   `harness::block_summary` writes it (`"image image/png 68"`); none when the marker is left
+//!   out;
 //! - `pending: <why>`: the case is known not to pass yet. Its failure is reported, loudly, but
 //!   does not fail the suite; once it passes, the suite fails until the marker is removed;
 //! - `also-while-starting`: the case runs a second time on a gateway whose servers are still
@@ -62,6 +65,8 @@ pub struct Expectation {
     pub absent: Vec<String>,
     /// The console lines, compared as a whole.
     pub logs: Option<Value>,
+    /// The content blocks after the text, each as `harness::block_summary` writes it.
+    pub blocks: Option<Value>,
     /// Why the case is known not to pass yet.
     pub pending: Option<String>,
     /// Whether the case also runs while the servers start.
@@ -132,6 +137,13 @@ impl Case {
                 problems.push(format!("logs {actual:?} != expected {logs}"));
             }
         }
+        let blocks = serde_json::json!(execution.blocks);
+        if blocks != *expected.blocks.as_ref().unwrap_or(&serde_json::json!([])) {
+            problems.push(format!(
+                "blocks {blocks} != expected {}",
+                expected.blocks.as_ref().unwrap_or(&serde_json::json!([]))
+            ));
+        }
         problems
     }
 }
@@ -166,6 +178,8 @@ fn expectation(path: &Path, code: &str, marker: &str) -> Result<Expectation> {
             expected.absent.push(message.trim().to_owned());
         } else if let Some(json) = comment.strip_prefix("expect-logs:") {
             expected.logs = Some(parse(json.trim())?);
+        } else if let Some(json) = comment.strip_prefix("expect-blocks:") {
+            expected.blocks = Some(parse(json.trim())?);
         } else if let Some(why) = comment.strip_prefix("pending:") {
             expected.pending = Some(why.trim().to_owned());
         } else if comment == "also-while-starting" {

@@ -162,6 +162,31 @@ pub struct Execution {
     pub text: String,
     /// `structuredContent`.
     pub structured: Value,
+    /// The content after the first item (the blocks code emitted or returned), each as
+    /// [`block_summary`] writes it.
+    pub blocks: Vec<String>,
+}
+
+/// A content block in a line: `image image/png 68` (type, media type, decoded bytes) for images
+/// and audio, `text <text>`, `resource_link <uri>`.
+pub fn block_summary(block: &rmcp::model::ContentBlock) -> String {
+    use base64::Engine as _;
+    use rmcp::model::ContentBlock;
+    let bytes = |data: &str| {
+        base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .map_or_else(
+                |error| format!("(not base64: {error})"),
+                |bytes| bytes.len().to_string(),
+            )
+    };
+    match block {
+        ContentBlock::Image(image) => format!("image {} {}", image.mime_type, bytes(&image.data)),
+        ContentBlock::Audio(audio) => format!("audio {} {}", audio.mime_type, bytes(&audio.data)),
+        ContentBlock::Text(text) => format!("text {}", text.text),
+        ContentBlock::ResourceLink(link) => format!("resource_link {}", link.uri),
+        other => format!("{other:?}"),
+    }
 }
 
 impl Execution {
@@ -176,6 +201,7 @@ impl Execution {
             is_error: result.is_error == Some(true),
             text,
             structured: result.structured_content.unwrap_or(Value::Null),
+            blocks: result.content.iter().skip(1).map(block_summary).collect(),
         })
     }
 

@@ -27,7 +27,8 @@ use crate::requests::{ClientSession, Refusal, Route};
 /// How many notices wait for the receiver before more are dropped (and counted in the log).
 const NOTICE_BUFFER: usize = 256;
 
-/// Something an upstream server said about a call in flight.
+/// Something an upstream server said about a call in flight, or the execution's own code said
+/// while it runs.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Notice {
     /// `notifications/progress` for the call.
@@ -53,6 +54,22 @@ pub enum Notice {
         logger: Option<String>,
         /// What it logged.
         data: Value,
+    },
+    /// `progress(done, total?, message?)` of the execution's code.
+    CodeProgress {
+        /// Work done, as the code counts it.
+        progress: f64,
+        /// All the work, when the code knows it.
+        total: Option<f64>,
+        /// What it is doing.
+        message: Option<String>,
+    },
+    /// A console line of the execution's code (`console.warn`, `print`).
+    CodeLog {
+        /// Its severity: debug, info (`log` and `info`), warning or error.
+        level: LoggingLevel,
+        /// The line.
+        text: String,
     },
 }
 

@@ -6,6 +6,7 @@ mod cases;
 mod cli;
 mod confinement;
 mod conformance;
+mod emit;
 mod failures;
 mod http;
 mod identities;

@@ -1,5 +1,6 @@
-//! The guest's view of the host: `tools`, `call_tool`, `search_tools`, `describe_tools`, and
-//! `resources` and `prompts` (`resources.<server>.read(uri)`, `prompts.<server>.get(name)`).
+//! The guest's view of the host: `tools`, `call_tool`, `search_tools`, `describe_tools`,
+//! `resources` and `prompts` (`resources.<server>.read(uri)`, `prompts.<server>.get(name)`), the
+//! session's `store`, `results` and `handle`, and `emit` and `progress`.
 //!
 //! None of these exist in the interpreter until the guest names them: Monty asks the host for
 //! every name it cannot resolve (`NameLookup`), and [`GuestApi::lookup`] answers. `tools` is a
@@ -52,6 +53,10 @@ const STORE_ID: u128 = 4;
 const RESULTS_ID: u128 = 5;
 /// `handle(value)`, which keeps a value in the session.
 const HANDLE: &str = "handle";
+/// `emit(block)`, which adds a content block to the answer.
+const EMIT: &str = "emit";
+/// `progress(done, total=None, message=None)`, which tells the client how far the program is.
+const PROGRESS: &str = "progress";
 /// Functions of `store` and `results` read as attributes (`get = store.get`) are named with
 /// this prefix and the function's name in code (`session#store.get`).
 const SESSION_FUNCTION: &str = "session#";
@@ -69,6 +74,8 @@ pub(super) enum Call {
     Host(HostRequest),
     /// Raise this exception at the call, without asking the host.
     Raise(MontyException),
+    /// Tell the host how far the program is, and return `None` at once.
+    Progress(crate::Progress),
     /// Not one of the engine's functions: the name is undefined.
     NotFound,
 }
@@ -108,7 +115,7 @@ impl GuestApi {
                     RESULTS_ID,
                     DictPairs::default(),
                 )),
-                CALL_TOOL | SEARCH_TOOLS | DESCRIBE_TOOLS | HANDLE => {
+                CALL_TOOL | SEARCH_TOOLS | DESCRIBE_TOOLS | HANDLE | EMIT | PROGRESS => {
                     NameLookupResult::Value(function(name.to_owned()))
                 }
                 "resources" => NameLookupResult::Value(instance(
@@ -227,6 +234,8 @@ impl GuestApi {
         }
         match function_name {
             HANDLE => session_call(HANDLE, args, kwargs),
+            EMIT => emit(args, kwargs),
+            PROGRESS => progress(args, kwargs),
             CALL_TOOL => call_tool(args, kwargs),
             SEARCH_TOOLS => search_tools(args, kwargs),
             DESCRIBE_TOOLS => describe_tools(args, kwargs),
@@ -594,6 +603,76 @@ fn search_tools(args: &[MontyObject], kwargs: &[(MontyObject, MontyObject)]) -> 
         }
     };
     Call::Host(HostRequest::Search { query, limit })
+}
+
+/// `emit(block)`: the block as JSON, for the host to check and count.
+fn emit(args: &[MontyObject], kwargs: &[(MontyObject, MontyObject)]) -> Call {
+    const SIGNATURE: &str = "emit(block)";
+    let bound = match bind(SIGNATURE, &["block"], 1, args, kwargs) {
+        Ok(bound) => bound,
+        Err(exception) => return Call::Raise(exception),
+    };
+    let block = match bound[0] {
+        Some(block @ MontyObject::Dict(_)) => block,
+        other => {
+            return Call::Raise(type_error(format!(
+                "{SIGNATURE}: block must be a dict like {{\"type\": \"image\", \"data\": <base64>, \"mimeType\": \"image/png\"}}, not {}",
+                other.map_or_else(|| "nothing".to_owned(), type_name)
+            )));
+        }
+    };
+    match to_json(block, &mut ValuePath::new("the block of emit(block)")) {
+        Ok(block) => Call::Host(HostRequest::Emit { block }),
+        Err(message) => Call::Raise(type_error(message)),
+    }
+}
+
+/// `progress(done, total=None, message=None)`.
+fn progress(args: &[MontyObject], kwargs: &[(MontyObject, MontyObject)]) -> Call {
+    const SIGNATURE: &str = "progress(done, total=None, message=None)";
+    let bound = match bind(SIGNATURE, &["done", "total", "message"], 1, args, kwargs) {
+        Ok(bound) => bound,
+        Err(exception) => return Call::Raise(exception),
+    };
+    let number = |name: &str, value: Option<&MontyObject>| match value {
+        Some(MontyObject::Int(number)) => Ok(Some(*number as f64)),
+        Some(MontyObject::Float(number)) => Ok(Some(*number)),
+        None | Some(MontyObject::None) => Ok(None),
+        Some(other) => Err(type_error(format!(
+            "{SIGNATURE}: {name} must be a number, not {}",
+            type_name(other)
+        ))),
+    };
+    let done = match number("done", bound[0]) {
+        Ok(Some(done)) => done,
+        Ok(None) => {
+            return Call::Raise(type_error(format!(
+                "{SIGNATURE}: done must be a number, not None"
+            )));
+        }
+        Err(exception) => return Call::Raise(exception),
+    };
+    let total = match number("total", bound[1]) {
+        Ok(total) => total,
+        Err(exception) => return Call::Raise(exception),
+    };
+    let message = match bound[2] {
+        None | Some(MontyObject::None) => None,
+        Some(MontyObject::String(message)) => Some(message.clone()),
+        Some(other) => {
+            return Call::Raise(type_error(format!(
+                "{SIGNATURE}: message must be a str, not {}",
+                type_name(other)
+            )));
+        }
+    };
+    match crate::Progress::new(done, total, message) {
+        Ok(progress) => Call::Progress(progress),
+        Err(message) => Call::Raise(MontyException::new(
+            ExcType::ValueError,
+            Some(format!("{SIGNATURE}: {message}")),
+        )),
+    }
 }
 
 /// `describe_tools(names)`: a list of names, or one name.

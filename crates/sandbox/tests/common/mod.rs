@@ -145,6 +145,7 @@ fn run_here(code: &str, language: Language, limits: EngineLimits, cancel: &Cance
             EngineEvent::Started => {}
             EngineEvent::Log { stream, text } => logs.push((stream, text)),
             EngineEvent::Warning { text } => warnings.push(text),
+            EngineEvent::Progress(_) => {}
             EngineEvent::Call(call) => {
                 calls.push(call.request.clone());
                 let now = outstanding.fetch_add(1, Ordering::SeqCst) + 1;
@@ -185,6 +186,7 @@ fn run_here(code: &str, language: Language, limits: EngineLimits, cancel: &Cance
                     HostRequest::Session(ask) => {
                         answer(Ok(json!({ "session": ask.function() })));
                     }
+                    HostRequest::Emit { .. } => answer(Ok(json!(null))),
                 }
             }
         },
