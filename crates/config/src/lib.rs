@@ -40,7 +40,9 @@ pub use policy::{Denial, Policy, ToolGlobs, Unannotated};
 pub use servers::{
     Config, Note, ServerConfig, Transport, load_file, parse_str, parse_str_with_env,
 };
-pub use settings::{Settings, Shape, default_settings_path, load_settings};
+pub use settings::{
+    LlmKind, LlmProvider, LlmWhen, Settings, Shape, default_settings_path, load_settings,
+};
 pub use trust::{Trusted, default_trust_path, fingerprint};
 
 use std::path::PathBuf;

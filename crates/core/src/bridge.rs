@@ -46,6 +46,9 @@ pub(crate) struct Scope<'a> {
     pub(crate) state: Option<&'a SessionState>,
     /// The tools this execution asked to be kept to (`allowedTools`), within the policy.
     pub(crate) allowed: Option<&'a ToolGlobs>,
+    /// The execution's use of the LLM (`llm.ask`, `llm.think`); `None` for a call of a tool
+    /// listed directly.
+    pub(crate) llm: Option<&'a crate::llm::LlmBudget>,
 }
 
 /// What became of a call that needed approval, as the audit log records it.
@@ -109,7 +112,11 @@ pub(crate) async fn answer_recorded(
             format!("{server}.{}", ask.method()),
             serde_json::to_value(ask).unwrap_or(Value::Null),
         ),
-        HostRequest::Search { .. } | HostRequest::Describe { .. } | HostRequest::Session(_) => {
+        // The LLM's requests are recorded apart, with hashes of what was asked and answered.
+        HostRequest::Search { .. }
+        | HostRequest::Describe { .. }
+        | HostRequest::Session(_)
+        | HostRequest::Llm(_) => {
             return (answer(gateway, request, flavor, cancel, scope).await, None);
         }
     };
@@ -160,6 +167,7 @@ pub(crate) async fn answer(
         HostRequest::Session(_) => {
             Some("read a smaller piece at a time with results.get(handle, {path, offset, limit})")
         }
+        HostRequest::Llm(_) => Some("ask for a shorter answer (a smaller maxTokens)"),
     };
     let answer = match request {
         HostRequest::Tool { name, args, raw } => {
@@ -192,6 +200,13 @@ pub(crate) async fn answer(
         HostRequest::Session(ask) => match scope.state {
             Some(state) => state.answer(ask).map_err(|error| error.to_string()),
             None => Err("internal error: no session state for this call".to_owned()),
+        },
+        HostRequest::Llm(ask) => match scope.llm {
+            Some(llm) => {
+                let contents = gateway.audit.as_ref().is_some_and(|audit| audit.contents());
+                llm.answer(ask, cancel, contents).await
+            }
+            None => Err("internal error: no LLM budget for this call".to_owned()),
         },
     };
     within_memory(answer, smaller, gateway.limits.memory_bytes)

@@ -80,6 +80,7 @@ impl Gateway {
             refused: std::sync::atomic::AtomicBool::new(false),
             state: None,
             allowed: None,
+            llm: None,
         };
         // By original names, which no other tool's guest name can take over.
         let request = HostRequest::Tool {

@@ -21,6 +21,7 @@ use toolweave_sandbox::{
 use crate::audit::{CallRecord, ExecutionRecord, RequestLog};
 use crate::bridge;
 use crate::budget::Budget;
+use crate::llm::LlmBudget;
 use crate::error::ExecutionError;
 use crate::gateway::{Flavor, Gateway};
 use crate::session_state::SessionState;
@@ -177,6 +178,10 @@ impl Gateway {
             .audit
             .as_ref()
             .map(|_| (crate::audit::sha256_hex(&code), code.len()));
+        // `llm.ask` asks the client session itself, not as an upstream server's request.
+        let llm_client = listener
+            .as_ref()
+            .and_then(|listener| listener.client().cloned());
         // Requests upstream servers make of the client during the execution are audited too.
         let requests = RequestLog::default();
         let listener = match (listener, &self.audit) {
@@ -201,6 +206,7 @@ impl Gateway {
         };
 
         let mut session = self.executor.start(engine_request).await;
+        let llm = Arc::new(LlmBudget::new(self.llm.clone(), llm_client, timeout));
 
         let calls_cancel = CancellationToken::new();
         // Calls in flight, polled by this task: no task spawn or thread hop per call.
@@ -267,11 +273,13 @@ impl Gateway {
                         let discovery_turn = discovery_turn.clone();
                         let state = state.clone();
                         let allowed_tools = allowed_tools.clone();
+                        let llm = llm.clone();
                         calls.push(Box::pin(async move {
                             let _turn = match call.request {
                                 HostRequest::Tool { .. }
                                 | HostRequest::Server { .. }
-                                | HostRequest::Session(_) => None,
+                                | HostRequest::Session(_)
+                                | HostRequest::Llm(_) => None,
                                 HostRequest::Search { .. } | HostRequest::Describe { .. } => {
                                     discovery_turn.acquire_owned().await.ok()
                                 }
@@ -284,6 +292,7 @@ impl Gateway {
                                 refused: std::sync::atomic::AtomicBool::new(false),
                                 state: Some(&state),
                                 allowed: allowed_tools.as_ref(),
+                                llm: Some(&llm),
                             };
                             let (answer, record) = bridge::answer_recorded(&gateway, call.request, flavor, token, &scope).await;
                             (call.id, answer, record)
@@ -359,6 +368,7 @@ impl Gateway {
                     .count(),
                 tool_calls: &call_records,
                 server_requests: &requests.take(),
+                llm_requests: &llm.take_records(),
             });
         }
         ExecutionReport {

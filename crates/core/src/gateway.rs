@@ -43,6 +43,8 @@ pub struct Gateway {
     policy: Policy,
     /// Where each execution is recorded, when it is.
     pub(crate) audit: Option<AuditLog>,
+    /// How `llm.ask` and `llm.think` are answered: budgets, system prompts, provider.
+    pub(crate) llm: Arc<crate::llm::LlmOptions>,
     /// Where guest code runs.
     pub(crate) executor: Arc<dyn Executor>,
     /// Who approves calls to destructive tools when an execution names nobody.
@@ -71,6 +73,7 @@ pub(crate) struct Parts {
     pub(crate) limits: Limits,
     pub(crate) policy: Policy,
     pub(crate) audit: Option<AuditLog>,
+    pub(crate) llm: crate::llm::LlmOptions,
     pub(crate) executor: Arc<dyn Executor>,
     pub(crate) approver: Option<Arc<dyn crate::Approver>>,
 }
@@ -237,6 +240,7 @@ impl Gateway {
             limits,
             policy,
             audit,
+            llm,
             executor,
             approver,
         } = parts;
@@ -258,6 +262,7 @@ impl Gateway {
             changes,
             policy,
             audit,
+            llm: Arc::new(llm),
             executor,
             approver,
             limits,

@@ -53,6 +53,7 @@ mod executor;
 #[cfg(target_os = "linux")]
 mod fork_server;
 mod gateway;
+mod llm;
 mod mcp;
 mod observe;
 mod provider;
@@ -70,7 +71,9 @@ pub use builder::GatewayBuilder;
 pub use closures::{ClosureProvider, ToolError};
 pub use direct::DirectCall;
 pub use engines::{Engines, Executor, Isolation, Running, failed};
-pub use error::{BuildError, DiscoveryError, ExecutionError, ProviderError, SessionStateError};
+pub use error::{
+    BuildError, DiscoveryError, ExecutionError, LlmError, ProviderError, SessionStateError,
+};
 pub use executor::{
     ExecuteOptions, ExecutionReport, ExecutionStats, LogLine, MAX_LOG_LINES, OmittedLogs,
 };
@@ -78,6 +81,7 @@ pub use gateway::{
     DISCOVERY_WAIT, DescribeAnswer, Described, Flavor, Gateway, MAX_DESCRIBE_NAMES,
     MAX_QUERY_BYTES, SearchAnswer, SearchResult, ServerInstructions, Unavailable,
 };
+pub use llm::{DEFAULT_MAX_TOKENS, LlmOptions, LlmRecord};
 pub use mcp::McpProvider;
 pub use observe::{CallOutcome, Observer, SPAN_TARGET, WorkerCount};
 pub use provider::{CallContext, ProviderState, ToolProvider};

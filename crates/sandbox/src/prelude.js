@@ -16,6 +16,7 @@ export default function prelude(native) {
   const describeNames = native.describeNames;
   const askServer = native.askServer;
   const askSession = native.askSession;
+  const askLlm = native.askLlm;
   const log = native.log;
   const startTimer = native.startTimer;
   const stopTimer = native.stopTimer;
@@ -436,6 +437,31 @@ export default function prelude(native) {
     return askKept("handle", [value]);
   }
 
+  // `llm.ask` and `llm.think`: a completion from the model's LLM, asked of the host like the
+  // rest; the host checks the arguments, the budgets and the allowed system prompts.
+  function askModel(name, list) {
+    let json;
+    try {
+      json = toJson(list, "args");
+    } catch (error) {
+      return rejected(name + ": the arguments cannot be sent as JSON: " + describe(error));
+    }
+    if (typeof json !== "string") return rejected(name + ": the arguments cannot be sent as JSON: " + json.problem);
+    return request(function () {
+      return askLlm(name, json);
+    });
+  }
+
+  const llm = freeze({
+    __proto__: null,
+    ask: freeze(function ask(prompt, options) {
+      return askModel("llm.ask", [prompt === undefined ? null : prompt, options === undefined ? null : options]);
+    }),
+    think: freeze(function think(request) {
+      return askModel("llm.think", [request === undefined ? null : request]);
+    }),
+  });
+
   function resourcesOf(server) {
     return {
       list: function () { return ask(server, "resources/list", null, null); },
@@ -486,6 +512,7 @@ export default function prelude(native) {
     store: store,
     results: results,
     handle: freeze(handle),
+    llm: llm,
     console: console,
     setTimeout: freeze(setTimeout),
     clearTimeout: freeze(clearTimeout),
