@@ -8,6 +8,7 @@ mod confinement;
 mod conformance;
 mod failures;
 mod http;
+mod llm;
 mod notices;
 mod npm;
 mod oauth;
