@@ -6,7 +6,8 @@ Usage: sdk_llm.py TOOLWEAVE_BINARY CONFIG AUDIT_LOG
 Checks that llm.ask and llm.think (JavaScript and Python) reach the client's sampling callback
 with the prompt, system prompt and maxTokens code gave, and that code gets the answer; that the
 11th round of one execution is refused naming --max-llm-rounds while rounds 1-10 are answered;
-that a request asking more tokens than are left is refused naming --max-llm-tokens; that a client
+that a request asking more tokens than are left is refused naming --max-llm-tokens; that an execution
+that ends while the client's model works cancels the request at the client; that a client
 that did not declare sampling gets an error naming that and the settings' "llm"; and that the
 audit log records each request's hashes and sizes, not its text.
 Exits 0 and prints "sdk_llm: ok" when every check passes; prints the failure and exits 1 otherwise.
@@ -27,10 +28,17 @@ class Model:
 
     def __init__(self) -> None:
         self.asked: list[types.CreateMessageRequestParams] = []
+        self.cancelled = 0
 
     async def sample(self, context, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
         self.asked.append(params)
         last = params.messages[-1].content.text
+        if last == "Take your time.":
+            try:
+                await asyncio.sleep(60)
+            except asyncio.CancelledError:
+                self.cancelled += 1
+                raise
         return types.CreateMessageResult(
             role="assistant",
             content=types.TextContent(type="text", text=f"answer {len(self.asked)} to {last}"),
@@ -104,6 +112,15 @@ async def sampling_checks(client, model: Model) -> None:
         "llm.ask: maxTokens 6000 is more than the 5000 tokens left of this execution's LLM budget "
         "(--max-llm-tokens 20000, the sum of the maxTokens its requests ask for). Ask for 5000 or fewer."
     ), refused
+
+    # An execution that ends while the model thinks cancels the request at the client.
+    result = await client.call_tool("execute_code", {"code": 'return await llm.ask("Take your time.")', "timeoutMs": 1000})
+    assert result.is_error and "Timeout" in text_of(result), text_of(result)
+    for _ in range(50):
+        if model.cancelled == 1:
+            break
+        await asyncio.sleep(0.1)
+    assert model.cancelled == 1, "the client's sampling request was not cancelled"
 
 
 async def unsupported_check(client) -> None:
