@@ -165,8 +165,20 @@ impl Endpoint {
 /// Runs `code` (TypeScript) with `toolweave run`, whose settings name the provider `llm`; the
 /// value it printed, and its stderr.
 fn run_with(dir: &Path, llm: Value, code: &str, env: &[(&str, &str)]) -> (Value, String) {
-    let settings = dir.join("settings.json");
-    std::fs::write(&settings, json!({ "llm": llm }).to_string()).unwrap();
+    run_with_settings(dir, json!({ "llm": llm }), &[], code, env)
+}
+
+/// Runs `code` (TypeScript) with `toolweave run` with these settings and flags.
+fn run_with_settings(
+    dir: &Path,
+    settings: Value,
+    flags: &[&str],
+    code: &str,
+    env: &[(&str, &str)],
+) -> (Value, String) {
+    let settings_file = dir.join("settings.json");
+    std::fs::write(&settings_file, settings.to_string()).unwrap();
+    let settings = settings_file;
     let program = dir.join("program.ts");
     std::fs::write(&program, code).unwrap();
     let config = dir.join("empty.json");
@@ -178,6 +190,7 @@ fn run_with(dir: &Path, llm: Value, code: &str, env: &[(&str, &str)]) -> (Value,
         .arg(&config)
         .arg("--settings")
         .arg(&settings)
+        .args(flags)
         .env_remove("ANTHROPIC_TEST_KEY")
         .env_remove("OPENAI_TEST_KEY")
         .envs(env.iter().copied())
@@ -308,4 +321,52 @@ fn a_failing_endpoint_is_explained() {
         "llm.ask: the LLM's key is missing: the environment variable ANTHROPIC_TEST_KEY (\"apiKeyEnv\" of \"llm\" in the settings file) is not set in toolweave's environment"
     );
     assert_eq!(endpoint.take().len(), 2, "no request goes out without a key");
+}
+
+/// With allowed system prompts (the settings' and --llm-system-prompts' together), only those
+/// are sent, word for word; another one, or none, is refused before anything goes out.
+#[test]
+fn only_allowed_system_prompts_are_sent() {
+    let endpoint = Endpoint::start();
+    let dir = tempfile::tempdir().unwrap();
+    let prompts = dir.path().join("prompts.json");
+    std::fs::write(&prompts, r#"["Answer in French."]"#).unwrap();
+    let settings = json!({
+        "llm": {"kind": "anthropic", "url": endpoint.url("ok"), "model": "claude-test", "apiKeyEnv": "ANTHROPIC_TEST_KEY"},
+        "llmSystemPrompts": ["Be brief."],
+    });
+    let code = r#"
+const answers = [];
+for (const system of ["Be brief.", "Answer in French.", "Be brief. ", undefined]) {
+  try {
+    answers.push(await llm.ask("Hello?", system === undefined ? {} : { system }));
+  } catch (error) {
+    answers.push(error.message);
+  }
+}
+return answers;
+"#;
+    let (value, _) = run_with_settings(
+        dir.path(),
+        settings,
+        &["--llm-system-prompts", prompts.to_str().unwrap()],
+        code,
+        &[("ANTHROPIC_TEST_KEY", "sk-ant-secret-1234")],
+    );
+    let rule = "this gateway allows only 2 exact system prompt(s) (--llm-system-prompts, or \"llmSystemPrompts\" in the settings file); send one of them as system, word for word.";
+    assert_eq!(
+        value,
+        json!([
+            "Hi from Anthropic.",
+            "Hi from Anthropic.",
+            format!("llm.ask: this system prompt is not allowed: {rule}"),
+            format!("llm.ask: a system prompt is required: {rule}"),
+        ])
+    );
+    let systems: Vec<Value> = endpoint
+        .take()
+        .into_iter()
+        .map(|received| received.body["system"].clone())
+        .collect();
+    assert_eq!(systems, [json!("Be brief."), json!("Answer in French.")]);
 }
