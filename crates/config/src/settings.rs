@@ -196,8 +196,15 @@ mod tests {
                 when: LlmWhen::Always,
             })
         );
-        assert_eq!(settings.llm_system_prompts, Some(vec!["Be brief.".to_owned()]));
-        std::fs::write(&path, r#"{"llm": {"kind": "gemini", "url": "u", "model": "m", "apiKeyEnv": "K"}}"#).unwrap();
+        assert_eq!(
+            settings.llm_system_prompts,
+            Some(vec!["Be brief.".to_owned()])
+        );
+        std::fs::write(
+            &path,
+            r#"{"llm": {"kind": "gemini", "url": "u", "model": "m", "apiKeyEnv": "K"}}"#,
+        )
+        .unwrap();
         let error = load_settings(&path).unwrap_err().to_string();
         assert!(error.contains("unknown variant `gemini`"), "{error}");
 

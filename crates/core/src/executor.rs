@@ -21,9 +21,9 @@ use toolweave_sandbox::{
 use crate::audit::{CallRecord, ExecutionRecord, RequestLog};
 use crate::bridge;
 use crate::budget::Budget;
-use crate::llm::LlmBudget;
 use crate::error::ExecutionError;
 use crate::gateway::{Flavor, Gateway};
+use crate::llm::LlmBudget;
 use crate::session_state::SessionState;
 use toolweave_config::ToolGlobs;
 

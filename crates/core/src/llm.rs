@@ -358,10 +358,8 @@ async fn sample(
     by: &'static str,
     cancel: &CancellationToken,
 ) -> Result<Answer, LlmError> {
-    let params = sampling_params(ask, max_tokens).map_err(|reason| LlmError::Sampling {
-        function,
-        reason,
-    })?;
+    let params = sampling_params(ask, max_tokens)
+        .map_err(|reason| LlmError::Sampling { function, reason })?;
     let token = cancel.child_token();
     let mut asking = client.ask(
         "toolweave",

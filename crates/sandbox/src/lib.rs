@@ -641,9 +641,7 @@ impl LlmAsk {
         let model = text("model")?;
         let max_tokens = match options.remove("maxTokens") {
             None | Some(Value::Null) => None,
-            Some(Value::Number(number))
-                if number.as_u64().is_some_and(|tokens| tokens >= 1) =>
-            {
+            Some(Value::Number(number)) if number.as_u64().is_some_and(|tokens| tokens >= 1) => {
                 Some(u32::try_from(number.as_u64().unwrap_or(0)).unwrap_or(u32::MAX))
             }
             Some(other) => {
@@ -677,7 +675,9 @@ fn llm_messages(messages: Option<serde_json::Value>) -> Result<Vec<LlmMessage>, 
             return Err(format!("llm.think: messages is empty; it must be {SHAPE}"));
         }
         None | Some(Value::Null) => {
-            return Err(format!("llm.think: messages is missing; it must be {SHAPE}"));
+            return Err(format!(
+                "llm.think: messages is missing; it must be {SHAPE}"
+            ));
         }
         Some(other) => {
             return Err(format!(

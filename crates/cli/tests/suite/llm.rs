@@ -199,7 +199,10 @@ fn run_with_settings(
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert!(output.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(
+        output.status.success(),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
     (serde_json::from_str(&stdout).unwrap(), stderr)
 }
 
@@ -320,7 +323,11 @@ fn a_failing_endpoint_is_explained() {
         message,
         "llm.ask: the LLM's key is missing: the environment variable ANTHROPIC_TEST_KEY (\"apiKeyEnv\" of \"llm\" in the settings file) is not set in toolweave's environment"
     );
-    assert_eq!(endpoint.take().len(), 2, "no request goes out without a key");
+    assert_eq!(
+        endpoint.take().len(),
+        2,
+        "no request goes out without a key"
+    );
 }
 
 /// With allowed system prompts (the settings' and --llm-system-prompts' together), only those

@@ -131,9 +131,11 @@ fn request(
             )
         }
     };
-    messages.extend(ask.messages.iter().map(|message| {
-        json!({ "role": message.role.as_str(), "content": message.text })
-    }));
+    messages.extend(
+        ask.messages
+            .iter()
+            .map(|message| json!({ "role": message.role.as_str(), "content": message.text })),
+    );
     let mut body = json!({
         "model": provider.model,
         "max_tokens": max_tokens,

@@ -163,7 +163,9 @@ impl GuestApi {
                 ))
             }
             Some(id) if id == MontyUuid::from_u128(LLM_ID) => match name {
-                "ask" | "think" => NameLookupResult::Value(function(format!("{LLM_FUNCTION}{name}"))),
+                "ask" | "think" => {
+                    NameLookupResult::Value(function(format!("{LLM_FUNCTION}{name}")))
+                }
                 _ => NameLookupResult::Undefined,
             },
             Some(id) if session_object(id).is_some() => {

@@ -185,6 +185,9 @@ fn run_here(code: &str, language: Language, limits: EngineLimits, cancel: &Cance
                     HostRequest::Session(ask) => {
                         answer(Ok(json!({ "session": ask.function() })));
                     }
+                    HostRequest::Llm(ask) => {
+                        answer(Ok(json!({ "llm": ask.messages.len(), "whole": ask.whole })));
+                    }
                 }
             }
         },
