@@ -50,9 +50,6 @@ pub(crate) struct Scope<'a> {
     /// Who the execution runs for, when the client said: its rules decide instead of the
     /// gateway's alone.
     pub(crate) identity: Option<&'a Identity>,
-    /// The execution's use of the LLM (`llm.ask`, `llm.think`); `None` for a call of a tool
-    /// listed directly.
-    pub(crate) llm: Option<&'a crate::llm::LlmBudget>,
 }
 
 /// What became of a call that needed approval, as the audit log records it.
@@ -125,8 +122,7 @@ pub(crate) async fn answer_recorded(
         HostRequest::Search { .. }
         | HostRequest::Describe { .. }
         | HostRequest::Session(_)
-        | HostRequest::Emit { .. }
-        | HostRequest::Llm(_) => {
+        | HostRequest::Emit { .. } => {
             return (answer(gateway, request, flavor, cancel, scope).await, None);
         }
     };
@@ -178,7 +174,6 @@ pub(crate) async fn answer(
             Some("read a smaller piece at a time with results.get(handle, {path, offset, limit})")
         }
         HostRequest::Emit { .. } => None,
-        HostRequest::Llm(_) => Some("ask for a shorter answer (a smaller maxTokens)"),
     };
     let answer = match request {
         HostRequest::Tool { name, args, raw } => {
@@ -216,13 +211,6 @@ pub(crate) async fn answer(
         HostRequest::Emit { .. } => Err(
             "internal error: emit(block) reached the bridge instead of its execution".to_owned(),
         ),
-        HostRequest::Llm(ask) => match scope.llm {
-            Some(llm) => {
-                let contents = gateway.audit.as_ref().is_some_and(|audit| audit.contents());
-                llm.answer(ask, cancel, contents).await
-            }
-            None => Err("internal error: no LLM budget for this call".to_owned()),
-        },
     };
     within_memory(answer, smaller, gateway.limits.memory_bytes)
 }

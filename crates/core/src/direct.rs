@@ -86,7 +86,6 @@ impl Gateway {
             state: None,
             allowed: None,
             identity: call.identity.as_deref(),
-            llm: None,
         };
         // By original names, which no other tool's guest name can take over.
         let request = HostRequest::Tool {

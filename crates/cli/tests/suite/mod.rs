@@ -10,7 +10,6 @@ mod emit;
 mod failures;
 mod http;
 mod identities;
-mod llm;
 mod notices;
 mod npm;
 mod oauth;
