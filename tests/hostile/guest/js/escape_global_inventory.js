@@ -1,9 +1,5 @@
 // The only non-standard globals are the documented guest API; Function("return this") and indirect eval see the same global.
-<<<<<<< HEAD
-// expect: {"extra":["callMCPTool","clearTimeout","console","describeTools","emit","handle","llm","progress","prompts","resources","results","searchTools","setTimeout","store","tools"],"sameGlobal":[true,true]}
-=======
-// expect: {"extra":["callMCPTool","clearTimeout","console","describeTools","handle","prompts","resources","results","searchTools","setTimeout","store","tools"],"sameGlobal":[true,true]}
->>>>>>> parent of b10da6f (Merge llm: llm.ask and llm.think for guest code through the client's sampling or a configured provider, within per-execution budgets, an allowlist of system prompts and the audit log)
+// expect: {"extra":["callMCPTool","clearTimeout","console","describeTools","emit","handle","progress","prompts","resources","results","searchTools","setTimeout","store","tools"],"sameGlobal":[true,true]}
 const standard = new Set([
   "Object", "Function", "Array", "Number", "parseFloat", "parseInt", "Infinity", "NaN", "undefined",
   "Boolean", "String", "Symbol", "Date", "Promise", "RegExp", "Error", "AggregateError", "EvalError",
