@@ -149,6 +149,23 @@ declare function emit(
  * messages when it asked for none); `done` should rise. Python: `progress(done, total, message)`.
  */
 declare function progress(done: number, total?: number, message?: string): void;
+
+/**
+ * The model's LLM, asked through the MCP client (sampling) or the LLM toolweave's settings name.
+ * One execution may send --max-llm-rounds requests, asking for --max-llm-tokens tokens in all
+ * (the sum of maxTokens; 1024 when not given). `model` is a preference the client may ignore.
+ */
+declare const llm: {
+  /** The answer's text. */
+  ask(prompt: string, options?: { system?: string; maxTokens?: number; model?: string }): Promise<string>;
+  /** The answer to a conversation, with the model that gave it and why it stopped ("endTurn", "maxTokens"). */
+  think(request: {
+    messages: { role: "user" | "assistant"; content: string }[];
+    system?: string;
+    maxTokens?: number;
+    model?: string;
+  }): Promise<{ text: string; model: string; stopReason: string | null }>;
+};
 "#;
 
 /// One `declare namespace tools.<server> { ... }` per server of `entries`, in the order the

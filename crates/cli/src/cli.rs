@@ -135,6 +135,63 @@ struct CommonArgs {
 
     #[command(flatten)]
     policy: PolicyArgs,
+
+    #[command(flatten)]
+    llm: LlmArgs,
+}
+
+#[derive(Debug, Args)]
+struct LlmArgs {
+    /// Requests to the model's LLM (llm.ask, llm.think) one execution may send.
+    #[arg(long, value_name = "N", default_value_t = toolweave_core::LlmOptions::default().max_rounds)]
+    max_llm_rounds: u32,
+    /// Tokens one execution's LLM requests may ask for, counted as the sum of their maxTokens.
+    #[arg(long, value_name = "N", default_value_t = toolweave_core::LlmOptions::default().max_tokens)]
+    max_llm_tokens: u64,
+    /// Time one LLM request may take.
+    #[arg(long, value_name = "MS", default_value_t = toolweave_core::LlmOptions::default().timeout.as_millis() as u64)]
+    llm_timeout_ms: u64,
+    /// A JSON file holding an array of the only system prompts code may send to the LLM (added
+    /// to the settings file's "llmSystemPrompts"); a request must then send one of them exactly.
+    #[arg(long, value_name = "FILE")]
+    llm_system_prompts: Option<PathBuf>,
+}
+
+impl LlmArgs {
+    /// How llm.ask and llm.think are answered: these flags and the settings' "llm" and
+    /// "llmSystemPrompts".
+    fn resolve(&self, settings: &toolweave_config::Settings) -> Result<toolweave_core::LlmOptions> {
+        if self.llm_timeout_ms == 0 {
+            bail!("--llm-timeout-ms must be greater than 0");
+        }
+        let mut prompts = settings.llm_system_prompts.clone();
+        if let Some(path) = &self.llm_system_prompts {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("--llm-system-prompts {}", path.display()))?;
+            let listed: Vec<String> = serde_json::from_str(&text).map_err(|error| {
+                anyhow::anyhow!(
+                    "--llm-system-prompts {}: {error}; the file must be a JSON array of strings, each a system prompt code may send",
+                    path.display()
+                )
+            })?;
+            prompts.get_or_insert_with(Vec::new).extend(listed);
+        }
+        if let Some(provider) = &settings.llm
+            && !(provider.url.starts_with("http://") || provider.url.starts_with("https://"))
+        {
+            bail!(
+                "the settings file's \"llm\": \"url\" {:?} must begin with http:// or https://",
+                provider.url
+            );
+        }
+        Ok(toolweave_core::LlmOptions {
+            max_rounds: self.max_llm_rounds,
+            max_tokens: self.max_llm_tokens,
+            timeout: Duration::from_millis(self.llm_timeout_ms),
+            system_prompts: prompts.map(|prompts| prompts.into_iter().collect()),
+            provider: settings.llm.clone(),
+        })
+    }
 }
 
 #[derive(Debug, Args)]
@@ -672,6 +729,7 @@ fn start(common: &CommonArgs, client_sessions: ClientSessions) -> Result<Arc<Gat
         .mcp_servers(&config)
         .client_sessions(client_sessions)
         .limits(limits)
+        .llm(common.llm.resolve(&settings)?)
         .policy(policy);
     if let Some(audit) = audit_log(&settings)? {
         builder = builder.audit(audit);

@@ -18,7 +18,10 @@
 //!   "identities": {
 //!     "ci-bot": { "tokenEnv": "CI_BOT_TOKEN", "deny": ["github.delete_*"],
 //!                 "approve": ["github.create_issue"], "rateLimit": 30 }
-//!   }
+//!   },
+//!   "llm": {"kind": "anthropic", "url": "https://llm.example", "model": "claude-sonnet-4-5",
+//!           "apiKeyEnv": "ANTHROPIC_API_KEY"},
+//!   "llmSystemPrompts": ["You summarise issues in one sentence."]
 //! }
 //! ```
 //!
@@ -71,6 +74,10 @@ pub struct Settings {
     /// The clients of `serve --http` by the token they present, by name.
     #[serde(default)]
     pub identities: std::collections::BTreeMap<String, IdentitySettings>,
+    /// The LLM `llm.ask` and `llm.think` use when the client cannot sample (or always).
+    pub llm: Option<LlmProvider>,
+    /// The only system prompts code may send with `llm.ask` and `llm.think`, when given.
+    pub llm_system_prompts: Option<Vec<String>>,
 }
 
 /// One identity of HTTP clients: its token's environment variable and its own rules, set within
@@ -111,6 +118,47 @@ pub enum PinTools {
     Off,
 }
 
+/// An LLM endpoint of the user's own, for `llm.ask` and `llm.think` when the MCP client does not
+/// offer sampling. The key is read from the environment variable named, when a request is sent.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct LlmProvider {
+    /// Which API the endpoint speaks.
+    pub kind: LlmKind,
+    /// The endpoint's base URL: `{url}/v1/messages` (Anthropic) or `{url}/chat/completions`
+    /// (OpenAI-compatible) is posted to.
+    pub url: String,
+    /// The model every request asks for.
+    pub model: String,
+    /// The environment variable holding the API key.
+    pub api_key_env: String,
+    /// When the provider is used instead of the client's sampling.
+    #[serde(default)]
+    pub when: LlmWhen,
+}
+
+/// Which API an [`LlmProvider`] speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LlmKind {
+    /// The Anthropic Messages API: `POST {url}/v1/messages` with `x-api-key`.
+    Anthropic,
+    /// An OpenAI-compatible chat completions API: `POST {url}/chat/completions` with a bearer
+    /// token.
+    Openai,
+}
+
+/// When an [`LlmProvider`] answers instead of the client's model.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LlmWhen {
+    /// When the client did not declare sampling (or there is no client).
+    #[default]
+    NoSampling,
+    /// Always, even when the client could sample.
+    Always,
+}
+
 /// Which tools `serve` lists to clients besides those listed directly.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -131,7 +179,7 @@ pub fn load_settings(path: &Path) -> Result<Settings> {
     let mut settings: Settings = serde_json::from_str(&text).map_err(|error| Error::Syntax {
         path: path.to_path_buf(),
         message: format!(
-            "{error}; the settings file may have \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\" (\"allow\" or \"ask\"), \"auditLog\", \"auditLogMaxBytes\", \"auditLogContents\", \"shape\" (\"three\" or \"single\"), \"direct\", \"pinTools\" (\"on\" or \"off\") and \"identities\" (each {{\"tokenEnv\", \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\", \"rateLimit\"}})"
+            "{error}; the settings file may have \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\" (\"allow\" or \"ask\"), \"auditLog\", \"auditLogMaxBytes\", \"auditLogContents\", \"shape\" (\"three\" or \"single\"), \"direct\", \"pinTools\" (\"on\" or \"off\"), \"identities\" (each {{\"tokenEnv\", \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\", \"rateLimit\"}}), \"llm\" ({{\"kind\": \"anthropic\" or \"openai\", \"url\", \"model\", \"apiKeyEnv\", \"when\": \"no-sampling\" or \"always\"}}) and \"llmSystemPrompts\""
         ),
     })?;
     if let Some(log) = &settings.audit_log
@@ -182,6 +230,35 @@ mod tests {
         assert_eq!(settings.shape, Some(Shape::Single));
         assert_eq!(settings.direct, ["github.get_issue"]);
         assert_eq!(settings.pin_tools, Some(PinTools::Off));
+        assert_eq!(settings.llm, None);
+
+        std::fs::write(
+            &path,
+            r#"{"llm": {"kind": "openai", "url": "http://127.0.0.1:9", "model": "m", "apiKeyEnv": "KEY", "when": "always"}, "llmSystemPrompts": ["Be brief."]}"#,
+        )
+        .unwrap();
+        let settings = load_settings(&path).unwrap();
+        assert_eq!(
+            settings.llm,
+            Some(LlmProvider {
+                kind: LlmKind::Openai,
+                url: "http://127.0.0.1:9".to_owned(),
+                model: "m".to_owned(),
+                api_key_env: "KEY".to_owned(),
+                when: LlmWhen::Always,
+            })
+        );
+        assert_eq!(
+            settings.llm_system_prompts,
+            Some(vec!["Be brief.".to_owned()])
+        );
+        std::fs::write(
+            &path,
+            r#"{"llm": {"kind": "gemini", "url": "u", "model": "m", "apiKeyEnv": "K"}}"#,
+        )
+        .unwrap();
+        let error = load_settings(&path).unwrap_err().to_string();
+        assert!(error.contains("unknown variant `gemini`"), "{error}");
 
         std::fs::write(&path, r#"{"shape": "one"}"#).unwrap();
         let error = load_settings(&path).unwrap_err().to_string();

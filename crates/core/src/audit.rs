@@ -4,8 +4,10 @@
 //! A line holds when, which session, the language, the SHA-256 and length of the code, each tool
 //! call (name, duration, outcome, argument and result sizes), policy refusals, each request an
 //! upstream server made of the client during the execution (kind, server, duration, outcome),
-//! the outcome (and the limit, when one ended it) and the duration. Arguments, results, and what
-//! a request asked and was answered are written only when asked for (`auditLogContents`).
+//! each `llm.ask` and `llm.think` (hashes and sizes of prompt and answer, model, tokens), the
+//! outcome (and the limit, when one ended it) and the duration. Arguments, results, what a
+//! request asked and was answered, and the LLM's prompts and answers are written only when asked
+//! for (`auditLogContents`).
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -238,6 +240,8 @@ pub(crate) struct ExecutionRecord<'a> {
     pub(crate) denied_calls: usize,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub(crate) server_requests: &'a [RequestRecord],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub(crate) llm_requests: &'a [crate::llm::LlmRecord],
 }
 
 impl AuditLog {
@@ -387,6 +391,7 @@ mod tests {
             tool_calls: calls,
             denied_calls: 0,
             server_requests: &[],
+            llm_requests: &[],
         }
     }
 

@@ -50,6 +50,9 @@ pub(crate) struct Scope<'a> {
     /// Who the execution runs for, when the client said: its rules decide instead of the
     /// gateway's alone.
     pub(crate) identity: Option<&'a Identity>,
+    /// The execution's use of the LLM (`llm.ask`, `llm.think`); `None` for a call of a tool
+    /// listed directly.
+    pub(crate) llm: Option<&'a crate::llm::LlmBudget>,
 }
 
 /// What became of a call that needed approval, as the audit log records it.
@@ -122,7 +125,8 @@ pub(crate) async fn answer_recorded(
         HostRequest::Search { .. }
         | HostRequest::Describe { .. }
         | HostRequest::Session(_)
-        | HostRequest::Emit { .. } => {
+        | HostRequest::Emit { .. }
+        | HostRequest::Llm(_) => {
             return (answer(gateway, request, flavor, cancel, scope).await, None);
         }
     };
@@ -174,6 +178,7 @@ pub(crate) async fn answer(
             Some("read a smaller piece at a time with results.get(handle, {path, offset, limit})")
         }
         HostRequest::Emit { .. } => None,
+        HostRequest::Llm(_) => Some("ask for a shorter answer (a smaller maxTokens)"),
     };
     let answer = match request {
         HostRequest::Tool { name, args, raw } => {
@@ -211,6 +216,13 @@ pub(crate) async fn answer(
         HostRequest::Emit { .. } => Err(
             "internal error: emit(block) reached the bridge instead of its execution".to_owned(),
         ),
+        HostRequest::Llm(ask) => match scope.llm {
+            Some(llm) => {
+                let contents = gateway.audit.as_ref().is_some_and(|audit| audit.contents());
+                llm.answer(ask, cancel, contents).await
+            }
+            None => Err("internal error: no LLM budget for this call".to_owned()),
+        },
     };
     within_memory(answer, smaller, gateway.limits.memory_bytes)
 }

@@ -52,6 +52,7 @@ pub struct GatewayBuilder {
     approver: Option<Arc<dyn Approver>>,
     audit: Option<AuditLog>,
     pins: Option<std::path::PathBuf>,
+    llm: crate::llm::LlmOptions,
 }
 
 /// Where the builder's gateway runs guest code, when not on its own engines.
@@ -187,6 +188,15 @@ impl GatewayBuilder {
         self
     }
 
+    /// How `llm.ask` and `llm.think` are answered: each execution's budgets, the system prompts
+    /// allowed, and a provider for clients that cannot sample. Default:
+    /// [`LlmOptions::default`](crate::LlmOptions), sampling only.
+    #[must_use]
+    pub fn llm(mut self, llm: crate::llm::LlmOptions) -> Self {
+        self.llm = llm;
+        self
+    }
+
     /// The gateway. Call it within a tokio runtime: worker processes and MCP servers start in
     /// the background at once, and the catalog follows the providers from then on.
     ///
@@ -228,6 +238,7 @@ impl GatewayBuilder {
             policy: self.policy,
             pins: self.pins.map(crate::pins::ToolPins::new),
             audit: self.audit,
+            llm: self.llm,
             executor,
             approver: self.approver,
         }))

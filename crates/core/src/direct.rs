@@ -86,6 +86,7 @@ impl Gateway {
             state: None,
             allowed: None,
             identity: call.identity.as_deref(),
+            llm: None,
         };
         // By original names, which no other tool's guest name can take over.
         let request = HostRequest::Tool {

@@ -690,3 +690,136 @@ pub enum SessionStateError {
         has: String,
     },
 }
+
+/// Why `llm.ask` or `llm.think` got no answer, as the guest reads it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LlmError {
+    /// The execution sent as many requests as it may.
+    #[error(
+        "{function}: this execution has asked the LLM {limit} times, the most it may (--max-llm-rounds {limit}). Put more into one request (several questions in one prompt), or continue in another execution."
+    )]
+    Rounds {
+        /// `llm.ask` or `llm.think`.
+        function: &'static str,
+        /// The limit.
+        limit: u32,
+    },
+    /// The request asks for more tokens than the execution has left.
+    #[error(
+        "{function}: maxTokens {asked} is more than the {left} tokens left of this execution's LLM budget (--max-llm-tokens {limit}, the sum of the maxTokens its requests ask for). Ask for {left} or fewer."
+    )]
+    Tokens {
+        /// `llm.ask` or `llm.think`.
+        function: &'static str,
+        /// What the request asked for.
+        asked: u32,
+        /// What is left.
+        left: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// The execution's tokens are spent.
+    #[error(
+        "{function}: this execution has spent its LLM budget of {limit} tokens (--max-llm-tokens {limit}, the sum of the maxTokens its requests ask for); continue in another execution."
+    )]
+    TokensSpent {
+        /// `llm.ask` or `llm.think`.
+        function: &'static str,
+        /// The limit.
+        limit: u64,
+    },
+    /// The system prompt is not one the gateway allows.
+    #[error(
+        "{function}: {} this gateway allows only {allowed} exact system prompt(s) (--llm-system-prompts, or \"llmSystemPrompts\" in the settings file); send one of them as system, word for word.",
+        if *given { "this system prompt is not allowed:" } else { "a system prompt is required:" }
+    )]
+    SystemPrompt {
+        /// `llm.ask` or `llm.think`.
+        function: &'static str,
+        /// Whether the request gave a system prompt at all.
+        given: bool,
+        /// How many are allowed.
+        allowed: usize,
+    },
+    /// The MCP client did not declare sampling, and no provider is configured.
+    #[error(
+        "{function}: the MCP client did not declare sampling, so toolweave cannot ask its model. Use a client that supports sampling, or give toolweave an LLM of its own in its settings file: \"llm\": {{\"kind\": \"anthropic\" or \"openai\", \"url\": ..., \"model\": ..., \"apiKeyEnv\": \"VARIABLE_WITH_THE_KEY\"}}."
+    )]
+    NoSampling {
+        /// `llm.ask` or `llm.think`.
+        function: &'static str,
+    },
+    /// No MCP client runs this execution, and no provider is configured.
+    #[error(
+        "{function}: no MCP client runs this execution, so there is no model to ask by sampling. Give toolweave an LLM of its own in its settings file: \"llm\": {{\"kind\": \"anthropic\" or \"openai\", \"url\": ..., \"model\": ..., \"apiKeyEnv\": \"VARIABLE_WITH_THE_KEY\"}}."
+    )]
+    NoClient {
+        /// `llm.ask` or `llm.think`.
+        function: &'static str,
+    },
+    /// The client's model did not answer.
+    #[error("{function}: the client's model did not answer: {reason}")]
+    Sampling {
+        /// `llm.ask` or `llm.think`.
+        function: &'static str,
+        /// Why, as the client or toolweave tells it.
+        reason: String,
+    },
+    /// The provider's key is not in the environment.
+    #[error(
+        "{function}: the LLM's key is missing: the environment variable {variable} (\"apiKeyEnv\" of \"llm\" in the settings file) is not set in toolweave's environment"
+    )]
+    NoKey {
+        /// `llm.ask` or `llm.think`.
+        function: &'static str,
+        /// The variable the settings name.
+        variable: String,
+    },
+    /// The provider failed.
+    #[error("{function}: the LLM at {url} ({kind}) failed: {reason}")]
+    Provider {
+        /// `llm.ask` or `llm.think`.
+        function: &'static str,
+        /// `anthropic` or `openai`.
+        kind: &'static str,
+        /// The settings' `url`.
+        url: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// No answer in time.
+    #[error("{function}: the LLM did not answer within {limit_ms} ms, the time {by} left it")]
+    Timeout {
+        /// `llm.ask` or `llm.think`.
+        function: &'static str,
+        /// The time it had.
+        limit_ms: u128,
+        /// What limited it.
+        by: &'static str,
+    },
+    /// The execution ended first.
+    #[error("{function}: the execution ended before the LLM answered")]
+    Cancelled {
+        /// `llm.ask` or `llm.think`.
+        function: &'static str,
+    },
+}
+
+impl LlmError {
+    /// The outcome the audit log records: `refused` (never sent), `timeout`, `cancelled` or
+    /// `error`.
+    pub(crate) fn outcome(&self) -> &'static str {
+        match self {
+            Self::Rounds { .. }
+            | Self::Tokens { .. }
+            | Self::TokensSpent { .. }
+            | Self::SystemPrompt { .. }
+            | Self::NoSampling { .. }
+            | Self::NoClient { .. }
+            | Self::NoKey { .. } => "refused",
+            Self::Timeout { .. } => "timeout",
+            Self::Cancelled { .. } => "cancelled",
+            Self::Sampling { .. } | Self::Provider { .. } => "error",
+        }
+    }
+}

@@ -30,6 +30,7 @@ use crate::budget::Budget;
 use crate::emitted::Emitted;
 use crate::error::ExecutionError;
 use crate::gateway::{Flavor, Gateway};
+use crate::llm::LlmBudget;
 use crate::session_state::SessionState;
 use toolweave_config::ToolGlobs;
 
@@ -192,6 +193,10 @@ impl Gateway {
             .audit
             .as_ref()
             .map(|_| (crate::audit::sha256_hex(&code), code.len()));
+        // `llm.ask` asks the client session itself, not as an upstream server's request.
+        let llm_client = listener
+            .as_ref()
+            .and_then(|listener| listener.client().cloned());
         // Requests upstream servers make of the client during the execution are audited too.
         let requests = RequestLog::default();
         let listener = match (listener, &self.audit) {
@@ -216,6 +221,7 @@ impl Gateway {
         };
 
         let mut session = self.executor.start(engine_request).await;
+        let llm = Arc::new(LlmBudget::new(self.llm.clone(), llm_client, timeout));
 
         let calls_cancel = CancellationToken::new();
         // Calls in flight, polled by this task: no task spawn or thread hop per call.
@@ -301,12 +307,14 @@ impl Gateway {
                         let state = state.clone();
                         let allowed_tools = allowed_tools.clone();
                         let identity = identity.clone();
+                        let llm = llm.clone();
                         calls.push(Box::pin(async move {
                             let _turn = match call.request {
                                 HostRequest::Tool { .. }
                                 | HostRequest::Server { .. }
                                 | HostRequest::Session(_)
-                                | HostRequest::Emit { .. } => None,
+                                | HostRequest::Emit { .. }
+                                | HostRequest::Llm(_) => None,
                                 HostRequest::Search { .. } | HostRequest::Describe { .. } => {
                                     discovery_turn.acquire_owned().await.ok()
                                 }
@@ -320,6 +328,7 @@ impl Gateway {
                                 state: Some(&state),
                                 allowed: allowed_tools.as_ref(),
                                 identity: identity.as_deref(),
+                                llm: Some(&llm),
                             };
                             let (answer, record) = bridge::answer_recorded(&gateway, call.request, flavor, token, &scope).await;
                             (call.id, answer, record)
@@ -399,6 +408,7 @@ impl Gateway {
                     .count(),
                 tool_calls: &call_records,
                 server_requests: &requests.take(),
+                llm_requests: &llm.take_records(),
             });
         }
         ExecutionReport {

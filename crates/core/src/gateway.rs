@@ -49,6 +49,8 @@ pub struct Gateway {
     pins_changes: std::sync::atomic::AtomicU64,
     /// Where each execution is recorded, when it is.
     pub(crate) audit: Option<AuditLog>,
+    /// How `llm.ask` and `llm.think` are answered: budgets, system prompts, provider.
+    pub(crate) llm: Arc<crate::llm::LlmOptions>,
     /// Where guest code runs.
     pub(crate) executor: Arc<dyn Executor>,
     /// Who approves calls to destructive tools when an execution names nobody.
@@ -78,6 +80,7 @@ pub(crate) struct Parts {
     pub(crate) policy: Policy,
     pub(crate) pins: Option<ToolPins>,
     pub(crate) audit: Option<AuditLog>,
+    pub(crate) llm: crate::llm::LlmOptions,
     pub(crate) executor: Arc<dyn Executor>,
     pub(crate) approver: Option<Arc<dyn crate::Approver>>,
 }
@@ -256,6 +259,7 @@ impl Gateway {
             policy,
             pins,
             audit,
+            llm,
             executor,
             approver,
         } = parts;
@@ -279,6 +283,7 @@ impl Gateway {
             pins: pins.map(Arc::new),
             pins_changes: std::sync::atomic::AtomicU64::new(0),
             audit,
+            llm: Arc::new(llm),
             executor,
             approver,
             limits,

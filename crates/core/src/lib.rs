@@ -55,6 +55,7 @@ mod executor;
 mod fork_server;
 mod gateway;
 mod identity;
+mod llm;
 mod mcp;
 mod observe;
 mod pins;
@@ -74,7 +75,8 @@ pub use closures::{ClosureProvider, ToolError};
 pub use direct::DirectCall;
 pub use engines::{Engines, Executor, Isolation, Running, failed};
 pub use error::{
-    BlockError, BuildError, DiscoveryError, ExecutionError, ProviderError, SessionStateError,
+    BlockError, BuildError, DiscoveryError, ExecutionError, LlmError, ProviderError,
+    SessionStateError,
 };
 pub use executor::{
     ExecuteOptions, ExecutionReport, ExecutionStats, LogLine, MAX_LOG_LINES, OmittedLogs,
@@ -84,6 +86,7 @@ pub use gateway::{
     MAX_QUERY_BYTES, SearchAnswer, SearchResult, ServerInstructions, Unavailable,
 };
 pub use identity::Identity;
+pub use llm::{DEFAULT_MAX_TOKENS, LlmOptions, LlmRecord};
 pub use mcp::McpProvider;
 pub use observe::{CallOutcome, Observer, SPAN_TARGET, WorkerCount};
 pub use pins::{HeldTool, held_among, pinned_form};

@@ -683,6 +683,23 @@ fn install_prelude<'js>(
         )
         .map_err(internal)?
     };
+    let ask_llm = {
+        let shared = shared.clone();
+        Function::new(
+            ctx.clone(),
+            move |GuestText(function), GuestText(args)| -> f64 {
+                let request = match guest_json(args, "the arguments") {
+                    Ok(Value::Array(arguments)) => {
+                        crate::LlmAsk::new(&function, arguments).map(HostRequest::Llm)
+                    }
+                    Ok(_) => Err(format!("internal error: {function} got no argument list")),
+                    Err(error) => Err(format!("invalid arguments to {function}: {error}")),
+                };
+                send(&shared, request)
+            },
+        )
+        .map_err(internal)?
+    };
     let log = {
         let shared = shared.clone();
         Function::new(ctx.clone(), move |stream: i32, GuestText(text)| {
@@ -725,6 +742,7 @@ fn install_prelude<'js>(
         ("askSession", ask_session),
         ("emitBlock", emit_block),
         ("progress", progress),
+        ("askLlm", ask_llm),
         ("log", log),
         ("startTimer", start_timer),
         ("stopTimer", stop_timer),

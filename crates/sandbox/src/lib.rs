@@ -377,6 +377,9 @@ pub enum HostRequest {
         /// The block as the guest wrote it.
         block: serde_json::Value,
     },
+    /// `llm.ask(prompt, options?)` and `llm.think(request)`: a completion from the model's LLM,
+    /// counted against the execution's LLM budgets rather than its tool calls.
+    Llm(LlmAsk),
 }
 
 impl HostRequest {
@@ -605,6 +608,214 @@ impl SessionAsk {
             Self::Keep { .. } => "handle",
         }
     }
+}
+
+/// What `llm.ask` and `llm.think` ask of the model's LLM.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LlmAsk {
+    /// The conversation so far, oldest first; `llm.ask` sends one user message.
+    pub messages: Vec<LlmMessage>,
+    /// The system prompt, when code gave one.
+    pub system: Option<String>,
+    /// The most tokens the answer may take, when code gave it (the host's default otherwise).
+    pub max_tokens: Option<u32>,
+    /// The model code would like, a hint: the client (or the provider's settings) decides.
+    pub model: Option<String>,
+    /// `llm.think`: the answer is `{text, model, stopReason}`; `llm.ask`: the text alone.
+    pub whole: bool,
+}
+
+/// One message of an [`LlmAsk`]'s conversation.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LlmMessage {
+    /// Who said it.
+    pub role: LlmRole,
+    /// What was said.
+    pub text: String,
+}
+
+/// Who said an [`LlmMessage`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LlmRole {
+    /// The asker.
+    User,
+    /// The model.
+    Assistant,
+}
+
+impl LlmRole {
+    /// Its name in MCP and in the providers' APIs: `user`, `assistant`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::User => "user",
+            Self::Assistant => "assistant",
+        }
+    }
+}
+
+/// The options `llm.ask` and `llm.think` take, as errors list them.
+const LLM_OPTIONS: &str = "system, maxTokens (max_tokens in Python) and model";
+
+impl LlmAsk {
+    /// The ask for `llm.ask` (arguments: the prompt, then the options object or null) or
+    /// `llm.think` (one argument: `{messages, system?, maxTokens?, model?}`). `Err` says what
+    /// is wrong, for the guest.
+    pub fn new(function: &str, arguments: Vec<serde_json::Value>) -> Result<Self, String> {
+        use serde_json::Value;
+        let mut arguments = arguments.into_iter();
+        let mut next = || arguments.next().unwrap_or(Value::Null);
+        let (messages, options, whole) = match function {
+            "llm.ask" => {
+                let prompt = match next() {
+                    Value::String(prompt) if !prompt.is_empty() => prompt,
+                    Value::String(_) => {
+                        return Err("llm.ask(prompt, options?): the prompt is empty".to_owned());
+                    }
+                    other => {
+                        return Err(format!(
+                            "llm.ask(prompt, options?): the prompt must be a string, got {}",
+                            json_type(&other)
+                        ));
+                    }
+                };
+                let options = match next() {
+                    Value::Null => serde_json::Map::new(),
+                    Value::Object(options) => options,
+                    other => {
+                        return Err(format!(
+                            "llm.ask(prompt, options?): options must be an object like \
+                             {{system, maxTokens, model}}, got {}",
+                            json_type(&other)
+                        ));
+                    }
+                };
+                let message = LlmMessage {
+                    role: LlmRole::User,
+                    text: prompt,
+                };
+                (vec![message], options, false)
+            }
+            "llm.think" => {
+                let mut request = match next() {
+                    Value::Object(request) => request,
+                    other => {
+                        return Err(format!(
+                            "llm.think(request): the request must be an object like \
+                             {{messages: [{{role: \"user\", content: \"...\"}}], system, maxTokens}}, \
+                             got {}",
+                            json_type(&other)
+                        ));
+                    }
+                };
+                let messages = llm_messages(request.remove("messages"))?;
+                (messages, request, true)
+            }
+            other => return Err(format!("internal error: no such llm function as {other}")),
+        };
+        Self::with_options(function, messages, options, whole)
+    }
+
+    fn with_options(
+        function: &str,
+        messages: Vec<LlmMessage>,
+        mut options: serde_json::Map<String, serde_json::Value>,
+        whole: bool,
+    ) -> Result<Self, String> {
+        use serde_json::Value;
+        let mut text = |name: &str| match options.remove(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(text)) => Ok(Some(text)),
+            Some(other) => Err(format!(
+                "{function}: {name} must be a string, got {}",
+                json_type(&other)
+            )),
+        };
+        let system = text("system")?;
+        let model = text("model")?;
+        let max_tokens = match options.remove("maxTokens") {
+            None | Some(Value::Null) => None,
+            Some(Value::Number(number)) if number.as_u64().is_some_and(|tokens| tokens >= 1) => {
+                Some(u32::try_from(number.as_u64().unwrap_or(0)).unwrap_or(u32::MAX))
+            }
+            Some(other) => {
+                return Err(format!(
+                    "{function}: maxTokens must be a whole number of 1 or more, got {other}"
+                ));
+            }
+        };
+        if let Some(unknown) = options.keys().next() {
+            return Err(format!(
+                "{function}: unknown option \"{unknown}\"; the options are {LLM_OPTIONS}"
+            ));
+        }
+        Ok(Self {
+            messages,
+            system,
+            max_tokens,
+            model,
+            whole,
+        })
+    }
+}
+
+/// `llm.think`'s messages: a non-empty array of `{role: "user" | "assistant", content}`.
+fn llm_messages(messages: Option<serde_json::Value>) -> Result<Vec<LlmMessage>, String> {
+    use serde_json::Value;
+    const SHAPE: &str = "an array like [{role: \"user\", content: \"...\"}]";
+    let messages = match messages {
+        Some(Value::Array(messages)) if !messages.is_empty() => messages,
+        Some(Value::Array(_)) => {
+            return Err(format!("llm.think: messages is empty; it must be {SHAPE}"));
+        }
+        None | Some(Value::Null) => {
+            return Err(format!(
+                "llm.think: messages is missing; it must be {SHAPE}"
+            ));
+        }
+        Some(other) => {
+            return Err(format!(
+                "llm.think: messages must be {SHAPE}, got {}",
+                json_type(&other)
+            ));
+        }
+    };
+    messages
+        .into_iter()
+        .enumerate()
+        .map(|(index, message)| {
+            let Value::Object(mut message) = message else {
+                return Err(format!(
+                    "llm.think: messages[{index}] must be an object like {{role: \"user\", content: \"...\"}}"
+                ));
+            };
+            let role = match message.remove("role") {
+                Some(Value::String(role)) if role == "user" => LlmRole::User,
+                Some(Value::String(role)) if role == "assistant" => LlmRole::Assistant,
+                other => {
+                    return Err(format!(
+                        "llm.think: messages[{index}].role must be \"user\" or \"assistant\", got {}",
+                        other.map_or_else(|| "nothing".to_owned(), |role| role.to_string())
+                    ));
+                }
+            };
+            let text = match message.remove("content") {
+                Some(Value::String(text)) => text,
+                other => {
+                    return Err(format!(
+                        "llm.think: messages[{index}].content must be a string, got {}",
+                        other.as_ref().map_or("nothing", json_type)
+                    ));
+                }
+            };
+            if let Some(unknown) = message.keys().next() {
+                return Err(format!(
+                    "llm.think: messages[{index}] has an unknown key \"{unknown}\"; a message has role and content"
+                ));
+            }
+            Ok(LlmMessage { role, text })
+        })
+        .collect()
 }
 
 const RESULTS_GET_HANDLE: &str = "results.get(handle, options): handle must be the handle's id (a \

@@ -18,6 +18,7 @@ export default function prelude(native) {
   const askSession = native.askSession;
   const emitBlock = native.emitBlock;
   const reportProgress = native.progress;
+  const askLlm = native.askLlm;
   const log = native.log;
   const startTimer = native.startTimer;
   const stopTimer = native.stopTimer;
@@ -469,6 +470,31 @@ export default function prelude(native) {
     if (problem !== undefined && problem !== null) throw new TypeErrorCtor(problem);
   }
 
+  // `llm.ask` and `llm.think`: a completion from the model's LLM, asked of the host like the
+  // rest; the host checks the arguments, the budgets and the allowed system prompts.
+  function askModel(name, list) {
+    let json;
+    try {
+      json = toJson(list, "args");
+    } catch (error) {
+      return rejected(name + ": the arguments cannot be sent as JSON: " + describe(error));
+    }
+    if (typeof json !== "string") return rejected(name + ": the arguments cannot be sent as JSON: " + json.problem);
+    return request(function () {
+      return askLlm(name, json);
+    });
+  }
+
+  const llm = freeze({
+    __proto__: null,
+    ask: freeze(function ask(prompt, options) {
+      return askModel("llm.ask", [prompt === undefined ? null : prompt, options === undefined ? null : options]);
+    }),
+    think: freeze(function think(request) {
+      return askModel("llm.think", [request === undefined ? null : request]);
+    }),
+  });
+
   function resourcesOf(server) {
     return {
       list: function () { return ask(server, "resources/list", null, null); },
@@ -521,6 +547,7 @@ export default function prelude(native) {
     handle: freeze(handle),
     emit: freeze(emit),
     progress: freeze(progress),
+    llm: llm,
     console: console,
     setTimeout: freeze(setTimeout),
     clearTimeout: freeze(clearTimeout),

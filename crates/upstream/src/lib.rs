@@ -72,6 +72,18 @@ pub use requests::{
 };
 pub use status::{ServerState, ServerStatus};
 
+/// toolweave's HTTP client (rustls with the platform's verifier, same-origin redirects only),
+/// for the gateway's other HTTP requests (an LLM provider). `Err` says why it cannot be set up.
+pub fn http_client() -> std::result::Result<reqwest::Client, String> {
+    remote::http_client().map_err(|failure| failure.cause)
+}
+
+/// What went wrong with an HTTP request, without its URL (which may carry secrets), and what
+/// to change.
+pub fn describe_http_error(error: &reqwest::Error) -> String {
+    remote::describe_reqwest(error).cause
+}
+
 /// The most of a server's instructions toolweave keeps, in bytes; longer ones are cut with a
 /// note that says so.
 pub const MAX_INSTRUCTIONS_BYTES: usize = 8 * 1024;

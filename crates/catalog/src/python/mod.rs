@@ -35,6 +35,15 @@ Each server is a namespace of async functions: `await tools.<server>.<tool>(...)
 """
 
 from typing import Any, Literal, Never, NotRequired, TypedDict, Unpack
+
+
+class llm:  # the model's LLM, through the MCP client (sampling) or toolweave's settings
+    @staticmethod
+    async def ask(prompt: str, options: dict[str, Any] | None = None, system: str | None = None, max_tokens: int | None = None, model: str | None = None) -> str: ...
+
+    @staticmethod
+    async def think(messages: list[dict[str, str]], system: str | None = None, max_tokens: int | None = None, model: str | None = None) -> dict[str, Any]:
+        """{"text", "model", "stopReason"}; messages are {"role": "user" | "assistant", "content": str}."""
 "#;
 
 /// The stubs of `entries`: their named types (each written once), then one class per server, in

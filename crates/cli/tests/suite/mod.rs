@@ -10,6 +10,7 @@ mod emit;
 mod failures;
 mod http;
 mod identities;
+mod llm;
 mod notices;
 mod npm;
 mod oauth;

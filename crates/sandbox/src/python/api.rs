@@ -1,6 +1,7 @@
 //! The guest's view of the host: `tools`, `call_tool`, `search_tools`, `describe_tools`,
 //! `resources` and `prompts` (`resources.<server>.read(uri)`, `prompts.<server>.get(name)`), the
-//! session's `store`, `results` and `handle`, and `emit` and `progress`.
+//! session's `store`, `results` and `handle`, `emit` and `progress`, and `llm` (`llm.ask(prompt)`,
+//! `llm.think(messages)`).
 //!
 //! None of these exist in the interpreter until the guest names them: Monty asks the host for
 //! every name it cannot resolve (`NameLookup`), and [`GuestApi::lookup`] answers. `tools` is a
@@ -28,7 +29,7 @@ use monty_types::{
 use serde_json::{Map, Value};
 
 use super::values::{ValuePath, to_json, type_name};
-use crate::{HostRequest, Manifest, ServerAsk, SessionAsk};
+use crate::{HostRequest, LlmAsk, Manifest, ServerAsk, SessionAsk};
 
 /// The global names the engine provides.
 const CALL_TOOL: &str = "call_tool";
@@ -51,6 +52,11 @@ const PROMPTS_ID: u128 = 3;
 /// Identities of `store` and `results`, what the session keeps across executions.
 const STORE_ID: u128 = 4;
 const RESULTS_ID: u128 = 5;
+/// Identity of `llm`, whose `ask` and `think` ask the model's LLM.
+const LLM_ID: u128 = 6;
+/// Functions of `llm` read as attributes (`ask = llm.ask`) are named with this prefix and the
+/// method (`llm#ask`).
+const LLM_FUNCTION: &str = "llm#";
 /// `handle(value)`, which keeps a value in the session.
 const HANDLE: &str = "handle";
 /// `emit(block)`, which adds a content block to the answer.
@@ -118,6 +124,11 @@ impl GuestApi {
                 CALL_TOOL | SEARCH_TOOLS | DESCRIBE_TOOLS | HANDLE | EMIT | PROGRESS => {
                     NameLookupResult::Value(function(name.to_owned()))
                 }
+                "llm" => NameLookupResult::Value(instance(
+                    "llm".to_owned(),
+                    LLM_ID,
+                    DictPairs::default(),
+                )),
                 "resources" => NameLookupResult::Value(instance(
                     "resources".to_owned(),
                     RESOURCES_ID,
@@ -158,6 +169,12 @@ impl GuestApi {
                     DictPairs::default(),
                 ))
             }
+            Some(id) if id == MontyUuid::from_u128(LLM_ID) => match name {
+                "ask" | "think" => {
+                    NameLookupResult::Value(function(format!("{LLM_FUNCTION}{name}")))
+                }
+                _ => NameLookupResult::Undefined,
+            },
             Some(id) if session_object(id).is_some() => {
                 let object = session_object(id).unwrap_or_default();
                 match session_signature(&format!("{object}.{name}")) {
@@ -211,6 +228,9 @@ impl GuestApi {
             if let Some(object) = session_object(id) {
                 return session_call(&format!("{object}.{function_name}"), args, kwargs);
             }
+            if id == MontyUuid::from_u128(LLM_ID) {
+                return llm_call(function_name, args, kwargs);
+            }
             return match self.namespace_of(id) {
                 Some(namespace) => tool_call(&format!("{namespace}.{function_name}"), args, kwargs),
                 None => Call::NotFound,
@@ -231,6 +251,9 @@ impl GuestApi {
         }
         if let Some(function) = function_name.strip_prefix(SESSION_FUNCTION) {
             return session_call(function, args, kwargs);
+        }
+        if let Some(method) = function_name.strip_prefix(LLM_FUNCTION) {
+            return llm_call(method, args, kwargs);
         }
         match function_name {
             HANDLE => session_call(HANDLE, args, kwargs),
@@ -385,6 +408,79 @@ fn session_call(
     }
     match SessionAsk::new(function, arguments) {
         Ok(ask) => Call::Host(HostRequest::Session(ask)),
+        Err(message) => Call::Raise(type_error(message)),
+    }
+}
+
+/// `llm.ask(prompt, options=None, system=None, max_tokens=None, model=None)` and
+/// `llm.think(messages, system=None, max_tokens=None, model=None)` (`messages` a list of
+/// `{"role", "content"}` dicts, or the whole request as a dict, as JavaScript passes it): the
+/// arguments as the JSON JavaScript sends, checked by the ask both languages make.
+fn llm_call(method: &str, args: &[MontyObject], kwargs: &[(MontyObject, MontyObject)]) -> Call {
+    let (parameters, required): (&[&str], usize) = match method {
+        "ask" => (&["prompt", "options", "system", "max_tokens", "model"], 1),
+        "think" => (&["messages", "system", "max_tokens", "model"], 1),
+        _ => {
+            return Call::Raise(MontyException::new(
+                ExcType::AttributeError,
+                Some(format!(
+                    "llm has no method '{method}'; it has ask(prompt, system=None, \
+                     max_tokens=None, model=None) and think(messages, system=None, \
+                     max_tokens=None, model=None)"
+                )),
+            ));
+        }
+    };
+    let signature = format!("llm.{method}({})", parameters.join(", "));
+    let bound = match bind(&signature, parameters, required, args, kwargs) {
+        Ok(bound) => bound,
+        Err(exception) => return Call::Raise(exception),
+    };
+    let mut values = Vec::with_capacity(bound.len());
+    for (parameter, value) in parameters.iter().zip(&bound) {
+        values.push(match value {
+            None => Value::Null,
+            Some(value) => match to_json(
+                value,
+                &mut ValuePath::new(format!("the argument {parameter} of {signature}")),
+            ) {
+                Ok(value) => value,
+                Err(message) => return Call::Raise(type_error(message)),
+            },
+        });
+    }
+    // The keywords are the options JavaScript passes in one object.
+    let keywords = values.split_off(values.len() - 3);
+    let first = values.remove(0);
+    let mut options = match (method, values.pop()) {
+        ("ask", Some(Value::Object(options))) => options,
+        ("ask", Some(Value::Null) | None) => Map::new(),
+        ("ask", Some(_)) => {
+            return Call::Raise(type_error(format!(
+                "{signature}: options must be a dict like {{\"system\": ..., \"maxTokens\": ...}}"
+            )));
+        }
+        _ => Map::new(),
+    };
+    for (name, value) in ["system", "maxTokens", "model"].into_iter().zip(keywords) {
+        if !value.is_null() {
+            options.insert(name.to_owned(), value);
+        }
+    }
+    let arguments = if method == "ask" {
+        vec![first, Value::Object(options)]
+    } else {
+        // `think(messages)` with a list, or the whole request as a dict.
+        let mut request = match first {
+            Value::Object(request) => request,
+            Value::Null => Map::new(),
+            messages => Map::from_iter([("messages".to_owned(), messages)]),
+        };
+        request.extend(options);
+        vec![Value::Object(request)]
+    };
+    match LlmAsk::new(&format!("llm.{method}"), arguments) {
+        Ok(ask) => Call::Host(HostRequest::Llm(ask)),
         Err(message) => Call::Raise(type_error(message)),
     }
 }

@@ -187,6 +187,9 @@ fn run_here(code: &str, language: Language, limits: EngineLimits, cancel: &Cance
                         answer(Ok(json!({ "session": ask.function() })));
                     }
                     HostRequest::Emit { .. } => answer(Ok(json!(null))),
+                    HostRequest::Llm(ask) => {
+                        answer(Ok(json!({ "llm": ask.messages.len(), "whole": ask.whole })));
+                    }
                 }
             }
         },

@@ -1,5 +1,5 @@
 // The only non-standard globals are the documented guest API; Function("return this") and indirect eval see the same global.
-// expect: {"extra":["callMCPTool","clearTimeout","console","describeTools","emit","handle","progress","prompts","resources","results","searchTools","setTimeout","store","tools"],"sameGlobal":[true,true]}
+// expect: {"extra":["callMCPTool","clearTimeout","console","describeTools","emit","handle","llm","progress","prompts","resources","results","searchTools","setTimeout","store","tools"],"sameGlobal":[true,true]}
 const standard = new Set([
   "Object", "Function", "Array", "Number", "parseFloat", "parseInt", "Infinity", "NaN", "undefined",
   "Boolean", "String", "Symbol", "Date", "Promise", "RegExp", "Error", "AggregateError", "EvalError",
