@@ -23,7 +23,10 @@
 //! ten thousand branches or calls, and one built-in call (`new Array(1e6).fill(1)`) can take
 //! milliseconds, so a guest looping over such calls would overrun its deadline by seconds. Once
 //! the execution is halted — deadline passed, cancelled, a limit hit — every allocation is
-//! refused, such calls fail at once, and the next interrupt check ends the guest.
+//! refused, such calls fail at once, and the next interrupt check ends the guest. That check
+//! gets a few small allocations of grace ([`Budget::interrupt`]): QuickJS ends the guest by
+//! throwing an uncatchable `InternalError`, and when it cannot allocate that error it throws
+//! `null` instead, which a guest's `catch` would swallow, looping on.
 //!
 //! A runtime is prepared before its execution is known (see `javascript.rs`), so the budget is
 //! unlimited until [`Budget::arm`] sets the execution's limits.
@@ -44,6 +47,11 @@ use crate::CancelFlag;
 /// Allocations between two looks at the clock: often enough to stop within a fraction of a
 /// millisecond, rare enough to cost nothing measurable.
 const CLOCK_EVERY: u32 = 64;
+/// Allocations the interrupt that stops a halted guest may still make: the uncatchable error
+/// object, its message and properties, and its stack trace.
+const INTERRUPT_GRACE_ALLOCATIONS: u32 = 32;
+/// The largest of those allocations: the error's parts are small.
+const INTERRUPT_GRACE_BYTES: usize = 4096;
 /// Live blocks from the bottom of the stack kept at most. A guest that allocates this many and
 /// keeps them only makes its own later overflow a plain guest error.
 const MAX_DEEP_BLOCKS: usize = 1024;
@@ -65,6 +73,8 @@ pub(crate) struct Budget {
     refused: Cell<bool>,
     /// Set once the execution is over for any reason: nothing more is allocated.
     halted: Cell<bool>,
+    /// Allocations still admitted while halted (see [`Budget::interrupt`]).
+    grace: Cell<u32>,
     /// The native stack depth (bytes below `stack_top`) from which an allocation is made at the
     /// stack limit; `usize::MAX` until [`Budget::arm`].
     deep_from: Cell<usize>,
@@ -86,6 +96,7 @@ impl Budget {
             peak: Cell::new(0),
             refused: Cell::new(false),
             halted: Cell::new(false),
+            grace: Cell::new(0),
             deep_from: Cell::new(usize::MAX),
             deep_blocks: RefCell::new(BTreeMap::new()),
             until_clock: Cell::new(CLOCK_EVERY),
@@ -131,6 +142,14 @@ impl Budget {
         self.halted.set(true);
     }
 
+    /// Halts the guest from the interrupt handler, which is about to end it: the next few small
+    /// allocations, within the memory limit, are still admitted so that QuickJS can make the
+    /// uncatchable error that ends the guest rather than a catchable `null`.
+    pub(crate) fn interrupt(&self) {
+        self.halt();
+        self.grace.set(INTERRUPT_GRACE_ALLOCATIONS);
+    }
+
     /// The most the runtime held at once since [`Budget::arm`].
     pub(crate) fn peak(&self) -> usize {
         self.peak.get()
@@ -168,7 +187,12 @@ impl Budget {
 
     fn admit(&self, growth: usize) -> bool {
         if self.halted.get() {
-            return false;
+            let grace = self.grace.get();
+            if grace == 0 || growth > INTERRUPT_GRACE_BYTES {
+                return false;
+            }
+            self.grace.set(grace - 1);
+            return self.used.get().saturating_add(growth) <= self.limit.get();
         }
         let until_clock = self.until_clock.get() - 1;
         if until_clock == 0 {

@@ -158,7 +158,7 @@ impl Shared {
         }
         let stop = self.stop.get().is_some() || self.budget.limit_hit();
         if stop {
-            self.budget.halt();
+            self.budget.interrupt();
         }
         stop
     }

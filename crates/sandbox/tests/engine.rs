@@ -303,6 +303,8 @@ fn busy_loops_stop_at_the_deadline() {
         // Each iteration is one long built-in call: the stop must not wait for 10,000 of them.
         "for (;;) new Array(2e5).fill(1).map((x) => x + 1);",
         "const big = new Array(1e5).fill({ a: 1 }); for (;;) { try { JSON.stringify(big); } catch (e) {} }",
+        // Once halted, nothing can be allocated; the stop must still be an error no catch takes.
+        "for (;;) { try { 'ab'.repeat(5e4).split('').join(','); } catch (e) { if (e === null) continue; } }",
     ] {
         let started = Instant::now();
         let run = run_js(code);

@@ -98,15 +98,28 @@ impl Run {
 /// `t.add` (a + b), `t.slow` (answers after `ms`), `t.fail` (an error), `t.echo` (its
 /// arguments), and `later.*` (a server that is not ready: echoes).
 pub fn run_code(code: &str, language: Language, limits: EngineLimits, cancel: &CancelFlag) -> Run {
-    let code = code.to_owned();
+    let owned = code.to_owned();
     let cancel = cancel.clone();
+    let (done_tx, done_rx) = mpsc::channel();
     thread::Builder::new()
         .stack_size(limits.stack_bytes + THREAD_STACK_HEADROOM)
-        .spawn(move || run_here(&code, language, limits, &cancel))
-        .unwrap_or_else(|error| panic!("cannot start a thread: {error}"))
-        .join()
-        .unwrap_or_else(|_| panic!("the engine thread panicked"))
+        .spawn(move || {
+            let _ = done_tx.send(run_here(&owned, language, limits, &cancel));
+        })
+        .unwrap_or_else(|error| panic!("cannot start a thread: {error}"));
+    // An engine that does not stop must fail its test, not hang the run.
+    let bound = limits.timeout.saturating_add(ENGINE_STOP_BOUND);
+    match done_rx.recv_timeout(bound) {
+        Ok(run) => run,
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            panic!("the engine did not stop within {bound:?} of starting: {code}")
+        }
+        Err(mpsc::RecvTimeoutError::Disconnected) => panic!("the engine thread panicked"),
+    }
 }
+
+/// How long past its own timeout an engine may take to end before its test fails.
+const ENGINE_STOP_BOUND: Duration = Duration::from_secs(60);
 
 fn run_here(code: &str, language: Language, limits: EngineLimits, cancel: &CancelFlag) -> Run {
     let (replies_tx, replies_rx) = mpsc::channel();
