@@ -24,7 +24,7 @@ mod tool_schema;
 mod typescript;
 mod walk;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 pub use docs::{strip_invisible, visible};
 pub use names::sanitize_identifier;
@@ -33,7 +33,7 @@ pub use tool_schema::{Annotations, MAX_SCHEMA_DEPTH, SchemaTooDeep, ToolSchema};
 
 use crate::lookup::NameIndex;
 use crate::schema::ToolTypes;
-use crate::search::SearchIndex;
+use crate::search::{SearchIndex, Source};
 
 /// The longest name (in bytes) [`Catalog::suggest`] looks for close names to. Tool names are
 /// at most 128 characters by the MCP specification; a longer name can only be a mistake, and
@@ -120,6 +120,17 @@ impl Catalog {
     /// second tool with the same name on one server is dropped (calls go by name, so only one
     /// can be reached).
     pub fn new(servers: &[String], tools: Vec<ToolDefinition>) -> Self {
+        Self::build(servers, tools, None)
+    }
+
+    /// Builds the catalog as [`new`](Self::new) does, taking what it can from `self`: the
+    /// search terms of every tool that is the same as in `self`, so a change of one server's
+    /// tools costs about that server's part of a build.
+    pub fn rebuilt(&self, servers: &[String], tools: Vec<ToolDefinition>) -> Self {
+        Self::build(servers, tools, Some(self))
+    }
+
+    fn build(servers: &[String], tools: Vec<ToolDefinition>, previous: Option<&Catalog>) -> Self {
         let mut server_names: Vec<String> = Vec::new();
         for server in servers {
             if !server_names.contains(server) {
@@ -183,14 +194,42 @@ impl Catalog {
             }
         }
 
-        let names = NameIndex::new(&namespaces, &entries);
-        let search = SearchIndex::new(&entries);
+        let sources = match previous {
+            Some(previous) => previous.sources_for(&entries),
+            None => Vec::new(),
+        };
+        let names = NameIndex::build(
+            &namespaces,
+            &entries,
+            &sources,
+            previous.map(|it| &it.names),
+        );
+        let search = SearchIndex::build(&entries, &sources, previous.map(|it| &it.search));
         Self {
             namespaces,
             entries,
             names,
             search,
         }
+    }
+
+    /// For each of `entries`, the entry of this catalog it equals, if any.
+    fn sources_for(&self, entries: &[Entry]) -> Vec<Source> {
+        let positions: HashMap<(&str, &str), usize> = self
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(position, entry)| ((entry.server.as_str(), entry.tool.as_str()), position))
+            .collect();
+        entries
+            .iter()
+            .map(
+                |entry| match positions.get(&(entry.server.as_str(), entry.tool.as_str())) {
+                    Some(&old) if self.entries[old] == *entry => Source::Reuse(old),
+                    _ => Source::Collect,
+                },
+            )
+            .collect()
     }
 
     /// `(guest name, configured name)` for every configured server, in the order given.

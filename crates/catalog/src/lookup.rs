@@ -4,6 +4,7 @@ use std::collections::HashMap;
 
 use crate::Entry;
 use crate::MAX_NAME_BYTES;
+use crate::search::Source;
 use crate::text::{bounded_edit_distance, stem, words};
 
 /// How many suggestions an unknown name gets at most.
@@ -27,8 +28,14 @@ pub(crate) struct NameIndex {
 }
 
 impl NameIndex {
-    /// Indexes `entries` and the `(guest, configured)` server names.
-    pub(crate) fn new(namespaces: &[(String, String)], entries: &[Entry]) -> Self {
+    /// Indexes `entries` and the `(guest, configured)` server names; where `sources` says so,
+    /// an entry's suggestion keys are those of an entry of `previous`, which was the same.
+    pub(crate) fn build(
+        namespaces: &[(String, String)],
+        entries: &[Entry],
+        sources: &[Source],
+        previous: Option<&NameIndex>,
+    ) -> Self {
         let mut index = Self::default();
         for (guest, original) in namespaces {
             index
@@ -47,7 +54,21 @@ impl NameIndex {
                 .by_original
                 .insert((entry.server.clone(), entry.tool.clone()), position);
         }
-        index.suggestion_keys = entries.iter().map(SuggestionKeys::new).collect();
+        index.suggestion_keys = entries
+            .iter()
+            .enumerate()
+            .map(|(position, entry)| {
+                let reused = match (sources.get(position), previous) {
+                    (Some(Source::Reuse(old)), Some(previous)) => {
+                        previous.suggestion_keys.get(*old)
+                    }
+                    _ => None,
+                };
+                reused
+                    .cloned()
+                    .unwrap_or_else(|| SuggestionKeys::new(entry))
+            })
+            .collect();
         index
     }
 

@@ -107,22 +107,44 @@ impl Field {
 }
 
 /// The inverted index of one catalog.
+///
+/// Postings keep each field's term count, not a finished frequency, and each document keeps
+/// its fields' lengths: a catalog rebuilt after one server's change takes the postings of every
+/// unchanged tool from the previous index (collecting a tool's terms is most of a build) and
+/// only the length normalisation, which depends on every document, is redone at search time.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SearchIndex {
     /// Term → its id.
     term_ids: HashMap<String, usize>,
     /// Every term, sorted, for prefix and near-spelling lookups.
     vocabulary: Vec<String>,
-    /// Per term id: (document, field-weighted, length-normalised term frequency).
-    postings: Vec<Vec<(usize, f64)>>,
+    /// Per term id: the documents that have it, ascending, with its count in each field.
+    postings: Vec<Vec<Posting>>,
     /// Per term id: inverse document frequency.
     inverse_frequency: Vec<f64>,
+    /// Per document: each field's length in terms.
+    lengths: Vec<FieldCounts>,
+    /// Per field: the average length over every document (at least 1).
+    average_lengths: [f64; FIELDS],
     /// Per document: names a query may spell exactly (`get_sum`, `get-sum`,
     /// `everything.get_sum`), lowercase.
     exact_names: Vec<Vec<String>>,
     /// Per document: whether its tool says it is deprecated.
     deprecated: Vec<bool>,
     documents: usize,
+}
+
+/// How many fields a document has.
+const FIELDS: usize = Field::ALL.len();
+
+/// A count per field, in [`Field::ALL`]'s order.
+type FieldCounts = [u32; FIELDS];
+
+/// One document's occurrences of one term.
+#[derive(Debug, Clone, Copy)]
+struct Posting {
+    document: u32,
+    counts: FieldCounts,
 }
 
 /// One search hit: an index into the catalog's entries and its score.
@@ -137,86 +159,146 @@ pub struct Hit {
     pub weak: bool,
 }
 
-impl SearchIndex {
-    /// Builds the index over `entries`.
-    pub(crate) fn new(entries: &[Entry]) -> Self {
-        let field_count = Field::ALL.len();
-        // Per document and field: term → count, and the field's length in terms.
-        let mut counts: Vec<Vec<HashMap<String, usize>>> = Vec::with_capacity(entries.len());
-        let mut lengths: Vec<Vec<usize>> = Vec::with_capacity(entries.len());
-        let mut total_lengths = vec![0usize; field_count];
-        for entry in entries {
-            let mut document_counts = Vec::with_capacity(field_count);
-            let mut document_lengths = Vec::with_capacity(field_count);
-            let schemas = Schemas {
-                input: entry.input_schema.value(),
-                output: entry.output_schema.as_ref().map(ToolSchema::value),
-            };
-            for (position, field) in Field::ALL.iter().enumerate() {
-                let field_terms = field_terms(entry, &schemas, *field);
-                total_lengths[position] += field_terms.len();
-                document_lengths.push(field_terms.len());
-                let mut field_counts: HashMap<String, usize> = HashMap::new();
-                for term in field_terms {
-                    *field_counts.entry(term).or_default() += 1;
-                }
-                document_counts.push(field_counts);
-            }
-            counts.push(document_counts);
-            lengths.push(document_lengths);
-        }
-        let documents = entries.len();
-        let average_lengths: Vec<f64> = total_lengths
-            .iter()
-            .map(|total| (*total as f64 / documents.max(1) as f64).max(1.0))
-            .collect();
+/// Where a document of a new index takes its terms from.
+pub(crate) enum Source {
+    /// Collected from the entry.
+    Collect,
+    /// The same entry as this document of the previous index.
+    Reuse(usize),
+}
 
+impl SearchIndex {
+    /// Builds the index over `entries`; where `sources` says so, a document's terms are those
+    /// of a document of `previous`, whose entry was the same.
+    pub(crate) fn build(
+        entries: &[Entry],
+        sources: &[Source],
+        previous: Option<&SearchIndex>,
+    ) -> Self {
+        let reused = previous.map(SearchIndex::terms_by_document);
         let mut index = SearchIndex {
-            documents,
+            documents: entries.len(),
             ..Self::default()
         };
-        for (document, (document_counts, document_lengths)) in
-            counts.into_iter().zip(lengths).enumerate()
-        {
-            let mut frequencies: HashMap<String, f64> = HashMap::new();
-            for (position, field) in Field::ALL.iter().enumerate() {
-                let normalization = field.length_normalization();
-                let relative_length = document_lengths[position] as f64 / average_lengths[position];
-                let divisor = 1.0 - normalization + normalization * relative_length;
-                for (term, count) in &document_counts[position] {
-                    *frequencies.entry(term.clone()).or_default() +=
-                        field.weight() * *count as f64 / divisor;
+        for (document, entry) in entries.iter().enumerate() {
+            let document_id = u32::try_from(document).unwrap_or(u32::MAX);
+            let taken = match (sources.get(document), previous, &reused) {
+                (Some(Source::Reuse(old)), Some(previous), Some(reused)) if *old < reused.len() => {
+                    Some((previous, *old, &reused[*old]))
+                }
+                _ => None,
+            };
+            match taken {
+                Some((previous, old, terms)) => {
+                    for &(term, counts) in terms {
+                        let id = index.term_id(term);
+                        index.postings[id].push(Posting {
+                            document: document_id,
+                            counts,
+                        });
+                    }
+                    index.lengths.push(previous.lengths[old]);
+                    index.exact_names.push(previous.exact_names[old].clone());
+                    index.deprecated.push(previous.deprecated[old]);
+                }
+                None => {
+                    index.collect(document_id, entry);
+                    index.exact_names.push(exact_names(entry));
+                    index.deprecated.push(entry.deprecated());
                 }
             }
-            let mut frequencies: Vec<(String, f64)> = frequencies.into_iter().collect();
-            // Postings in a fixed order, so float sums come out the same every time.
-            frequencies.sort_by(|left, right| left.0.cmp(&right.0));
-            for (term, frequency) in frequencies {
-                let id = index.term_id(term);
-                index.postings[id].push((document, frequency));
+        }
+        let mut total_lengths = [0usize; FIELDS];
+        for lengths in &index.lengths {
+            for (total, length) in total_lengths.iter_mut().zip(lengths) {
+                *total += *length as usize;
             }
         }
+        for (average, total) in index.average_lengths.iter_mut().zip(total_lengths) {
+            *average = (total as f64 / index.documents.max(1) as f64).max(1.0);
+        }
+        let documents = index.documents as f64;
         index.inverse_frequency = index
             .postings
             .iter()
             .map(|postings| {
                 let frequency = postings.len() as f64;
-                (1.0 + (documents as f64 - frequency + 0.5) / (frequency + 0.5)).ln()
+                (1.0 + (documents - frequency + 0.5) / (frequency + 0.5)).ln()
             })
             .collect();
         index.vocabulary = index.term_ids.keys().cloned().collect();
         index.vocabulary.sort_unstable();
-        index.exact_names = entries.iter().map(exact_names).collect();
-        index.deprecated = entries.iter().map(Entry::deprecated).collect();
         index
     }
 
-    fn term_id(&mut self, term: String) -> usize {
-        let next = self.postings.len();
-        let id = *self.term_ids.entry(term).or_insert(next);
-        if id == next {
-            self.postings.push(Vec::new());
+    /// Collects the terms of `entry`, document `document`, into the postings.
+    fn collect(&mut self, document: u32, entry: &Entry) {
+        let schemas = Schemas {
+            input: entry.input_schema.value(),
+            output: entry.output_schema.as_ref().map(ToolSchema::value),
+        };
+        let mut lengths = [0u32; FIELDS];
+        let mut counts: HashMap<String, FieldCounts> = HashMap::new();
+        for (position, field) in Field::ALL.iter().enumerate() {
+            let field_terms = field_terms(entry, &schemas, *field);
+            lengths[position] = u32::try_from(field_terms.len()).unwrap_or(u32::MAX);
+            for term in field_terms {
+                let count = &mut counts.entry(term).or_default()[position];
+                *count = count.saturating_add(1);
+            }
         }
+        for (term, counts) in counts {
+            let id = self.term_id(&term);
+            self.postings[id].push(Posting { document, counts });
+        }
+        self.lengths.push(lengths);
+    }
+
+    /// Per document: its terms and their counts, from the postings.
+    fn terms_by_document(&self) -> Vec<Vec<(&str, FieldCounts)>> {
+        let mut by_id = vec![""; self.postings.len()];
+        for (term, &id) in &self.term_ids {
+            if let Some(slot) = by_id.get_mut(id) {
+                *slot = term;
+            }
+        }
+        let mut terms = vec![Vec::new(); self.documents];
+        for (postings, term) in self.postings.iter().zip(by_id) {
+            for posting in postings {
+                if let Some(document) = terms.get_mut(posting.document as usize) {
+                    document.push((term, posting.counts));
+                }
+            }
+        }
+        terms
+    }
+
+    /// How often a term occurs in a document: each field's count, weighted, with the field's
+    /// length normalised against the average (BM25F).
+    fn frequency(&self, posting: &Posting) -> f64 {
+        let lengths = &self.lengths[posting.document as usize];
+        let mut frequency = 0.0;
+        for (position, field) in Field::ALL.iter().enumerate() {
+            let count = posting.counts[position];
+            if count == 0 {
+                continue;
+            }
+            let normalization = field.length_normalization();
+            let relative_length = f64::from(lengths[position]) / self.average_lengths[position];
+            let divisor = 1.0 - normalization + normalization * relative_length;
+            frequency += field.weight() * f64::from(count) / divisor;
+        }
+        frequency
+    }
+
+    /// The id of `term`, given it one if it is new.
+    fn term_id(&mut self, term: &str) -> usize {
+        if let Some(&id) = self.term_ids.get(term) {
+            return id;
+        }
+        let id = self.postings.len();
+        self.term_ids.insert(term.to_owned(), id);
+        self.postings.push(Vec::new());
         id
     }
 
@@ -246,7 +328,9 @@ impl SearchIndex {
                     continue;
                 };
                 let inverse_frequency = self.inverse_frequency[id];
-                for &(document, frequency) in &self.postings[id] {
+                for posting in &self.postings[id] {
+                    let document = posting.document as usize;
+                    let frequency = self.frequency(posting);
                     let score =
                         factor * inverse_frequency * frequency * (K1 + 1.0) / (frequency + K1);
                     let slot = best.entry(document).or_default();

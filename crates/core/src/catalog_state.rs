@@ -52,13 +52,15 @@ pub(crate) enum Direction {
 impl CatalogState {
     /// Builds a snapshot from every configured server name and the tool lists known so far,
     /// leaving out the tools `policy` denies, and then, with `pins`, those whose definitions
-    /// differ from their pins (pinning the ones seen for the first time).
+    /// differ from their pins (pinning the ones seen for the first time). What `previous`
+    /// already built for a tool that has not changed is taken from it.
     pub(crate) fn new(
         servers: &[String],
         tools: Vec<(String, Vec<ToolDefinition>)>,
         version: u64,
         policy: &Policy,
         pins: Option<&ToolPins>,
+        previous: Option<&CatalogState>,
     ) -> Self {
         let ready = tools.iter().map(|(server, _)| server.clone()).collect();
         let mut denied = Vec::new();
@@ -91,7 +93,10 @@ impl CatalogState {
         };
         let upstream_tools = tools.into_iter().flat_map(|(_, tools)| tools).collect();
         Self {
-            catalog: Catalog::new(servers, upstream_tools),
+            catalog: match previous {
+                Some(previous) => previous.catalog.rebuilt(servers, upstream_tools),
+                None => Catalog::new(servers, upstream_tools),
+            },
             version,
             ready,
             denied,

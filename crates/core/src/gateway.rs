@@ -274,7 +274,7 @@ impl Gateway {
             }
         }
         // Version 0 is this empty snapshot; the providers' state is version 1 and up.
-        let empty = CatalogState::new(&servers, Vec::new(), 0, &policy, None);
+        let empty = CatalogState::new(&servers, Vec::new(), 0, &policy, None, None);
         let gateway = Arc::new(Self {
             upstream,
             providers,
@@ -440,7 +440,14 @@ impl Gateway {
         let pins = self.pins.clone();
         let build = move || {
             let started = std::time::Instant::now();
-            let state = CatalogState::new(&servers, tools, version, &policy, pins.as_deref());
+            let state = CatalogState::new(
+                &servers,
+                tools,
+                version,
+                &policy,
+                pins.as_deref(),
+                Some(&current),
+            );
             tracing::debug!(
                 tools = state.catalog.entries().len(),
                 took_ms = started.elapsed().as_secs_f64() * 1e3,

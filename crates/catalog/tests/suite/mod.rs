@@ -4,6 +4,7 @@ mod declarations;
 mod names;
 mod python;
 mod real_servers;
+mod rebuild;
 mod schema_features;
 mod search;
 
