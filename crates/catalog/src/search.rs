@@ -123,7 +123,7 @@ pub(crate) struct SearchIndex {
     /// Per term id: inverse document frequency.
     inverse_frequency: Vec<f64>,
     /// Per document: each field's length in terms.
-    lengths: Vec<FieldCounts>,
+    lengths: Vec<FieldLengths>,
     /// Per field: the average length over every document (at least 1).
     average_lengths: [f64; FIELDS],
     /// Per document: names a query may spell exactly (`get_sum`, `get-sum`,
@@ -137,15 +137,21 @@ pub(crate) struct SearchIndex {
 /// How many fields a document has.
 const FIELDS: usize = Field::ALL.len();
 
-/// A count per field, in [`Field::ALL`]'s order.
-type FieldCounts = [u32; FIELDS];
+/// A field's length per field, in [`Field::ALL`]'s order.
+type FieldLengths = [u32; FIELDS];
 
-/// One document's occurrences of one term.
+/// A term's count per field, in [`Field::ALL`]'s order; 65,535 occurrences of one word in one
+/// field count as that many (BM25 has long stopped adding by then).
+type FieldCounts = [u16; FIELDS];
+
+/// One document's occurrences of one term: 20 bytes, and there are hundreds of thousands.
 #[derive(Debug, Clone, Copy)]
 struct Posting {
     document: u32,
     counts: FieldCounts,
 }
+
+const _: () = assert!(std::mem::size_of::<Posting>() == 20);
 
 /// One search hit: an index into the catalog's entries and its score.
 #[derive(Debug, Clone, PartialEq)]
@@ -237,7 +243,7 @@ impl SearchIndex {
             input: entry.input_schema.value(),
             output: entry.output_schema.as_ref().map(ToolSchema::value),
         };
-        let mut lengths = [0u32; FIELDS];
+        let mut lengths: FieldLengths = [0; FIELDS];
         let mut counts: HashMap<String, FieldCounts> = HashMap::new();
         for (position, field) in Field::ALL.iter().enumerate() {
             let field_terms = field_terms(entry, &schemas, *field);
