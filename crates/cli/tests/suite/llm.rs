@@ -10,9 +10,8 @@ use axum::extract::Path as UrlPath;
 use axum::http::{HeaderMap, StatusCode};
 use serde_json::{Value, json};
 use toolweave_testkit::harness::fixture_config;
-use toolweave_testkit::skip::missing_prerequisite;
 
-use super::{repo_root, toolweave};
+use super::{run_sdk_script, toolweave};
 
 /// The client's sampling callback answers `llm.ask` and `llm.think` in both languages, over
 /// stdio and HTTP with worker isolation; the 11th round is refused naming --max-llm-rounds, a
@@ -20,34 +19,9 @@ use super::{repo_root, toolweave};
 /// the audit log holds hashes and sizes, not the texts.
 #[test]
 fn the_clients_model_answers_code_within_the_budgets() {
-    let python = std::env::var_os("TOOLWEAVE_TEST_PYTHON")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("target/venv/bin/python"));
-    if !python.exists() {
-        missing_prerequisite(
-            "sdk_llm.py",
-            &format!(
-                "{} not found (run .ci/run, or set TOOLWEAVE_TEST_PYTHON to a python with `mcp` installed)",
-                python.display()
-            ),
-        );
-        return;
-    }
     let (dir, config) = fixture_config(&["fixture"]).unwrap();
-    let output = std::process::Command::new(&python)
-        .arg(repo_root().join("tests/python/sdk_llm.py"))
-        .arg(toolweave())
-        .arg(&config)
-        .arg(dir.path().join("audit.jsonl"))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "stdout:\n{stdout}\nstderr:\n{stderr}"
-    );
-    assert!(stdout.contains("sdk_llm: ok"), "{stdout}");
+    let audit = dir.path().join("audit.jsonl");
+    run_sdk_script("sdk_llm", &[config.as_os_str(), audit.as_os_str()]);
 }
 
 /// What a fake endpoint was sent: its path, headers and body.

@@ -5,7 +5,7 @@ use toolweave_testkit::harness::Toolweave;
 use toolweave_testkit::skip::missing_prerequisite;
 
 use super::protocol::tools_list_tokens;
-use super::{repo_root, toolweave};
+use super::{repo_root, run_sdk_script, toolweave};
 
 /// The config for the three npm servers, or why they cannot run here.
 fn npm_config(dir: &std::path::Path) -> Result<std::path::PathBuf, String> {
@@ -459,35 +459,10 @@ async fn npm_server_over_streamable_http_and_sse() {
 /// `<name>: ok`. Skipped, loudly, where the SDK or the servers are missing (never in CI).
 fn run_python_sdk_script(script: &str, name: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let python = std::env::var_os("TOOLWEAVE_TEST_PYTHON")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("target/venv/bin/python"));
-    let why = if !python.exists() {
-        Some(format!(
-            "{} not found (run .ci/run, or set TOOLWEAVE_TEST_PYTHON to a python with `mcp` installed)",
-            python.display()
-        ))
-    } else {
-        npm_config(dir.path()).err()
-    };
-    if let Some(why) = why {
-        missing_prerequisite(script, &why);
-        return;
+    match npm_config(dir.path()) {
+        Ok(config) => run_sdk_script(name, &[config.as_os_str()]),
+        Err(why) => missing_prerequisite(script, &why),
     }
-    let config = npm_config(dir.path()).unwrap();
-    let output = std::process::Command::new(&python)
-        .arg(repo_root().join("tests/python").join(script))
-        .arg(toolweave())
-        .arg(&config)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "stdout:\n{stdout}\nstderr:\n{stderr}"
-    );
-    assert!(stdout.contains(&format!("{name}: ok")), "{stdout}");
 }
 
 /// The official Python SDK as the client.
