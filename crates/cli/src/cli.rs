@@ -1,6 +1,6 @@
 //! Commands: `serve` (an MCP server on stdio), `run` (one program), `tools` (search), `types`
-//! (TypeScript declarations), `doctor`, `servers`, `config` / `init` (in `setup.rs`), and
-//! `login` / `logout` (in `login.rs`).
+//! (TypeScript declarations), `doctor`, `servers`, `config` / `init` (in `setup.rs`),
+//! `login` / `logout` (in `login.rs`) and `approve` (in `approve.rs`).
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -68,6 +68,9 @@ enum Command {
     /// a token; each runs in a confined worker here, and every tool call goes back to the
     /// gateway.
     Runner(RunnerArgs),
+    /// List the calls waiting for approval in the gateways you run on this machine (their
+    /// tool, arguments and page), and answer one: `toolweave approve ID --yes` (or --deny).
+    Approve(crate::approve::ApproveArgs),
 }
 
 #[derive(Debug, Args)]
@@ -380,6 +383,8 @@ struct ServeArgs {
     http: HttpArgs,
     #[command(flatten)]
     observe: ObserveArgs,
+    #[command(flatten)]
+    approval: crate::approve::ApprovalArgs,
 }
 
 #[derive(Debug, Args)]
@@ -652,6 +657,7 @@ async fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Login(args) => crate::login::login(args).await,
         Command::Logout(args) => crate::login::logout(args).await,
         Command::Runner(args) => serve_runner(args).await,
+        Command::Approve(args) => crate::approve::approve(args).await,
     }
 }
 
@@ -902,8 +908,11 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
         );
     }
     let tools = args.shape.resolve(&settings)?;
+    let approval = args.approval.resolve(&settings)?;
     let gateway = start(&args.common, client_sessions)?;
-    let mut server = toolweave_server::ToolweaveServer::new(gateway.clone()).with_tools(tools);
+    let mut server = toolweave_server::ToolweaveServer::new(gateway.clone())
+        .with_tools(tools)
+        .with_approval(approval);
     if let Some(per_minute) = args.http.rate_limit {
         server = server.with_rate_limit(per_minute);
     }

@@ -15,6 +15,8 @@
 //!   "shape": "three",
 //!   "direct": ["memory.read_graph"],
 //!   "pinTools": "on",
+//!   "approval": "auto",
+//!   "approvalTimeoutMs": 120000,
 //!   "identities": {
 //!     "ci-bot": { "tokenEnv": "CI_BOT_TOKEN", "deny": ["github.delete_*"],
 //!                 "approve": ["github.create_issue"], "rateLimit": 30 }
@@ -27,7 +29,8 @@
 //!
 //! Every key is optional; an unknown key is an error naming it. Command-line flags add to the
 //! lists (`--allow`, `--deny`, `--ask`, `--approve`, `--direct`) or replace the values
-//! (`--unannotated`, `--audit-log`, `--shape`, `--pin-tools`).
+//! (`--unannotated`, `--audit-log`, `--shape`, `--pin-tools`, `--approval`,
+//! `--approval-timeout-ms`, `--approval-port`, `--approval-browser-command`).
 
 use std::path::{Path, PathBuf};
 
@@ -68,6 +71,14 @@ pub struct Settings {
     pub direct: Vec<String>,
     /// Whether tool definitions are pinned on first sight and held when they change.
     pub pin_tools: Option<PinTools>,
+    /// How calls in the ask tier ask the person: `auto`, `page` or `elicitation`.
+    pub approval: Option<ApprovalMode>,
+    /// How long a call waits for an answer at the approval page, in milliseconds.
+    pub approval_timeout_ms: Option<u64>,
+    /// The loopback port the approval page is served on.
+    pub approval_port: Option<u16>,
+    /// A command line run with the approval page's address as its last argument (a browser).
+    pub approval_browser_command: Option<String>,
     /// The clients of `serve --http` by the token they present, by name.
     #[serde(default)]
     pub identities: std::collections::BTreeMap<String, IdentitySettings>,
@@ -98,6 +109,19 @@ pub struct IdentitySettings {
     pub unannotated: Option<crate::Unannotated>,
     /// Executions a minute this identity may start, over all its sessions.
     pub rate_limit: Option<std::num::NonZeroU32>,
+}
+
+/// How a call in the ask tier asks the person.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ApprovalMode {
+    /// Through the client's form (elicitation) when it has one, else the approval page.
+    #[default]
+    Auto,
+    /// Through the approval page (and `toolweave approve`), whatever the client has.
+    Page,
+    /// Only through the client's form.
+    Elicitation,
 }
 
 /// Whether toolweave pins the tool definitions servers list (see `pins.rs`).
@@ -131,7 +155,7 @@ pub fn load_settings(path: &Path) -> Result<Settings> {
     let mut settings: Settings = serde_json::from_str(&text).map_err(|error| Error::Syntax {
         path: path.to_path_buf(),
         message: format!(
-            "{error}; the settings file may have \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\" (\"allow\" or \"ask\"), \"auditLog\", \"auditLogMaxBytes\", \"auditLogContents\", \"shape\" (\"three\" or \"single\"), \"direct\", \"pinTools\" (\"on\" or \"off\") and \"identities\" (each {{\"tokenEnv\", \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\", \"rateLimit\"}})"
+            "{error}; the settings file may have \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\" (\"allow\" or \"ask\"), \"auditLog\", \"auditLogMaxBytes\", \"auditLogContents\", \"shape\" (\"three\" or \"single\"), \"direct\", \"pinTools\" (\"on\" or \"off\"), \"approval\" (\"auto\", \"page\" or \"elicitation\"), \"approvalTimeoutMs\", \"approvalPort\", \"approvalBrowserCommand\" and \"identities\" (each {{\"tokenEnv\", \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\", \"rateLimit\"}})"
         ),
     })?;
     if let Some(log) = &settings.audit_log
