@@ -84,8 +84,8 @@ pub(crate) async fn approve(args: ApproveArgs) -> Result<ExitCode> {
 }
 
 fn print_call(call: &toolweave_server::page::PendingCall) {
-    let arguments =
-        serde_json::to_string_pretty(&call.arguments).unwrap_or_else(|_| call.arguments.to_string());
+    let arguments = serde_json::to_string_pretty(&call.arguments)
+        .unwrap_or_else(|_| call.arguments.to_string());
     println!("{}  {}  ({})", call.id, call.tool, call.reason);
     for line in arguments.lines() {
         println!("    {line}");

@@ -292,7 +292,9 @@ pub(crate) fn scopes(request: &ApprovalRequest, from_code: bool) -> Vec<(String,
         if !arguments.is_empty() {
             scopes.push((
                 "matching".to_owned(),
-                format!("Calls of {tool} with exactly these arguments, for the rest of this session"),
+                format!(
+                    "Calls of {tool} with exactly these arguments, for the rest of this session"
+                ),
             ));
         }
     }
@@ -394,7 +396,9 @@ async fn ask_at_page(
         )),
         Err(_) => Err(Approval::Unanswered(format!(
             "no one answered at toolweave's approval page ({}) within {} ms (--approval-timeout-ms, or \"approvalTimeoutMs\" in the settings file)",
-            call.url.rsplit_once("/approval/").map_or(call.url.as_str(), |(base, _)| base),
+            call.url
+                .rsplit_once("/approval/")
+                .map_or(call.url.as_str(), |(base, _)| base),
             timeout.as_millis()
         ))),
     }

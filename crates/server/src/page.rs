@@ -5,8 +5,9 @@
 //! own choosing or `--approval-port`) at `/approval/ID/TOKEN`, where TOKEN is 256 random bits
 //! and the secret. The page shows the tool, why it asks, its arguments and the SHA-256 of the
 //! execution's code, with Approve and Deny buttons (a plain form, no script). The answer is a
-//! POST to the same address carrying the token again in its body; a POST whose `Origin` is not
-//! the page's own, or whose `Host` is not the loopback address it was served on, is refused,
+//! POST to the same address carrying the token again in its body; a request another site's page
+//! sent (by `Origin` or `Sec-Fetch-Site`), or whose `Host` is not the loopback address it was
+//! served on, is refused,
 //! and a token answers once. Each pending call also has a file of its own (owner-only) under
 //! `$XDG_RUNTIME_DIR/toolweave/approvals/` naming its address, so `toolweave approve` can list
 //! and answer it from a terminal: the file is as secret as the token it holds.
@@ -273,7 +274,9 @@ impl Server {
     }
 
     /// Refuses a request whose `Host` is not the page's own address (a DNS name rebound to
-    /// loopback) or whose `Origin`, when sent, is another site's.
+    /// loopback), or that another site's page sent: its `Sec-Fetch-Site` says so, or its
+    /// `Origin` is another's. (The page's own form sends `Origin: null`, as its
+    /// `Referrer-Policy: no-referrer` asks, with `Sec-Fetch-Site: same-origin`.)
     fn foreign(&self, headers: &HeaderMap) -> Option<Response> {
         let own = format!("http://{}", self.address);
         let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
@@ -283,14 +286,23 @@ impl Server {
                 "This page answers only at its own loopback address.",
             ));
         }
-        match headers.get(header::ORIGIN).map(HeaderValue::to_str) {
-            None => None,
-            Some(Ok(origin)) if origin == own => None,
-            Some(_) => Some(refusal(
-                StatusCode::FORBIDDEN,
-                "An answer from another site's page is refused.",
-            )),
+        let site = headers
+            .get("sec-fetch-site")
+            .map(|value| value.to_str().unwrap_or_default());
+        let same_site = matches!(site, None | Some("same-origin" | "none"));
+        let origin_ok = match headers.get(header::ORIGIN).map(HeaderValue::to_str) {
+            None => true,
+            Some(Ok(origin)) if origin == own => true,
+            Some(Ok("null")) => site == Some("same-origin"),
+            Some(_) => false,
+        };
+        if same_site && origin_ok {
+            return None;
         }
+        Some(refusal(
+            StatusCode::FORBIDDEN,
+            "An answer from another site's page is refused.",
+        ))
     }
 }
 
@@ -543,34 +555,51 @@ fn alive(pid: u32) -> bool {
     !proc.join("self").exists() || proc.join(pid.to_string()).exists()
 }
 
-/// Answers `call` from a terminal: approve (else deny) with `scope`. `Err` says why the gateway
-/// did not take the answer.
+/// Answers `call` from a terminal: approve (else deny) with `scope`, by a POST to its page as
+/// the page's form sends. `Err` says why the gateway did not take the answer.
 pub async fn answer_pending(call: &PendingCall, approve: bool, scope: &str) -> Result<(), String> {
-    let Some((_, token)) = call.url.rsplit_once('/') else {
-        return Err(format!("the listed address {} is not a page's", call.url));
-    };
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let not_a_page = || format!("the listed address {} is not an approval page's", call.url);
+    let rest = call.url.strip_prefix("http://").ok_or_else(not_a_page)?;
+    let (host, path) = rest.split_once('/').ok_or_else(not_a_page)?;
+    let address: SocketAddr = host.parse().map_err(|_| not_a_page())?;
+    if !address.ip().is_loopback() {
+        return Err(not_a_page());
+    }
+    let token = path.rsplit('/').next().unwrap_or_default();
     let body = form_urlencoded::Serializer::new(String::new())
         .append_pair("token", token)
         .append_pair("answer", if approve { "approve" } else { "deny" })
         .append_pair("scope", scope)
         .append_pair("via", "terminal")
         .finish();
-    let response = reqwest::Client::builder()
-        .no_proxy()
-        .build()
-        .map_err(|error| error.to_string())?
-        .post(&call.url)
-        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-        .body(body)
-        .send()
+    let request = format!(
+        "POST /{path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let exchange = async {
+        let mut stream = tokio::net::TcpStream::connect(address).await?;
+        stream.write_all(request.as_bytes()).await?;
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).await?;
+        Ok::<_, std::io::Error>(answer)
+    };
+    let answer = tokio::time::timeout(Duration::from_secs(10), exchange)
         .await
+        .map_err(|_| "the gateway did not answer within 10 s".to_owned())?
         .map_err(|error| format!("the gateway did not take the answer ({error})"))?;
-    match response.status() {
-        StatusCode::OK => Ok(()),
-        StatusCode::NOT_FOUND => Err(
-            "the call no longer waits: it was answered already or stopped waiting".to_owned(),
-        ),
-        status => Err(format!("the gateway refused the answer ({status})")),
+    let status = String::from_utf8_lossy(&answer)
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or_default()
+        .to_owned();
+    match status.as_str() {
+        "200" => Ok(()),
+        "404" => {
+            Err("the call no longer waits: it was answered already or stopped waiting".to_owned())
+        }
+        _ => Err(format!("the gateway refused the answer (HTTP {status})")),
     }
 }
 
@@ -592,9 +621,15 @@ mod tests {
         };
         let html = question(&call, "t0k3n");
         assert!(html.contains("fixture.&lt;b&gt;"), "{html}");
-        assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{html}");
+        assert!(
+            html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+            "{html}"
+        );
         assert!(!html.contains("<script>"), "{html}");
-        assert!(html.contains("its server says &quot;nothing&quot;"), "{html}");
+        assert!(
+            html.contains("its server says &quot;nothing&quot;"),
+            "{html}"
+        );
         assert!(html.contains("name=\"token\" value=\"t0k3n\""), "{html}");
         assert!(html.contains("00ff"), "{html}");
     }
