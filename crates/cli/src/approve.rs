@@ -1,7 +1,7 @@
 //! `toolweave approve`: lists the calls waiting for approval in the gateways this user runs on
 //! this machine, and answers one from the terminal; and the `serve` flags that say how approval
 //! asks (`--approval`, `--approval-timeout-ms`, `--approval-port`,
-//! `--approval-browser-command`).
+//! `--approval-browser`).
 //!
 //! A gateway lists each waiting call in a file of its own, readable by its owner alone, under
 //! `$XDG_RUNTIME_DIR/toolweave/approvals/`; the file names the call's approval page with its
@@ -118,9 +118,9 @@ pub(crate) struct ApprovalArgs {
     #[arg(long, value_name = "PORT")]
     approval_port: Option<u16>,
     /// Run this command with the approval page's address as its last argument (e.g.
-    /// "xdg-open") [default: none, or the settings file's "approvalBrowserCommand"].
-    #[arg(long, value_name = "COMMAND")]
-    approval_browser_command: Option<String>,
+    /// "xdg-open") [default: none, or the settings file's "approvalBrowser"].
+    #[arg(long, value_name = "CMD")]
+    approval_browser: Option<String>,
 }
 
 // `--approval`'s values (see `toolweave_server::page::ApprovalMode`).
@@ -150,9 +150,9 @@ impl ApprovalArgs {
             None => DEFAULT_APPROVAL_TIMEOUT,
         };
         let browser_command = match self
-            .approval_browser_command
+            .approval_browser
             .as_ref()
-            .or(settings.approval_browser_command.as_ref())
+            .or(settings.approval_browser.as_ref())
         {
             None => None,
             Some(line) => Some(
@@ -160,7 +160,7 @@ impl ApprovalArgs {
                     .filter(|words| !words.is_empty())
                     .ok_or_else(|| {
                         anyhow::anyhow!(
-                            "--approval-browser-command {line:?}: not a command line (check its quotes)"
+                            "--approval-browser {line:?}: not a command line (check its quotes)"
                         )
                     })?,
             ),

@@ -30,7 +30,7 @@
 //! Every key is optional; an unknown key is an error naming it. Command-line flags add to the
 //! lists (`--allow`, `--deny`, `--ask`, `--approve`, `--direct`) or replace the values
 //! (`--unannotated`, `--audit-log`, `--shape`, `--pin-tools`, `--approval`,
-//! `--approval-timeout-ms`, `--approval-port`, `--approval-browser-command`).
+//! `--approval-timeout-ms`, `--approval-port`, `--approval-browser`).
 
 use std::path::{Path, PathBuf};
 
@@ -78,7 +78,7 @@ pub struct Settings {
     /// The loopback port the approval page is served on.
     pub approval_port: Option<u16>,
     /// A command line run with the approval page's address as its last argument (a browser).
-    pub approval_browser_command: Option<String>,
+    pub approval_browser: Option<String>,
     /// The clients of `serve --http` by the token they present, by name.
     #[serde(default)]
     pub identities: std::collections::BTreeMap<String, IdentitySettings>,
@@ -155,7 +155,7 @@ pub fn load_settings(path: &Path) -> Result<Settings> {
     let mut settings: Settings = serde_json::from_str(&text).map_err(|error| Error::Syntax {
         path: path.to_path_buf(),
         message: format!(
-            "{error}; the settings file may have \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\" (\"allow\" or \"ask\"), \"auditLog\", \"auditLogMaxBytes\", \"auditLogContents\", \"shape\" (\"three\" or \"single\"), \"direct\", \"pinTools\" (\"on\" or \"off\"), \"approval\" (\"auto\", \"page\" or \"elicitation\"), \"approvalTimeoutMs\", \"approvalPort\", \"approvalBrowserCommand\" and \"identities\" (each {{\"tokenEnv\", \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\", \"rateLimit\"}})"
+            "{error}; the settings file may have \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\" (\"allow\" or \"ask\"), \"auditLog\", \"auditLogMaxBytes\", \"auditLogContents\", \"shape\" (\"three\" or \"single\"), \"direct\", \"pinTools\" (\"on\" or \"off\"), \"approval\" (\"auto\", \"page\" or \"elicitation\"), \"approvalTimeoutMs\", \"approvalPort\", \"approvalBrowser\" and \"identities\" (each {{\"tokenEnv\", \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\", \"rateLimit\"}})"
         ),
     })?;
     if let Some(log) = &settings.audit_log
@@ -192,7 +192,7 @@ mod tests {
         let path = dir.join("settings.json");
         std::fs::write(
             &path,
-            r#"{"allow": ["github.*"], "deny": ["*.delete_*"], "ask": ["github.merge_*"], "approve": ["github.merge_pull_request"], "unannotated": "ask", "auditLog": "audit.jsonl", "auditLogMaxBytes": 1000, "shape": "single", "direct": ["github.get_issue"], "pinTools": "off"}"#,
+            r#"{"allow": ["github.*"], "deny": ["*.delete_*"], "ask": ["github.merge_*"], "approve": ["github.merge_pull_request"], "unannotated": "ask", "auditLog": "audit.jsonl", "auditLogMaxBytes": 1000, "shape": "single", "direct": ["github.get_issue"], "pinTools": "off", "approval": "page", "approvalTimeoutMs": 5000, "approvalPort": 8123, "approvalBrowser": "xdg-open"}"#,
         )
         .unwrap();
         let settings = load_settings(&path).unwrap();
@@ -203,6 +203,10 @@ mod tests {
         assert_eq!(settings.unannotated, Some(crate::Unannotated::Ask));
         assert_eq!(settings.audit_log, Some(dir.join("audit.jsonl")));
         assert_eq!(settings.audit_log_max_bytes, Some(1000));
+        assert_eq!(settings.approval, Some(ApprovalMode::Page));
+        assert_eq!(settings.approval_timeout_ms, Some(5000));
+        assert_eq!(settings.approval_port, Some(8123));
+        assert_eq!(settings.approval_browser.as_deref(), Some("xdg-open"));
         assert_eq!(settings.shape, Some(Shape::Single));
         assert_eq!(settings.direct, ["github.get_issue"]);
         assert_eq!(settings.pin_tools, Some(PinTools::Off));

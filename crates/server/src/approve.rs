@@ -5,7 +5,7 @@
 //! page`) gets toolweave's approval page (`page.rs`): the call waits while the page's address
 //! goes to toolweave's log (stderr), to the client as a log notification (logger
 //! `toolweave/approval`), to the client as a URL-mode elicitation when it declares that, and to
-//! `--approval-browser-command` when set; `toolweave approve` answers from a terminal.
+//! `--approval-browser` when set; `toolweave approve` answers from a terminal.
 //!
 //! The question offers scopes: this call only, this tool for the rest of this execution, this
 //! tool for the rest of the client session, or, for the rest of the session, the calls of this
@@ -404,7 +404,7 @@ async fn ask_at_page(
     }
 }
 
-/// Runs `--approval-browser-command` with `url`, when set.
+/// Runs `--approval-browser` with `url`, when set.
 fn open_browser(pages: &ApprovalPages, url: &str) {
     let Some((program, arguments)) = pages
         .options()
@@ -429,7 +429,7 @@ fn open_browser(pages: &ApprovalPages, url: &str) {
             });
         }
         Err(error) => {
-            tracing::warn!(%program, %error, "--approval-browser-command did not start");
+            tracing::warn!(%program, %error, "--approval-browser did not start");
         }
     }
 }
