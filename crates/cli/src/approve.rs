@@ -7,6 +7,7 @@
 //! `$XDG_RUNTIME_DIR/toolweave/approvals/`; the file names the call's approval page with its
 //! one-time token, and the answer is a POST to that page, as the page's own form sends.
 
+use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -43,14 +44,15 @@ pub(crate) async fn approve(args: ApproveArgs) -> Result<ExitCode> {
         );
     };
     let calls = toolweave_server::page::pending_calls(&dir);
+    let mut out = std::io::stdout().lock();
     let Some(id) = &args.id else {
         if args.json {
-            println!("{}", serde_json::to_string_pretty(&calls)?);
+            writeln!(out, "{}", serde_json::to_string_pretty(&calls)?)?;
         } else if calls.is_empty() {
-            println!("No call waits for approval.");
+            writeln!(out, "No call waits for approval.")?;
         } else {
             for call in &calls {
-                print_call(call);
+                print_call(&mut out, call)?;
             }
         }
         return Ok(ExitCode::SUCCESS);
@@ -61,7 +63,7 @@ pub(crate) async fn approve(args: ApproveArgs) -> Result<ExitCode> {
         );
     };
     if !args.yes && !args.deny {
-        print_call(call);
+        print_call(&mut out, call)?;
         bail!("say --yes to approve it or --deny to deny it");
     }
     if args.yes && !call.scopes.iter().any(|(word, _)| *word == args.scope) {
@@ -75,28 +77,30 @@ pub(crate) async fn approve(args: ApproveArgs) -> Result<ExitCode> {
     toolweave_server::page::answer_pending(call, args.yes, &args.scope)
         .await
         .map_err(|error| anyhow::anyhow!("{id}: {error}"))?;
-    println!(
+    writeln!(
+        out,
         "{} {} ({id}).",
         if args.yes { "Approved" } else { "Denied" },
         call.tool
-    );
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_call(call: &toolweave_server::page::PendingCall) {
+fn print_call(out: &mut impl Write, call: &toolweave_server::page::PendingCall) -> Result<()> {
     let arguments = serde_json::to_string_pretty(&call.arguments)
         .unwrap_or_else(|_| call.arguments.to_string());
-    println!("{}  {}  ({})", call.id, call.tool, call.reason);
+    writeln!(out, "{}  {}  ({})", call.id, call.tool, call.reason)?;
     for line in arguments.lines() {
-        println!("    {line}");
+        writeln!(out, "    {line}")?;
     }
     if let Some(sha) = &call.code_sha256 {
-        println!("    code SHA-256 {sha}");
+        writeln!(out, "    code SHA-256 {sha}")?;
     }
     for (word, title) in &call.scopes {
-        println!("    --scope {word}: {title}");
+        writeln!(out, "    --scope {word}: {title}")?;
     }
-    println!("    page: {}", call.url);
+    writeln!(out, "    page: {}", call.url)?;
+    Ok(())
 }
 
 /// How `serve` asks for approval.

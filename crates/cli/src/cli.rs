@@ -32,7 +32,7 @@ enum Command {
     /// Serve MCP (stdio, or streamable HTTP with --http): search_tools, describe_tools and
     /// execute_code over every configured server (execute_code alone with --shape single), and
     /// the upstream tools --direct names.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Run one program file (.ts, .js; `-` reads standard input) and print its result as JSON.
     Run(RunArgs),
     /// Search the tools of every configured server.
@@ -577,22 +577,19 @@ pub fn main() -> ExitCode {
         Ok(directive) => filter.add_directive(directive),
         Err(_) => filter,
     };
-    let traces = match &cli.command {
-        Command::Serve(ServeArgs {
-            observe:
-                ObserveArgs {
-                    otlp_endpoint: Some(endpoint),
-                    ..
-                },
-            ..
-        }) => match toolweave_server::telemetry::Traces::start(endpoint) {
+    let endpoint = match &cli.command {
+        Command::Serve(args) => args.observe.otlp_endpoint.as_deref(),
+        _ => None,
+    };
+    let traces = match endpoint {
+        Some(endpoint) => match toolweave_server::telemetry::Traces::start(endpoint) {
             Ok(traces) => Some(traces),
             Err(error) => {
                 eprintln!("toolweave: {error}");
                 return ExitCode::FAILURE;
             }
         },
-        _ => None,
+        None => None,
     };
     {
         use tracing_subscriber::Layer;
@@ -645,7 +642,7 @@ pub fn main() -> ExitCode {
 
 async fn dispatch(command: Command) -> Result<ExitCode> {
     match command {
-        Command::Serve(args) => serve(args).await,
+        Command::Serve(args) => serve(*args).await,
         Command::Run(args) => run(args).await,
         Command::Tools(args) => tools(args).await,
         Command::Types(args) => types(args).await,

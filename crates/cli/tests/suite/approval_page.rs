@@ -128,7 +128,7 @@ impl Gateway {
 async fn value(answer: tokio::task::JoinHandle<CallToolResult>) -> Value {
     let answer = tokio::time::timeout(Duration::from_secs(60), answer)
         .await
-        .expect("the execution ended")
+        .unwrap_or_else(|_| panic!("the execution did not end within 60 s"))
         .unwrap();
     Execution::from_result(answer)
         .unwrap()
