@@ -1,6 +1,6 @@
 //! Commands: `serve` (an MCP server on stdio), `run` (one program), `tools` (search), `types`
-//! (TypeScript declarations), `doctor`, `servers`, `config` / `init` (in `setup.rs`), and
-//! `login` / `logout` (in `login.rs`).
+//! (TypeScript declarations), `doctor`, `servers`, `config` / `init` (in `setup.rs`),
+//! `login` / `logout` (in `login.rs`) and `approve` (in `approve.rs`).
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -32,7 +32,7 @@ enum Command {
     /// Serve MCP (stdio, or streamable HTTP with --http): search_tools, describe_tools and
     /// execute_code over every configured server (execute_code alone with --shape single), and
     /// the upstream tools --direct names.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Run one program file (.ts, .js; `-` reads standard input) and print its result as JSON.
     Run(RunArgs),
     /// Search the tools of every configured server.
@@ -68,6 +68,9 @@ enum Command {
     /// a token; each runs in a confined worker here, and every tool call goes back to the
     /// gateway.
     Runner(RunnerArgs),
+    /// List the calls waiting for approval in the gateways you run on this machine (their
+    /// tool, arguments and page), and answer one: `toolweave approve ID --yes` (or --deny).
+    Approve(crate::approve::ApproveArgs),
 }
 
 #[derive(Debug, Args)]
@@ -437,6 +440,8 @@ struct ServeArgs {
     http: HttpArgs,
     #[command(flatten)]
     observe: ObserveArgs,
+    #[command(flatten)]
+    approval: crate::approve::ApprovalArgs,
 }
 
 #[derive(Debug, Args)]
@@ -629,22 +634,19 @@ pub fn main() -> ExitCode {
         Ok(directive) => filter.add_directive(directive),
         Err(_) => filter,
     };
-    let traces = match &cli.command {
-        Command::Serve(ServeArgs {
-            observe:
-                ObserveArgs {
-                    otlp_endpoint: Some(endpoint),
-                    ..
-                },
-            ..
-        }) => match toolweave_server::telemetry::Traces::start(endpoint) {
+    let endpoint = match &cli.command {
+        Command::Serve(args) => args.observe.otlp_endpoint.as_deref(),
+        _ => None,
+    };
+    let traces = match endpoint {
+        Some(endpoint) => match toolweave_server::telemetry::Traces::start(endpoint) {
             Ok(traces) => Some(traces),
             Err(error) => {
                 eprintln!("toolweave: {error}");
                 return ExitCode::FAILURE;
             }
         },
-        _ => None,
+        None => None,
     };
     {
         use tracing_subscriber::Layer;
@@ -697,7 +699,7 @@ pub fn main() -> ExitCode {
 
 async fn dispatch(command: Command) -> Result<ExitCode> {
     match command {
-        Command::Serve(args) => serve(args).await,
+        Command::Serve(args) => serve(*args).await,
         Command::Run(args) => run(args).await,
         Command::Tools(args) => tools(args).await,
         Command::Types(args) => types(args).await,
@@ -709,6 +711,7 @@ async fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Login(args) => crate::login::login(args).await,
         Command::Logout(args) => crate::login::logout(args).await,
         Command::Runner(args) => serve_runner(args).await,
+        Command::Approve(args) => crate::approve::approve(args).await,
     }
 }
 
@@ -960,8 +963,11 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
         );
     }
     let tools = args.shape.resolve(&settings)?;
+    let approval = args.approval.resolve(&settings)?;
     let gateway = start(&args.common, client_sessions)?;
-    let mut server = toolweave_server::ToolweaveServer::new(gateway.clone()).with_tools(tools);
+    let mut server = toolweave_server::ToolweaveServer::new(gateway.clone())
+        .with_tools(tools)
+        .with_approval(approval);
     if let Some(per_minute) = args.http.rate_limit {
         server = server.with_rate_limit(per_minute);
     }

@@ -1,6 +1,7 @@
 //! The `toolweave` binary: parse the command line, run one command — or, started as a worker,
 //! run one guest program for a gateway.
 
+mod approve;
 mod cli;
 mod login;
 mod pins;

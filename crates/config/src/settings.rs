@@ -15,6 +15,8 @@
 //!   "shape": "three",
 //!   "direct": ["memory.read_graph"],
 //!   "pinTools": "on",
+//!   "approval": "auto",
+//!   "approvalTimeoutMs": 120000,
 //!   "identities": {
 //!     "ci-bot": { "tokenEnv": "CI_BOT_TOKEN", "deny": ["github.delete_*"],
 //!                 "approve": ["github.create_issue"], "rateLimit": 30 }
@@ -30,7 +32,8 @@
 //!
 //! Every key is optional; an unknown key is an error naming it. Command-line flags add to the
 //! lists (`--allow`, `--deny`, `--ask`, `--approve`, `--direct`) or replace the values
-//! (`--unannotated`, `--audit-log`, `--shape`, `--pin-tools`).
+//! (`--unannotated`, `--audit-log`, `--shape`, `--pin-tools`, `--approval`,
+//! `--approval-timeout-ms`, `--approval-port`, `--approval-browser`).
 
 use std::path::{Path, PathBuf};
 
@@ -71,6 +74,14 @@ pub struct Settings {
     pub direct: Vec<String>,
     /// Whether tool definitions are pinned on first sight and held when they change.
     pub pin_tools: Option<PinTools>,
+    /// How calls in the ask tier ask the person: `auto`, `page` or `elicitation`.
+    pub approval: Option<ApprovalMode>,
+    /// How long a call waits for an answer at the approval page, in milliseconds.
+    pub approval_timeout_ms: Option<u64>,
+    /// The loopback port the approval page is served on.
+    pub approval_port: Option<u16>,
+    /// A command line run with the approval page's address as its last argument (a browser).
+    pub approval_browser: Option<String>,
     /// The clients of `serve --http` by the token they present, by name.
     #[serde(default)]
     pub identities: std::collections::BTreeMap<String, IdentitySettings>,
@@ -105,6 +116,19 @@ pub struct IdentitySettings {
     pub unannotated: Option<crate::Unannotated>,
     /// Executions a minute this identity may start, over all its sessions.
     pub rate_limit: Option<std::num::NonZeroU32>,
+}
+
+/// How a call in the ask tier asks the person.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ApprovalMode {
+    /// Through the client's form (elicitation) when it has one, else the approval page.
+    #[default]
+    Auto,
+    /// Through the approval page (and `toolweave approve`), whatever the client has.
+    Page,
+    /// Only through the client's form.
+    Elicitation,
 }
 
 /// Whether toolweave pins the tool definitions servers list (see `pins.rs`).
@@ -179,7 +203,7 @@ pub fn load_settings(path: &Path) -> Result<Settings> {
     let mut settings: Settings = serde_json::from_str(&text).map_err(|error| Error::Syntax {
         path: path.to_path_buf(),
         message: format!(
-            "{error}; the settings file may have \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\" (\"allow\" or \"ask\"), \"auditLog\", \"auditLogMaxBytes\", \"auditLogContents\", \"shape\" (\"three\" or \"single\"), \"direct\", \"pinTools\" (\"on\" or \"off\"), \"identities\" (each {{\"tokenEnv\", \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\", \"rateLimit\"}}), \"llm\" ({{\"kind\": \"anthropic\" or \"openai\", \"url\", \"model\", \"apiKeyEnv\", \"when\": \"no-sampling\" or \"always\"}}) and \"llmSystemPrompts\""
+            "{error}; the settings file may have \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\" (\"allow\" or \"ask\"), \"auditLog\", \"auditLogMaxBytes\", \"auditLogContents\", \"shape\" (\"three\" or \"single\"), \"direct\", \"pinTools\" (\"on\" or \"off\"), \"approval\" (\"auto\", \"page\" or \"elicitation\"), \"approvalTimeoutMs\", \"approvalPort\", \"approvalBrowser\", \"identities\" (each {{\"tokenEnv\", \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\", \"rateLimit\"}}), \"llm\" ({{\"kind\": \"anthropic\" or \"openai\", \"url\", \"model\", \"apiKeyEnv\", \"when\": \"no-sampling\" or \"always\"}}) and \"llmSystemPrompts\""
         ),
     })?;
     if let Some(log) = &settings.audit_log
@@ -216,7 +240,7 @@ mod tests {
         let path = dir.join("settings.json");
         std::fs::write(
             &path,
-            r#"{"allow": ["github.*"], "deny": ["*.delete_*"], "ask": ["github.merge_*"], "approve": ["github.merge_pull_request"], "unannotated": "ask", "auditLog": "audit.jsonl", "auditLogMaxBytes": 1000, "shape": "single", "direct": ["github.get_issue"], "pinTools": "off"}"#,
+            r#"{"allow": ["github.*"], "deny": ["*.delete_*"], "ask": ["github.merge_*"], "approve": ["github.merge_pull_request"], "unannotated": "ask", "auditLog": "audit.jsonl", "auditLogMaxBytes": 1000, "shape": "single", "direct": ["github.get_issue"], "pinTools": "off", "approval": "page", "approvalTimeoutMs": 5000, "approvalPort": 8123, "approvalBrowser": "xdg-open"}"#,
         )
         .unwrap();
         let settings = load_settings(&path).unwrap();
@@ -227,6 +251,10 @@ mod tests {
         assert_eq!(settings.unannotated, Some(crate::Unannotated::Ask));
         assert_eq!(settings.audit_log, Some(dir.join("audit.jsonl")));
         assert_eq!(settings.audit_log_max_bytes, Some(1000));
+        assert_eq!(settings.approval, Some(ApprovalMode::Page));
+        assert_eq!(settings.approval_timeout_ms, Some(5000));
+        assert_eq!(settings.approval_port, Some(8123));
+        assert_eq!(settings.approval_browser.as_deref(), Some("xdg-open"));
         assert_eq!(settings.shape, Some(Shape::Single));
         assert_eq!(settings.direct, ["github.get_issue"]);
         assert_eq!(settings.pin_tools, Some(PinTools::Off));

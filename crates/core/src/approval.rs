@@ -7,10 +7,11 @@
 //! approve rule matches it; a tool whose server says nothing about what it changes follows
 //! `--unannotated` (allow by default; with `ask`, it asks unless an approve rule matches it);
 //! every other tool goes ahead. Allow and deny rules decide which tools exist; they pre-approve
-//! nothing. The gateway asks through an [`Approver`] the transport provides (MCP elicitation);
-//! without one, the call is refused with a message that says what the person running toolweave
-//! can change. An answer may cover more than its call ([`ApprovalScope`]): the approver
-//! remembers it and answers later calls of that tool without asking.
+//! nothing. The gateway asks through an [`Approver`] the transport provides (MCP elicitation, or
+//! a one-time approval page on loopback); without one, the call is refused with a message that
+//! says what the person running toolweave can change. An answer may cover more than its call
+//! ([`ApprovalScope`]): the approver remembers it and answers later calls it covers without
+//! asking.
 
 use futures::future::BoxFuture;
 use serde_json::Value;
@@ -37,6 +38,10 @@ pub enum ApprovalScope {
     Execution,
     /// Every call of this tool for the rest of this client session.
     Session,
+    /// Calls of this tool for the rest of this client session whose arguments equal the
+    /// approved call's on the keys [`Approval::Approved`] names (on all of them when it names
+    /// none).
+    Matching,
 }
 
 impl ApprovalScope {
@@ -46,6 +51,7 @@ impl ApprovalScope {
             ApprovalScope::Call => "call",
             ApprovalScope::Execution => "execution",
             ApprovalScope::Session => "session",
+            ApprovalScope::Matching => "matching",
         }
     }
 
@@ -55,7 +61,30 @@ impl ApprovalScope {
             "call" => Some(ApprovalScope::Call),
             "execution" => Some(ApprovalScope::Execution),
             "session" => Some(ApprovalScope::Session),
+            "matching" => Some(ApprovalScope::Matching),
             _ => None,
+        }
+    }
+}
+
+/// Where the person answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AnsweredVia {
+    /// The client's form (MCP elicitation).
+    Elicitation,
+    /// toolweave's approval page, in a browser.
+    Page,
+    /// `toolweave approve`, in a terminal.
+    Terminal,
+}
+
+impl AnsweredVia {
+    /// `elicitation`, `page` or `terminal`: the word the audit log writes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AnsweredVia::Elicitation => "elicitation",
+            AnsweredVia::Page => "page",
+            AnsweredVia::Terminal => "terminal",
         }
     }
 }
@@ -67,20 +96,29 @@ pub enum Approval {
     Approved {
         /// What the answer covers.
         scope: ApprovalScope,
+        /// With [`ApprovalScope::Matching`], the argument keys later calls must match on (all
+        /// of the arguments when empty).
+        matching: Vec<String>,
         /// Whether the person was asked for this very call.
         asked: bool,
+        /// Where the answer that covers this call was given.
+        via: AnsweredVia,
     },
     /// They said no (or dismissed the question).
-    Declined,
+    Declined(AnsweredVia),
+    /// They were asked and nobody answered in time; why, with what to change.
+    Unanswered(String),
     /// Nobody could be asked; why.
     Unavailable(String),
 }
 
 impl Approval {
-    /// This one call approved, as the person just answered.
+    /// This one call approved, as the person just answered through the client's form.
     pub const APPROVED_ONCE: Approval = Approval::Approved {
         scope: ApprovalScope::Call,
+        matching: Vec::new(),
         asked: true,
+        via: AnsweredVia::Elicitation,
     };
 }
 
@@ -360,6 +398,7 @@ mod tests {
             ApprovalScope::Call,
             ApprovalScope::Execution,
             ApprovalScope::Session,
+            ApprovalScope::Matching,
         ] {
             assert_eq!(ApprovalScope::parse(scope.as_str()), Some(scope));
         }

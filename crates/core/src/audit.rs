@@ -68,12 +68,20 @@ pub struct CallRecord {
     pub outcome: &'static str,
     /// For a tool in the ask tier: `pre-approved` (an approve rule matches it), `approved` (the
     /// person asked said yes), `approved-before` (an earlier answer covers this call, see
-    /// `approvalScope`), `declined`, or `unavailable` (nobody could be asked).
+    /// `approvalScope`), `declined`, `unanswered` (nobody answered in time), or `unavailable`
+    /// (nobody could be asked).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub approval: Option<&'static str>,
-    /// For an approved call: what the answer covers, `call`, `execution` or `session`.
+    /// For an approved call: what the answer covers, `call`, `execution`, `session` or
+    /// `matching`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub approval_scope: Option<&'static str>,
+    /// For a `matching` approval: the argument keys later calls match on (empty: all of them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approval_matching: Option<Vec<String>>,
+    /// Where the person answered: `elicitation`, `page` or `terminal`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approval_via: Option<&'static str>,
     /// Bytes of the arguments, as JSON.
     pub argument_bytes: usize,
     /// Bytes of the result, as JSON (0 when it failed).

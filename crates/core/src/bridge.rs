@@ -19,7 +19,8 @@ use toolweave_sandbox::{HostRequest, ServerAsk};
 use toolweave_upstream::{Capability, Listener};
 
 use crate::approval::{
-    self, AllowReason, Approval, ApprovalRequest, ApprovalScope, Approver, AskReason, Tier,
+    self, AllowReason, AnsweredVia, Approval, ApprovalRequest, ApprovalScope, Approver, AskReason,
+    Tier,
 };
 use crate::audit::CallRecord;
 use crate::budget::{Budget, json_len};
@@ -56,12 +57,16 @@ pub(crate) struct Scope<'a> {
 }
 
 /// What became of a call that needed approval, as the audit log records it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Decision {
-    /// `pre-approved`, `approved`, `approved-before`, `declined` or `unavailable`.
+    /// `pre-approved`, `approved`, `approved-before`, `declined`, `unanswered` or `unavailable`.
     approval: &'static str,
     /// What an approval covers.
     scope: Option<ApprovalScope>,
+    /// The argument keys a matching approval covers.
+    matching: Vec<String>,
+    /// Where the person answered.
+    via: Option<AnsweredVia>,
 }
 
 impl Scope<'_> {
@@ -71,12 +76,11 @@ impl Scope<'_> {
         self.identity.map_or(gateway.policy(), Identity::policy)
     }
 
-    fn decided(&self, approval: &'static str, scope: Option<ApprovalScope>) {
+    fn decided(&self, decision: Decision) {
         *self
             .approval
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) =
-            Some(Decision { approval, scope });
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(decision);
     }
 
     fn refuse(&self) {
@@ -85,10 +89,10 @@ impl Scope<'_> {
     }
 
     fn decision(&self) -> Option<Decision> {
-        *self
-            .approval
+        self.approval
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 }
 
@@ -144,15 +148,16 @@ pub(crate) async fn answer_recorded(
         Err(_) if scope.refused.load(std::sync::atomic::Ordering::Relaxed) => ("denied", 0, None),
         Err(_) => ("error", 0, None),
     };
-    let decision = scope.decision();
+    let decision = scope.decision().unwrap_or_default();
     let record = CallRecord {
         name,
         duration_ms,
         outcome,
-        approval: decision.map(|decision| decision.approval),
-        approval_scope: decision
-            .and_then(|decision| decision.scope)
-            .map(ApprovalScope::as_str),
+        approval: Some(decision.approval).filter(|approval| !approval.is_empty()),
+        approval_scope: decision.scope.map(ApprovalScope::as_str),
+        approval_matching: (decision.scope == Some(ApprovalScope::Matching))
+            .then_some(decision.matching),
+        approval_via: decision.via.map(AnsweredVia::as_str),
         argument_bytes,
         result_bytes,
         arguments,
@@ -522,7 +527,10 @@ async fn call_tool(
         return Err("internal error: arguments stopped being an object".to_owned());
     };
     match approval::tier(scope.policy(gateway), entry) {
-        Tier::Allow(AllowReason::PreApproved { .. }) => scope.decided("pre-approved", None),
+        Tier::Allow(AllowReason::PreApproved { .. }) => scope.decided(Decision {
+            approval: "pre-approved",
+            ..Decision::default()
+        }),
         Tier::Allow(_) => {}
         Tier::Ask(reason) => {
             ask_approval(entry, &display, &arguments, &reason, &cancel, scope).await?;
@@ -683,21 +691,42 @@ async fn ask_approval(
     match answer {
         Approval::Approved {
             scope: covers,
+            matching,
             asked,
+            via,
         } => {
-            let approval = if asked { "approved" } else { "approved-before" };
-            scope.decided(approval, Some(covers));
+            scope.decided(Decision {
+                approval: if asked { "approved" } else { "approved-before" },
+                scope: Some(covers),
+                matching,
+                via: Some(via),
+            });
             Ok(())
         }
-        Approval::Declined => {
-            scope.decided("declined", None);
+        Approval::Declined(via) => {
+            scope.decided(Decision {
+                approval: "declined",
+                via: Some(via),
+                ..Decision::default()
+            });
             scope.refuse();
             Err(format!(
                 "{display} was not called: {reason}, and the person asked declined this call"
             ))
         }
+        Approval::Unanswered(why) => {
+            scope.decided(Decision {
+                approval: "unanswered",
+                ..Decision::default()
+            });
+            scope.refuse();
+            Err(format!("{display} was not called: {reason}, and {why}"))
+        }
         Approval::Unavailable(why) => {
-            scope.decided("unavailable", None);
+            scope.decided(Decision {
+                approval: "unavailable",
+                ..Decision::default()
+            });
             scope.refuse();
             Err(crate::error::approval_unavailable(
                 display, &tool, reason, &why,

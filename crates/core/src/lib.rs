@@ -67,7 +67,7 @@ mod worker_entry;
 mod workers;
 
 pub use approval::{
-    AllowReason, Approval, ApprovalRequest, ApprovalScope, Approver, AskReason, Tier,
+    AllowReason, AnsweredVia, Approval, ApprovalRequest, ApprovalScope, Approver, AskReason, Tier,
 };
 pub use audit::{AuditLog, AuditOptions, CallRecord, RequestRecord};
 pub use builder::GatewayBuilder;

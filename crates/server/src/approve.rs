@@ -1,31 +1,78 @@
-//! Asking the person at the client, through MCP elicitation, whether a call of a tool in the ask
-//! tier may go ahead, and remembering answers that cover more than one call.
+//! Asking the person at the client whether a call of a tool in the ask tier may go ahead, and
+//! remembering answers that cover more than one call.
 //!
-//! The question offers scopes: this call only, this tool for the rest of this execution, or
-//! this tool for the rest of the client session. An answer with a wider scope is kept (by the
-//! execution's [`AskTheClient`], or by the session's [`SessionApprovals`]) and answers later
-//! calls of that tool without asking. One question is open per session at a time, so calls that
-//! run together (`Promise.all` of twenty writes) wait for the first answer instead of asking
-//! twenty times.
+//! A client with form elicitation is asked through it; one without (or any, with `--approval
+//! page`) gets toolweave's approval page (`page.rs`): the call waits while the page's address
+//! goes to toolweave's log (stderr), to the client as a log notification (logger
+//! `toolweave/approval`), to the client as a URL-mode elicitation when it declares that, and to
+//! `--approval-browser` when set; `toolweave approve` answers from a terminal.
+//!
+//! The question offers scopes: this call only, this tool for the rest of this execution, this
+//! tool for the rest of the client session, or, for the rest of the session, the calls of this
+//! tool whose arguments equal this call's (all of them, or one argument the person picks). An
+//! answer with a wider scope is kept (by the execution's [`AskTheClient`], or by the session's
+//! [`SessionApprovals`]) and answers later calls it covers without asking. One question is open
+//! per session at a time, so calls that run together (`Promise.all` of twenty writes) wait for
+//! the first answer instead of asking twenty times.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::future::BoxFuture;
 use rmcp::RoleServer;
-use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
-use rmcp::service::Peer;
-use serde_json::{Value, json};
-use toolweave_core::{Approval, ApprovalRequest, ApprovalScope, Approver};
+use rmcp::model::{
+    ElicitRequestParams, ElicitationAction, ElicitationSchema, LoggingLevel,
+    LoggingMessageNotificationParam,
+};
+use rmcp::service::{ElicitationMode, Peer};
+use serde_json::{Map, Value, json};
+use toolweave_core::{AnsweredVia, Approval, ApprovalRequest, ApprovalScope, Approver};
+
+use crate::page::{ApprovalMode, ApprovalPages, PageAnswer, PendingCall};
 
 /// The most of a call's arguments shown in the question.
 const MAX_SHOWN_ARGUMENTS: usize = 2000;
 
+/// The most arguments the question offers to match later calls on, one by one.
+const MAX_MATCHED_KEYS: usize = 4;
+
+/// The most of an argument's value a scope's title shows.
+const MAX_SHOWN_VALUE: usize = 80;
+
+/// Calls of one tool a `matching` answer approved: those whose arguments equal `values` on
+/// `keys` (on all of them, and no others, when `keys` is empty).
+#[derive(Debug, Clone)]
+struct Pattern {
+    tool: String,
+    keys: Vec<String>,
+    values: Map<String, Value>,
+    via: AnsweredVia,
+}
+
+impl Pattern {
+    fn covers(&self, tool: &str, arguments: &Value) -> bool {
+        if self.tool != tool {
+            return false;
+        }
+        let Value::Object(arguments) = arguments else {
+            return false;
+        };
+        if self.keys.is_empty() {
+            return *arguments == self.values;
+        }
+        self.keys
+            .iter()
+            .all(|key| arguments.get(key).is_some() && arguments.get(key) == self.values.get(key))
+    }
+}
+
 /// What one client session approved for its rest, and its turn to ask.
 #[derive(Debug, Default)]
 pub(crate) struct SessionApprovals {
-    /// Tools (`server.tool`) approved for the rest of the session.
-    tools: Mutex<HashSet<String>>,
+    /// Tools (`server.tool`) approved for the rest of the session, and where.
+    tools: Mutex<HashMap<String, AnsweredVia>>,
+    /// Calls approved for the rest of the session by their arguments.
+    matching: Mutex<Vec<Pattern>>,
     /// Held while a question is open: one question at a time per session.
     asking: tokio::sync::Mutex<()>,
 }
@@ -35,125 +82,364 @@ pub(crate) struct SessionApprovals {
 #[derive(Debug)]
 pub(crate) struct AskTheClient {
     peer: Peer<RoleServer>,
-    /// Whether code asks for the calls (else the client called a tool listed directly, and there
-    /// is no execution to approve a tool for).
-    from_code: bool,
-    /// Tools approved for the rest of this execution.
-    execution: Arc<Mutex<HashSet<String>>>,
+    /// The SHA-256 of the execution's code, when code asks for the calls (else the client called
+    /// a tool listed directly, and there is no execution to approve a tool for).
+    code_sha256: Option<String>,
+    /// Tools approved for the rest of this execution, and where.
+    execution: Arc<Mutex<HashMap<String, AnsweredVia>>>,
     session: Arc<SessionApprovals>,
+    pages: Arc<ApprovalPages>,
 }
 
 impl AskTheClient {
-    /// An approver for one execution (`from_code`) or one direct call in `session`.
+    /// An approver for one execution (whose code has `code_sha256`) or, without it, one direct
+    /// call in `session`.
     pub(crate) fn new(
         peer: Peer<RoleServer>,
-        from_code: bool,
+        code_sha256: Option<String>,
         session: Arc<SessionApprovals>,
+        pages: Arc<ApprovalPages>,
     ) -> Self {
         Self {
             peer,
-            from_code,
+            code_sha256,
             execution: Arc::default(),
             session,
+            pages,
         }
     }
 }
 
-/// The scope an earlier answer gave `tool`, if one covers it.
+/// An earlier answer that covers this call, if one does.
 fn covered(
-    execution: &Mutex<HashSet<String>>,
+    execution: &Mutex<HashMap<String, AnsweredVia>>,
     session: &SessionApprovals,
-    tool: &str,
-) -> Option<ApprovalScope> {
-    // A poisoned lock only means a panic elsewhere; the set itself is whole.
-    let holds = |set: &Mutex<HashSet<String>>| {
-        set.lock()
+    request: &ApprovalRequest,
+) -> Option<Approval> {
+    // A poisoned lock only means a panic elsewhere; the map itself is whole.
+    let held = |map: &Mutex<HashMap<String, AnsweredVia>>| {
+        map.lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .contains(tool)
+            .get(&request.tool)
+            .copied()
     };
-    if holds(execution) {
-        Some(ApprovalScope::Execution)
-    } else if holds(&session.tools) {
-        Some(ApprovalScope::Session)
-    } else {
-        None
+    let before = |scope, matching, via| Approval::Approved {
+        scope,
+        matching,
+        asked: false,
+        via,
+    };
+    if let Some(via) = held(execution) {
+        return Some(before(ApprovalScope::Execution, Vec::new(), via));
     }
+    if let Some(via) = held(&session.tools) {
+        return Some(before(ApprovalScope::Session, Vec::new(), via));
+    }
+    session
+        .matching
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .find(|pattern| pattern.covers(&request.tool, &request.arguments))
+        .map(|pattern| before(ApprovalScope::Matching, pattern.keys.clone(), pattern.via))
 }
 
 impl Approver for AskTheClient {
     fn approve(&self, request: ApprovalRequest) -> BoxFuture<'static, Approval> {
         let peer = self.peer.clone();
-        let from_code = self.from_code;
+        let code_sha256 = self.code_sha256.clone();
         let execution = self.execution.clone();
         let session = self.session.clone();
+        let pages = self.pages.clone();
         Box::pin(async move {
-            if let Some(scope) = covered(&execution, &session, &request.tool) {
-                return Approval::Approved {
-                    scope,
-                    asked: false,
-                };
+            if let Some(answer) = covered(&execution, &session, &request) {
+                return answer;
             }
-            let supported = peer
-                .peer_info()
-                .is_some_and(|info| info.capabilities.elicitation.is_some());
-            if !supported {
+            let modes = peer.supported_elicitation_modes();
+            let form = match pages.options().mode {
+                ApprovalMode::Auto => modes.contains(&ElicitationMode::Form),
+                ApprovalMode::Page => false,
+                ApprovalMode::Elicitation => true,
+            };
+            if form && !modes.contains(&ElicitationMode::Form) {
                 return Approval::Unavailable(
-                    "this MCP client cannot be asked (it does not support elicitation)".to_owned(),
+                    "this MCP client cannot be asked (it does not support form elicitation, and --approval elicitation keeps toolweave's approval page off)".to_owned(),
                 );
             }
             let _turn = session.asking.lock().await;
             // An answer given while this call waited for its turn may cover it.
-            if let Some(scope) = covered(&execution, &session, &request.tool) {
-                return Approval::Approved {
-                    scope,
-                    asked: false,
+            if let Some(answer) = covered(&execution, &session, &request) {
+                return answer;
+            }
+            let from_code = code_sha256.is_some();
+            let offered = scopes(&request, from_code);
+            let answer = if form {
+                ask_by_form(&peer, &request, from_code, &offered).await
+            } else {
+                let call = PendingCall {
+                    id: String::new(),
+                    url: String::new(),
+                    tool: request.tool.clone(),
+                    reason: request.reason.clone(),
+                    arguments: request.arguments.clone(),
+                    code_sha256,
+                    scopes: offered,
+                    pid: 0,
                 };
-            }
-            let params = match question(&request, from_code) {
-                Ok(params) => params,
-                Err(error) => {
-                    return Approval::Unavailable(format!(
-                        "the question could not be built: {error}"
-                    ));
-                }
+                ask_at_page(&peer, &pages, call, modes.contains(&ElicitationMode::Url)).await
             };
-            let answer = match peer.create_elicitation(params).await {
+            let answer = match answer {
                 Ok(answer) => answer,
-                Err(error) => {
-                    return Approval::Unavailable(format!("asking the client failed ({error})"));
-                }
+                Err(approval) => return approval,
             };
-            let content = answer.content.unwrap_or_default();
-            if answer.action != ElicitationAction::Accept
-                || content.get("approve") != Some(&Value::Bool(true))
-            {
-                return Approval::Declined;
+            if !answer.approve {
+                return Approval::Declined(answer.via);
             }
-            // A scope the question did not offer (or none: a client that shows only the
-            // checkbox) approves this call only.
-            let scope = content
-                .get("scope")
-                .and_then(Value::as_str)
-                .and_then(ApprovalScope::parse)
-                .filter(|scope| from_code || *scope != ApprovalScope::Execution)
-                .unwrap_or(ApprovalScope::Call);
-            let set = match scope {
-                ApprovalScope::Call => None,
-                ApprovalScope::Execution => Some(&*execution),
-                ApprovalScope::Session => Some(&session.tools),
-            };
-            if let Some(set) = set {
-                set.lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(request.tool.clone());
-            }
-            Approval::Approved { scope, asked: true }
+            remember(&execution, &session, &request, &answer)
         })
     }
 }
 
+/// Keeps an approval whose scope is wider than its call; the approval this call gets.
+fn remember(
+    execution: &Mutex<HashMap<String, AnsweredVia>>,
+    session: &SessionApprovals,
+    request: &ApprovalRequest,
+    answer: &PageAnswer,
+) -> Approval {
+    let (scope, keys) = parse_scope(&answer.scope).unwrap_or((ApprovalScope::Call, Vec::new()));
+    let map = match scope {
+        ApprovalScope::Execution => Some(execution),
+        ApprovalScope::Session => Some(&session.tools),
+        ApprovalScope::Call | ApprovalScope::Matching => None,
+    };
+    if let Some(map) = map {
+        map.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(request.tool.clone(), answer.via);
+    }
+    if scope == ApprovalScope::Matching {
+        let arguments = request.arguments.as_object().cloned().unwrap_or_default();
+        let values = if keys.is_empty() {
+            arguments
+        } else {
+            arguments
+                .into_iter()
+                .filter(|(key, _)| keys.contains(key))
+                .collect()
+        };
+        session
+            .matching
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(Pattern {
+                tool: request.tool.clone(),
+                keys: keys.clone(),
+                values,
+                via: answer.via,
+            });
+    }
+    Approval::Approved {
+        scope,
+        matching: keys,
+        asked: true,
+        via: answer.via,
+    }
+}
+
+/// The scope a word of the question names: `call`, `execution`, `session`, `matching` (all the
+/// arguments) or `matching:KEY`.
+fn parse_scope(word: &str) -> Option<(ApprovalScope, Vec<String>)> {
+    if let Some(key) = word.strip_prefix("matching:") {
+        return Some((ApprovalScope::Matching, vec![key.to_owned()]));
+    }
+    ApprovalScope::parse(word).map(|scope| (scope, Vec::new()))
+}
+
+/// The scopes the question offers for `request`: each word and what it covers, the narrowest
+/// first.
+pub(crate) fn scopes(request: &ApprovalRequest, from_code: bool) -> Vec<(String, String)> {
+    let tool = &request.tool;
+    let mut scopes = vec![("call".to_owned(), "This call only".to_owned())];
+    if from_code {
+        scopes.push((
+            "execution".to_owned(),
+            format!("Every call of {tool} for the rest of this execution"),
+        ));
+    }
+    if let Value::Object(arguments) = &request.arguments {
+        let scalars = arguments
+            .iter()
+            .filter(|(key, value)| {
+                key.len() <= 64 && (value.is_string() || value.is_number() || value.is_boolean())
+            })
+            .take(MAX_MATCHED_KEYS);
+        for (key, value) in scalars {
+            let mut shown = value.to_string();
+            if shown.len() > MAX_SHOWN_VALUE {
+                let mut end = MAX_SHOWN_VALUE;
+                while !shown.is_char_boundary(end) {
+                    end -= 1;
+                }
+                shown.truncate(end);
+                shown.push('…');
+            }
+            scopes.push((
+                format!("matching:{key}"),
+                format!("Calls of {tool} whose {key} is {shown}, for the rest of this session"),
+            ));
+        }
+        if !arguments.is_empty() {
+            scopes.push((
+                "matching".to_owned(),
+                format!(
+                    "Calls of {tool} with exactly these arguments, for the rest of this session"
+                ),
+            ));
+        }
+    }
+    scopes.push((
+        "session".to_owned(),
+        format!("Every call of {tool} for the rest of this session"),
+    ));
+    scopes
+}
+
+/// Asks through the client's form. `Err` is the approval when nobody could be asked.
+async fn ask_by_form(
+    peer: &Peer<RoleServer>,
+    request: &ApprovalRequest,
+    from_code: bool,
+    offered: &[(String, String)],
+) -> Result<PageAnswer, Approval> {
+    let params = question(request, from_code, offered).map_err(|error| {
+        Approval::Unavailable(format!("the question could not be built: {error}"))
+    })?;
+    let answer = peer
+        .create_elicitation(params)
+        .await
+        .map_err(|error| Approval::Unavailable(format!("asking the client failed ({error})")))?;
+    let content = answer.content.unwrap_or_default();
+    let approve = answer.action == ElicitationAction::Accept
+        && content.get("approve") == Some(&Value::Bool(true));
+    // A scope the question did not offer (or none: a client that shows only the checkbox)
+    // approves this call only.
+    let scope = content
+        .get("scope")
+        .and_then(Value::as_str)
+        .filter(|scope| offered.iter().any(|(word, _)| word == scope))
+        .unwrap_or("call")
+        .to_owned();
+    Ok(PageAnswer {
+        approve,
+        scope,
+        via: AnsweredVia::Elicitation,
+    })
+}
+
+/// Asks at the approval page: registers the call, tells the person where it waits, and waits
+/// for an answer there (or from `toolweave approve`), bounded by `--approval-timeout-ms`.
+async fn ask_at_page(
+    peer: &Peer<RoleServer>,
+    pages: &ApprovalPages,
+    call: PendingCall,
+    url_mode: bool,
+) -> Result<PageAnswer, Approval> {
+    let mut ticket = pages.register(call).await.map_err(Approval::Unavailable)?;
+    let call = ticket.call.clone();
+    let message = format!(
+        "toolweave asks for approval: a call of {} ({}) waits at {} (or answer it with `toolweave approve {}`)",
+        call.tool, call.reason, call.url, call.id
+    );
+    tracing::warn!(tool = %call.tool, id = %call.id, url = %call.url, "{message}");
+    let mut params = LoggingMessageNotificationParam::new(
+        LoggingLevel::Warning,
+        json!({ "message": message, "url": call.url, "id": call.id, "tool": call.tool }),
+    );
+    params.logger = Some("toolweave/approval".to_owned());
+    if let Err(error) = peer.notify_logging_message(params).await {
+        tracing::debug!(%error, "the approval notification could not be sent");
+    }
+    open_browser(pages, &call.url);
+    let timeout = pages.options().timeout;
+    let answer = &mut ticket.answer;
+    let waited = async {
+        if !url_mode {
+            return answer.await.ok();
+        }
+        // The client shows the address itself; its person may decline there instead.
+        let asked = peer.create_elicitation(ElicitRequestParams::UrlElicitationParams {
+            meta: None,
+            message: format!(
+                "Approve or deny a call of {} at toolweave's approval page",
+                call.tool
+            ),
+            url: call.url.clone(),
+            elicitation_id: call.id.clone(),
+        });
+        tokio::select! {
+            answer = &mut *answer => answer.ok(),
+            shown = asked => match shown {
+                Ok(result) if result.action != ElicitationAction::Accept => Some(PageAnswer {
+                    approve: false,
+                    scope: "call".to_owned(),
+                    via: AnsweredVia::Elicitation,
+                }),
+                _ => answer.await.ok(),
+            },
+        }
+    };
+    match tokio::time::timeout(timeout, waited).await {
+        Ok(Some(answer)) => Ok(answer),
+        Ok(None) => Err(Approval::Unavailable(
+            "the approval page stopped waiting".to_owned(),
+        )),
+        Err(_) => Err(Approval::Unanswered(format!(
+            "no one answered at toolweave's approval page ({}) within {} ms (--approval-timeout-ms, or \"approvalTimeoutMs\" in the settings file)",
+            call.url
+                .rsplit_once("/approval/")
+                .map_or(call.url.as_str(), |(base, _)| base),
+            timeout.as_millis()
+        ))),
+    }
+}
+
+/// Runs `--approval-browser` with `url`, when set.
+fn open_browser(pages: &ApprovalPages, url: &str) {
+    let Some((program, arguments)) = pages
+        .options()
+        .browser_command
+        .as_ref()
+        .and_then(|command| command.split_first())
+    else {
+        return;
+    };
+    let started = tokio::process::Command::new(program)
+        .args(arguments)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(false)
+        .spawn();
+    match started {
+        Ok(mut child) => {
+            tokio::spawn(async move {
+                let _ = child.wait().await;
+            });
+        }
+        Err(error) => {
+            tracing::warn!(%program, %error, "--approval-browser did not start");
+        }
+    }
+}
+
 /// The elicitation for `request`: the tool, why it asks, its arguments, and the scopes offered.
-fn question(request: &ApprovalRequest, from_code: bool) -> Result<ElicitRequestParams, String> {
+fn question(
+    request: &ApprovalRequest,
+    from_code: bool,
+    offered: &[(String, String)],
+) -> Result<ElicitRequestParams, String> {
     let mut arguments = serde_json::to_string_pretty(&request.arguments)
         .unwrap_or_else(|_| request.arguments.to_string());
     if arguments.len() > MAX_SHOWN_ARGUMENTS {
@@ -165,17 +451,10 @@ fn question(request: &ApprovalRequest, from_code: bool) -> Result<ElicitRequestP
         arguments.push_str("\n…");
     }
     let tool = &request.tool;
-    let mut scopes = vec![json!({ "const": "call", "title": "This call only" })];
-    if from_code {
-        scopes.push(json!({
-            "const": "execution",
-            "title": format!("Every call of {tool} for the rest of this execution"),
-        }));
-    }
-    scopes.push(json!({
-        "const": "session",
-        "title": format!("Every call of {tool} for the rest of this session"),
-    }));
+    let scopes: Vec<Value> = offered
+        .iter()
+        .map(|(word, title)| json!({ "const": word, "title": title }))
+        .collect();
     let schema = json!({
         "type": "object",
         "properties": {
@@ -223,7 +502,7 @@ mod tests {
             message,
             requested_schema,
             ..
-        } = question(&request, true).unwrap()
+        } = question(&request, true, &scopes(&request, true)).unwrap()
         else {
             panic!("a form");
         };
@@ -240,12 +519,15 @@ mod tests {
             .iter()
             .map(|scope| scope["const"].as_str().unwrap())
             .collect();
-        assert_eq!(offered, ["call", "execution", "session"]);
+        assert_eq!(
+            offered,
+            ["call", "execution", "matching:name", "matching", "session"]
+        );
         assert_eq!(schema["required"], json!(["approve"]));
 
         let ElicitRequestParams::FormElicitationParams {
             requested_schema, ..
-        } = question(&request, false).unwrap()
+        } = question(&request, false, &scopes(&request, false)).unwrap()
         else {
             panic!("a form");
         };
@@ -255,7 +537,7 @@ mod tests {
                 .as_array()
                 .unwrap()
                 .len(),
-            2,
+            4,
             "no execution to approve a tool for: {schema}"
         );
     }

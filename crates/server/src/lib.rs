@@ -17,6 +17,7 @@ pub mod http;
 mod incoming;
 mod listing;
 pub mod metrics;
+pub mod page;
 pub mod sessions;
 pub mod stdio;
 pub mod telemetry;
@@ -80,6 +81,8 @@ pub struct ToolweaveServer {
     metrics: Option<Arc<metrics::Metrics>>,
     /// What this session's person approved for the rest of the session.
     approvals: Arc<SessionApprovals>,
+    /// The approval page and the calls waiting at it, shared by every session.
+    pages: Arc<page::ApprovalPages>,
     /// What this session's executions keep across runs (the store, result handles); dropped
     /// with the session's handler.
     state: Arc<SessionState>,
@@ -117,10 +120,18 @@ impl ToolweaveServer {
             discovery_turn: Arc::new(tokio::sync::Semaphore::new(1)),
             metrics: None,
             approvals: Arc::default(),
+            pages: Arc::new(page::ApprovalPages::new(page::ApprovalOptions::default())),
             state: gateway.session_state(),
             identity: Arc::default(),
             gateway,
         }
+    }
+
+    /// Asks for approval as `options` say (form elicitation or the approval page, and how long
+    /// a call waits at the page).
+    pub fn with_approval(mut self, options: page::ApprovalOptions) -> Self {
+        self.pages = Arc::new(page::ApprovalPages::new(options));
+        self
     }
 
     /// Lists the tools `options` says: the shape's own, and upstream tools listed directly.
@@ -417,8 +428,9 @@ impl ToolweaveServer {
                         session,
                         approver: Some(Arc::new(AskTheClient::new(
                             context.peer.clone(),
-                            true,
+                            Some(code_sha256(code)),
                             self.approvals.clone(),
+                            self.pages.clone(),
                         ))),
                         cancel: context.ct.clone(),
                         state: Some(self.session_state(context)),
@@ -592,8 +604,9 @@ impl ToolweaveServer {
                         session,
                         approver: Some(Arc::new(AskTheClient::new(
                             context.peer.clone(),
-                            false,
+                            None,
                             self.approvals.clone(),
+                            self.pages.clone(),
                         ))),
                         identity: caller.map(|caller| caller.identity().clone()),
                     },
@@ -840,6 +853,15 @@ impl NoticeSender<'_> {
             tracing::debug!(%error, "a log notification could not be sent");
         }
     }
+}
+
+/// The SHA-256 of `code`, in hex, as the audit log and the approval page show it.
+fn code_sha256(code: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(code.as_bytes())
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
 }
 
 /// MCP log levels, least severe first.

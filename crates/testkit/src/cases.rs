@@ -25,8 +25,11 @@ use serde_json::Value;
 
 use crate::harness::Execution;
 
-/// Limits the case files are written against: the gateway runs them with these flags.
+/// Limits the case files are written against: the gateway runs them with these flags. A call
+/// that needs approval is refused rather than left waiting at the approval page.
 pub const CASE_LIMITS: &[&str] = &[
+    "--approval",
+    "elicitation",
     "--timeout-ms",
     "1500",
     "--memory-mb",

@@ -3,7 +3,7 @@
 // not advise an --allow, which would shut out every other tool.
 // expect-error: GuestError
 // expect-message: fixture.remove was not called: its server marks it destructive, so each call needs approval
-// expect-message: this MCP client cannot be asked (it does not support elicitation)
+// expect-message: this MCP client cannot be asked (it does not support form elicitation
 // expect-message: --approve fixture.remove
 // expect-message: "fixture.remove" to "approve" in its settings file
 await tools.fixture.remove({ name: "draft" });

@@ -26,7 +26,12 @@ fn remove(name: &str) -> String {
 /// What `tools.fixture.remove` answers in a gateway started with `flags`, and whether
 /// `tools.fixture.add` can still be called there.
 async fn remove_with(config: &std::path::Path, flags: &[&str]) -> (String, bool) {
-    let server = Toolweave::start(toolweave(), config, flags).await.unwrap();
+    let flags: Vec<&str> = ["--approval", "elicitation"]
+        .iter()
+        .chain(flags)
+        .copied()
+        .collect();
+    let server = Toolweave::start(toolweave(), config, &flags).await.unwrap();
     let removed = server.execute(&remove("x"), "javascript").await.unwrap();
     let removed = removed.value().unwrap().as_str().unwrap().to_owned();
     let added = server
@@ -48,7 +53,8 @@ async fn a_client_that_cannot_be_asked_gets_a_refusal_naming_the_approve_rule() 
     assert_eq!(
         refused,
         "Error: fixture.remove was not called: its server marks it destructive, so each call needs \
-         approval, and this MCP client cannot be asked (it does not support elicitation). Neither \
+         approval, and this MCP client cannot be asked (it does not support form elicitation, and \
+         --approval elicitation keeps toolweave's approval page off). Neither \
          code nor the model can change this: the person running toolweave can pre-approve this one tool by \
          starting it with --approve fixture.remove (or adding \"fixture.remove\" to \"approve\" in \
          its settings file)"

@@ -26,6 +26,8 @@ async fn every_execution_is_one_line_without_contents() {
         &[
             "--audit-log",
             log.to_str().unwrap(),
+            "--approval",
+            "elicitation",
             "--deny",
             "fixture.crash",
             "--timeout-ms",

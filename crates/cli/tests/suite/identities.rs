@@ -47,7 +47,12 @@ async fn start(dir: &Path, config: &Path) -> HttpToolweave {
     HttpToolweave::start(
         toolweave(),
         config,
-        &["--settings", settings.to_str().unwrap()],
+        &[
+            "--settings",
+            settings.to_str().unwrap(),
+            "--approval",
+            "elicitation",
+        ],
         &[("TW_READER_TOKEN", READER), ("TW_WRITER_TOKEN", WRITER)],
     )
     .await

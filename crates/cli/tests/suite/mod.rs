@@ -1,4 +1,5 @@
 mod approval;
+mod approval_page;
 mod audit;
 mod balance;
 mod cancel;

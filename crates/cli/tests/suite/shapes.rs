@@ -244,6 +244,8 @@ async fn direct_tools_are_listed_called_checked_and_audited() {
         toolweave(),
         &config,
         &[
+            "--approval",
+            "elicitation",
             "--direct",
             "fixture.add",
             "--direct",
