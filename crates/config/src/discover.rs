@@ -408,14 +408,62 @@ fn files(places: &Places<'_>) -> Vec<(PathBuf, Vec<SourceKind>)> {
 
 /// Looks in every source of `places`; `lookup` gives the variables for `${VAR}` references.
 pub fn discover(places: &Places<'_>, lookup: &dyn Fn(&str) -> Option<String>) -> Discovery {
-    let this_program = places
-        .this_program
-        .map(|program| program.canonicalize().unwrap_or(program.to_path_buf()));
-    let mut discovery = Discovery::default();
-    let mut winners: BTreeMap<String, SourceKind> = BTreeMap::new();
-    let mut disabled = BTreeSet::new();
-    // Claude Code's file holds two sources of different precedence: read each file once, then
-    // handle its sources in precedence order.
+    let (read, users_own) = read_sources(places);
+    let claude_json = read
+        .iter()
+        .find(|(kind, _, _)| *kind == SourceKind::ClaudeCodeLocal)
+        .and_then(|(_, _, top)| top.as_ref().ok()?.as_ref());
+    let mut merging = Merging {
+        places,
+        lookup,
+        this_program: places
+            .this_program
+            .map(|program| program.canonicalize().unwrap_or(program.to_path_buf())),
+        discovery: Discovery::default(),
+        winners: BTreeMap::new(),
+        disabled: BTreeSet::new(),
+    };
+    let trust = TrustCheck {
+        places,
+        users_own,
+        approvals: claude_approvals(claude_json, places),
+        trusted: match places.trust_file.map(Trusted::load) {
+            Some(Ok(trusted)) => trusted,
+            Some(Err(error)) => {
+                merging.discovery.trust_problem = Some(error.to_string());
+                Trusted::default()
+            }
+            None => Trusted::default(),
+        },
+    };
+    for (kind, path, top) in &read {
+        let (source, found) = read_source(*kind, path, top, places.cwd);
+        merging.discovery.sources.push(source);
+        let Some((top, servers)) = found else {
+            continue;
+        };
+        let fronted = fronted_in(top, places.cwd, merging.this_program.as_deref());
+        let switched_off = if *kind == SourceKind::Project {
+            &trust.approvals.disabled
+        } else {
+            &BTreeSet::new()
+        };
+        for (name, value) in servers {
+            let client = ClientSays {
+                fronted: fronted.contains(name),
+                switched_off: switched_off.contains(name),
+                trust: trust.of(*kind, path, name, value),
+            };
+            merging.entry(*kind, path, name, value, client);
+        }
+    }
+    merging.finish()
+}
+
+/// Every source file of `places` read once, in precedence order (Claude Code's file holds two
+/// sources of different precedence), and the files that are the user's own as well as a
+/// project's.
+fn read_sources(places: &Places<'_>) -> (Vec<(SourceKind, PathBuf, FileTop)>, BTreeSet<PathBuf>) {
     let mut read: Vec<(SourceKind, PathBuf, FileTop)> = Vec::new();
     // A project file that is also one of the user's own (the project folder is the home
     // directory: `~/.cursor/mcp.json` is both) needs no trust.
@@ -430,148 +478,177 @@ pub fn discover(places: &Places<'_>, lookup: &dyn Fn(&str) -> Option<String>) ->
         }
     }
     read.sort_by_key(|(kind, _, _)| *kind);
-    let claude_json = read
-        .iter()
-        .find(|(kind, _, _)| *kind == SourceKind::ClaudeCodeLocal)
-        .and_then(|(_, _, top)| top.as_ref().ok()?.as_ref());
-    let approvals = claude_approvals(claude_json, places);
-    let trusted = match places.trust_file.map(Trusted::load) {
-        Some(Ok(trusted)) => trusted,
-        Some(Err(error)) => {
-            discovery.trust_problem = Some(error.to_string());
-            Trusted::default()
-        }
-        None => Trusted::default(),
+    (read, users_own)
+}
+
+/// A source file's top object, and its map of server entries.
+type ServerMap<'a> = (&'a Map<String, Value>, &'a Map<String, Value>);
+
+/// The source `kind` at `path` as it was read, and when it has a server map, the file's top
+/// object and that map.
+fn read_source<'a>(
+    kind: SourceKind,
+    path: &Path,
+    top: &'a FileTop,
+    cwd: &Path,
+) -> (Source, Option<ServerMap<'a>>) {
+    let mut source = Source {
+        kind,
+        path: path.to_path_buf(),
+        key: kind.key(cwd),
+        state: SourceState::Missing,
     };
-    for (kind, path, top) in read {
-        let key = kind.key(places.cwd);
-        let mut source = Source {
-            kind,
-            path: path.clone(),
-            key,
-            state: SourceState::Missing,
-        };
-        let top = match top {
-            Ok(Some(top)) => top,
-            Ok(None) => {
-                discovery.sources.push(source);
-                continue;
-            }
-            Err(error) => {
-                source.state = SourceState::Unreadable { error };
-                discovery.sources.push(source);
-                continue;
-            }
-        };
-        let Some(servers) = kind.servers_in(&top, places.cwd) else {
-            source.state = SourceState::NoServers;
-            discovery.sources.push(source);
-            continue;
-        };
-        let Value::Object(servers) = servers else {
+    let top = match top {
+        Ok(Some(top)) => top,
+        Ok(None) => return (source, None),
+        Err(error) => {
             source.state = SourceState::Unreadable {
-                error: format!(
-                    "{} must be an object mapping server names to entries",
-                    source.key
-                ),
+                error: error.clone(),
             };
-            discovery.sources.push(source);
-            continue;
+            return (source, None);
+        }
+    };
+    let Some(servers) = kind.servers_in(top, cwd) else {
+        source.state = SourceState::NoServers;
+        return (source, None);
+    };
+    let Value::Object(servers) = servers else {
+        source.state = SourceState::Unreadable {
+            error: format!(
+                "{} must be an object mapping server names to entries",
+                source.key
+            ),
         };
-        source.state = SourceState::Read {
-            entries: servers.len(),
-        };
-        discovery.sources.push(source);
-        let fronted = fronted_in(&top, places.cwd, this_program.as_deref());
-        let switched_off = if kind == SourceKind::Project {
-            &approvals.disabled
-        } else {
-            &BTreeSet::new()
-        };
-        for (name, value) in servers {
-            let trust = match kind.project_file() {
-                None => Trust::NotNeeded,
-                Some(_) if users_own.contains(&path) => Trust::NotNeeded,
-                Some(_) if kind == SourceKind::Project && approvals.approves(name) => {
-                    Trust::NotNeeded
-                }
-                Some(file) => {
-                    let now = fingerprint(value);
-                    match trusted.accepted(places.cwd, file, name) {
-                        Some(accepted) if accepted == now => Trust::NotNeeded,
-                        accepted => Trust::Missing {
-                            changed: accepted.is_some(),
-                            fingerprint: now,
-                            runs: runs(value),
-                        },
-                    }
-                }
-            };
-            let substituted;
-            let value = if kind.is_editor() {
-                substituted = editor_variables(value, places);
-                &substituted
-            } else {
-                value
-            };
-            let client = ClientSays {
-                fronted: fronted.contains(name),
-                switched_off: switched_off.contains(name),
-                trust,
-            };
-            let status = classify(
-                name,
-                value,
-                client,
-                &path,
-                this_program.as_deref(),
-                &winners,
-                lookup,
-            );
-            let mut notes = Vec::new();
-            match &status {
-                Ok((server, ignored)) => {
-                    winners.insert(name.clone(), kind);
-                    discovery.config.servers.push(server.clone());
-                    discovery
-                        .config
-                        .notes
-                        .extend(ignored.iter().map(|text| Note {
-                            path: path.clone(),
-                            server: name.clone(),
-                            text: text.clone(),
-                        }));
-                    notes.clone_from(ignored);
-                }
-                Err(Status::Disabled | Status::SwitchedOff) => {
-                    disabled.insert(name.clone());
-                }
-                Err(_) => {}
+        return (source, None);
+    };
+    source.state = SourceState::Read {
+        entries: servers.len(),
+    };
+    (source, Some((top, servers)))
+}
+
+/// What decides whether an entry of a project's own file may run: the user's trust file,
+/// Claude Code's approvals, and which files are the user's own too.
+struct TrustCheck<'a> {
+    places: &'a Places<'a>,
+    users_own: BTreeSet<PathBuf>,
+    approvals: ClaudeApprovals,
+    trusted: Trusted,
+}
+
+impl TrustCheck<'_> {
+    /// Whether the entry `name` (`value`) of source `kind` at `path` needs trust it lacks.
+    fn of(&self, kind: SourceKind, path: &Path, name: &str, value: &Value) -> Trust {
+        match kind.project_file() {
+            None => Trust::NotNeeded,
+            Some(_) if self.users_own.contains(path) => Trust::NotNeeded,
+            Some(_) if kind == SourceKind::Project && self.approvals.approves(name) => {
+                Trust::NotNeeded
             }
-            let status = match status {
-                // A used entry that says disabled, or that Claude Code was told not to run, is
-                // one toolweave fronts.
-                Ok(_) => Status::Used {
-                    fronted: value.get("disabled") == Some(&Value::Bool(true))
-                        || switched_off.contains(name),
-                },
-                Err(status) => status,
-            };
-            discovery.entries.push(FoundServer {
-                name: name.clone(),
-                source: kind,
-                path: path.clone(),
-                status,
-                notes,
-            });
+            Some(file) => {
+                let now = fingerprint(value);
+                match self.trusted.accepted(self.places.cwd, file, name) {
+                    Some(accepted) if accepted == now => Trust::NotNeeded,
+                    accepted => Trust::Missing {
+                        changed: accepted.is_some(),
+                        fingerprint: now,
+                        runs: runs(value),
+                    },
+                }
+            }
         }
     }
-    discovery.config.disabled = disabled
-        .into_iter()
-        .filter(|name| !winners.contains_key(name))
-        .collect();
-    discovery.config.servers.sort_by(|a, b| a.name.cmp(&b.name));
-    discovery
+}
+
+/// Discovery as it goes, source by source in precedence order: what it found, and which
+/// source each server name was taken from.
+struct Merging<'a> {
+    places: &'a Places<'a>,
+    lookup: &'a dyn Fn(&str) -> Option<String>,
+    /// This program, so entries that run toolweave itself are known.
+    this_program: Option<PathBuf>,
+    discovery: Discovery,
+    winners: BTreeMap<String, SourceKind>,
+    disabled: BTreeSet<String>,
+}
+
+impl Merging<'_> {
+    /// Takes the entry `name` (`value`) of source `kind` at `path`, or records why not.
+    fn entry(
+        &mut self,
+        kind: SourceKind,
+        path: &Path,
+        name: &str,
+        value: &Value,
+        client: ClientSays,
+    ) {
+        let switched_off = client.switched_off;
+        let substituted;
+        let value = if kind.is_editor() {
+            substituted = editor_variables(value, self.places);
+            &substituted
+        } else {
+            value
+        };
+        let status = classify(
+            name,
+            value,
+            client,
+            path,
+            self.this_program.as_deref(),
+            &self.winners,
+            self.lookup,
+        );
+        let mut notes = Vec::new();
+        match &status {
+            Ok((server, ignored)) => {
+                self.winners.insert(name.to_owned(), kind);
+                let config = &mut self.discovery.config;
+                config.servers.push(server.clone());
+                config.notes.extend(ignored.iter().map(|text| Note {
+                    path: path.to_path_buf(),
+                    server: name.to_owned(),
+                    text: text.clone(),
+                }));
+                notes.clone_from(ignored);
+            }
+            Err(Status::Disabled | Status::SwitchedOff) => {
+                self.disabled.insert(name.to_owned());
+            }
+            Err(_) => {}
+        }
+        let status = match status {
+            // A used entry that says disabled, or that Claude Code was told not to run, is
+            // one toolweave fronts.
+            Ok(_) => Status::Used {
+                fronted: value.get("disabled") == Some(&Value::Bool(true)) || switched_off,
+            },
+            Err(status) => status,
+        };
+        self.discovery.entries.push(FoundServer {
+            name: name.to_owned(),
+            source: kind,
+            path: path.to_path_buf(),
+            status,
+            notes,
+        });
+    }
+
+    /// What was found, once every source is read.
+    fn finish(self) -> Discovery {
+        let Merging {
+            mut discovery,
+            winners,
+            disabled,
+            ..
+        } = self;
+        discovery.config.disabled = disabled
+            .into_iter()
+            .filter(|name| !winners.contains_key(name))
+            .collect();
+        discovery.config.servers.sort_by(|a, b| a.name.cmp(&b.name));
+        discovery
+    }
 }
 
 /// A file's top-level object; `Ok(None)` when there is no file, `Err` says why it is unreadable.

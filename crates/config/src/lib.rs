@@ -15,6 +15,14 @@
 //! one of them (`toolweave init`). Entries of a project's own files start only once trusted
 //! ([`Trusted`], `toolweave trust`).
 
+#![cfg_attr(
+    test,
+    allow(
+        clippy::too_many_lines,
+        reason = "a test reads top to bottom as one scenario"
+    )
+)]
+
 mod discover;
 mod envfile;
 mod expand;

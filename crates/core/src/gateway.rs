@@ -248,6 +248,22 @@ pub struct DescribeAnswer {
     pub declarations: String,
 }
 
+impl DescribeAnswer {
+    /// Records `name` (`trimmed` of spaces and `tools.`), which matched no tool: held, when its
+    /// definition changed since it was pinned, else unknown with close names.
+    fn not_found(&mut self, state: &CatalogState, name: &str, trimmed: &str) {
+        match state.held_tool(trimmed) {
+            Some(held) => self.held.push((
+                name.to_owned(),
+                crate::error::held_tool(&held.server, &held.tool),
+            )),
+            None => self
+                .unknown
+                .push((name.to_owned(), state.catalog.suggest(trimmed))),
+        }
+    }
+}
+
 impl Gateway {
     /// The gateway of `parts`, whose catalog follows its providers from now on (when called
     /// within a tokio runtime).
@@ -765,6 +781,29 @@ fn distinct_names(names: Vec<String>) -> Result<Vec<String>, DiscoveryError> {
     Ok(distinct)
 }
 
+/// What `describe` tells of `entry` (called `call_name` in code): its declaration, and its
+/// schemas when they are asked for.
+fn described_tool(
+    catalog: &toolweave_catalog::Catalog,
+    entry: &Entry,
+    call_name: String,
+    flavor: Flavor,
+    schemas: bool,
+) -> Described {
+    Described {
+        name: call_name,
+        server: entry.server.clone(),
+        tool: entry.tool.clone(),
+        declaration: flavor.declaration(catalog, entry),
+        input_schema: schemas.then(|| entry.input_schema.value()),
+        output_schema: entry
+            .output_schema
+            .as_ref()
+            .filter(|_| schemas)
+            .map(ToolSchema::value),
+    }
+}
+
 /// Each tool `names` name, once, in the order named, as many as fit in `max_bytes` (the rest
 /// under `omitted`); names that match nothing under `unknown`, with suggestions. A tool costs its
 /// declaration, and its schemas when they are asked for. A bare server name names all of its
@@ -819,15 +858,7 @@ fn describe_in(
             }
         }
         if found.is_empty() {
-            match state.held_tool(trimmed) {
-                Some(held) => answer.held.push((
-                    name.clone(),
-                    crate::error::held_tool(&held.server, &held.tool),
-                )),
-                None => answer
-                    .unknown
-                    .push((name.clone(), catalog.suggest(trimmed))),
-            }
+            answer.not_found(state, name, trimmed);
         }
         for entry in found {
             let call_name = guest_name(entry);
@@ -842,18 +873,7 @@ fn describe_in(
                 answer.omitted.push(call_name);
                 continue;
             }
-            let tool = Described {
-                name: call_name,
-                server: entry.server.clone(),
-                tool: entry.tool.clone(),
-                declaration: flavor.declaration(catalog, entry),
-                input_schema: schemas.then(|| entry.input_schema.value()),
-                output_schema: entry
-                    .output_schema
-                    .as_ref()
-                    .filter(|_| schemas)
-                    .map(ToolSchema::value),
-            };
+            let tool = described_tool(catalog, entry, call_name, flavor, schemas);
             used += tool.declaration.len() + tool.name.len();
             if schemas {
                 used += json_len(&tool.input_schema) + json_len(&tool.output_schema);

@@ -37,6 +37,13 @@
 //! worker processes ([`Isolation::Worker`]); a worker is this same program re-entered, so its
 //! `main` begins with [`run_worker_if_asked`] (see `examples/embed.rs`).
 
+#![cfg_attr(
+    test,
+    allow(
+        clippy::too_many_lines,
+        reason = "a test reads top to bottom as one scenario"
+    )
+)]
 #![warn(missing_docs)]
 
 mod approval;

@@ -281,21 +281,7 @@ impl HttpListener {
         };
         let required = tokens.any();
         let router = routes(service, served.clone(), tokens);
-        // Said whatever the log level: with port 0 this is how the caller learns the port.
-        eprintln!(
-            "toolweave: serving MCP at http://{}{MCP_PATH}{}{}",
-            self.local_address,
-            if required {
-                " (bearer token required)"
-            } else {
-                ""
-            },
-            if stateless {
-                " (stateless: every request stands alone)"
-            } else {
-                ""
-            }
-        );
+        self.announce(required);
 
         let closing = CancellationToken::new();
         let closed = closing.clone();
@@ -326,6 +312,25 @@ impl HttpListener {
             Ok(Err(error)) => tracing::warn!(%error, "the HTTP server task failed"),
             Err(_elapsed) => tracing::debug!("connections still open at shutdown are dropped"),
         }
+    }
+
+    /// Says where MCP is served, whatever the log level: with port 0 this is how the caller
+    /// learns the port.
+    fn announce(&self, token_required: bool) {
+        eprintln!(
+            "toolweave: serving MCP at http://{}{MCP_PATH}{}{}",
+            self.local_address,
+            if token_required {
+                " (bearer token required)"
+            } else {
+                ""
+            },
+            if self.options.stateless {
+                " (stateless: every request stands alone)"
+            } else {
+                ""
+            }
+        );
     }
 
     /// rmcp's configuration: the hosts and origins accepted, the body limit, and sessions or none.

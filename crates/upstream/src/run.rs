@@ -376,6 +376,104 @@ enum Served {
     Broken(String),
 }
 
+/// Starts `server`'s transport: its process, or its connection to a remote server.
+fn connect(
+    shared: &Shared,
+    server: &crate::manager::Server,
+    wire: &Arc<Wire>,
+) -> Result<(Link, Handshake), Error> {
+    let name = &server.config.name;
+    let client = UpstreamClient::new(
+        name.clone(),
+        server.tools_changed.clone(),
+        server.routes.clone(),
+        shared.clients.clone(),
+        shared.options.call_timeout,
+    );
+    match &server.config.transport {
+        Transport::Stdio { .. } => {
+            crate::process::spawn(name, &server.config.transport, client, wire.clone())
+                .map(|(process, handshake)| (Link::Process(process), handshake))
+        }
+        remote => connect_remote(name, remote, client, wire.clone(), shared.logins.as_ref())
+            .ok_or_else(|| Error::Stopped {
+                server: name.clone(),
+            }),
+    }
+}
+
+/// Takes the tools of server `index` (in its `run`) again, after it said they changed.
+async fn list_tools_again(shared: &Shared, index: usize, run: u32, peer: &rmcp::Peer<RoleClient>) {
+    let Some(server) = shared.servers.get(index) else {
+        return;
+    };
+    let name = &server.config.name;
+    match tokio::time::timeout(shared.options.call_timeout, peer.list_all_tools()).await {
+        Ok(Ok(tools)) => {
+            tracing::info!(server = %name, tools = tools.len(), "upstream tool list changed");
+            shared.set_tools(index, run, tools);
+        }
+        Ok(Err(error)) => {
+            tracing::warn!(server = %name, %error, "listing tools again after a change failed");
+        }
+        Err(_elapsed) => {
+            tracing::warn!(server = %name, "listing tools again after a change timed out");
+        }
+    }
+}
+
+/// Waits for the server's MCP handshake, within the startup timeout: its service and tools,
+/// or how its run ends (shut down, or failed with why).
+async fn handshake_within(
+    shared: &Shared,
+    link: &mut Link,
+    handshake: Handshake,
+    name: &str,
+    wire: &Wire,
+) -> Result<(RunningService<RoleClient, UpstreamClient>, Vec<Tool>), Ending> {
+    let limit = shared.options.startup_timeout;
+    let start = tokio::select! {
+        biased;
+        () = shared.shutdown.cancelled() => Start::Shutdown,
+        status = link.gone() => Start::Exited(status),
+        result = tokio::time::timeout(limit, handshake) => match result {
+            Err(_elapsed) => Start::TimedOut,
+            Ok(Err(failure)) => Start::Failed(failure),
+            Ok(Ok((service, tools))) => Start::Ready(service, tools),
+        },
+    };
+    match start {
+        Start::Ready(service, tools) => Ok((service, tools)),
+        Start::Shutdown => {
+            link.stop(Duration::ZERO).await;
+            Err(Ending::Stopped)
+        }
+        Start::Exited(status) => {
+            let error = link.exited_during_startup(name.to_owned(), status).await;
+            Err(failed(explain_unreadable(error, wire)))
+        }
+        Start::Failed(failure) => {
+            let error = link.start_failed(name.to_owned(), failure).await;
+            Err(failed(explain_unreadable(error, wire)))
+        }
+        Start::TimedOut => {
+            let error = link.timed_out(name.to_owned(), limit).await;
+            Err(failed(explain_unreadable(error, wire)))
+        }
+    }
+}
+
+/// Says in the log that `server` is ready with `tools` tools, `started` that long ago.
+fn log_ready(server: &crate::manager::Server, tools: usize, started: Instant) {
+    tracing::info!(
+        server = %server.config.name,
+        transport = server.config.transport.kind(),
+        tools,
+        elapsed_ms = started.elapsed().as_millis(),
+        "upstream server ready"
+    );
+}
+
 async fn run_server(shared: &Arc<Shared>, index: usize, run: u32) -> Ending {
     let Some(server) = shared.servers.get(index) else {
         return Ending::Stopped;
@@ -388,58 +486,16 @@ async fn run_server(shared: &Arc<Shared>, index: usize, run: u32) -> Ending {
         () = shared.clients.declared() => {}
     }
     let started = Instant::now();
-    let client = UpstreamClient::new(
-        name.clone(),
-        server.tools_changed.clone(),
-        server.routes.clone(),
-        shared.clients.clone(),
-        shared.options.call_timeout,
-    );
     let wire = Wire::new(name.clone());
-    let connected = match &server.config.transport {
-        Transport::Stdio { .. } => {
-            crate::process::spawn(&name, &server.config.transport, client, wire.clone())
-                .map(|(process, handshake)| (Link::Process(process), handshake))
-        }
-        remote => connect_remote(&name, remote, client, wire.clone(), shared.logins.as_ref())
-            .ok_or_else(|| Error::Stopped {
-                server: name.clone(),
-            }),
-    };
-    let (mut link, handshake) = match connected {
+    let (mut link, handshake) = match connect(shared, server, &wire) {
         Ok(connected) => connected,
         Err(error) => return failed(error),
     };
 
-    let limit = shared.options.startup_timeout;
-    let start = tokio::select! {
-        biased;
-        () = shared.shutdown.cancelled() => Start::Shutdown,
-        status = link.gone() => Start::Exited(status),
-        result = tokio::time::timeout(limit, handshake) => match result {
-            Err(_elapsed) => Start::TimedOut,
-            Ok(Err(failure)) => Start::Failed(failure),
-            Ok(Ok((service, tools))) => Start::Ready(service, tools),
-        },
-    };
-    let (service, tools) = match start {
-        Start::Ready(service, tools) => (service, tools),
-        Start::Shutdown => {
-            link.stop(Duration::ZERO).await;
-            return Ending::Stopped;
-        }
-        Start::Exited(status) => {
-            let error = link.exited_during_startup(name, status).await;
-            return failed(explain_unreadable(error, &wire));
-        }
-        Start::Failed(failure) => {
-            let error = link.start_failed(name, failure).await;
-            return failed(explain_unreadable(error, &wire));
-        }
-        Start::TimedOut => {
-            let error = link.timed_out(name, limit).await;
-            return failed(explain_unreadable(error, &wire));
-        }
+    let (service, tools) = match handshake_within(shared, &mut link, handshake, &name, &wire).await
+    {
+        Ok(ready) => ready,
+        Err(ending) => return ending,
     };
 
     let peer = service.peer().clone();
@@ -448,13 +504,7 @@ async fn run_server(shared: &Arc<Shared>, index: usize, run: u32) -> Ending {
         .and_then(|info| info.instructions.as_deref().map(bounded_instructions));
     let stop_service = service.cancellation_token();
     let breaker = Breaker::default();
-    tracing::info!(
-        server = %name,
-        transport = server.config.transport.kind(),
-        tools = tools.len(),
-        elapsed_ms = started.elapsed().as_millis(),
-        "upstream server ready"
-    );
+    log_ready(server, tools.len(), started);
     shared.set_ready(
         index,
         run,
@@ -478,18 +528,7 @@ async fn run_server(shared: &Arc<Shared>, index: usize, run: u32) -> Ending {
             _ = &mut service_done => break Served::ConnectionClosed,
             cause = breaker.tripped() => break Served::Broken(cause),
             () = server.tools_changed.notified() => {
-                match tokio::time::timeout(shared.options.call_timeout, peer.list_all_tools()).await {
-                    Ok(Ok(tools)) => {
-                        tracing::info!(server = %name, tools = tools.len(), "upstream tool list changed");
-                        shared.set_tools(index, run, tools);
-                    }
-                    Ok(Err(error)) => {
-                        tracing::warn!(server = %name, %error, "listing tools again after a change failed");
-                    }
-                    Err(_elapsed) => {
-                        tracing::warn!(server = %name, "listing tools again after a change timed out");
-                    }
-                }
+                list_tools_again(shared, index, run, &peer).await;
             }
         }
     };

@@ -105,69 +105,77 @@ impl GuestApi {
         }
     }
 
+    /// A global name of the API: `tools`, `store`, the functions, ...; `Undefined` for others.
+    fn global(&self, name: &str) -> NameLookupResult {
+        match name {
+            "tools" => NameLookupResult::Value(self.tools()),
+            "store" => NameLookupResult::Value(instance(
+                "store".to_owned(),
+                STORE_ID,
+                DictPairs::default(),
+            )),
+            "results" => NameLookupResult::Value(instance(
+                "results".to_owned(),
+                RESULTS_ID,
+                DictPairs::default(),
+            )),
+            CALL_TOOL | SEARCH_TOOLS | DESCRIBE_TOOLS | HANDLE | EMIT | PROGRESS => {
+                NameLookupResult::Value(function(name.to_owned()))
+            }
+            "llm" => {
+                NameLookupResult::Value(instance("llm".to_owned(), LLM_ID, DictPairs::default()))
+            }
+            "resources" => NameLookupResult::Value(instance(
+                "resources".to_owned(),
+                RESOURCES_ID,
+                DictPairs::default(),
+            )),
+            "prompts" => NameLookupResult::Value(instance(
+                "prompts".to_owned(),
+                PROMPTS_ID,
+                DictPairs::default(),
+            )),
+            _ => NameLookupResult::Undefined,
+        }
+    }
+
+    /// `resources.<server>` (`resources`) or `prompts.<server>`: the server's scope, whatever
+    /// its name (the host answers a server it does not know), up to [`MAX_UNKNOWN_SERVERS`].
+    fn server_scope(&mut self, resources: bool, name: &str) -> NameLookupResult {
+        let index = match self
+            .scopes
+            .iter()
+            .position(|(kind, server)| *kind == resources && server == name)
+        {
+            Some(index) => index,
+            None if self.scopes.len() >= MAX_UNKNOWN_SERVERS => {
+                return NameLookupResult::Undefined;
+            }
+            None => {
+                self.scopes.push((resources, name.to_owned()));
+                self.scopes.len() - 1
+            }
+        };
+        let kind = if resources { "resources" } else { "prompts" };
+        NameLookupResult::Value(instance(
+            format!("{kind}.{name}"),
+            SCOPE_ID_BASE + index as u128,
+            DictPairs::default(),
+        ))
+    }
+
     /// Answers Monty's question about a name it cannot resolve: a global (`object_id` is `None`)
     /// or an attribute missing from one of the engine's instances.
     pub(super) fn lookup(&mut self, name: &str, object_id: Option<MontyUuid>) -> NameLookupResult {
         match object_id {
-            None => match name {
-                "tools" => NameLookupResult::Value(self.tools()),
-                "store" => NameLookupResult::Value(instance(
-                    "store".to_owned(),
-                    STORE_ID,
-                    DictPairs::default(),
-                )),
-                "results" => NameLookupResult::Value(instance(
-                    "results".to_owned(),
-                    RESULTS_ID,
-                    DictPairs::default(),
-                )),
-                CALL_TOOL | SEARCH_TOOLS | DESCRIBE_TOOLS | HANDLE | EMIT | PROGRESS => {
-                    NameLookupResult::Value(function(name.to_owned()))
-                }
-                "llm" => NameLookupResult::Value(instance(
-                    "llm".to_owned(),
-                    LLM_ID,
-                    DictPairs::default(),
-                )),
-                "resources" => NameLookupResult::Value(instance(
-                    "resources".to_owned(),
-                    RESOURCES_ID,
-                    DictPairs::default(),
-                )),
-                "prompts" => NameLookupResult::Value(instance(
-                    "prompts".to_owned(),
-                    PROMPTS_ID,
-                    DictPairs::default(),
-                )),
-                _ => NameLookupResult::Undefined,
-            },
+            None => self.global(name),
             // `resources.<server>`, `prompts.<server>`: the server's scope, whatever its name;
             // the host answers a server it does not know.
             Some(id)
                 if id == MontyUuid::from_u128(RESOURCES_ID)
                     || id == MontyUuid::from_u128(PROMPTS_ID) =>
             {
-                let resources = id == MontyUuid::from_u128(RESOURCES_ID);
-                let index = match self
-                    .scopes
-                    .iter()
-                    .position(|(kind, server)| *kind == resources && server == name)
-                {
-                    Some(index) => index,
-                    None if self.scopes.len() >= MAX_UNKNOWN_SERVERS => {
-                        return NameLookupResult::Undefined;
-                    }
-                    None => {
-                        self.scopes.push((resources, name.to_owned()));
-                        self.scopes.len() - 1
-                    }
-                };
-                let kind = if resources { "resources" } else { "prompts" };
-                NameLookupResult::Value(instance(
-                    format!("{kind}.{name}"),
-                    SCOPE_ID_BASE + index as u128,
-                    DictPairs::default(),
-                ))
+                self.server_scope(id == MontyUuid::from_u128(RESOURCES_ID), name)
             }
             Some(id) if id == MontyUuid::from_u128(LLM_ID) => match name {
                 "ask" | "think" => {
