@@ -735,7 +735,7 @@ fn start(common: &CommonArgs, client_sessions: ClientSessions) -> Result<Arc<Gat
         builder = builder.audit(audit);
     }
     if settings.pin_tools.unwrap_or_default() == toolweave_config::PinTools::On {
-        match crate::setup::pins_file() {
+        match crate::machine::pins_file() {
             Some(path) => builder = builder.pins(path),
             None => tracing::warn!(
                 "tool definitions are not pinned: neither HOME nor XDG_CONFIG_HOME is set, so there is no place to keep them"
@@ -910,7 +910,7 @@ fn worker_command() -> Option<WorkerCommand> {
 }
 
 fn load_config(path: Option<&Path>) -> Result<Config> {
-    crate::setup::load_config(path)
+    crate::machine::load_config(path)
 }
 
 async fn serve(args: ServeArgs) -> Result<ExitCode> {
@@ -1543,7 +1543,7 @@ async fn check_servers(
         },
     );
     let started = std::time::Instant::now();
-    let pins = crate::setup::pins_file().and_then(|path| {
+    let pins = crate::machine::pins_file().and_then(|path| {
         toolweave_config::Pins::load(&path)
             .map_err(|error| tracing::warn!("{error}"))
             .ok()

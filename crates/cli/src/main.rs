@@ -11,7 +11,9 @@
 
 mod cli;
 mod login;
+mod machine;
 mod pins;
+mod prompt;
 mod setup;
 
 use std::process::ExitCode;

@@ -26,6 +26,7 @@
 mod discover;
 mod envfile;
 mod expand;
+mod files;
 mod install;
 mod jsonc;
 mod limits;
@@ -41,7 +42,7 @@ pub use discover::{
     claude_desktop_config, discover,
 };
 pub use expand::Expanded;
-pub use install::replace_file;
+pub use files::replace_file;
 pub use install::{Client, EntryChange, Install, Plan, apply, plan};
 pub use limits::Limits;
 pub use oauth::OAuthSettings;

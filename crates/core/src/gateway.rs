@@ -641,7 +641,7 @@ impl Gateway {
             return Err(why.join(". "));
         }
         if answer.tools.is_empty() && !answer.unknown.is_empty() {
-            return Err(crate::bridge::unknown_names_message(
+            return Err(crate::error::unknown_names_message(
                 &answer.unknown,
                 flavor.search_function(),
             ));

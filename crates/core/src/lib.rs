@@ -62,6 +62,7 @@ mod executor;
 mod fork_server;
 mod gateway;
 mod identity;
+mod lines;
 mod llm;
 mod mcp;
 mod observe;
@@ -76,7 +77,7 @@ mod workers;
 pub use approval::{
     AllowReason, Approval, ApprovalRequest, ApprovalScope, Approver, AskReason, Tier,
 };
-pub use audit::{AuditLog, AuditOptions, CallRecord, RequestRecord};
+pub use audit::{AuditLog, AuditOptions, CallRecord, LlmRecord, RequestRecord};
 pub use builder::GatewayBuilder;
 pub use closures::{ClosureProvider, ToolError};
 pub use direct::DirectCall;
@@ -93,7 +94,7 @@ pub use gateway::{
     MAX_QUERY_BYTES, SearchAnswer, SearchResult, ServerInstructions, Unavailable,
 };
 pub use identity::Identity;
-pub use llm::{DEFAULT_MAX_TOKENS, LlmOptions, LlmRecord};
+pub use llm::{DEFAULT_MAX_TOKENS, LlmOptions};
 pub use mcp::McpProvider;
 pub use observe::{CallOutcome, Observer, SPAN_TARGET, WorkerCount};
 pub use pins::{HeldTool, held_among, pinned_form};

@@ -696,7 +696,7 @@ fn syntax_error(code: &str, offset: u32, message: &str) -> EngineError {
         message: message.to_owned(),
         line,
         column,
-        frame: crate::report::code_frame(code, line, column),
+        frame: crate::program::code_frame(code, line, column),
     }
 }
 

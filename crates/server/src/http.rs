@@ -38,8 +38,8 @@ use crate::sessions::Sessions;
 /// The path MCP is served at.
 pub const MCP_PATH: &str = "/mcp";
 
-/// The path metrics are served at.
-pub const METRICS_PATH: &str = "/metrics";
+pub use crate::http_error::HttpError;
+pub use crate::metrics::METRICS_PATH;
 
 /// How long running executions may go on once serving is asked to end.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -172,29 +172,6 @@ impl std::fmt::Debug for BearerToken {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("BearerToken(..)")
     }
-}
-
-/// Why serving over HTTP could not begin.
-#[derive(Debug, thiserror::Error)]
-pub enum HttpError {
-    /// A non-loopback address without a token.
-    #[error(
-        "refusing to serve on {address} without an auth token: any machine that can reach that \
-         address could run code with every upstream server's authority. Bind to 127.0.0.1 (or \
-         ::1), or set a token in an environment variable and pass --auth-token-env VAR"
-    )]
-    OpenWithoutToken {
-        /// The address asked for.
-        address: SocketAddr,
-    },
-    /// The address could not be bound.
-    #[error("cannot listen on {address}: {source}")]
-    Bind {
-        /// The address asked for.
-        address: SocketAddr,
-        /// Why.
-        source: std::io::Error,
-    },
 }
 
 /// A listening socket, ready to serve.

@@ -21,6 +21,7 @@ mod approve;
 mod forward;
 pub mod health;
 pub mod http;
+mod http_error;
 mod incoming;
 mod listing;
 pub mod metrics;
