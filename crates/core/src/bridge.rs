@@ -238,7 +238,7 @@ async fn ask_server(
     scope: &Scope<'_>,
 ) -> Result<Value, String> {
     let method = ask.method();
-    let server = server_named(&*gateway.catalog(false).await, named, method)?;
+    let server = server_named(&*gateway.current_catalog().await, named, method)?;
     let name = format!("{server}.{method}");
     server_method_allowed(gateway, scope, &name, &server, method)?;
     scope.budget.take_call(&name)?;
@@ -504,7 +504,7 @@ async fn call_tool(
     cancel: CancellationToken,
     scope: &Scope<'_>,
 ) -> Result<Value, String> {
-    let state = gateway.catalog(false).await;
+    let state = gateway.current_catalog().await;
     let (state, index) = match resolve(&state, name) {
         Some(index) => (state, index),
         None => resolve_after_waiting(gateway, name, flavor, scope).await?,
@@ -809,9 +809,9 @@ async fn resolve_after_waiting(
             {
                 return Err(format!("cannot call {name}: {error}"));
             }
-            gateway.catalog(false).await
+            gateway.current_catalog().await
         }
-        None => gateway.catalog(true).await,
+        None => gateway.settled_catalog().await,
     };
     if let Some(index) = resolve(&state, name) {
         return Ok((state, index));

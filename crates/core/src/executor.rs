@@ -263,7 +263,7 @@ impl Gateway {
         language: Language,
         timeout: Duration,
     ) -> Box<dyn Running> {
-        let manifest = self.catalog(false).await.manifest();
+        let manifest = self.current_catalog().await.manifest();
         let engine_request = toolweave_sandbox::ExecuteRequest {
             code,
             language,
@@ -295,7 +295,7 @@ impl Gateway {
         };
         if let Some(allowed) = &run.context.allowed_tools {
             // Told after the run: servers that were starting when it began may be up now.
-            let catalog = self.catalog(false).await;
+            let catalog = self.current_catalog().await;
             let settled = self.unavailable().is_empty();
             run.warnings
                 .extend(allowed_tools_notes(&catalog, allowed, settled));

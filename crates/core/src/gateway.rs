@@ -417,19 +417,26 @@ impl Gateway {
         }
     }
 
-    /// A snapshot at least as new as the providers' state now. With `settle` (discovery), first
-    /// waits for providers still starting, until [`DISCOVERY_WAIT`] after the gateway started.
-    pub(crate) async fn catalog(&self, settle: bool) -> Arc<CatalogState> {
-        if settle {
-            // Outside the rebuild lock: an execution that needs a fresh snapshot never queues
-            // behind a server that is slow to start. The wait is polled once even with no time
-            // left, which starts again a crashed server whose restart is due. Nothing is copied:
-            // at 10,000 tools, copying every tool list took 1 ms of each search and describe.
-            let left = DISCOVERY_WAIT.saturating_sub(self.started.elapsed());
-            let settled =
-                futures::future::join_all(self.providers.iter().map(|provider| provider.settle()));
-            let _ = tokio::time::timeout(left, settled).await;
-        }
+    /// The catalog for discovery (search, describe, declarations): [`current_catalog`]
+    /// once the providers still starting are up, or [`DISCOVERY_WAIT`] after the gateway
+    /// started has passed.
+    ///
+    /// [`current_catalog`]: Self::current_catalog
+    pub(crate) async fn settled_catalog(&self) -> Arc<CatalogState> {
+        // Outside the rebuild lock: an execution that needs a fresh snapshot never queues behind
+        // a server that is slow to start. The wait is polled once even with no time left, which
+        // starts again a crashed server whose restart is due. Nothing is copied: with many
+        // thousands of tools, copying every tool list would cost each search and describe.
+        let left = DISCOVERY_WAIT.saturating_sub(self.started.elapsed());
+        let settled =
+            futures::future::join_all(self.providers.iter().map(|provider| provider.settle()));
+        let _ = tokio::time::timeout(left, settled).await;
+        self.current_catalog().await
+    }
+
+    /// A snapshot at least as new as the providers' state now, without waiting for providers
+    /// still starting.
+    pub(crate) async fn current_catalog(&self) -> Arc<CatalogState> {
         self.notice_pins_change();
         let version = self.version();
         let current = self.snapshot();
@@ -503,7 +510,7 @@ impl Gateway {
                 limit: MAX_QUERY_BYTES,
             });
         }
-        let state = self.catalog(true).await;
+        let state = self.settled_catalog().await;
         let max_bytes = self.limits.max_result_bytes;
         self.off_thread(move || search_in(&state, &query, limit, flavor, max_bytes))
             .await
@@ -572,7 +579,7 @@ impl Gateway {
         flavor: Flavor,
         schemas: bool,
     ) -> Result<DescribeAnswer, DiscoveryError> {
-        let state = self.catalog(true).await;
+        let state = self.settled_catalog().await;
         let max_bytes = self.limits.max_result_bytes;
         let instructions = self.instructions();
         let mut answer = self
@@ -679,14 +686,18 @@ impl Gateway {
     /// upstream state version it was built from. With `settle`, first waits for servers still
     /// starting as discovery does (until [`DISCOVERY_WAIT`] after the gateway started).
     pub async fn read_catalog<T>(&self, settle: bool, read: impl FnOnce(&Catalog, u64) -> T) -> T {
-        let state = self.catalog(settle).await;
+        let state = if settle {
+            self.settled_catalog().await
+        } else {
+            self.current_catalog().await
+        };
         read(&state.catalog, state.version)
     }
 
     /// TypeScript declarations of every tool, as one `.d.ts` (waits for servers still starting,
     /// up to [`DISCOVERY_WAIT`] after the gateway started).
     pub async fn declarations(&self, flavor: Flavor) -> String {
-        let state = self.catalog(true).await;
+        let state = self.settled_catalog().await;
         match flavor {
             Flavor::TypeScript => state.catalog.declarations(),
             Flavor::Python => state.catalog.python_stubs(),
@@ -978,7 +989,7 @@ async fn keep_catalog_current(
                 return;
             };
             // At once when the catalog is current already.
-            gateway.catalog(false).await;
+            gateway.current_catalog().await;
         }
         if changes.is_empty() {
             // Providers whose tools never change: the one catalog stays.
