@@ -74,8 +74,8 @@ enum When {
     /// execution needs one worker, not a full pool.
     AfterStartup,
     /// A moment later: the execution that freed a place is still being answered, and starting
-    /// a worker costs a core for a while (measured: answering executions 5 ms apart took
-    /// 1.3 ms with the replacement started at once, 0.7 ms with it started 2 ms later).
+    /// a worker costs a core for a while (started at once, the replacement slows the answer
+    /// of paced executions; see docs/benchmarks.md).
     Soon,
 }
 

@@ -12,8 +12,8 @@
 //!
 //! A namespace's tools are not attributes made ahead: Monty asks for each public attribute of a
 //! host instance as it is read (a lazy lookup) or called (a method call routed by the instance's
-//! id). Building every tool's function into each interpreter cost about 30 µs per execution with
-//! 48 tools, for a program that calls one. Every name resolves to a call the host answers, as in
+//! id). Building every tool's function into each interpreter cost every execution time that grew
+//! with the catalog, for a program that calls one. Every name resolves to a call the host answers, as in
 //! JavaScript: a tool (by its Python name or its original one), a name the host does not know (it
 //! answers with the closest tools and what exists), a tool of a server still starting (it waits
 //! for the server, or explains why it failed). So does an unknown server (`tools.fs.read`, a
