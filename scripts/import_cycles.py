@@ -15,7 +15,7 @@ from pathlib import Path
 # Circles not broken yet, each exactly as it is: one that changes, or any other, fails.
 KNOWN = {
     ("testkit", frozenset({"faults", "fixture", "fixture_http"})),
-    ("upstream", frozenset({"manager", "process", "run"})),
+    ("upstream", frozenset({"manager", "run"})),
 }
 
 PATH = re.compile(r"\b(crate|super)((?:::[A-Za-z_][A-Za-z0-9_]*)+)")

@@ -48,10 +48,12 @@
 
 mod auth;
 mod bounded;
+mod breaker;
 mod client;
 mod decode;
 mod error;
 mod events;
+mod handshake;
 mod lines;
 mod manager;
 mod notices;

@@ -4,25 +4,25 @@
 //! ended. The task owns what it connected, so it is the one place that stops it. Over stdio, a
 //! run starts once the one client has said what it supports, which the handshake passes on.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
-use futures::future::BoxFuture;
 use rmcp::RoleClient;
 use rmcp::ServiceExt;
 use rmcp::model::Tool;
 use rmcp::service::RunningService;
 use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
 use toolweave_config::{Expanded, Transport};
 
 use crate::Error;
 use crate::auth::{Authorization, Logins};
+use crate::breaker::Breaker;
 use crate::client::UpstreamClient;
 use crate::decode::Method;
+use crate::handshake::{Handshake, StartFailure, list_tools};
 use crate::manager::{Ending, Shared};
 use crate::process::Process;
-use crate::remote::{HttpFailure, describe_initialize_error, find_failure};
+use crate::remote::describe_initialize_error;
 use crate::sse::{ClosedReason, SseTransport};
 use crate::streamable::streamable_http_transport;
 use crate::wire::Wire;
@@ -30,71 +30,6 @@ use crate::wire::Wire;
 /// How long a server may take to go by itself once its connection is closed, before it is
 /// stopped (a process is killed then).
 const EXIT_GRACE: Duration = Duration::from_secs(1);
-
-/// The MCP session once `initialize` and `tools/list` are done, or why they failed.
-pub(crate) type Handshake = BoxFuture<
-    'static,
-    Result<(RunningService<RoleClient, UpstreamClient>, Vec<Tool>), StartFailure>,
->;
-
-/// Why a handshake failed.
-#[derive(Debug)]
-pub(crate) struct StartFailure {
-    /// What went wrong, for the server's error.
-    pub(crate) message: String,
-    /// Whether the connection closed under it (then a process's exit status says more).
-    pub(crate) connection_closed: bool,
-    /// Whether a remote server wants a login toolweave does not have (`message` says why).
-    pub(crate) needs_login: bool,
-}
-
-impl StartFailure {
-    /// A failure in the protocol, on a connection that still stands.
-    pub(crate) fn protocol(message: String) -> Self {
-        Self {
-            message,
-            connection_closed: false,
-            needs_login: false,
-        }
-    }
-
-    /// A request over HTTP failed as `failure` says.
-    fn remote(failure: HttpFailure) -> Self {
-        Self {
-            message: failure.cause,
-            connection_closed: false,
-            needs_login: failure.login,
-        }
-    }
-}
-
-/// Lets a caller end the current run when it finds the connection broken (a remote server that
-/// went away shows up only when a request fails).
-#[derive(Clone, Default)]
-pub(crate) struct Breaker {
-    token: CancellationToken,
-    cause: Arc<Mutex<Option<String>>>,
-}
-
-impl Breaker {
-    /// Ends the run; the first cause given is the one reported.
-    pub(crate) fn trip(&self, cause: String) {
-        self.cause
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get_or_insert(cause);
-        self.token.cancel();
-    }
-
-    async fn tripped(&self) -> String {
-        self.token.cancelled().await;
-        self.cause
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-            .unwrap_or_default()
-    }
-}
 
 /// What a run is connected through.
 pub(crate) enum Link {
@@ -313,42 +248,6 @@ fn remote_start_failure(error: &rmcp::service::ClientInitializeError, wire: &Wir
             "its answer to initialize cannot be read: {malformed}"
         )),
         None => StartFailure::remote(describe_initialize_error(error)),
-    }
-}
-
-/// Lists every tool (following pages) once `initialize` is done.
-pub(crate) async fn list_tools(
-    service: RunningService<RoleClient, UpstreamClient>,
-    wire: &Wire,
-) -> Result<(RunningService<RoleClient, UpstreamClient>, Vec<Tool>), StartFailure> {
-    use rmcp::service::ServiceError;
-    match service.peer().list_all_tools().await {
-        Ok(tools) => Ok((service, tools)),
-        Err(error) => {
-            if let Some(malformed) = wire.take_unreadable_answer_to(Method::ListTools) {
-                return Err(StartFailure::protocol(format!(
-                    "its answer to tools/list cannot be read: {malformed}"
-                )));
-            }
-            let failure = match &error {
-                ServiceError::TransportSend(error) => find_failure(error),
-                _ => None,
-            };
-            if let Some(failure) = failure.as_ref().filter(|failure| failure.login) {
-                return Err(StartFailure::remote(failure.clone()));
-            }
-            Err(StartFailure {
-                message: format!(
-                    "its tools/list failed: {}",
-                    failure.map_or_else(|| error.to_string(), |failure| failure.cause)
-                ),
-                connection_closed: matches!(
-                    error,
-                    ServiceError::TransportClosed | ServiceError::TransportSend(_)
-                ),
-                needs_login: false,
-            })
-        }
     }
 }
 
