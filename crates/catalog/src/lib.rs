@@ -12,6 +12,14 @@
 //!   a walk of each tool's JSON Schemas ([`schema`]) into a small type representation that
 //!   [`Catalog::python_signature`] and [`Catalog::python_stub`] render as Python too.
 
+#![cfg_attr(
+    test,
+    allow(
+        clippy::too_many_lines,
+        reason = "a test reads top to bottom as one scenario"
+    )
+)]
+
 mod declarations;
 mod docs;
 mod lookup;

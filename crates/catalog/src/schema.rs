@@ -8,8 +8,6 @@
 
 use serde_json::{Number, Value};
 
-use crate::walk;
-
 /// A type, as the schema walk understands it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TypeExpr {
@@ -145,11 +143,6 @@ pub struct ToolTypes {
 }
 
 impl ToolTypes {
-    /// Walks a tool's input and output schemas.
-    pub fn from_schemas(input: &Value, output: Option<&Value>) -> Self {
-        walk::tool_types(input, output)
-    }
-
     /// The definition called `name`.
     pub fn definition(&self, name: &str) -> Option<&Definition> {
         self.definitions

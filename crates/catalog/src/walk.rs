@@ -10,6 +10,13 @@ use crate::schema::{
     Definition, Documentation, ExtraProperties, ObjectType, Property, ToolTypes, TypeExpr,
 };
 
+impl ToolTypes {
+    /// Walks a tool's input and output schemas.
+    pub fn from_schemas(input: &Value, output: Option<&Value>) -> Self {
+        tool_types(input, output)
+    }
+}
+
 /// Nesting deeper than this becomes `unknown`.
 const MAX_DEPTH: usize = 24;
 /// Schema nodes visited per document before everything else becomes `unknown`.

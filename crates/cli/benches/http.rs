@@ -8,6 +8,10 @@
 //! fixture upstream once (`add`) and its answer is checked. `TOOLWEAVE_BENCH_BINARY` measures another
 //! build; `TOOLWEAVE_BENCH_ISOLATION=in-process` measures engine threads instead of workers.
 
+#![allow(
+    clippy::too_many_lines,
+    reason = "a benchmark's scenario reads top to bottom in one function"
+)]
 #![expect(
     clippy::expect_used,
     reason = "a benchmark aborts on the first failure"

@@ -18,6 +18,10 @@
 //!
 //! `TOOLWEAVE_BENCH_BINARY=/path/to/toolweave` measures another build of the binary (A/B).
 
+#![allow(
+    clippy::too_many_lines,
+    reason = "a benchmark's scenario reads top to bottom in one function"
+)]
 #![expect(
     clippy::expect_used,
     reason = "a benchmark aborts on the first failure"

@@ -738,7 +738,7 @@ fn start(common: &CommonArgs, client_sessions: ClientSessions) -> Result<Arc<Gat
         builder = builder.audit(audit);
     }
     if settings.pin_tools.unwrap_or_default() == toolweave_config::PinTools::On {
-        match crate::setup::pins_file() {
+        match crate::machine::pins_file() {
             Some(path) => builder = builder.pins(path),
             None => tracing::warn!(
                 "tool definitions are not pinned: neither HOME nor XDG_CONFIG_HOME is set, so there is no place to keep them"
@@ -913,7 +913,7 @@ fn worker_command() -> Option<WorkerCommand> {
 }
 
 fn load_config(path: Option<&Path>) -> Result<Config> {
-    crate::setup::load_config(path)
+    crate::machine::load_config(path)
 }
 
 async fn serve(args: ServeArgs) -> Result<ExitCode> {
@@ -931,28 +931,13 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
         None => None,
     };
     let settings = args.common.policy.settings()?;
-    let listener = match args.http.http {
-        Some(address) => {
-            let mut options = args.http.resolve(address)?;
-            options.identities = identities(&settings)?;
-            if let Some(variable) = &args.http.auth_token_env
-                && let Ok(value) = std::env::var(variable)
-                && options
-                    .identities
-                    .iter()
-                    .any(|identity| identity.matches(value.trim().as_bytes()))
-            {
-                bail!(
-                    "--auth-token-env {variable} holds the same token as an identity of the settings file; give the identities tokens of their own"
-                );
-            }
-            if metrics_listener.is_none() {
-                options.metrics = metrics.clone();
-            }
-            Some(toolweave_server::http::bind(options).await?)
-        }
-        None => None,
-    };
+    let listener = bind_http(
+        &args.http,
+        &settings,
+        metrics.as_ref(),
+        metrics_listener.is_some(),
+    )
+    .await?;
     let client_sessions = match listener {
         Some(_) => ClientSessions::Many,
         None => ClientSessions::One,
@@ -991,26 +976,7 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
     };
     match listener {
         Some(listener) => listener.serve(server, stop).await,
-        None => {
-            let service = server
-                .clone()
-                .serve(toolweave_server::stdio::transport())
-                .await
-                .context("MCP session over stdio did not start")?;
-            let session = service.cancellation_token();
-            let waiting = service.waiting();
-            tokio::pin!(waiting);
-            tokio::select! {
-                quit = &mut waiting => tracing::info!(?quit, "client disconnected"),
-                () = stop.cancelled() => {
-                    if !server.drain(toolweave_server::http::SHUTDOWN_GRACE).await {
-                        tracing::warn!("executions still running after the grace period are cancelled");
-                    }
-                    session.cancel();
-                    let _ = waiting.await;
-                }
-            }
-        }
+        None => serve_stdio(server, &stop).await?,
     }
     metrics_stop.cancel();
     if let Some(served) = metrics_served {
@@ -1018,6 +984,62 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
     }
     gateway.shutdown().await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The HTTP listener `--http` asks for, bound, with the settings' identities; `metrics` are
+/// served on it unless they have a `metrics_listener` of their own.
+async fn bind_http(
+    http: &HttpArgs,
+    settings: &toolweave_config::Settings,
+    metrics: Option<&Arc<toolweave_server::metrics::Metrics>>,
+    metrics_listener: bool,
+) -> Result<Option<toolweave_server::http::HttpListener>> {
+    let Some(address) = http.http else {
+        return Ok(None);
+    };
+    let mut options = http.resolve(address)?;
+    options.identities = identities(settings)?;
+    if let Some(variable) = &http.auth_token_env
+        && let Ok(value) = std::env::var(variable)
+        && options
+            .identities
+            .iter()
+            .any(|identity| identity.matches(value.trim().as_bytes()))
+    {
+        bail!(
+            "--auth-token-env {variable} holds the same token as an identity of the settings file; give the identities tokens of their own"
+        );
+    }
+    if !metrics_listener {
+        options.metrics = metrics.cloned();
+    }
+    Ok(Some(toolweave_server::http::bind(options).await?))
+}
+
+/// Serves one client over stdio until it disconnects or `stop` fires (then drains).
+async fn serve_stdio(
+    server: toolweave_server::ToolweaveServer,
+    stop: &tokio_util::sync::CancellationToken,
+) -> Result<()> {
+    let service = server
+        .clone()
+        .serve(toolweave_server::stdio::transport())
+        .await
+        .context("MCP session over stdio did not start")?;
+    let session = service.cancellation_token();
+    let waiting = service.waiting();
+    tokio::pin!(waiting);
+    tokio::select! {
+        quit = &mut waiting => tracing::info!(?quit, "client disconnected"),
+        () = stop.cancelled() => {
+            if !server.drain(toolweave_server::http::SHUTDOWN_GRACE).await {
+                tracing::warn!("executions still running after the grace period are cancelled");
+            }
+            session.cancel();
+            let _ = waiting.await;
+        }
+    }
+    Ok(())
 }
 
 /// Fires `stop` on SIGINT or SIGTERM.
@@ -1300,88 +1322,8 @@ async fn types(args: TypesArgs) -> Result<ExitCode> {
 /// Checks the sandbox and the configured servers; exits non-zero when something needs fixing.
 async fn doctor(args: DoctorArgs) -> Result<ExitCode> {
     let startup_timeout = startup_timeout(args.startup_timeout_ms)?;
-    let mut problems = 0usize;
     let mut out = std::io::stdout().lock();
-    writeln!(out, "sandbox")?;
-    let support = toolweave_core::confine::probe();
-    let landlock = match support.landlock_abi {
-        Some(abi) => format!("ABI {abi}"),
-        None => "not available".to_owned(),
-    };
-    writeln!(
-        out,
-        "  seccomp filters: {}",
-        if support.seccomp {
-            "available"
-        } else {
-            "not available"
-        }
-    )?;
-    writeln!(out, "  Landlock: {landlock}")?;
-    let check = worker_command().map(|command| {
-        std::process::Command::new(&command.program)
-            .args(&command.args)
-            .arg(toolweave_core::CONFINEMENT_CHECK_ARGUMENT)
-            .env_clear()
-            .output()
-    });
-    match check {
-        Some(Ok(output)) if output.status.success() => {
-            let report: serde_json::Value =
-                serde_json::from_slice(&output.stdout).unwrap_or_default();
-            let allowed: Vec<&str> = toolweave_core::confine::ESCAPE_ATTEMPTS
-                .iter()
-                .copied()
-                .filter(|attempt| {
-                    !report[*attempt]
-                        .as_str()
-                        .is_some_and(|outcome| outcome.starts_with("denied"))
-                })
-                .collect();
-            if let Some(error) = report.get("error") {
-                problems += 1;
-                writeln!(out, "  worker confinement: FAILED: {error}")?;
-            } else if allowed.is_empty() {
-                writeln!(
-                    out,
-                    "  worker confinement: working (files, sockets, exec, fork, ptrace denied; \
-                     Landlock {})",
-                    report["landlock"].as_str().unwrap_or("unknown")
-                )?;
-            } else {
-                problems += 1;
-                writeln!(
-                    out,
-                    "  worker confinement: INCOMPLETE, a confined worker could still: {}",
-                    allowed.join(", ")
-                )?;
-            }
-        }
-        Some(Ok(output)) => {
-            problems += 1;
-            writeln!(
-                out,
-                "  worker confinement: the check worker failed ({}): {}",
-                output.status,
-                String::from_utf8_lossy(&output.stderr).trim()
-            )?;
-        }
-        Some(Err(error)) => {
-            problems += 1;
-            writeln!(out, "  worker confinement: cannot start a worker: {error}")?;
-        }
-        None => {
-            problems += 1;
-            writeln!(
-                out,
-                "  worker confinement: cannot find this program to start workers"
-            )?;
-        }
-    }
-    for warning in support.warnings() {
-        problems += 1;
-        writeln!(out, "  to fix: {warning}")?;
-    }
+    let mut problems = doctor_sandbox(&mut out)?;
 
     {
         match &args.config {
@@ -1419,6 +1361,100 @@ async fn doctor(args: DoctorArgs) -> Result<ExitCode> {
         writeln!(out, "{problems} problem(s) found")?;
         Ok(ExitCode::FAILURE)
     }
+}
+
+/// `doctor`'s sandbox section: what confinement this machine offers, and whether a worker is
+/// confined; the number of problems found.
+fn doctor_sandbox(out: &mut impl Write) -> Result<usize> {
+    writeln!(out, "sandbox")?;
+    let support = toolweave_core::confine::probe();
+    let landlock = match support.landlock_abi {
+        Some(abi) => format!("ABI {abi}"),
+        None => "not available".to_owned(),
+    };
+    writeln!(
+        out,
+        "  seccomp filters: {}",
+        if support.seccomp {
+            "available"
+        } else {
+            "not available"
+        }
+    )?;
+    writeln!(out, "  Landlock: {landlock}")?;
+    let mut problems = check_worker_confinement(out)?;
+    for warning in support.warnings() {
+        problems += 1;
+        writeln!(out, "  to fix: {warning}")?;
+    }
+    Ok(problems)
+}
+
+/// Starts a worker that tries to escape its confinement, and says what it could do; the number
+/// of problems found (0 or 1).
+fn check_worker_confinement(out: &mut impl Write) -> Result<usize> {
+    let check = worker_command().map(|command| {
+        std::process::Command::new(&command.program)
+            .args(&command.args)
+            .arg(toolweave_core::CONFINEMENT_CHECK_ARGUMENT)
+            .env_clear()
+            .output()
+    });
+    let problems = match check {
+        Some(Ok(output)) if output.status.success() => {
+            let report: serde_json::Value =
+                serde_json::from_slice(&output.stdout).unwrap_or_default();
+            let allowed: Vec<&str> = toolweave_core::confine::ESCAPE_ATTEMPTS
+                .iter()
+                .copied()
+                .filter(|attempt| {
+                    !report[*attempt]
+                        .as_str()
+                        .is_some_and(|outcome| outcome.starts_with("denied"))
+                })
+                .collect();
+            if let Some(error) = report.get("error") {
+                writeln!(out, "  worker confinement: FAILED: {error}")?;
+                1
+            } else if allowed.is_empty() {
+                writeln!(
+                    out,
+                    "  worker confinement: working (files, sockets, exec, fork, ptrace denied; \
+                     Landlock {})",
+                    report["landlock"].as_str().unwrap_or("unknown")
+                )?;
+                0
+            } else {
+                writeln!(
+                    out,
+                    "  worker confinement: INCOMPLETE, a confined worker could still: {}",
+                    allowed.join(", ")
+                )?;
+                1
+            }
+        }
+        Some(Ok(output)) => {
+            writeln!(
+                out,
+                "  worker confinement: the check worker failed ({}): {}",
+                output.status,
+                String::from_utf8_lossy(&output.stderr).trim()
+            )?;
+            1
+        }
+        Some(Err(error)) => {
+            writeln!(out, "  worker confinement: cannot start a worker: {error}")?;
+            1
+        }
+        None => {
+            writeln!(
+                out,
+                "  worker confinement: cannot find this program to start workers"
+            )?;
+            1
+        }
+    };
+    Ok(problems)
 }
 
 /// One upstream server after an attempt to start it.
@@ -1513,7 +1549,7 @@ async fn check_servers(
         },
     );
     let started = std::time::Instant::now();
-    let pins = crate::setup::pins_file().and_then(|path| {
+    let pins = crate::machine::pins_file().and_then(|path| {
         toolweave_config::Pins::load(&path)
             .map_err(|error| tracing::warn!("{error}"))
             .ok()
@@ -1526,38 +1562,10 @@ async fn check_servers(
         .map(|(index, server)| {
             let upstream = &upstream;
             async move {
-                let outcome = upstream.tools(&server.name).await;
-                let elapsed_ms = started.elapsed().as_millis();
-                let needs_login =
-                    matches!(outcome, Err(toolweave_upstream::Error::LoginNeeded { .. }));
-                let login = crate::login::login_state(server, outcome.is_ok(), needs_login);
-                let held = match (&outcome, pins) {
-                    (Ok(tools), Some(pins)) => {
-                        toolweave_core::held_among(pins, &server.name, tools)
-                    }
-                    _ => Vec::new(),
-                };
-                let (state, tools, error) = match outcome {
-                    Ok(tools) => ("ready", Some(tools.len()), None),
-                    Err(error) => ("failed", None, Some(error.to_string())),
-                };
-                let instructions = upstream
-                    .status()
-                    .into_iter()
-                    .find(|status| status.name == server.name)
-                    .and_then(|status| status.instructions);
-                let check = ServerCheck {
-                    name: server.name.clone(),
-                    transport: server.transport.kind(),
-                    state,
-                    tools,
-                    elapsed_ms,
-                    error,
-                    login,
-                    instructions,
-                    held,
-                };
-                (index, check)
+                (
+                    index,
+                    check_server(upstream, server, started, pins.as_ref()).await,
+                )
             }
         })
         .collect();
@@ -1602,6 +1610,44 @@ async fn check_servers(
     drop(pending);
     upstream.shutdown().await;
     Ok(checks.into_iter().flatten().collect())
+}
+
+/// Waits for `server` to be ready or fail (`started` is when every server was started), and
+/// what there is to say of it.
+async fn check_server(
+    upstream: &toolweave_upstream::UpstreamManager,
+    server: &toolweave_config::ServerConfig,
+    started: std::time::Instant,
+    pins: Option<&toolweave_config::Pins>,
+) -> ServerCheck {
+    let outcome = upstream.tools(&server.name).await;
+    let elapsed_ms = started.elapsed().as_millis();
+    let needs_login = matches!(outcome, Err(toolweave_upstream::Error::LoginNeeded { .. }));
+    let login = crate::login::login_state(server, outcome.is_ok(), needs_login);
+    let held = match (&outcome, pins) {
+        (Ok(tools), Some(pins)) => toolweave_core::held_among(pins, &server.name, tools),
+        _ => Vec::new(),
+    };
+    let (state, tools, error) = match outcome {
+        Ok(tools) => ("ready", Some(tools.len()), None),
+        Err(error) => ("failed", None, Some(error.to_string())),
+    };
+    let instructions = upstream
+        .status()
+        .into_iter()
+        .find(|status| status.name == server.name)
+        .and_then(|status| status.instructions);
+    ServerCheck {
+        name: server.name.clone(),
+        transport: server.transport.kind(),
+        state,
+        tools,
+        elapsed_ms,
+        error,
+        login,
+        instructions,
+        held,
+    }
 }
 
 async fn servers(args: ServersArgs) -> Result<ExitCode> {

@@ -71,7 +71,7 @@ pub(crate) async fn login(args: LoginArgs) -> Result<ExitCode> {
     if args.timeout_ms == 0 || args.startup_timeout_ms == 0 {
         bail!("--timeout-ms and --startup-timeout-ms must be greater than 0");
     }
-    let config = crate::setup::load_config(args.config.as_deref())?;
+    let config = crate::machine::load_config(args.config.as_deref())?;
     let server = find(&config, &args.server)?;
     let logins = logins()?;
     let browser = Browser::choose(args.browser_command.as_deref())?;
@@ -128,7 +128,7 @@ pub(crate) async fn login(args: LoginArgs) -> Result<ExitCode> {
 }
 
 pub(crate) async fn logout(args: LogoutArgs) -> Result<ExitCode> {
-    let config = crate::setup::load_config(args.config.as_deref())?;
+    let config = crate::machine::load_config(args.config.as_deref())?;
     let server = find(&config, &args.server)?;
     let logins = logins()?;
     let name = &server.name;

@@ -1,10 +1,20 @@
 //! The `toolweave` binary: parse the command line, run one command — or, started as a worker,
 //! run one guest program for a gateway.
 
+#![cfg_attr(
+    test,
+    allow(
+        clippy::too_many_lines,
+        reason = "a test reads top to bottom as one scenario"
+    )
+)]
+
 mod approve;
 mod cli;
 mod login;
+mod machine;
 mod pins;
+mod prompt;
 mod setup;
 
 use std::process::ExitCode;

@@ -69,7 +69,7 @@ pub(crate) fn review(
     } else {
         "Accept the new definitions?"
     };
-    if !yes && !crate::setup::confirm(out, question, "accept them")? {
+    if !yes && !crate::prompt::confirm(out, question, "accept them")? {
         writeln!(out, "Nothing accepted: the tools stay held.")?;
         return Ok(false);
     }

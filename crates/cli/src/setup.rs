@@ -3,131 +3,17 @@
 //! `toolweave trust` (start the servers a project's own files name, and accept the tool
 //! definitions held since they changed: `pins.rs`).
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use crate::machine::Machine;
+use crate::prompt::confirm;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use toolweave_config::{
-    Client, Config, Discovery, EntryChange, Install, Places, SourceState, Status, Trusted,
+    Client, Discovery, EntryChange, FoundServer, Install, Places, SourceState, Status, Trusted,
 };
-
-/// The home directory, the current directory and this program: read here, at the top, and passed
-/// down (discovery never reads the environment itself).
-struct Machine {
-    home: Option<PathBuf>,
-    cwd: PathBuf,
-    program: Option<PathBuf>,
-    /// Where the project entries the user trusts are kept.
-    trust_file: Option<PathBuf>,
-    /// Where the tool definitions the user accepted are kept.
-    pins_file: Option<PathBuf>,
-}
-
-/// Where the tool definitions the user accepted are kept (`pins.json` beside `trusted.json`).
-pub(crate) fn pins_file() -> Option<PathBuf> {
-    let home = std::env::var_os("HOME")
-        .filter(|home| !home.is_empty())
-        .map(PathBuf::from);
-    let xdg_config_home = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from);
-    toolweave_config::default_pins_path(xdg_config_home.as_deref(), home.as_deref())
-}
-
-impl Machine {
-    fn here() -> Result<Self> {
-        let home = std::env::var_os("HOME")
-            .filter(|home| !home.is_empty())
-            .map(PathBuf::from);
-        let cwd = std::env::current_dir().context("cannot read the current directory")?;
-        let program = std::env::current_exe().ok();
-        let xdg_config_home = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from);
-        let trust_file =
-            toolweave_config::default_trust_path(xdg_config_home.as_deref(), home.as_deref());
-        Ok(Self {
-            home,
-            cwd,
-            program,
-            trust_file,
-            pins_file: pins_file(),
-        })
-    }
-
-    fn places(&self) -> Places<'_> {
-        Places {
-            home: self.home.as_deref(),
-            cwd: &self.cwd,
-            this_program: self.program.as_deref(),
-            trust_file: self.trust_file.as_deref(),
-        }
-    }
-
-    fn discover(&self) -> Discovery {
-        toolweave_config::discover(&self.places(), &|name| std::env::var(name).ok())
-    }
-}
-
-/// The servers to front: the `--config` file alone when given, else what discovery finds.
-/// Skipped entries and ignored keys are logged (stderr); finding nothing usable is an error that
-/// lists where toolweave looked.
-pub(crate) fn load_config(path: Option<&Path>) -> Result<Config> {
-    if let Some(path) = path {
-        let config = toolweave_config::load_file(path)?;
-        warn_ignored(&config);
-        return Ok(config);
-    }
-    let discovery = Machine::here()?.discover();
-    for problem in discovery.problems() {
-        tracing::warn!("{problem}");
-    }
-    warn_ignored(&discovery.config);
-    if discovery.config.servers.is_empty() {
-        bail!("{}", nothing_found(&discovery));
-    }
-    for server in &discovery.config.servers {
-        tracing::debug!(server = %server.name, source = %server.source.display(), "discovered");
-    }
-    Ok(discovery.config)
-}
-
-/// One warning per key toolweave ignores in the entries of the servers it uses.
-fn warn_ignored(config: &Config) {
-    for note in &config.notes {
-        tracing::warn!("{note}");
-    }
-}
-
-fn nothing_found(discovery: &Discovery) -> String {
-    let skipped = discovery
-        .entries
-        .iter()
-        .filter(|entry| !matches!(entry.status, Status::Used { .. }))
-        .count();
-    let untrusted = discovery.untrusted().len();
-    format!(
-        "no MCP servers found{}. Without --config, toolweave looks in these files, highest precedence first:\n{}{}Add servers to one of them, or pass --config FILE (`toolweave config` shows what was found).",
-        match skipped {
-            0 => String::new(),
-            1 => " (1 entry was skipped)".to_owned(),
-            _ => format!(" ({skipped} entries were skipped)"),
-        },
-        discovery.places_text(),
-        if untrusted == 0 {
-            String::new()
-        } else {
-            let (which, verb, pronoun) = match (untrusted, untrusted == skipped) {
-                (1, true) => ("That entry".to_owned(), "is", "it runs"),
-                (_, true) => ("They".to_owned(), "are", "they run"),
-                (1, false) => ("1 of them".to_owned(), "is", "it runs"),
-                (_, false) => (format!("{untrusted} of them"), "are", "they run"),
-            };
-            format!(
-                "{which} {verb} in this project's own files and {} to be trusted: `toolweave trust` shows what {pronoun} and asks.\n",
-                if verb == "is" { "waits" } else { "wait" }
-            )
-        }
-    )
-}
 
 #[derive(Debug, Args)]
 pub(crate) struct ConfigArgs {
@@ -144,90 +30,107 @@ pub(crate) struct ConfigArgs {
 pub(crate) fn config(args: ConfigArgs) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     if let Some(path) = &args.config {
-        let config = toolweave_config::load_file(path)?;
-        let servers: Vec<_> = config
-            .servers
-            .iter()
-            .map(|server| {
-                serde_json::json!({
-                    "name": server.name,
-                    "transport": server.transport.kind(),
-                    "path": server.source,
-                })
-            })
-            .collect();
-        if args.json {
-            let report = serde_json::json!({
-                "mode": "file",
-                "file": path,
-                "servers": servers,
-                "disabled": config.disabled,
-                "notes": config.notes,
-            });
-            writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
-        } else {
-            writeln!(
-                out,
-                "--config {} is given: only it is read (discovery is off)",
-                path.display()
-            )?;
-            for server in &config.servers {
-                writeln!(
-                    out,
-                    "  {:<20} used ({}{}{})",
-                    server.name,
-                    server.transport.kind(),
-                    crate::login::kept_login(server),
-                    tool_timeout_note(server)
-                )?;
-                for note in config
-                    .notes
-                    .iter()
-                    .filter(|note| note.server == server.name)
-                {
-                    writeln!(out, "  {:<20}   note: {}", "", note.text)?;
-                }
-            }
-            for name in &config.disabled {
-                writeln!(out, "  {name:<20} disabled")?;
-            }
-        }
+        config_file(&mut out, path, args.json)?;
         return Ok(ExitCode::SUCCESS);
     }
-
     let discovery = Machine::here()?.discover();
     if args.json {
-        let servers: Vec<_> = discovery
-            .config
-            .servers
-            .iter()
-            .map(|server| {
-                let from = discovery
-                    .entries
-                    .iter()
-                    .find(|entry| {
-                        entry.name == server.name && matches!(entry.status, Status::Used { .. })
-                    })
-                    .map(|entry| entry.source);
-                serde_json::json!({
-                    "name": server.name,
-                    "transport": server.transport.kind(),
-                    "path": server.source,
-                    "from": from,
-                })
+        discovery_json(&mut out, &discovery)?;
+    } else {
+        discovery_text(&mut out, &discovery)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `toolweave config --config FILE`: the servers of that file alone.
+fn config_file(out: &mut impl Write, path: &Path, json: bool) -> Result<()> {
+    let config = toolweave_config::load_file(path)?;
+    let servers: Vec<_> = config
+        .servers
+        .iter()
+        .map(|server| {
+            serde_json::json!({
+                "name": server.name,
+                "transport": server.transport.kind(),
+                "path": server.source,
             })
-            .collect();
+        })
+        .collect();
+    if json {
         let report = serde_json::json!({
-            "mode": "discovery",
+            "mode": "file",
+            "file": path,
             "servers": servers,
-            "sources": discovery.sources,
-            "entries": discovery.entries,
-            "problems": discovery.problems(),
+            "disabled": config.disabled,
+            "notes": config.notes,
         });
         writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
-        return Ok(ExitCode::SUCCESS);
+    } else {
+        writeln!(
+            out,
+            "--config {} is given: only it is read (discovery is off)",
+            path.display()
+        )?;
+        for server in &config.servers {
+            writeln!(
+                out,
+                "  {:<20} used ({}{}{})",
+                server.name,
+                server.transport.kind(),
+                crate::login::kept_login(server),
+                tool_timeout_note(server)
+            )?;
+            for note in config
+                .notes
+                .iter()
+                .filter(|note| note.server == server.name)
+            {
+                writeln!(out, "  {:<20}   note: {}", "", note.text)?;
+            }
+        }
+        for name in &config.disabled {
+            writeln!(out, "  {name:<20} disabled")?;
+        }
     }
+    Ok(())
+}
 
+/// `toolweave config --json` with discovery: the servers, the sources read, every entry found.
+fn discovery_json(out: &mut impl Write, discovery: &Discovery) -> Result<()> {
+    let servers: Vec<_> = discovery
+        .config
+        .servers
+        .iter()
+        .map(|server| {
+            let from = discovery
+                .entries
+                .iter()
+                .find(|entry| {
+                    entry.name == server.name && matches!(entry.status, Status::Used { .. })
+                })
+                .map(|entry| entry.source);
+            serde_json::json!({
+                "name": server.name,
+                "transport": server.transport.kind(),
+                "path": server.source,
+                "from": from,
+            })
+        })
+        .collect();
+    let report = serde_json::json!({
+        "mode": "discovery",
+        "servers": servers,
+        "sources": discovery.sources,
+        "entries": discovery.entries,
+        "problems": discovery.problems(),
+    });
+    writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+    Ok(())
+}
+
+/// `toolweave config` with discovery: each source in precedence order with its entries, then
+/// the servers used.
+fn discovery_text(out: &mut impl Write, discovery: &Discovery) -> Result<()> {
     writeln!(
         out,
         "No --config given: toolweave reads these files, highest precedence first (a name found twice is taken from the higher one):"
@@ -251,48 +154,7 @@ pub(crate) fn config(args: ConfigArgs) -> Result<ExitCode> {
             .iter()
             .filter(|entry| entry.source == source.kind)
         {
-            let what = match &entry.status {
-                Status::Used { fronted } => {
-                    let server = discovery
-                        .config
-                        .servers
-                        .iter()
-                        .find(|server| server.name == entry.name);
-                    let kind = match server {
-                        Some(server) => format!(
-                            "{}{}",
-                            server.transport.kind(),
-                            crate::login::kept_login(server)
-                        ),
-                        None => "?".to_owned(),
-                    };
-                    let timeout = server.map(tool_timeout_note).unwrap_or_default();
-                    if *fronted {
-                        format!(
-                            "used ({kind}{timeout}; disabled for the client: toolweave fronts it)"
-                        )
-                    } else {
-                        format!("used ({kind}{timeout})")
-                    }
-                }
-                Status::Overridden { by } => format!("overridden by {}", by.describe()),
-                Status::Disabled => "skipped: disabled".to_owned(),
-                Status::SwitchedOff => {
-                    "skipped: Claude Code does not run it here (disabledMcpjsonServers in its settings)"
-                        .to_owned()
-                }
-                Status::SelfReference => "skipped: this is toolweave itself".to_owned(),
-                Status::NotTrusted { changed, runs, .. } => format!(
-                    "skipped: {}; `toolweave trust` starts it ({runs})",
-                    if *changed {
-                        "changed since you trusted it"
-                    } else {
-                        "not trusted yet: this project's file names it"
-                    }
-                ),
-                Status::Unsupported { reason } => format!("skipped, unsupported: {reason}"),
-                Status::Invalid { reason } => format!("skipped, invalid: {reason}"),
-            };
+            let what = entry_status(entry, discovery);
             writeln!(out, "   {:<20} {what}", entry.name)?;
             for note in &entry.notes {
                 writeln!(out, "   {:<20}   note: {note}", "")?;
@@ -314,7 +176,51 @@ pub(crate) fn config(args: ConfigArgs) -> Result<ExitCode> {
             names.join(", ")
         )?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
+}
+
+/// What became of one entry discovery found, as `toolweave config` says it.
+fn entry_status(entry: &FoundServer, discovery: &Discovery) -> String {
+    match &entry.status {
+        Status::Used { fronted } => {
+            let server = discovery
+                .config
+                .servers
+                .iter()
+                .find(|server| server.name == entry.name);
+            let kind = match server {
+                Some(server) => format!(
+                    "{}{}",
+                    server.transport.kind(),
+                    crate::login::kept_login(server)
+                ),
+                None => "?".to_owned(),
+            };
+            let timeout = server.map(tool_timeout_note).unwrap_or_default();
+            if *fronted {
+                format!("used ({kind}{timeout}; disabled for the client: toolweave fronts it)")
+            } else {
+                format!("used ({kind}{timeout})")
+            }
+        }
+        Status::Overridden { by } => format!("overridden by {}", by.describe()),
+        Status::Disabled => "skipped: disabled".to_owned(),
+        Status::SwitchedOff => {
+            "skipped: Claude Code does not run it here (disabledMcpjsonServers in its settings)"
+                .to_owned()
+        }
+        Status::SelfReference => "skipped: this is toolweave itself".to_owned(),
+        Status::NotTrusted { changed, runs, .. } => format!(
+            "skipped: {}; `toolweave trust` starts it ({runs})",
+            if *changed {
+                "changed since you trusted it"
+            } else {
+                "not trusted yet: this project's file names it"
+            }
+        ),
+        Status::Unsupported { reason } => format!("skipped, unsupported: {reason}"),
+        Status::Invalid { reason } => format!("skipped, invalid: {reason}"),
+    }
 }
 
 /// `, tool calls time out after 120000 ms` for a server whose entry sets `timeout`.
@@ -374,15 +280,7 @@ pub(crate) struct InitArgs {
 pub(crate) fn init(args: InitArgs) -> Result<ExitCode> {
     let machine = Machine::here()?;
     let places = machine.places();
-    let client: Client = match args.client {
-        Some(client) => client.into(),
-        None => Client::ALL
-            .into_iter()
-            .find(|client| client.path(&places).is_some_and(|path| path.exists()))
-            .with_context(|| {
-                "no MCP client config found (~/.claude.json, ~/.cursor/mcp.json, .vscode/mcp.json, Claude Desktop's, .mcp.json); pass --client to say which file to create"
-            })?,
-    };
+    let client = chosen_client(&args, &places)?;
     let program = machine
         .program
         .as_deref()
@@ -418,31 +316,7 @@ pub(crate) fn init(args: InitArgs) -> Result<ExitCode> {
     )?;
 
     let mut out = std::io::stdout().lock();
-    writeln!(out, "MCP config files, highest precedence first:")?;
-    write!(out, "{}", discovery.places_text())?;
-    let names = discovery.config.names();
-    match &config {
-        Some(path) => writeln!(
-            out,
-            "{} will start `toolweave serve --config {}`.",
-            client.name(),
-            path.display()
-        )?,
-        None if names.is_empty() => writeln!(
-            out,
-            "No servers found yet: toolweave will serve the ones you add to these files."
-        )?,
-        None => writeln!(
-            out,
-            "toolweave will front {} server{}: {}",
-            names.len(),
-            if names.len() == 1 { "" } else { "s" },
-            names.join(", ")
-        )?,
-    }
-    for problem in discovery.problems() {
-        writeln!(out, "  note: {problem}")?;
-    }
+    describe_found(&mut out, &discovery, client, config.as_deref())?;
     if !plan.changes_anything() {
         writeln!(
             out,
@@ -457,48 +331,7 @@ pub(crate) fn init(args: InitArgs) -> Result<ExitCode> {
         )?;
         return Ok(ExitCode::SUCCESS);
     }
-    let action = match plan.entry {
-        EntryChange::Added => "add",
-        EntryChange::Updated | EntryChange::Unchanged => "update",
-    };
-    writeln!(
-        out,
-        "\nTo write: {} ({})",
-        plan.path.display(),
-        client.name()
-    )?;
-    writeln!(
-        out,
-        "  {action} \"{}\": {} {}",
-        plan.entry_name,
-        program.display(),
-        match &config {
-            Some(path) => format!("serve --config {}", path.display()),
-            None => "serve".to_owned(),
-        }
-    )?;
-    if !plan.newly_disabled.is_empty() {
-        writeln!(
-            out,
-            "  mark \"disabled\": true (toolweave fronts them): {}",
-            plan.newly_disabled.join(", ")
-        )?;
-    }
-    if client == Client::ClaudeCode {
-        writeln!(
-            out,
-            "  (Claude Code keeps its state in this file and may write it again while it runs: quit it first)"
-        )?;
-    }
-    if plan.original.is_some() {
-        writeln!(
-            out,
-            "  first copy the file to {}.toolweave-backup-<time>",
-            plan.path.display()
-        )?;
-    } else {
-        writeln!(out, "  (the file does not exist yet: it is created)")?;
-    }
+    describe_plan(&mut out, &plan, &program, config.as_deref())?;
     out.flush()?;
 
     if !args.yes
@@ -526,6 +359,106 @@ pub(crate) fn init(args: InitArgs) -> Result<ExitCode> {
     }
     writeln!(out, "Restart the client to pick it up.")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The client `--client` names, or else the first whose config file exists.
+fn chosen_client(args: &InitArgs, places: &Places<'_>) -> Result<Client> {
+    Ok(match args.client {
+        Some(client) => client.into(),
+        None => Client::ALL
+            .into_iter()
+            .find(|client| client.path(places).is_some_and(|path| path.exists()))
+            .with_context(|| {
+                "no MCP client config found (~/.claude.json, ~/.cursor/mcp.json, .vscode/mcp.json, Claude Desktop's, .mcp.json); pass --client to say which file to create"
+            })?,
+    })
+}
+
+/// What `init` found: the MCP config files, and the servers toolweave will front.
+fn describe_found(
+    out: &mut impl Write,
+    discovery: &Discovery,
+    client: Client,
+    config: Option<&Path>,
+) -> Result<()> {
+    writeln!(out, "MCP config files, highest precedence first:")?;
+    write!(out, "{}", discovery.places_text())?;
+    let names = discovery.config.names();
+    match config {
+        Some(path) => writeln!(
+            out,
+            "{} will start `toolweave serve --config {}`.",
+            client.name(),
+            path.display()
+        )?,
+        None if names.is_empty() => writeln!(
+            out,
+            "No servers found yet: toolweave will serve the ones you add to these files."
+        )?,
+        None => writeln!(
+            out,
+            "toolweave will front {} server{}: {}",
+            names.len(),
+            if names.len() == 1 { "" } else { "s" },
+            names.join(", ")
+        )?,
+    }
+    for problem in discovery.problems() {
+        writeln!(out, "  note: {problem}")?;
+    }
+    Ok(())
+}
+
+/// What `init` is about to write, and to which file.
+fn describe_plan(
+    out: &mut impl Write,
+    plan: &toolweave_config::Plan,
+    program: &Path,
+    config: Option<&Path>,
+) -> Result<()> {
+    let action = match plan.entry {
+        EntryChange::Added => "add",
+        EntryChange::Updated | EntryChange::Unchanged => "update",
+    };
+    writeln!(
+        out,
+        "\nTo write: {} ({})",
+        plan.path.display(),
+        plan.client.name()
+    )?;
+    writeln!(
+        out,
+        "  {action} \"{}\": {} {}",
+        plan.entry_name,
+        program.display(),
+        match config {
+            Some(path) => format!("serve --config {}", path.display()),
+            None => "serve".to_owned(),
+        }
+    )?;
+    if !plan.newly_disabled.is_empty() {
+        writeln!(
+            out,
+            "  mark \"disabled\": true (toolweave fronts them): {}",
+            plan.newly_disabled.join(", ")
+        )?;
+    }
+    if plan.client == Client::ClaudeCode {
+        writeln!(
+            out,
+            "  (Claude Code keeps its state in this file and may write it again while it runs: quit it first)"
+        )?;
+    }
+    if plan.original.is_some() {
+        writeln!(
+            out,
+            "  first copy the file to {}.toolweave-backup-<time>",
+            plan.path.display()
+        )?;
+    } else {
+        writeln!(out, "  (the file does not exist yet: it is created)")?;
+    }
+    Ok(())
 }
 
 #[derive(Debug, Args)]
@@ -644,21 +577,4 @@ fn trust_entries(machine: &Machine, args: &TrustArgs, out: &mut impl Write) -> R
         path.display()
     )?;
     Ok(true)
-}
-
-/// Asks `question` on the terminal and reads a y/N answer; without a terminal, an error saying
-/// to pass `--yes` to `action`.
-pub(crate) fn confirm(out: &mut impl Write, question: &str, action: &str) -> Result<bool> {
-    let stdin = std::io::stdin();
-    if !stdin.is_terminal() {
-        bail!("standard input is not a terminal, so toolweave cannot ask: pass --yes to {action}");
-    }
-    write!(out, "{question} [y/N] ")?;
-    out.flush()?;
-    let mut answer = String::new();
-    stdin.lock().read_line(&mut answer)?;
-    Ok(matches!(
-        answer.trim().to_ascii_lowercase().as_str(),
-        "y" | "yes"
-    ))
 }

@@ -15,6 +15,10 @@
 //! A test binary of its own, and its tests one at a time ([`serial`]): cargo runs test binaries
 //! one after another, so the probe measures this corpus, not the rest of the suite beside it.
 
+#![allow(
+    clippy::too_many_lines,
+    reason = "a test reads top to bottom as one scenario"
+)]
 #![expect(
     clippy::unwrap_used,
     clippy::expect_used,

@@ -13,9 +13,9 @@ use std::time::SystemTime;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::discover::{
-    Discovery, FRONTS_VARIABLE, Places, SourceKind, Status, is_self, project_keys,
-};
+use crate::discover::sources::project_keys;
+use crate::discover::{Discovery, FRONTS_VARIABLE, Places, SourceKind, Status, is_self};
+use crate::files::replace_file;
 use crate::servers::{Owner, read_entry};
 use crate::{Error, Result};
 
@@ -157,30 +157,7 @@ pub fn plan(install: &Install<'_>, discovery: &Discovery) -> Result<Plan> {
         path: path.clone(),
         message,
     };
-    let original = match std::fs::read_to_string(&path) {
-        Ok(text) => Some(text),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
-        Err(source) => {
-            return Err(Error::Read { path, source });
-        }
-    };
-    let before: Value = match &original {
-        None => Value::Object(Map::new()),
-        Some(text) => match crate::jsonc::parse(text) {
-            Ok((value, crate::jsonc::Dialect::Json)) => value,
-            Ok((_, crate::jsonc::Dialect::Jsonc)) => {
-                return Err(problem(
-                    "it has comments or trailing commas, which toolweave would lose in rewriting \
-                     it; add toolweave's entry by hand (see `toolweave init --help`), or pick \
-                     another --client"
-                        .to_owned(),
-                ));
-            }
-            Err(error) => {
-                return Err(problem(format!("{error}; fix it or pick another --client")));
-            }
-        },
-    };
+    let (original, before) = read_client_file(&path)?;
     let mut after = before.clone();
     let Value::Object(top) = &mut after else {
         return Err(problem("expected a JSON object".to_owned()));
@@ -214,8 +191,81 @@ pub fn plan(install: &Install<'_>, discovery: &Discovery) -> Result<Plan> {
         )));
     }
 
-    // The servers of this file that toolweave serves (itself, or through a higher entry of the
-    // same name): the ones the client would otherwise run beside it.
+    let fronted = fronted_servers(install, discovery);
+    let entry = toolweave_entry(servers.get(&entry_name), install, &fronted);
+    let change = match servers.get(&entry_name) {
+        None => EntryChange::Added,
+        Some(old) if *old == Value::Object(entry.clone()) => EntryChange::Unchanged,
+        Some(_) => EntryChange::Updated,
+    };
+    servers.insert(entry_name.clone(), Value::Object(entry));
+
+    let to_disable: &[String] = if install.disable_fronted {
+        &fronted
+    } else {
+        &[]
+    };
+    let newly_disabled = disable_in(top, client, places.cwd, key, to_disable);
+
+    let changed = after != before;
+    let updated = match &original {
+        Some(text) if changed => render(&after, text)?,
+        Some(text) => text.clone(),
+        None => render(&after, "{\n  \"\": 0\n}\n")?,
+    };
+    Ok(Plan {
+        client,
+        path,
+        entry_name,
+        entry: change,
+        newly_disabled,
+        fronted,
+        original,
+        updated,
+        changed,
+    })
+}
+
+/// The file's text, when there is one, and its JSON (an empty object when there is none); a
+/// file with comments is refused, as rewriting it would lose them.
+fn read_client_file(path: &Path) -> Result<(Option<String>, Value)> {
+    let problem = |message: String| Error::Write {
+        path: path.to_path_buf(),
+        message,
+    };
+    let original = match std::fs::read_to_string(path) {
+        Ok(text) => Some(text),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
+        Err(source) => {
+            return Err(Error::Read {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+    };
+    let before: Value = match &original {
+        None => Value::Object(Map::new()),
+        Some(text) => match crate::jsonc::parse(text) {
+            Ok((value, crate::jsonc::Dialect::Json)) => value,
+            Ok((_, crate::jsonc::Dialect::Jsonc)) => {
+                return Err(problem(
+                    "it has comments or trailing commas, which toolweave would lose in rewriting \
+                     it; add toolweave's entry by hand (see `toolweave init --help`), or pick \
+                     another --client"
+                        .to_owned(),
+                ));
+            }
+            Err(error) => {
+                return Err(problem(format!("{error}; fix it or pick another --client")));
+            }
+        },
+    };
+    Ok((original, before))
+}
+
+/// The servers of the client's files that toolweave serves (itself, or through a higher entry
+/// of the same name): the ones the client would otherwise run beside it, sorted.
+fn fronted_servers(install: &Install<'_>, discovery: &Discovery) -> Vec<String> {
     let mut fronted: Vec<String> = Vec::new();
     for entry in &discovery.entries {
         let served = matches!(
@@ -226,17 +276,29 @@ pub fn plan(install: &Install<'_>, discovery: &Discovery) -> Result<Plan> {
             Some(_) => install.config_servers.contains(&entry.name),
             None => served,
         };
-        if served && client.sources().contains(&entry.source) && !fronted.contains(&entry.name) {
+        if served
+            && install.client.sources().contains(&entry.source)
+            && !fronted.contains(&entry.name)
+        {
             fronted.push(entry.name.clone());
         }
     }
     fronted.sort();
+    fronted
+}
 
-    let mut entry = match servers.get(&entry_name) {
+/// toolweave's entry as it is to be written: the one there (`existing`) with the command, its
+/// arguments and the servers it fronts set, its other keys kept.
+fn toolweave_entry(
+    existing: Option<&Value>,
+    install: &Install<'_>,
+    fronted: &[String],
+) -> Map<String, Value> {
+    let mut entry = match existing {
         Some(Value::Object(entry)) => entry.clone(),
         _ => Map::new(),
     };
-    if client == Client::VsCode {
+    if install.client == Client::VsCode {
         entry.insert("type".to_owned(), Value::from("stdio"));
     }
     entry.insert(
@@ -257,26 +319,26 @@ pub fn plan(install: &Install<'_>, discovery: &Discovery) -> Result<Plan> {
             env.insert(FRONTS_VARIABLE.to_owned(), Value::from(fronted.join(",")));
         }
     }
-    let change = match servers.get(&entry_name) {
-        None => EntryChange::Added,
-        Some(old) if *old == Value::Object(entry.clone()) => EntryChange::Unchanged,
-        Some(_) => EntryChange::Updated,
-    };
-    servers.insert(entry_name.clone(), Value::Object(entry));
+    entry
+}
 
+/// Marks the servers `to_disable` disabled in every server map of the client's file (`top`,
+/// whose own map is under `key`); the names it newly disabled.
+fn disable_in(
+    top: &mut Map<String, Value>,
+    client: Client,
+    cwd: &Path,
+    key: &str,
+    to_disable: &[String],
+) -> Vec<String> {
     let mut newly_disabled = Vec::new();
-    let to_disable: &[String] = if install.disable_fronted {
-        &fronted
-    } else {
-        &[]
-    };
     for source in client.sources() {
         let map = match source {
             SourceKind::ClaudeCodeLocal => top
                 .get_mut("projects")
                 .and_then(Value::as_object_mut)
                 .and_then(|projects| {
-                    let key = project_keys(places.cwd)
+                    let key = project_keys(cwd)
                         .into_iter()
                         .find(|key| projects.contains_key(key))?;
                     projects.get_mut(&key)
@@ -296,24 +358,7 @@ pub fn plan(install: &Install<'_>, discovery: &Discovery) -> Result<Plan> {
             }
         }
     }
-
-    let changed = after != before;
-    let updated = match &original {
-        Some(text) if changed => render(&after, text)?,
-        Some(text) => text.clone(),
-        None => render(&after, "{\n  \"\": 0\n}\n")?,
-    };
-    Ok(Plan {
-        client,
-        path,
-        entry_name,
-        entry: change,
-        newly_disabled,
-        fronted,
-        original,
-        updated,
-        changed,
-    })
+    newly_disabled
 }
 
 /// JSON text in the layout of `like`: its indentation, one line when it was one line, and a
@@ -404,41 +449,6 @@ pub fn apply(plan: &Plan, now: SystemTime) -> Result<Option<PathBuf>> {
     replace_file(&path, plan.updated.as_bytes(), permissions, 0o666)
         .map_err(|error| failed(&path, error))?;
     Ok(backup)
-}
-
-/// Puts `text` at `path` whole or not at all: it is written to a temporary file beside `path`
-/// (created with `new_mode`, less the umask, then given `permissions` when there are some),
-/// flushed to disk, and renamed over `path`.
-pub fn replace_file(
-    path: &Path,
-    text: &[u8],
-    permissions: Option<std::fs::Permissions>,
-    new_mode: u32,
-) -> std::io::Result<()> {
-    let directory = path.parent().unwrap_or(Path::new("."));
-    let file_name = path
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temporary = directory.join(format!(".{file_name}.toolweave-{}.tmp", std::process::id()));
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, new_mode);
-    #[cfg(not(unix))]
-    let _ = new_mode;
-    let written = options.open(&temporary).and_then(|mut file| {
-        file.write_all(text)?;
-        if let Some(permissions) = permissions {
-            file.set_permissions(permissions)?;
-        }
-        file.sync_all()
-    });
-    if let Err(error) = written.and_then(|()| std::fs::rename(&temporary, path)) {
-        let _ = std::fs::remove_file(&temporary);
-        return Err(error);
-    }
-    Ok(())
 }
 
 /// `YYYYMMDD-HHMMSS` in UTC.

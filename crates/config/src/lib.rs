@@ -15,9 +15,18 @@
 //! one of them (`toolweave init`). Entries of a project's own files start only once trusted
 //! ([`Trusted`], `toolweave trust`).
 
+#![cfg_attr(
+    test,
+    allow(
+        clippy::too_many_lines,
+        reason = "a test reads top to bottom as one scenario"
+    )
+)]
+
 mod discover;
 mod envfile;
 mod expand;
+mod files;
 mod install;
 mod jsonc;
 mod limits;
@@ -33,7 +42,7 @@ pub use discover::{
     claude_desktop_config, discover,
 };
 pub use expand::Expanded;
-pub use install::replace_file;
+pub use files::replace_file;
 pub use install::{Client, EntryChange, Install, Plan, apply, plan};
 pub use limits::Limits;
 pub use oauth::OAuthSettings;

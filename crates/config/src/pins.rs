@@ -97,7 +97,7 @@ impl Pins {
         let mut text =
             serde_json::to_string_pretty(self).map_err(|error| failed(path, error.to_string()))?;
         text.push('\n');
-        crate::install::replace_file(path, text.as_bytes(), None, 0o600)
+        crate::files::replace_file(path, text.as_bytes(), None, 0o600)
             .map_err(|error| failed(path, error.to_string()))
     }
 

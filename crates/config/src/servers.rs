@@ -567,108 +567,26 @@ fn in_config_folder(base: &Path, path: impl Into<PathBuf>) -> PathBuf {
     }
 }
 
+/// The transport an entry describes, by its `"type"` (none: stdio, or a bare url).
 fn resolve(
     raw: RawServer,
     base: &Path,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> std::result::Result<Transport, String> {
     let kind = raw.kind.as_deref().map(str::to_ascii_lowercase);
-    type Remote = (Expanded, BTreeMap<String, Expanded>, Option<OAuthSettings>);
-    let remote = || -> std::result::Result<Remote, String> {
-        for (key, present) in [
-            ("command", raw.command.is_some()),
-            ("args", raw.args.is_some()),
-            ("env", raw.env.is_some()),
-            ("envFile", raw.env_file.is_some()),
-            ("cwd", raw.cwd.is_some()),
-        ] {
-            if present {
-                return Err(format!(
-                    "\"{key}\" belongs to stdio servers; a remote server has \"url\" and \"headers\""
-                ));
-            }
-        }
-        let url = raw
-            .url
-            .as_deref()
-            .ok_or_else(|| "missing \"url\" for a remote server".to_owned())?;
-        let url = expand_key(url, "\"url\"", lookup)?;
-        if !(url.value().starts_with("http://") || url.value().starts_with("https://")) {
-            return Err(format!(
-                "\"url\" must start with http:// or https://, got {:?}",
-                url.as_written()
-            ));
-        }
-        let mut headers = BTreeMap::new();
-        for (name, value) in raw.headers.iter().flatten() {
-            let value = expand_key(value, &format!("header {name:?}"), lookup)?;
-            check_header(name, &value)?;
-            headers.insert(name.clone(), value);
-        }
-        let oauth = crate::oauth::resolve(raw.oauth.as_ref(), raw.auth.as_ref(), &|text, key| {
-            expand_key(text, key, lookup)
-        })?;
-        Ok((url, headers, oauth))
-    };
     match kind.as_deref() {
         None if raw.command.is_none() && raw.url.is_some() => {
             // Cursor and Claude Desktop accept a bare url for streamable HTTP.
-            let (url, headers, oauth) = remote()?;
+            let (url, headers, oauth) = resolve_remote(&raw, lookup)?;
             Ok(Transport::Http {
                 url,
                 headers,
                 oauth,
             })
         }
-        None | Some("stdio") => {
-            for (key, present) in [
-                ("url", raw.url.is_some()),
-                ("headers", raw.headers.is_some()),
-                ("oauth", raw.oauth.is_some()),
-                ("auth", raw.auth.is_some()),
-            ] {
-                if present {
-                    return Err(format!(
-                        "\"{key}\" belongs to remote servers; add \"type\": \"http\" or \"sse\", or remove it"
-                    ));
-                }
-            }
-            let command = raw.command.ok_or_else(|| {
-                "missing \"command\": a stdio server needs the program to run (or give \"type\" and \"url\" for a remote one)".to_owned()
-            })?;
-            if command.trim().is_empty() {
-                return Err("\"command\" is empty".to_owned());
-            }
-            let cwd = raw.cwd.map(|cwd| in_config_folder(base, cwd));
-            let args = raw
-                .args
-                .unwrap_or_default()
-                .iter()
-                .enumerate()
-                .map(|(index, arg)| expand_key(arg, &format!("\"args\"[{index}]"), lookup))
-                .collect::<std::result::Result<_, _>>()?;
-            let mut env = BTreeMap::new();
-            if let Some(file) = raw.env_file {
-                let file = expand_key(&file, "\"envFile\"", lookup)?;
-                let path = in_config_folder(base, file.value());
-                for (name, value) in crate::envfile::read(&path)? {
-                    let value = Expanded::from_env_file(&name, &path, value);
-                    env.insert(name, value);
-                }
-            }
-            for (name, value) in raw.env.unwrap_or_default() {
-                let value = expand_key(&value, &format!("\"env\".{name}"), lookup)?;
-                env.insert(name, value);
-            }
-            Ok(Transport::Stdio {
-                command,
-                args,
-                env,
-                cwd,
-            })
-        }
+        None | Some("stdio") => resolve_stdio(raw, base, lookup),
         Some("http" | "streamable-http" | "streamablehttp" | "streamable_http") => {
-            let (url, headers, oauth) = remote()?;
+            let (url, headers, oauth) = resolve_remote(&raw, lookup)?;
             Ok(Transport::Http {
                 url,
                 headers,
@@ -676,7 +594,7 @@ fn resolve(
             })
         }
         Some("sse") => {
-            let (url, headers, oauth) = remote()?;
+            let (url, headers, oauth) = resolve_remote(&raw, lookup)?;
             Ok(Transport::Sse {
                 url,
                 headers,
@@ -687,6 +605,104 @@ fn resolve(
             "unknown \"type\": {other:?}; use \"stdio\", \"http\" or \"sse\""
         )),
     }
+}
+
+/// A remote server's url, headers and OAuth settings.
+type Remote = (Expanded, BTreeMap<String, Expanded>, Option<OAuthSettings>);
+
+/// What a remote entry (`"http"`, `"sse"`) says; keys of stdio servers are refused.
+fn resolve_remote(
+    raw: &RawServer,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> std::result::Result<Remote, String> {
+    for (key, present) in [
+        ("command", raw.command.is_some()),
+        ("args", raw.args.is_some()),
+        ("env", raw.env.is_some()),
+        ("envFile", raw.env_file.is_some()),
+        ("cwd", raw.cwd.is_some()),
+    ] {
+        if present {
+            return Err(format!(
+                "\"{key}\" belongs to stdio servers; a remote server has \"url\" and \"headers\""
+            ));
+        }
+    }
+    let url = raw
+        .url
+        .as_deref()
+        .ok_or_else(|| "missing \"url\" for a remote server".to_owned())?;
+    let url = expand_key(url, "\"url\"", lookup)?;
+    if !(url.value().starts_with("http://") || url.value().starts_with("https://")) {
+        return Err(format!(
+            "\"url\" must start with http:// or https://, got {:?}",
+            url.as_written()
+        ));
+    }
+    let mut headers = BTreeMap::new();
+    for (name, value) in raw.headers.iter().flatten() {
+        let value = expand_key(value, &format!("header {name:?}"), lookup)?;
+        check_header(name, &value)?;
+        headers.insert(name.clone(), value);
+    }
+    let oauth = crate::oauth::resolve(raw.oauth.as_ref(), raw.auth.as_ref(), &|text, key| {
+        expand_key(text, key, lookup)
+    })?;
+    Ok((url, headers, oauth))
+}
+
+/// What a stdio entry says: the command, its arguments, environment and folder; keys of
+/// remote servers are refused.
+fn resolve_stdio(
+    raw: RawServer,
+    base: &Path,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> std::result::Result<Transport, String> {
+    for (key, present) in [
+        ("url", raw.url.is_some()),
+        ("headers", raw.headers.is_some()),
+        ("oauth", raw.oauth.is_some()),
+        ("auth", raw.auth.is_some()),
+    ] {
+        if present {
+            return Err(format!(
+                "\"{key}\" belongs to remote servers; add \"type\": \"http\" or \"sse\", or remove it"
+            ));
+        }
+    }
+    let command = raw.command.ok_or_else(|| {
+        "missing \"command\": a stdio server needs the program to run (or give \"type\" and \"url\" for a remote one)".to_owned()
+    })?;
+    if command.trim().is_empty() {
+        return Err("\"command\" is empty".to_owned());
+    }
+    let cwd = raw.cwd.map(|cwd| in_config_folder(base, cwd));
+    let args = raw
+        .args
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+        .map(|(index, arg)| expand_key(arg, &format!("\"args\"[{index}]"), lookup))
+        .collect::<std::result::Result<_, _>>()?;
+    let mut env = BTreeMap::new();
+    if let Some(file) = raw.env_file {
+        let file = expand_key(&file, "\"envFile\"", lookup)?;
+        let path = in_config_folder(base, file.value());
+        for (name, value) in crate::envfile::read(&path)? {
+            let value = Expanded::from_env_file(&name, &path, value);
+            env.insert(name, value);
+        }
+    }
+    for (name, value) in raw.env.unwrap_or_default() {
+        let value = expand_key(&value, &format!("\"env\".{name}"), lookup)?;
+        env.insert(name, value);
+    }
+    Ok(Transport::Stdio {
+        command,
+        args,
+        env,
+        cwd,
+    })
 }
 
 #[cfg(test)]

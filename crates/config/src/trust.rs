@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::discover::project_keys;
+use crate::discover::sources::project_keys;
 use crate::{Discovery, Error, Result, Status};
 
 /// Where toolweave keeps the entries the user trusts: `$XDG_CONFIG_HOME/toolweave/trusted.json`,
@@ -150,7 +150,7 @@ impl Trusted {
             message: error.to_string(),
         })?;
         text.push('\n');
-        crate::install::replace_file(path, text.as_bytes(), None, 0o600)
+        crate::files::replace_file(path, text.as_bytes(), None, 0o600)
             .map_err(|error| failed(path, error))?;
         Ok(())
     }

@@ -249,7 +249,50 @@ pub(crate) struct ExecutionRecord<'a> {
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub(crate) server_requests: &'a [RequestRecord],
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    pub(crate) llm_requests: &'a [crate::llm::LlmRecord],
+    pub(crate) llm_requests: &'a [LlmRecord],
+}
+
+/// One `llm.ask` or `llm.think` as the audit log records it. The prompt is the system prompt
+/// and the messages, as the JSON `{"system", "messages"}`; the answer is the answer's text.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LlmRecord {
+    /// `llm.ask` or `llm.think`.
+    pub function: &'static str,
+    /// `sampling` (the client's model), `anthropic` or `openai` (the settings' provider), or
+    /// `none` (refused before it was sent).
+    pub via: &'static str,
+    /// `ok`, `refused` (a budget or the allowed system prompts), `error`, `timeout` or
+    /// `cancelled`.
+    pub outcome: &'static str,
+    /// From request to answer, in milliseconds.
+    pub duration_ms: f64,
+    /// The model that answered, as its answer names it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The most tokens the answer could take, as counted against `--max-llm-tokens`.
+    pub max_tokens: u32,
+    /// Tokens of the prompt and of the answer, when the provider says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    /// Tokens of the answer, when the provider says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
+    /// SHA-256 of the prompt.
+    pub prompt_sha256: String,
+    /// Bytes of the prompt.
+    pub prompt_bytes: usize,
+    /// SHA-256 of the answer's text, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer_sha256: Option<String>,
+    /// Bytes of the answer's text.
+    pub answer_bytes: usize,
+    /// The prompt, when contents are logged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<Value>,
+    /// The answer's text, when contents are logged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
 }
 
 impl AuditLog {

@@ -243,39 +243,9 @@ async fn ask_server(
     scope: &Scope<'_>,
 ) -> Result<Value, String> {
     let method = ask.method();
-    let state = gateway.catalog(false).await;
-    let Some(server) = state
-        .catalog
-        .namespaces()
-        .find(|(guest, original)| *guest == named || *original == named)
-        .map(|(_, original)| original.to_owned())
-    else {
-        let servers: Vec<&str> = state.catalog.namespaces().map(|(guest, _)| guest).collect();
-        let kind = if method.starts_with("prompts") {
-            "prompts"
-        } else {
-            "resources"
-        };
-        return Err(format!(
-            "no server named \"{}\" for {kind}.<server>; the servers are: {}",
-            cut(named.to_owned(), MAX_SPAN_TOOL_NAME),
-            if servers.is_empty() {
-                "none".to_owned()
-            } else {
-                servers.join(", ")
-            }
-        ));
-    };
+    let server = server_named(&*gateway.current_catalog().await, named, method)?;
     let name = format!("{server}.{method}");
-    if let Err(denial) = scope.policy(gateway).decide(&server, method) {
-        scope.refuse();
-        return Err(format!(
-            "{name} is not allowed by the policy{}: {denial} (rules over server.tool match a \
-             server's resources and prompts as server.resources/read, server.prompts/get, ...)",
-            identity_named(scope)
-        ));
-    }
-    outside_allowed(scope, &name, &server, method)?;
+    server_method_allowed(gateway, scope, &name, &server, method)?;
     scope.budget.take_call(&name)?;
     let Some(provider) = gateway.provider(&server) else {
         return Err(format!("internal error: no provider for \"{server}\""));
@@ -342,19 +312,89 @@ async fn ask_server(
                 ClientRequest::ListPromptsRequest(ListPromptsRequest::with_param(params))
             }),
         };
+    let list = List {
+        name: &name,
+        capability,
+        key: list_key,
+        page,
+    };
+    list_pages(provider.as_ref(), &list, scope, &options).await
+}
+
+/// Refuses `server`'s `method` (named `name`, `server.method`) when the policy or the
+/// execution's `allowedTools` keep it out.
+fn server_method_allowed(
+    gateway: &Gateway,
+    scope: &Scope<'_>,
+    name: &str,
+    server: &str,
+    method: &str,
+) -> Result<(), String> {
+    if let Err(denial) = scope.policy(gateway).decide(server, method) {
+        scope.refuse();
+        return Err(format!(
+            "{name} is not allowed by the policy{}: {denial} (rules over server.tool match a \
+             server's resources and prompts as server.resources/read, server.prompts/get, ...)",
+            identity_named(scope)
+        ));
+    }
+    outside_allowed(scope, name, server, method)
+}
+
+/// The configured name of the server `named` in code or as configured, whose `method`
+/// (`resources/read`, `prompts/get`, ...) code asked for; the error names the servers there are.
+fn server_named(state: &CatalogState, named: &str, method: &str) -> Result<String, String> {
+    if let Some((_, original)) = state
+        .catalog
+        .namespaces()
+        .find(|(guest, original)| *guest == named || *original == named)
+    {
+        return Ok(original.to_owned());
+    }
+    let servers: Vec<&str> = state.catalog.namespaces().map(|(guest, _)| guest).collect();
+    let kind = if method.starts_with("prompts") {
+        "prompts"
+    } else {
+        "resources"
+    };
+    Err(format!(
+        "no server named \"{}\" for {kind}.<server>; the servers are: {}",
+        cut(named.to_owned(), MAX_SPAN_TOOL_NAME),
+        if servers.is_empty() {
+            "none".to_owned()
+        } else {
+            servers.join(", ")
+        }
+    ))
+}
+
+/// A list a server answers page by page: its request for a page, and the key of its items.
+struct List<'a> {
+    /// `server.method`, as errors name it.
+    name: &'a str,
+    capability: Capability,
+    key: &'static str,
+    page: fn(PaginatedRequestParams) -> ClientRequest,
+}
+
+/// Every item of `list`, read page by page up to [`MAX_LIST_PAGES`].
+async fn list_pages(
+    provider: &dyn ToolProvider,
+    list: &List<'_>,
+    scope: &Scope<'_>,
+    options: &impl Fn() -> CallContext,
+) -> Result<Value, String> {
+    let List {
+        name,
+        capability,
+        key: list_key,
+        page,
+    } = *list;
     let mut items = Vec::new();
     let mut cursor: Option<String> = None;
     for _ in 0..MAX_LIST_PAGES {
         let request = page(PaginatedRequestParams::default().with_cursor(cursor.clone()));
-        let value = request_value(
-            provider.as_ref(),
-            &name,
-            request,
-            capability,
-            scope,
-            &options,
-        )
-        .await?;
+        let value = request_value(provider, name, request, capability, scope, options).await?;
         let Value::Object(mut page) = value else {
             return Err(format!(
                 "{name} failed: the server's answer is not an object"
@@ -460,25 +500,6 @@ fn within_memory(
     }
 }
 
-/// "no tool named X (did you mean A, B?)" for each unknown name; `search` is what the reader
-/// calls to search (a guest function, or the `search_tools` MCP tool).
-pub(crate) fn unknown_names_message(unknown: &[(String, Vec<String>)], search: &str) -> String {
-    unknown
-        .iter()
-        .map(|(name, suggestions)| {
-            if suggestions.is_empty() {
-                format!("no tool named \"{name}\"; use {search}(\"what you need\") to find one")
-            } else {
-                format!(
-                    "no tool named \"{name}\"; did you mean {}?",
-                    suggestions.join(", ")
-                )
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 async fn call_tool(
     gateway: &Arc<Gateway>,
     name: &str,
@@ -488,7 +509,7 @@ async fn call_tool(
     cancel: CancellationToken,
     scope: &Scope<'_>,
 ) -> Result<Value, String> {
-    let state = gateway.catalog(false).await;
+    let state = gateway.current_catalog().await;
     let (state, index) = match resolve(&state, name) {
         Some(index) => (state, index),
         None => resolve_after_waiting(gateway, name, flavor, scope).await?,
@@ -504,28 +525,7 @@ async fn call_tool(
     outside_identity(scope, &display, &entry.server, &entry.tool)?;
     outside_allowed(scope, &display, &entry.server, &entry.tool)?;
 
-    let arguments = match args {
-        Value::Null => Map::new(),
-        Value::Object(map) => map,
-        other => {
-            return Err(format!(
-                "invalid arguments for {display}: expected an object like {{ name: value }}, got {}",
-                type_name(&other)
-            ));
-        }
-    };
-    let arguments_value = Value::Object(arguments);
-    let violations = check(&state, index, Direction::Input, &arguments_value);
-    if !violations.is_empty() {
-        return Err(violation_message(
-            &format!("invalid arguments for {display}"),
-            &violations,
-            &flavor.signature(&state.catalog, entry),
-        ));
-    }
-    let Value::Object(arguments) = arguments_value else {
-        return Err("internal error: arguments stopped being an object".to_owned());
-    };
+    let arguments = checked_arguments(&state, index, entry, &display, args, flavor)?;
     match approval::tier(scope.policy(gateway), entry) {
         Tier::Allow(AllowReason::PreApproved { .. }) => scope.decided(Decision {
             approval: "pre-approved",
@@ -561,29 +561,87 @@ async fn call_tool(
     let received =
         json_len(&result.content) + result.structured_content.as_ref().map_or(0, json_len);
     scope.budget.take_bytes(received as u64)?;
-    let mut value = if raw {
+    let value = if raw {
         serde_json::to_value(&result).map_err(|e| e.to_string())?
     } else {
-        if result.is_error == Some(true) {
+        checked_result(&state, index, &display, result)?
+    };
+    within_result_memory(gateway, display, value, received, scope).await
+}
+
+/// The arguments of a call of `entry` (shown as `display`) as the object the server gets,
+/// checked against its input schema; a model's mistake is named with the tool's signature.
+fn checked_arguments(
+    state: &CatalogState,
+    index: usize,
+    entry: &Entry,
+    display: &str,
+    args: Value,
+    flavor: Flavor,
+) -> Result<Map<String, Value>, String> {
+    let arguments = match args {
+        Value::Null => Map::new(),
+        Value::Object(map) => map,
+        other => {
             return Err(format!(
-                "{display} returned an error: {}",
-                error_text(&result)
+                "invalid arguments for {display}: expected an object like {{ name: value }}, got {}",
+                type_name(&other)
             ));
         }
-        if let Some(structured) = result.structured_content.as_ref() {
-            let violations = check(&state, index, Direction::Output, structured);
-            if !violations.is_empty() {
-                return Err(violation_message(
-                    &format!(
-                        "{display} returned structuredContent that does not match its outputSchema"
-                    ),
-                    &violations,
-                    "",
-                ));
-            }
-        }
-        convert(result)
     };
+    let arguments_value = Value::Object(arguments);
+    let violations = check(state, index, Direction::Input, &arguments_value);
+    if !violations.is_empty() {
+        return Err(violation_message(
+            &format!("invalid arguments for {display}"),
+            &violations,
+            &flavor.signature(&state.catalog, entry),
+        ));
+    }
+    let Value::Object(arguments) = arguments_value else {
+        return Err("internal error: arguments stopped being an object".to_owned());
+    };
+    Ok(arguments)
+}
+
+/// What the guest gets of a tool's result: its error as an error, its structured content
+/// checked against its output schema, and the rest converted.
+fn checked_result(
+    state: &CatalogState,
+    index: usize,
+    display: &str,
+    result: CallToolResult,
+) -> Result<Value, String> {
+    if result.is_error == Some(true) {
+        return Err(format!(
+            "{display} returned an error: {}",
+            error_text(&result)
+        ));
+    }
+    if let Some(structured) = result.structured_content.as_ref() {
+        let violations = check(state, index, Direction::Output, structured);
+        if !violations.is_empty() {
+            return Err(violation_message(
+                &format!(
+                    "{display} returned structuredContent that does not match its outputSchema"
+                ),
+                &violations,
+                "",
+            ));
+        }
+    }
+    Ok(convert(result))
+}
+
+/// `value`, unless its JSON (`received` bytes as the server sent it) is larger than the guest's
+/// memory could parse.
+async fn within_result_memory(
+    gateway: &Gateway,
+    display: String,
+    mut value: Value,
+    received: usize,
+    scope: &Scope<'_>,
+) -> Result<Value, String> {
     // The guest's engine holds a value's JSON text whole, in the guest's memory, while it parses
     // it: a larger one could never reach the code. Refused here, before it is copied there.
     let size = if received > LARGE_RESULT_BYTES {
@@ -780,9 +838,9 @@ async fn resolve_after_waiting(
             {
                 return Err(format!("cannot call {name}: {error}"));
             }
-            gateway.catalog(false).await
+            gateway.current_catalog().await
         }
-        None => gateway.catalog(true).await,
+        None => gateway.settled_catalog().await,
     };
     if let Some(index) = resolve(&state, name) {
         return Ok((state, index));

@@ -18,8 +18,8 @@ use toolweave_config::Limits;
 
 /// Engine threads kept ready between executions; more start on demand. Four, so that a client
 /// sending one program after another finds a prepared thread each time: a thread prepares its
-/// next runtime 2 ms after its execution when another is prepared (measured back to back, one
-/// in-process call: 0.87 ms with two, 0.76 ms with four; each costs about 0.3 MiB).
+/// next runtime 2 ms after its execution when another is prepared (back to back, four answer
+/// faster than two; each costs a little memory).
 const IDLE_ENGINES: usize = 4;
 /// Worker processes of each kind kept started ahead of demand.
 const IDLE_WORKERS: usize = 4;

@@ -512,6 +512,25 @@ pub enum BuildError {
     NoWorkerCommand,
 }
 
+/// "no tool named X (did you mean A, B?)" for each unknown name; `search` is what the reader
+/// calls to search (a guest function, or the `search_tools` MCP tool).
+pub(crate) fn unknown_names_message(unknown: &[(String, Vec<String>)], search: &str) -> String {
+    unknown
+        .iter()
+        .map(|(name, suggestions)| {
+            if suggestions.is_empty() {
+                format!("no tool named \"{name}\"; use {search}(\"what you need\") to find one")
+            } else {
+                format!(
+                    "no tool named \"{name}\"; did you mean {}?",
+                    suggestions.join(", ")
+                )
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

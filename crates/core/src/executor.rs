@@ -28,6 +28,7 @@ use crate::audit::{CallRecord, ExecutionRecord, RequestLog};
 use crate::bridge;
 use crate::budget::Budget;
 use crate::emitted::Emitted;
+use crate::engines::Running;
 use crate::error::ExecutionError;
 use crate::gateway::{Flavor, Gateway};
 use crate::llm::LlmBudget;
@@ -173,7 +174,6 @@ impl Gateway {
         options: ExecuteOptions,
     ) -> ExecutionReport {
         let started = Instant::now();
-        let limits = &self.limits;
         let code = code.into();
         let ExecuteOptions {
             listener,
@@ -187,7 +187,6 @@ impl Gateway {
         } = options;
         let state =
             state.unwrap_or_else(|| self.own_state.get_or_init(|| self.session_state()).clone());
-        let approver = approver.or_else(|| self.approver.clone());
         // Kept for the audit log only when there is one.
         let audited_code = self
             .audit
@@ -203,221 +202,387 @@ impl Gateway {
             (Some(listener), Some(audit)) => Some(requests.recording(listener, audit.contents())),
             (listener, _) => listener,
         };
-        let flavor = Flavor::of(language);
-        let catalog = self.catalog(false).await;
-        let manifest = catalog.manifest();
         // What the request asked to narrow, and what it could not have.
         let mut warnings = Vec::new();
-        let timeout = narrowed_timeout(requested_timeout, limits.timeout, &mut warnings);
-        drop(catalog);
+        let timeout = narrowed_timeout(requested_timeout, self.limits.timeout, &mut warnings);
+        let session = self.start_engine(code, language, timeout).await;
+        let context = CallContext {
+            gateway: self.clone(),
+            flavor: Flavor::of(language),
+            listener,
+            budget: Arc::new(Budget::new(
+                self.limits.max_calls_per_tool,
+                self.limits.max_upstream_bytes,
+            )),
+            approver: approver.or_else(|| self.approver.clone()),
+            // One search or describe of this execution at a time: a program that starts a
+            // thousand at once waits for its own, and other sessions' discovery does not queue
+            // behind them.
+            discovery_turn: Arc::new(tokio::sync::Semaphore::new(1)),
+            state,
+            allowed_tools,
+            identity,
+            llm: Arc::new(LlmBudget::new(self.llm.clone(), llm_client, timeout)),
+        };
+        let mut run = Run::new(context, session, &self.limits, warnings);
+        let outcome = run.drive(&cancel, timeout).await;
+        run.abandon_calls();
+        let result = self.settle(&mut run, outcome, language, timeout).await;
+        let (calls_by_tool, upstream_bytes) = run.context.budget.used();
+        let stats = ExecutionStats {
+            duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+            tool_calls: run.tool_calls,
+            calls_by_tool,
+            upstream_bytes,
+            log_bytes: run.log_bytes,
+        };
+        if let Some((code_sha256, code_bytes)) = audited_code {
+            let trail = AuditTrail {
+                code_sha256,
+                code_bytes,
+                session: &caller,
+                language,
+                requests: &requests,
+            };
+            self.audit_execution(trail, &run, &result, &stats);
+        }
+        ExecutionReport {
+            result,
+            logs: run.console.lines.into(),
+            logs_omitted: run.console.omitted,
+            warnings: std::mem::take(&mut run.warnings),
+            stats,
+            blocks: run.emitted.into_blocks(),
+        }
+    }
+
+    /// Starts the engine on `code`, with the tools of the catalog as it is now.
+    async fn start_engine(
+        &self,
+        code: String,
+        language: Language,
+        timeout: Duration,
+    ) -> Box<dyn Running> {
+        let manifest = self.current_catalog().await.manifest();
         let engine_request = toolweave_sandbox::ExecuteRequest {
             code,
             language,
             limits: toolweave_sandbox::EngineLimits {
                 timeout,
-                ..crate::engines::engine_limits(limits)
+                ..crate::engines::engine_limits(&self.limits)
             },
             manifest,
         };
+        self.executor.start(engine_request).await
+    }
 
-        let mut session = self.executor.start(engine_request).await;
-        let llm = Arc::new(LlmBudget::new(self.llm.clone(), llm_client, timeout));
-
-        let calls_cancel = CancellationToken::new();
-        // Calls in flight, polled by this task: no task spawn or thread hop per call.
-        let mut calls: FuturesUnordered<BoxFuture<'static, CallAnswer>> = FuturesUnordered::new();
-        let mut call_records = Vec::new();
-        let budget = Arc::new(Budget::new(
-            limits.max_calls_per_tool,
-            limits.max_upstream_bytes,
-        ));
-        let mut console = Console::default();
-        let mut emitted = Emitted::new(limits);
-        let mut log_bytes = 0usize;
-        let mut tool_calls = 0u32;
-        let mut host_error: Option<ExecutionError> = None;
-        // One search or describe of this execution at a time: a program that starts a thousand
-        // at once waits for its own, and other sessions' discovery does not queue behind them.
-        let discovery_turn = Arc::new(tokio::sync::Semaphore::new(1));
-        let backstop = tokio::time::sleep(timeout + DEADLINE_GRACE);
-        tokio::pin!(backstop);
-
-        let outcome = loop {
-            tokio::select! {
-                biased;
-                () = cancel.cancelled(), if host_error.is_none() => {
-                    session.cancel();
-                    host_error = Some(ExecutionError::Cancelled);
-                }
-                () = &mut backstop => {
-                    // The engine did not stop at its own deadline: give up on it. An engine
-                    // thread sees the cancel at its next interrupt check; a worker process that
-                    // does not stop is killed.
-                    session.cancel();
-                    break None;
-                }
-                message = session.next() => match message {
-                    Some(FromWorker::Finished(outcome)) => break Some(outcome),
-                    Some(FromWorker::Event(EngineEvent::Started)) => {}
-                    Some(FromWorker::Event(EngineEvent::Log { stream, text })) => {
-                        log_bytes += text.len();
-                        if let Some(listener) = &listener {
-                            listener.notify(Notice::CodeLog { level: log_level(stream), text: text.clone() });
-                        }
-                        console.push(LogLine { stream: stream_name(stream), text });
-                    }
-                    Some(FromWorker::Event(EngineEvent::Progress(progress))) => {
-                        if let Some(listener) = &listener {
-                            listener.notify(Notice::CodeProgress {
-                                progress: progress.done,
-                                total: progress.total,
-                                message: progress.message,
-                            });
-                        }
-                    }
-                    Some(FromWorker::Event(EngineEvent::Call(HostCall { id, request: HostRequest::Emit { block } }))) => {
-                        // Answered here: the blocks are the execution's, counted as they come.
-                        let outcome = emitted.emit(block).map(|()| Value::Null).map_err(|error| error.to_string());
-                        session.reply(HostReply::Result { id, outcome }).await;
-                    }
-                    Some(FromWorker::Event(EngineEvent::Warning { text })) => {
-                        if warnings.len() < MAX_WARNINGS {
-                            warnings.push(crate::error::cut(text, crate::error::MAX_ERROR_TEXT));
-                        }
-                    }
-                    Some(FromWorker::Event(EngineEvent::Call(call))) => {
-                        if call.request.reaches_server() {
-                            if tool_calls >= limits.max_tool_calls {
-                                if host_error.is_none() {
-                                    host_error = Some(ExecutionError::ToolCallLimit {
-                                        limit: limits.max_tool_calls,
-                                    });
-                                }
-                                session.cancel();
-                                continue;
-                            }
-                            tool_calls += 1;
-                        }
-                        let gateway = self.clone();
-                        let token = calls_cancel.child_token();
-                        let listener = listener.clone();
-                        let budget = budget.clone();
-                        let approver = approver.clone();
-                        let discovery_turn = discovery_turn.clone();
-                        let state = state.clone();
-                        let allowed_tools = allowed_tools.clone();
-                        let identity = identity.clone();
-                        let llm = llm.clone();
-                        calls.push(Box::pin(async move {
-                            let _turn = match call.request {
-                                HostRequest::Tool { .. }
-                                | HostRequest::Server { .. }
-                                | HostRequest::Session(_)
-                                | HostRequest::Emit { .. }
-                                | HostRequest::Llm(_) => None,
-                                HostRequest::Search { .. } | HostRequest::Describe { .. } => {
-                                    discovery_turn.acquire_owned().await.ok()
-                                }
-                            };
-                            let scope = bridge::Scope {
-                                listener: listener.as_ref(),
-                                budget: &budget,
-                                approver: approver.as_ref(),
-                                approval: std::sync::Mutex::new(None),
-                                refused: std::sync::atomic::AtomicBool::new(false),
-                                state: Some(&state),
-                                allowed: allowed_tools.as_ref(),
-                                identity: identity.as_deref(),
-                                llm: Some(&llm),
-                            };
-                            let (answer, record) = bridge::answer_recorded(&gateway, call.request, flavor, token, &scope).await;
-                            (call.id, answer, record)
-                        }));
-                    }
-                    None => {
-                        let error = session.ended_early().await;
-                        break Some(Outcome { result: Err(error), stats: Default::default() });
-                    }
-                },
-                Some((id, outcome, record)) = calls.next(), if !calls.is_empty() => {
-                    call_records.extend(record);
-                    if host_error.is_none()
-                        && let Some(error) = budget.overdrawn()
-                    {
-                        host_error = Some(error);
-                        session.cancel();
-                        continue;
-                    }
-                    // The engine may have finished already; then nobody waits for this.
-                    session.reply(HostReply::Result { id, outcome }).await;
-                }
-            }
-        };
-        calls_cancel.cancel();
-        if !calls.is_empty() {
-            // Calls still in flight see the cancellation when polled, and tell their upstream
-            // servers (notifications/cancelled); that happens after the answer goes out.
-            tokio::spawn(async move {
-                let drained = calls.for_each(|_| async {});
-                let _ = tokio::time::timeout(CANCEL_GRACE, drained).await;
-            });
-        }
-
-        let result = match (host_error, outcome) {
+    /// The execution's result once its program has stopped: what stopped it first, the value
+    /// it returned (kept behind a handle when large), and the notes about its `allowedTools`.
+    async fn settle(
+        &self,
+        run: &mut Run,
+        outcome: Option<Outcome>,
+        language: Language,
+        timeout: Duration,
+    ) -> Result<Value, ExecutionError> {
+        let limits = &self.limits;
+        let result = match (run.host_error.take(), outcome) {
             (Some(error), _) => Err(error),
             (None, Some(outcome)) => outcome
                 .result
                 .map_err(|error| ExecutionError::from_engine(error, limits.stack_bytes)),
             (None, None) => Err(ExecutionError::Timeout { limit: timeout }),
         };
-        if let Some(allowed) = &allowed_tools {
+        if let Some(allowed) = &run.context.allowed_tools {
             // Told after the run: servers that were starting when it began may be up now.
-            let catalog = self.catalog(false).await;
+            let catalog = self.current_catalog().await;
             let settled = self.unavailable().is_empty();
-            warnings.extend(allowed_tools_notes(&catalog, allowed, settled));
+            run.warnings
+                .extend(allowed_tools_notes(&catalog, allowed, settled));
         }
-        let result = match result {
-            Ok(value) => emitted
+        match result {
+            Ok(value) => run
+                .emitted
                 .take_returned(value)
                 .map_err(ExecutionError::Block)
-                .and_then(|value| self.keep_large(value, &state, language, &mut warnings)),
+                .and_then(|value| {
+                    self.keep_large(value, &run.context.state, language, &mut run.warnings)
+                }),
             Err(error) => Err(self.limit_named(error, timeout)),
+        }
+    }
+
+    /// Writes the audit log's record of one execution (called only when there is a log).
+    fn audit_execution(
+        &self,
+        trail: AuditTrail<'_>,
+        run: &Run,
+        result: &Result<Value, ExecutionError>,
+        stats: &ExecutionStats,
+    ) {
+        let Some(audit) = &self.audit else {
+            return;
         };
-        let (calls_by_tool, upstream_bytes) = budget.used();
-        let stats = ExecutionStats {
-            duration_ms: started.elapsed().as_secs_f64() * 1000.0,
-            tool_calls,
-            calls_by_tool,
-            upstream_bytes,
-            log_bytes,
-        };
-        if let (Some(audit), Some((code_sha256, code_bytes))) = (&self.audit, audited_code) {
-            audit.record(&ExecutionRecord {
-                time: crate::audit::now(),
-                session: &caller,
-                identity: identity.as_ref().map(|identity| identity.name()),
-                language: language_name(language),
-                code_sha256,
-                code_bytes,
-                duration_ms: crate::audit::millis(stats.duration_ms),
-                outcome: if result.is_ok() { "ok" } else { "error" },
-                error: result.as_ref().err().map(ExecutionError::kind),
-                denied_calls: call_records
-                    .iter()
-                    .filter(|record| record.outcome == "denied")
-                    .count(),
-                tool_calls: &call_records,
-                server_requests: &requests.take(),
-                llm_requests: &llm.take_records(),
+        audit.record(&ExecutionRecord {
+            time: crate::audit::now(),
+            session: trail.session,
+            identity: run
+                .context
+                .identity
+                .as_ref()
+                .map(|identity| identity.name()),
+            language: language_name(trail.language),
+            code_sha256: trail.code_sha256,
+            code_bytes: trail.code_bytes,
+            duration_ms: crate::audit::millis(stats.duration_ms),
+            outcome: if result.is_ok() { "ok" } else { "error" },
+            error: result.as_ref().err().map(ExecutionError::kind),
+            denied_calls: run
+                .call_records
+                .iter()
+                .filter(|record| record.outcome == "denied")
+                .count(),
+            tool_calls: &run.call_records,
+            server_requests: &trail.requests.take(),
+            llm_requests: &run.context.llm.take_records(),
+        });
+    }
+}
+
+/// What the audit log records of an execution besides what its run counted.
+struct AuditTrail<'a> {
+    code_sha256: String,
+    code_bytes: usize,
+    /// Who asked (an MCP session, `run`).
+    session: &'a str,
+    language: Language,
+    /// Requests upstream servers made of the client during the execution.
+    requests: &'a RequestLog,
+}
+
+/// What every host call of one execution answers to, cloned into each call's future.
+#[derive(Clone)]
+struct CallContext {
+    gateway: Arc<Gateway>,
+    flavor: Flavor,
+    listener: Option<toolweave_upstream::Listener>,
+    budget: Arc<Budget>,
+    approver: Option<Arc<dyn crate::Approver>>,
+    discovery_turn: Arc<tokio::sync::Semaphore>,
+    state: Arc<SessionState>,
+    allowed_tools: Option<ToolGlobs>,
+    identity: Option<Arc<crate::Identity>>,
+    llm: Arc<LlmBudget>,
+}
+
+impl CallContext {
+    /// The future that answers `call`, polled by the execution's own task.
+    fn answer(self, call: HostCall, token: CancellationToken) -> BoxFuture<'static, CallAnswer> {
+        Box::pin(async move {
+            let _turn = match call.request {
+                HostRequest::Tool { .. }
+                | HostRequest::Server { .. }
+                | HostRequest::Session(_)
+                | HostRequest::Emit { .. }
+                | HostRequest::Llm(_) => None,
+                HostRequest::Search { .. } | HostRequest::Describe { .. } => {
+                    self.discovery_turn.clone().acquire_owned().await.ok()
+                }
+            };
+            let scope = bridge::Scope {
+                listener: self.listener.as_ref(),
+                budget: &self.budget,
+                approver: self.approver.as_ref(),
+                approval: std::sync::Mutex::new(None),
+                refused: std::sync::atomic::AtomicBool::new(false),
+                state: Some(&self.state),
+                allowed: self.allowed_tools.as_ref(),
+                identity: self.identity.as_deref(),
+                llm: Some(&self.llm),
+            };
+            let (answer, record) =
+                bridge::answer_recorded(&self.gateway, call.request, self.flavor, token, &scope)
+                    .await;
+            (call.id, answer, record)
+        })
+    }
+}
+
+/// One execution while its program runs: the engine, the calls in flight, and what it counted.
+struct Run {
+    context: CallContext,
+    session: Box<dyn Running>,
+    /// Calls in flight, polled by the execution's task: no task spawn or thread hop per call.
+    calls: FuturesUnordered<BoxFuture<'static, CallAnswer>>,
+    calls_cancel: CancellationToken,
+    call_records: Vec<CallRecord>,
+    console: Console,
+    emitted: Emitted,
+    warnings: Vec<String>,
+    log_bytes: usize,
+    tool_calls: u32,
+    max_tool_calls: u32,
+    /// What the host stopped the execution for (cancellation, a limit), first one wins.
+    host_error: Option<ExecutionError>,
+}
+
+impl Run {
+    fn new(
+        context: CallContext,
+        session: Box<dyn Running>,
+        limits: &toolweave_config::Limits,
+        warnings: Vec<String>,
+    ) -> Self {
+        Self {
+            context,
+            session,
+            calls: FuturesUnordered::new(),
+            calls_cancel: CancellationToken::new(),
+            call_records: Vec::new(),
+            console: Console::default(),
+            emitted: Emitted::new(limits),
+            warnings,
+            log_bytes: 0,
+            tool_calls: 0,
+            max_tool_calls: limits.max_tool_calls,
+            host_error: None,
+        }
+    }
+
+    /// Answers the engine until it finishes, and returns its outcome; `None` when it did not
+    /// stop at its own deadline (`timeout`) and the host gave up on it.
+    async fn drive(&mut self, cancel: &CancellationToken, timeout: Duration) -> Option<Outcome> {
+        let backstop = tokio::time::sleep(timeout + DEADLINE_GRACE);
+        tokio::pin!(backstop);
+        loop {
+            tokio::select! {
+                biased;
+                () = cancel.cancelled(), if self.host_error.is_none() => {
+                    self.session.cancel();
+                    self.host_error = Some(ExecutionError::Cancelled);
+                }
+                () = &mut backstop => {
+                    // The engine did not stop at its own deadline: give up on it. An engine
+                    // thread sees the cancel at its next interrupt check; a worker process that
+                    // does not stop is killed.
+                    self.session.cancel();
+                    return None;
+                }
+                message = self.session.next() => {
+                    if let Some(outcome) = self.on_message(message).await {
+                        return Some(outcome);
+                    }
+                }
+                Some(answer) = self.calls.next(), if !self.calls.is_empty() => {
+                    self.on_answer(answer).await;
+                }
+            }
+        }
+    }
+
+    /// Handles one message of the engine; the outcome when it was the last.
+    async fn on_message(&mut self, message: Option<FromWorker>) -> Option<Outcome> {
+        match message {
+            Some(FromWorker::Finished(outcome)) => return Some(outcome),
+            Some(FromWorker::Event(EngineEvent::Started)) => {}
+            Some(FromWorker::Event(EngineEvent::Log { stream, text })) => self.log(stream, text),
+            Some(FromWorker::Event(EngineEvent::Progress(progress))) => {
+                if let Some(listener) = &self.context.listener {
+                    listener.notify(Notice::CodeProgress {
+                        progress: progress.done,
+                        total: progress.total,
+                        message: progress.message,
+                    });
+                }
+            }
+            Some(FromWorker::Event(EngineEvent::Call(HostCall {
+                id,
+                request: HostRequest::Emit { block },
+            }))) => {
+                // Answered here: the blocks are the execution's, counted as they come.
+                let outcome = self
+                    .emitted
+                    .emit(block)
+                    .map(|()| Value::Null)
+                    .map_err(|error| error.to_string());
+                self.session.reply(HostReply::Result { id, outcome }).await;
+            }
+            Some(FromWorker::Event(EngineEvent::Warning { text })) => {
+                if self.warnings.len() < MAX_WARNINGS {
+                    self.warnings
+                        .push(crate::error::cut(text, crate::error::MAX_ERROR_TEXT));
+                }
+            }
+            Some(FromWorker::Event(EngineEvent::Call(call))) => self.start_call(call),
+            None => {
+                let error = self.session.ended_early().await;
+                return Some(Outcome {
+                    result: Err(error),
+                    stats: Default::default(),
+                });
+            }
+        }
+        None
+    }
+
+    /// Keeps one console line and tells the client about it.
+    fn log(&mut self, stream: LogStream, text: String) {
+        self.log_bytes += text.len();
+        if let Some(listener) = &self.context.listener {
+            listener.notify(Notice::CodeLog {
+                level: log_level(stream),
+                text: text.clone(),
             });
         }
-        ExecutionReport {
-            result,
-            logs: console.lines.into(),
-            logs_omitted: console.omitted,
-            warnings,
-            stats,
-            blocks: emitted.into_blocks(),
+        self.console.push(LogLine {
+            stream: stream_name(stream),
+            text,
+        });
+    }
+
+    /// Starts answering one host call, or stops the execution when it is one tool call too many.
+    fn start_call(&mut self, call: HostCall) {
+        if call.request.reaches_server() {
+            if self.tool_calls >= self.max_tool_calls {
+                if self.host_error.is_none() {
+                    self.host_error = Some(ExecutionError::ToolCallLimit {
+                        limit: self.max_tool_calls,
+                    });
+                }
+                self.session.cancel();
+                return;
+            }
+            self.tool_calls += 1;
+        }
+        let token = self.calls_cancel.child_token();
+        self.calls.push(self.context.clone().answer(call, token));
+    }
+
+    /// Replies to the guest with a finished call, unless it overdrew the execution's budget.
+    async fn on_answer(&mut self, (id, outcome, record): CallAnswer) {
+        self.call_records.extend(record);
+        if self.host_error.is_none()
+            && let Some(error) = self.context.budget.overdrawn()
+        {
+            self.host_error = Some(error);
+            self.session.cancel();
+            return;
+        }
+        // The engine may have finished already; then nobody waits for this.
+        self.session.reply(HostReply::Result { id, outcome }).await;
+    }
+
+    /// Cancels the calls still in flight once the program has stopped.
+    fn abandon_calls(&mut self) {
+        self.calls_cancel.cancel();
+        if !self.calls.is_empty() {
+            // Calls still in flight see the cancellation when polled, and tell their upstream
+            // servers (notifications/cancelled); that happens after the answer goes out.
+            let calls = std::mem::take(&mut self.calls);
+            tokio::spawn(async move {
+                let drained = calls.for_each(|_| async {});
+                let _ = tokio::time::timeout(CANCEL_GRACE, drained).await;
+            });
         }
     }
 }

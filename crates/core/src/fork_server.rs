@@ -74,9 +74,9 @@ impl ForkServer {
             .spawn()?;
         if let Some(stderr) = process.stderr.take() {
             let pid = process.id();
-            tokio::spawn(crate::workers::for_each_line(
+            tokio::spawn(crate::lines::for_each_line(
                 stderr,
-                crate::workers::STDERR_LINE_BYTES,
+                crate::lines::STDERR_LINE_BYTES,
                 move |line| tracing::warn!(fork_server = pid, "{line}"),
             ));
         }

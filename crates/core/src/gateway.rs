@@ -248,6 +248,22 @@ pub struct DescribeAnswer {
     pub declarations: String,
 }
 
+impl DescribeAnswer {
+    /// Records `name` (`trimmed` of spaces and `tools.`), which matched no tool: held, when its
+    /// definition changed since it was pinned, else unknown with close names.
+    fn not_found(&mut self, state: &CatalogState, name: &str, trimmed: &str) {
+        match state.held_tool(trimmed) {
+            Some(held) => self.held.push((
+                name.to_owned(),
+                crate::error::held_tool(&held.server, &held.tool),
+            )),
+            None => self
+                .unknown
+                .push((name.to_owned(), state.catalog.suggest(trimmed))),
+        }
+    }
+}
+
 impl Gateway {
     /// The gateway of `parts`, whose catalog follows its providers from now on (when called
     /// within a tokio runtime).
@@ -401,19 +417,26 @@ impl Gateway {
         }
     }
 
-    /// A snapshot at least as new as the providers' state now. With `settle` (discovery), first
-    /// waits for providers still starting, until [`DISCOVERY_WAIT`] after the gateway started.
-    pub(crate) async fn catalog(&self, settle: bool) -> Arc<CatalogState> {
-        if settle {
-            // Outside the rebuild lock: an execution that needs a fresh snapshot never queues
-            // behind a server that is slow to start. The wait is polled once even with no time
-            // left, which starts again a crashed server whose restart is due. Nothing is copied:
-            // at 10,000 tools, copying every tool list took 1 ms of each search and describe.
-            let left = DISCOVERY_WAIT.saturating_sub(self.started.elapsed());
-            let settled =
-                futures::future::join_all(self.providers.iter().map(|provider| provider.settle()));
-            let _ = tokio::time::timeout(left, settled).await;
-        }
+    /// The catalog for discovery (search, describe, declarations): [`current_catalog`]
+    /// once the providers still starting are up, or [`DISCOVERY_WAIT`] after the gateway
+    /// started has passed.
+    ///
+    /// [`current_catalog`]: Self::current_catalog
+    pub(crate) async fn settled_catalog(&self) -> Arc<CatalogState> {
+        // Outside the rebuild lock: an execution that needs a fresh snapshot never queues behind
+        // a server that is slow to start. The wait is polled once even with no time left, which
+        // starts again a crashed server whose restart is due. Nothing is copied: with many
+        // thousands of tools, copying every tool list would cost each search and describe.
+        let left = DISCOVERY_WAIT.saturating_sub(self.started.elapsed());
+        let settled =
+            futures::future::join_all(self.providers.iter().map(|provider| provider.settle()));
+        let _ = tokio::time::timeout(left, settled).await;
+        self.current_catalog().await
+    }
+
+    /// A snapshot at least as new as the providers' state now, without waiting for providers
+    /// still starting.
+    pub(crate) async fn current_catalog(&self) -> Arc<CatalogState> {
         self.notice_pins_change();
         let version = self.version();
         let current = self.snapshot();
@@ -494,7 +517,7 @@ impl Gateway {
                 limit: MAX_QUERY_BYTES,
             });
         }
-        let state = self.catalog(true).await;
+        let state = self.settled_catalog().await;
         let max_bytes = self.limits.max_result_bytes;
         self.off_thread(move || search_in(&state, &query, limit, flavor, max_bytes))
             .await
@@ -563,7 +586,7 @@ impl Gateway {
         flavor: Flavor,
         schemas: bool,
     ) -> Result<DescribeAnswer, DiscoveryError> {
-        let state = self.catalog(true).await;
+        let state = self.settled_catalog().await;
         let max_bytes = self.limits.max_result_bytes;
         let instructions = self.instructions();
         let mut answer = self
@@ -632,7 +655,7 @@ impl Gateway {
             return Err(why.join(". "));
         }
         if answer.tools.is_empty() && !answer.unknown.is_empty() {
-            return Err(crate::bridge::unknown_names_message(
+            return Err(crate::error::unknown_names_message(
                 &answer.unknown,
                 flavor.search_function(),
             ));
@@ -670,14 +693,18 @@ impl Gateway {
     /// upstream state version it was built from. With `settle`, first waits for servers still
     /// starting as discovery does (until [`DISCOVERY_WAIT`] after the gateway started).
     pub async fn read_catalog<T>(&self, settle: bool, read: impl FnOnce(&Catalog, u64) -> T) -> T {
-        let state = self.catalog(settle).await;
+        let state = if settle {
+            self.settled_catalog().await
+        } else {
+            self.current_catalog().await
+        };
         read(&state.catalog, state.version)
     }
 
     /// TypeScript declarations of every tool, as one `.d.ts` (waits for servers still starting,
     /// up to [`DISCOVERY_WAIT`] after the gateway started).
     pub async fn declarations(&self, flavor: Flavor) -> String {
-        let state = self.catalog(true).await;
+        let state = self.settled_catalog().await;
         match flavor {
             Flavor::TypeScript => state.catalog.declarations(),
             Flavor::Python => state.catalog.python_stubs(),
@@ -772,6 +799,29 @@ fn distinct_names(names: Vec<String>) -> Result<Vec<String>, DiscoveryError> {
     Ok(distinct)
 }
 
+/// What `describe` tells of `entry` (called `call_name` in code): its declaration, and its
+/// schemas when they are asked for.
+fn described_tool(
+    catalog: &toolweave_catalog::Catalog,
+    entry: &Entry,
+    call_name: String,
+    flavor: Flavor,
+    schemas: bool,
+) -> Described {
+    Described {
+        name: call_name,
+        server: entry.server.clone(),
+        tool: entry.tool.clone(),
+        declaration: flavor.declaration(catalog, entry),
+        input_schema: schemas.then(|| entry.input_schema.value()),
+        output_schema: entry
+            .output_schema
+            .as_ref()
+            .filter(|_| schemas)
+            .map(ToolSchema::value),
+    }
+}
+
 /// Each tool `names` name, once, in the order named, as many as fit in `max_bytes` (the rest
 /// under `omitted`); names that match nothing under `unknown`, with suggestions. A tool costs its
 /// declaration, and its schemas when they are asked for. A bare server name names all of its
@@ -826,15 +876,7 @@ fn describe_in(
             }
         }
         if found.is_empty() {
-            match state.held_tool(trimmed) {
-                Some(held) => answer.held.push((
-                    name.clone(),
-                    crate::error::held_tool(&held.server, &held.tool),
-                )),
-                None => answer
-                    .unknown
-                    .push((name.clone(), catalog.suggest(trimmed))),
-            }
+            answer.not_found(state, name, trimmed);
         }
         for entry in found {
             let call_name = guest_name(entry);
@@ -849,18 +891,7 @@ fn describe_in(
                 answer.omitted.push(call_name);
                 continue;
             }
-            let tool = Described {
-                name: call_name,
-                server: entry.server.clone(),
-                tool: entry.tool.clone(),
-                declaration: flavor.declaration(catalog, entry),
-                input_schema: schemas.then(|| entry.input_schema.value()),
-                output_schema: entry
-                    .output_schema
-                    .as_ref()
-                    .filter(|_| schemas)
-                    .map(ToolSchema::value),
-            };
+            let tool = described_tool(catalog, entry, call_name, flavor, schemas);
             used += tool.declaration.len() + tool.name.len();
             if schemas {
                 used += json_len(&tool.input_schema) + json_len(&tool.output_schema);
@@ -965,7 +996,7 @@ async fn keep_catalog_current(
                 return;
             };
             // At once when the catalog is current already.
-            gateway.catalog(false).await;
+            gateway.current_catalog().await;
         }
         if changes.is_empty() {
             // Providers whose tools never change: the one catalog stays.

@@ -37,6 +37,13 @@
 //! worker processes ([`Isolation::Worker`]); a worker is this same program re-entered, so its
 //! `main` begins with [`run_worker_if_asked`] (see `examples/embed.rs`).
 
+#![cfg_attr(
+    test,
+    allow(
+        clippy::too_many_lines,
+        reason = "a test reads top to bottom as one scenario"
+    )
+)]
 #![warn(missing_docs)]
 
 mod approval;
@@ -55,6 +62,7 @@ mod executor;
 mod fork_server;
 mod gateway;
 mod identity;
+mod lines;
 mod llm;
 mod mcp;
 mod observe;
@@ -69,7 +77,7 @@ mod workers;
 pub use approval::{
     AllowReason, AnsweredVia, Approval, ApprovalRequest, ApprovalScope, Approver, AskReason, Tier,
 };
-pub use audit::{AuditLog, AuditOptions, CallRecord, RequestRecord};
+pub use audit::{AuditLog, AuditOptions, CallRecord, LlmRecord, RequestRecord};
 pub use builder::GatewayBuilder;
 pub use closures::{ClosureProvider, ToolError};
 pub use direct::DirectCall;
@@ -86,7 +94,7 @@ pub use gateway::{
     MAX_QUERY_BYTES, SearchAnswer, SearchResult, ServerInstructions, Unavailable,
 };
 pub use identity::Identity;
-pub use llm::{DEFAULT_MAX_TOKENS, LlmOptions, LlmRecord};
+pub use llm::{DEFAULT_MAX_TOKENS, LlmOptions};
 pub use mcp::McpProvider;
 pub use observe::{CallOutcome, Observer, SPAN_TARGET, WorkerCount};
 pub use pins::{HeldTool, held_among, pinned_form};

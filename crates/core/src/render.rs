@@ -1,7 +1,7 @@
 //! The text a model reads for each answer. Kept together so the wording stays consistent.
 
-use crate::bridge::unknown_names_message;
 use crate::error::ExecutionError;
+use crate::error::unknown_names_message;
 use crate::executor::{ExecutionReport, LogLine};
 use crate::gateway::{DescribeAnswer, SearchAnswer, SearchResult, Unavailable};
 

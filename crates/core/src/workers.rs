@@ -25,6 +25,7 @@ use toolweave_sandbox::{
 
 #[cfg(target_os = "linux")]
 use crate::fork_server::{ForkServer, ForkedWorker};
+use crate::lines::{STDERR_LINE_BYTES, for_each_line};
 
 /// How long after its start a gateway fills its worker pools (see [`When::AfterStartup`]).
 const STARTUP_DELAY: Duration = Duration::from_millis(50);
@@ -73,8 +74,8 @@ enum When {
     /// execution needs one worker, not a full pool.
     AfterStartup,
     /// A moment later: the execution that freed a place is still being answered, and starting
-    /// a worker costs a core for a while (measured: answering executions 5 ms apart took
-    /// 1.3 ms with the replacement started at once, 0.7 ms with it started 2 ms later).
+    /// a worker costs a core for a while (started at once, the replacement slows the answer
+    /// of paced executions; see docs/benchmarks.md).
     Soon,
 }
 
@@ -210,8 +211,6 @@ struct StderrTail {
 
 /// How much of a worker's stderr is kept for its error.
 const STDERR_TAIL_BYTES: usize = 2048;
-/// How much of one line a worker or fork server writes to stderr is kept; the rest is cut.
-pub(crate) const STDERR_LINE_BYTES: usize = 4096;
 /// How much of one worker's stderr goes to the gateway's log; the rest reaches only its tail.
 const STDERR_LOGGED_BYTES: usize = 64 * 1024;
 
@@ -259,45 +258,6 @@ impl StderrTail {
             .unwrap_or_else(PoisonError::into_inner)
             .trim()
             .to_owned()
-    }
-}
-
-/// Reads `stream` to its end and hands `each` one line at a time, cut to `max_line` bytes (and
-/// marked so) when longer: however a process writes, what is held is a line and one read.
-pub(crate) async fn for_each_line(
-    stream: impl AsyncRead + Unpin,
-    max_line: usize,
-    mut each: impl FnMut(&str),
-) {
-    let mut reader = BufReader::new(stream);
-    let mut line = Vec::new();
-    let mut cut = false;
-    let mut hand_on = |line: &mut Vec<u8>, cut: &mut bool| {
-        let mut text = String::from_utf8_lossy(line).into_owned();
-        if std::mem::take(cut) {
-            text.push_str("… (cut)");
-        }
-        each(&text);
-        line.clear();
-    };
-    loop {
-        let available = match reader.fill_buf().await {
-            Ok(available) if !available.is_empty() => available,
-            _ => break,
-        };
-        let end = memchr::memchr(b'\n', available);
-        let piece = &available[..end.unwrap_or(available.len())];
-        let room = max_line.saturating_sub(line.len());
-        line.extend_from_slice(&piece[..piece.len().min(room)]);
-        cut |= piece.len() > room;
-        let used = end.map_or(available.len(), |end| end + 1);
-        reader.consume(used);
-        if end.is_some() {
-            hand_on(&mut line, &mut cut);
-        }
-    }
-    if !line.is_empty() || cut {
-        hand_on(&mut line, &mut cut);
     }
 }
 

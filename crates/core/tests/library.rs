@@ -2,6 +2,10 @@
 //! tools through the real execution path (validation, the policy, approval, budgets, the audit
 //! log, search and typings), on engine threads and in worker processes.
 
+#![allow(
+    clippy::too_many_lines,
+    reason = "a test reads top to bottom as one scenario"
+)]
 #![expect(
     clippy::expect_used,
     reason = "a test stops at what it cannot go on without"

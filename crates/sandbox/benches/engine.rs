@@ -5,6 +5,10 @@
 //! runs trivial programs against catalogs of 10 and 1,000 tools: what setting up `tools` costs
 //! an execution as the catalog grows. An argument runs only the cases whose label contains it.
 
+#![allow(
+    clippy::too_many_lines,
+    reason = "a benchmark's scenario reads top to bottom in one function"
+)]
 #![expect(clippy::print_stdout, reason = "a benchmark reports on stdout")]
 #![expect(
     clippy::expect_used,

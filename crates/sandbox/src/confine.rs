@@ -553,51 +553,81 @@ mod imp {
             address_space: 2 << 30,
             cpu_seconds: 10,
         };
-        let outcome = |result: Result<(), nix::errno::Errno>| match result {
-            Ok(()) => "allowed".to_owned(),
-            Err(errno) => format!("denied: {}", errno.desc()),
-        };
-        let io = |result: std::io::Result<()>| {
-            outcome(result.map_err(|error| {
-                nix::errno::Errno::from_raw(error.raw_os_error().unwrap_or(libc::EIO))
-            }))
-        };
         let mut report = serde_json::Map::new();
-        // Landlock alone first: what it denies is seen before the seccomp filter hides it.
-        let landlock =
-            match close_inherited_descriptors().and_then(|()| restrict_filesystem_and_network()) {
-                Ok(state) => state,
-                Err(error) => return json!({ "error": error.to_string() }),
-            };
-        report.insert("landlock".into(), json!(format!("{landlock:?}")));
-        report.insert(
-            "landlock_open".into(),
-            json!(io(std::fs::File::open("/etc/hostname").map(drop))),
-        );
-        report.insert(
-            "landlock_create".into(),
-            json!(io(std::fs::write("/tmp/toolweave-confinement-check", b"x"))),
-        );
-        report.insert(
-            "landlock_connect".into(),
-            json!(io(std::net::TcpStream::connect("127.0.0.1:9").map(drop))),
-        );
+        if let Err(error) = landlock_checks(&mut report) {
+            return json!({ "error": error.to_string() });
+        }
         if let Err(error) = limit_resources(&ceilings).and_then(|()| install_seccomp_filter()) {
             return json!({ "error": error.to_string() });
         }
+        seccomp_checks(&mut report);
+        serde_json::Value::Object(report)
+    }
+
+    /// What a call's result says: `"allowed"`, or `"denied: <errno>"`.
+    fn outcome(result: Result<(), nix::errno::Errno>) -> String {
+        match result {
+            Ok(()) => "allowed".to_owned(),
+            Err(errno) => format!("denied: {}", errno.desc()),
+        }
+    }
+
+    /// [`outcome`] of an I/O result.
+    fn io_outcome(result: std::io::Result<()>) -> String {
+        outcome(result.map_err(|error| {
+            nix::errno::Errno::from_raw(error.raw_os_error().unwrap_or(libc::EIO))
+        }))
+    }
+
+    /// Landlock alone, before the seccomp filter hides what it denies: what it denies of the
+    /// files and the network, into `report`.
+    fn landlock_checks(
+        report: &mut serde_json::Map<String, serde_json::Value>,
+    ) -> Result<(), ConfineError> {
+        use serde_json::json;
+        // Landlock alone first: what it denies is seen before the seccomp filter hides it.
+        let landlock =
+            close_inherited_descriptors().and_then(|()| restrict_filesystem_and_network())?;
+        report.insert("landlock".into(), json!(format!("{landlock:?}")));
+        report.insert(
+            "landlock_open".into(),
+            json!(io_outcome(std::fs::File::open("/etc/hostname").map(drop))),
+        );
+        report.insert(
+            "landlock_create".into(),
+            json!(io_outcome(std::fs::write(
+                "/tmp/toolweave-confinement-check",
+                b"x"
+            ))),
+        );
+        report.insert(
+            "landlock_connect".into(),
+            json!(io_outcome(
+                std::net::TcpStream::connect("127.0.0.1:9").map(drop)
+            )),
+        );
+        Ok(())
+    }
+
+    /// What the seccomp filter and the resource limits deny, into `report`; the scheduling
+    /// class last, as this thread runs only on idle cores after it.
+    fn seccomp_checks(report: &mut serde_json::Map<String, serde_json::Value>) {
+        use serde_json::json;
         report.insert(
             "open".into(),
-            json!(io(std::fs::File::open("/etc/hostname").map(drop))),
+            json!(io_outcome(std::fs::File::open("/etc/hostname").map(drop))),
         );
         report.insert(
             "socket".into(),
-            json!(io(std::net::UdpSocket::bind("127.0.0.1:0").map(drop))),
+            json!(io_outcome(
+                std::net::UdpSocket::bind("127.0.0.1:0").map(drop)
+            )),
         );
         report.insert(
             "exec".into(),
-            json!(io(std::process::Command::new("/bin/true")
-                .status()
-                .map(drop))),
+            json!(io_outcome(
+                std::process::Command::new("/bin/true").status().map(drop)
+            )),
         );
         report.insert("fork".into(), json!(outcome(fork())));
         report.insert("execve".into(), json!(outcome(execve())));
@@ -646,7 +676,6 @@ mod imp {
             "idle_class".into(),
             json!(outcome(set_scheduler(libc::SCHED_IDLE, 0))),
         );
-        serde_json::Value::Object(report)
     }
 
     #[allow(unsafe_code)]

@@ -396,37 +396,33 @@ fn drive<'js>(
     cancel: &CancelFlag,
 ) -> Result<Value, EngineError> {
     let host = host.restore(&ctx).map_err(internal)?;
-    let settle: Function<'js> = host.get("settle").map_err(internal)?;
-    let fire: Function<'js> = host.get("fire").map_err(internal)?;
-    let to_json: Function<'js> = host.get("toJson").map_err(internal)?;
-    let explain: Function<'js> = host.get("explain").map_err(internal)?;
-
-    // Evaluating the script compiles the program and makes the async function that runs it;
-    // no guest code runs, so what fails here is the compiler's finding.
-    let mut options = EvalOptions::default();
-    options.global = true;
-    options.strict = true;
-    options.filename = Some(SCRIPT_NAME.to_owned());
-    let compiled = ctx
-        .eval_with_options::<Function<'js>, _>(transpiled.script.as_bytes(), options)
-        .catch(&ctx);
-    let program = match compiled {
-        Ok(program) => program,
-        Err(caught) => {
-            return Err(compile_failure(
-                &ctx, shared, request, transpiled, &explain, caught,
-            ));
-        }
+    let prelude = PreludeFunctions {
+        settle: host.get("settle").map_err(internal)?,
+        fire: host.get("fire").map_err(internal)?,
+        to_json: host.get("toJson").map_err(internal)?,
+        explain: host.get("explain").map_err(internal)?,
     };
+    let program = compile(&ctx, request, transpiled, shared, &prelude.explain)?;
     shared.events.borrow_mut().push(EngineEvent::Started);
     let promise = match program.call::<_, Promise<'js>>(()).catch(&ctx) {
         Ok(promise) => promise,
         Err(caught) => {
             flush(shared, emit);
-            return Err(failure(&ctx, shared, request, transpiled, &explain, caught));
+            return Err(failure(
+                &ctx,
+                shared,
+                request,
+                transpiled,
+                &prelude.explain,
+                caught,
+            ));
         }
     };
-
+    let run = Program {
+        request,
+        transpiled,
+        promise: &promise,
+    };
     loop {
         // Run every job the last step made ready (promise reactions, async continuations),
         // handing each job's requests to the host as soon as it has made them.
@@ -441,103 +437,191 @@ fn drive<'js>(
             return Err(error);
         }
         match promise.state() {
-            PromiseState::Resolved => {
-                let value: rquickjs::Value<'js> = promise
-                    .result::<rquickjs::Value<'js>>()
-                    .and_then(Result::ok)
-                    .unwrap_or_else(|| rquickjs::Value::new_undefined(ctx.clone()));
-                if value.is_undefined()
-                    && shared.log_bytes.get() == 0
-                    && let Some(ending) = &transpiled.ending
-                {
-                    warn(shared, program::no_value_warning(request.language, ending));
-                }
-                let running = shared.outstanding.borrow().len();
-                if running > 0 {
-                    warn(
-                        shared,
-                        program::calls_still_running_warning(request.language, running),
-                    );
-                }
-                warn_of_unhandled_rejections(&ctx, shared, transpiled, &explain, &promise);
-                shared.release_progress();
-                flush(shared, emit);
-                return convert_result(&ctx, shared, transpiled, &to_json, &explain, value);
-            }
+            PromiseState::Resolved => return resolved(&ctx, shared, &run, &prelude, emit),
             PromiseState::Rejected => {
-                let reason = match promise.result::<rquickjs::Value<'js>>() {
-                    Some(Err(rquickjs::Error::Exception)) => ctx.catch(),
-                    Some(Ok(value)) => value,
-                    _ => rquickjs::Value::new_undefined(ctx.clone()),
-                };
-                let error = failure(
-                    &ctx,
-                    shared,
-                    request,
-                    transpiled,
-                    &explain,
-                    CaughtError::Value(reason),
-                );
-                warn_of_unhandled_rejections(&ctx, shared, transpiled, &explain, &promise);
-                shared.release_progress();
-                flush(shared, emit);
-                return Err(error);
+                return Err(rejected(&ctx, shared, &run, &prelude, emit));
             }
             PromiseState::Pending => {}
         }
+        wait_for_host(&ctx, shared, &prelude, emit, replies, cancel)?;
+    }
+}
 
-        let local = std::mem::take(&mut *shared.local_replies.borrow_mut());
-        if !local.is_empty() {
-            for (id, message) in local {
-                let reply = HostReply::Result {
-                    id,
-                    outcome: Err(message),
-                };
-                deliver(&ctx, shared, &settle, reply, cancel);
+/// The prelude's functions the event loop calls.
+struct PreludeFunctions<'js> {
+    /// Settles the promise of a host call.
+    settle: Function<'js>,
+    /// Runs a timer's callback.
+    fire: Function<'js>,
+    /// The program's value as JSON.
+    to_json: Function<'js>,
+    /// What a thrown value says, for the model.
+    explain: Function<'js>,
+}
+
+/// The program being run: what was asked, what it was compiled to, and its promise.
+struct Program<'a, 'js> {
+    request: &'a ExecuteRequest,
+    transpiled: &'a Transpiled,
+    promise: &'a Promise<'js>,
+}
+
+/// Compiles the program into the async function that runs it. No guest code runs, so what
+/// fails here is the compiler's finding.
+fn compile<'js>(
+    ctx: &Ctx<'js>,
+    request: &ExecuteRequest,
+    transpiled: &Transpiled,
+    shared: &Rc<Shared>,
+    explain: &Function<'js>,
+) -> Result<Function<'js>, EngineError> {
+    let mut options = EvalOptions::default();
+    options.global = true;
+    options.strict = true;
+    options.filename = Some(SCRIPT_NAME.to_owned());
+    ctx.eval_with_options::<Function<'js>, _>(transpiled.script.as_bytes(), options)
+        .catch(ctx)
+        .map_err(|caught| compile_failure(ctx, shared, request, transpiled, explain, caught))
+}
+
+/// The value of a program whose promise resolved, with the warnings its ending calls for.
+fn resolved<'js>(
+    ctx: &Ctx<'js>,
+    shared: &Rc<Shared>,
+    run: &Program<'_, 'js>,
+    prelude: &PreludeFunctions<'js>,
+    emit: &mut dyn FnMut(EngineEvent),
+) -> Result<Value, EngineError> {
+    let Program {
+        request,
+        transpiled,
+        promise,
+    } = *run;
+    let value: rquickjs::Value<'js> = promise
+        .result::<rquickjs::Value<'js>>()
+        .and_then(Result::ok)
+        .unwrap_or_else(|| rquickjs::Value::new_undefined(ctx.clone()));
+    if value.is_undefined()
+        && shared.log_bytes.get() == 0
+        && let Some(ending) = &transpiled.ending
+    {
+        warn(shared, program::no_value_warning(request.language, ending));
+    }
+    let running = shared.outstanding.borrow().len();
+    if running > 0 {
+        warn(
+            shared,
+            program::calls_still_running_warning(request.language, running),
+        );
+    }
+    warn_of_unhandled_rejections(ctx, shared, transpiled, &prelude.explain, promise);
+    shared.release_progress();
+    flush(shared, emit);
+    convert_result(
+        ctx,
+        shared,
+        transpiled,
+        &prelude.to_json,
+        &prelude.explain,
+        value,
+    )
+}
+
+/// The error of a program whose promise was rejected.
+fn rejected<'js>(
+    ctx: &Ctx<'js>,
+    shared: &Rc<Shared>,
+    run: &Program<'_, 'js>,
+    prelude: &PreludeFunctions<'js>,
+    emit: &mut dyn FnMut(EngineEvent),
+) -> EngineError {
+    let Program {
+        request,
+        transpiled,
+        promise,
+    } = *run;
+    let reason = match promise.result::<rquickjs::Value<'js>>() {
+        Some(Err(rquickjs::Error::Exception)) => ctx.catch(),
+        Some(Ok(value)) => value,
+        _ => rquickjs::Value::new_undefined(ctx.clone()),
+    };
+    let error = failure(
+        ctx,
+        shared,
+        request,
+        transpiled,
+        &prelude.explain,
+        CaughtError::Value(reason),
+    );
+    warn_of_unhandled_rejections(ctx, shared, transpiled, &prelude.explain, promise);
+    shared.release_progress();
+    flush(shared, emit);
+    error
+}
+
+/// Waits for what the pending program waits on: the host's replies, delivered, and the timers
+/// due, fired; `Err` when it can never settle, its deadline passed or it was cancelled.
+fn wait_for_host<'js>(
+    ctx: &Ctx<'js>,
+    shared: &Rc<Shared>,
+    prelude: &PreludeFunctions<'js>,
+    emit: &mut dyn FnMut(EngineEvent),
+    replies: &dyn Replies,
+    cancel: &CancelFlag,
+) -> Result<(), EngineError> {
+    let settle = &prelude.settle;
+    let local = std::mem::take(&mut *shared.local_replies.borrow_mut());
+    if !local.is_empty() {
+        for (id, message) in local {
+            let reply = HostReply::Result {
+                id,
+                outcome: Err(message),
+            };
+            deliver(ctx, shared, settle, reply, cancel);
+        }
+        return Ok(());
+    }
+    let next_timer = shared.timers.borrow().next_due();
+    if shared.outstanding.borrow().is_empty() && next_timer.is_none() {
+        return Err(EngineError::NeverSettles);
+    }
+    let now = Instant::now();
+    if now >= shared.deadline() {
+        return Err(EngineError::Timeout {
+            limit: shared.limits().timeout,
+        });
+    }
+    let wake = next_timer.map_or(shared.deadline(), |at| at.min(shared.deadline()));
+    // The client hears of the latest progress before the program waits.
+    shared.release_progress();
+    flush(shared, emit);
+    match replies.recv_timeout(wake.saturating_duration_since(now)) {
+        Ok(reply) => {
+            deliver(ctx, shared, settle, reply, cancel);
+            // Take every answer already waiting before running jobs again.
+            while let Some(reply) = replies.try_recv() {
+                deliver(ctx, shared, settle, reply, cancel);
             }
-            continue;
         }
-        let next_timer = shared.timers.borrow().next_due();
-        if shared.outstanding.borrow().is_empty() && next_timer.is_none() {
-            return Err(EngineError::NeverSettles);
-        }
-        let now = Instant::now();
-        if now >= shared.deadline() {
-            return Err(EngineError::Timeout {
-                limit: shared.limits().timeout,
-            });
-        }
-        let wake = next_timer.map_or(shared.deadline(), |at| at.min(shared.deadline()));
-        // The client hears of the latest progress before the program waits.
-        shared.release_progress();
-        flush(shared, emit);
-        match replies.recv_timeout(wake.saturating_duration_since(now)) {
-            Ok(reply) => {
-                deliver(&ctx, shared, &settle, reply, cancel);
-                // Take every answer already waiting before running jobs again.
-                while let Some(reply) = replies.try_recv() {
-                    deliver(&ctx, shared, &settle, reply, cancel);
-                }
-            }
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => {
-                // The host is gone: nothing can answer the outstanding calls.
-                return Err(EngineError::Cancelled);
-            }
-        }
-        if cancel.is_cancelled() {
+        Err(RecvTimeoutError::Timeout) => {}
+        Err(RecvTimeoutError::Disconnected) => {
+            // The host is gone: nothing can answer the outstanding calls.
             return Err(EngineError::Cancelled);
         }
-        let due = shared.timers.borrow_mut().take_due(Instant::now());
-        for id in due {
-            // A throwing callback is the guest's business: like a browser, it is not fatal to the
-            // program unless something awaits it. An interrupt is seen by `limit_error` next.
-            let _ = fire.call::<_, ()>((id as f64,)).catch(&ctx);
-            if shared.stop.get().is_some() || shared.budget.limit_hit() {
-                break;
-            }
+    }
+    if cancel.is_cancelled() {
+        return Err(EngineError::Cancelled);
+    }
+    let due = shared.timers.borrow_mut().take_due(Instant::now());
+    for id in due {
+        // A throwing callback is the guest's business: like a browser, it is not fatal to the
+        // program unless something awaits it. An interrupt is seen by `limit_error` next.
+        let _ = prelude.fire.call::<_, ()>((id as f64,)).catch(ctx);
+        if shared.stop.get().is_some() || shared.budget.limit_hit() {
+            break;
         }
     }
+    Ok(())
 }
 
 /// The prelude's factory function, from bytecode compiled once per process.
@@ -584,6 +668,26 @@ fn install_prelude<'js>(
     factory: Function<'js>,
     shared: &Rc<Shared>,
 ) -> Result<Object<'js>, EngineError> {
+    let native = Object::new(ctx.clone()).map_err(internal)?;
+    let functions = tool_functions(ctx, shared)?
+        .into_iter()
+        .chain(session_functions(ctx, shared)?)
+        .chain(runtime_functions(ctx, shared)?);
+    for (name, function) in functions {
+        native.set(name, function).map_err(internal)?;
+    }
+    factory
+        .call((native,))
+        .catch(ctx)
+        .map_err(|error| internal_message(format!("the prelude did not start: {error}")))
+}
+
+/// The native functions that ask the host about tools: call, search, describe, and a
+/// server's resources and prompts.
+fn tool_functions<'js>(
+    ctx: &Ctx<'js>,
+    shared: &Rc<Shared>,
+) -> Result<[(&'static str, Function<'js>); 4], EngineError> {
     let call_tool = {
         let shared = shared.clone();
         Function::new(
@@ -638,6 +742,20 @@ fn install_prelude<'js>(
         )
         .map_err(internal)?
     };
+    Ok([
+        ("callTool", call_tool),
+        ("search", search),
+        ("describeNames", describe),
+        ("askServer", ask_server),
+    ])
+}
+
+/// The native functions that ask the host for the session: its store, blocks of the answer,
+/// progress, and the client's LLM.
+fn session_functions<'js>(
+    ctx: &Ctx<'js>,
+    shared: &Rc<Shared>,
+) -> Result<[(&'static str, Function<'js>); 4], EngineError> {
     let ask_session = {
         let shared = shared.clone();
         Function::new(
@@ -700,6 +818,20 @@ fn install_prelude<'js>(
         )
         .map_err(internal)?
     };
+    Ok([
+        ("askSession", ask_session),
+        ("emitBlock", emit_block),
+        ("progress", progress),
+        ("askLlm", ask_llm),
+    ])
+}
+
+/// The native functions the prelude's runtime uses: the console, timers, the names of the
+/// tools, and what kind of object a value is.
+fn runtime_functions<'js>(
+    ctx: &Ctx<'js>,
+    shared: &Rc<Shared>,
+) -> Result<[(&'static str, Function<'js>); 5], EngineError> {
     let log = {
         let shared = shared.clone();
         Function::new(ctx.clone(), move |stream: i32, GuestText(text)| {
@@ -733,28 +865,13 @@ fn install_prelude<'js>(
     };
     let kind_of = Function::new(ctx.clone(), |value: rquickjs::Value<'_>| kind_of(&value))
         .map_err(internal)?;
-    let native = Object::new(ctx.clone()).map_err(internal)?;
-    for (name, function) in [
-        ("callTool", call_tool),
-        ("search", search),
-        ("describeNames", describe),
-        ("askServer", ask_server),
-        ("askSession", ask_session),
-        ("emitBlock", emit_block),
-        ("progress", progress),
-        ("askLlm", ask_llm),
+    Ok([
         ("log", log),
         ("startTimer", start_timer),
         ("stopTimer", stop_timer),
         ("listNames", list_names),
         ("kindOf", kind_of),
-    ] {
-        native.set(name, function).map_err(internal)?;
-    }
-    factory
-        .call((native,))
-        .catch(ctx)
-        .map_err(|error| internal_message(format!("the prelude did not start: {error}")))
+    ])
 }
 
 /// `kindOf(value)`: which of the built-in objects JSON cannot carry as they are `value` is, by

@@ -7,6 +7,14 @@
 //! [`Replies`]. Several host calls may be outstanding at once. Limits are the engine's own
 //! observations: a deadline, a heap limit, a stack limit, output bounds and a cancel flag.
 
+#![cfg_attr(
+    test,
+    allow(
+        clippy::too_many_lines,
+        reason = "a test reads top to bottom as one scenario"
+    )
+)]
+
 mod alloc;
 pub mod confine;
 #[cfg(target_os = "linux")]

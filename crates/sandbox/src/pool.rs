@@ -266,10 +266,10 @@ impl EnginePool {
 
 /// How long an engine thread waits after an execution before it tears the spent runtime down
 /// and prepares the next, when another thread is prepared for the next job. Done at once, that
-/// work (about 0.3 ms) ran on the core the gateway needed to send the answer: the scheduler often
+/// work ran on the core the gateway needed to send the answer: the scheduler often
 /// woke the engine thread on the gateway's core and let it run on. When no other thread is
-/// prepared, the next job would wait for it anyway, so it starts at once (back to back, one
-/// execution after another spent 0.3 ms of its own time preparing its runtime with the delay).
+/// prepared, the next job would wait for it anyway, so it starts at once (back to back, with the
+/// delay, each execution would spend its own time preparing its runtime).
 const PREPARE_DELAY: Duration = Duration::from_millis(2);
 
 impl Inner {

@@ -233,6 +233,45 @@ pub(crate) fn python_ending(code: &str) -> Option<Ending> {
     })
 }
 
+/// The widest line a code frame shows whole; a longer one is shown around the position.
+const MAX_FRAME_LINE_CHARS: usize = 120;
+/// Characters a long line keeps before the position.
+const FRAME_CHARS_BEFORE: usize = 80;
+
+/// The line `line` of `code` with a caret under `column` (1-based, in characters): `N | text`,
+/// then the caret. A long line is shown around the position.
+pub(crate) fn code_frame(code: &str, line: u32, column: u32) -> String {
+    let line_text = code.lines().nth(line as usize - 1).unwrap_or_default();
+    let (shown, caret) = window(line_text, column.saturating_sub(1) as usize);
+    let gutter = format!("{line} | ");
+    format!(
+        "{gutter}{shown}\n{}^",
+        " ".repeat(gutter.chars().count() + caret)
+    )
+}
+
+/// `text` cut to [`MAX_FRAME_LINE_CHARS`] around the character at `position`, with `…` where it
+/// was cut, and where that character is in what is shown.
+pub(crate) fn window(text: &str, position: usize) -> (String, usize) {
+    let characters: Vec<char> = text.chars().collect();
+    if characters.len() <= MAX_FRAME_LINE_CHARS {
+        return (text.to_owned(), position);
+    }
+    let start = position.saturating_sub(FRAME_CHARS_BEFORE);
+    let end = (start + MAX_FRAME_LINE_CHARS).min(characters.len());
+    let mut shown = String::new();
+    let mut caret = position - start;
+    if start > 0 {
+        shown.push('…');
+        caret += 1;
+    }
+    shown.extend(&characters[start..end]);
+    if end < characters.len() {
+        shown.push('…');
+    }
+    (shown, caret)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

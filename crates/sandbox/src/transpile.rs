@@ -181,33 +181,9 @@ fn compile_elsewhere(code: &str, language: Language) -> Result<Transpiled, Engin
         .map_err(|_| unavailable("it stopped while compiling"))?
 }
 
-fn transpile_unguarded(code: &str, language: Language) -> Result<Transpiled, EngineError> {
-    let allocator = Allocator::default();
-    let (source_type, path) = match language {
-        Language::TypeScript => (SourceType::ts().with_module(true), Path::new("guest.ts")),
-        Language::JavaScript => (SourceType::mjs(), Path::new("guest.js")),
-        Language::Python => {
-            return Err(EngineError::Internal {
-                message: "a Python program reached the JavaScript engine".to_owned(),
-            });
-        }
-    };
-    let parsed = Parser::new(&allocator, code, source_type)
-        .with_options(ParseOptions {
-            allow_return_outside_function: true,
-            ..ParseOptions::default()
-        })
-        .parse();
-    if let Some(diagnostic) = parsed.diagnostics.errors().next() {
-        let offset = diagnostic.labels.first().map_or(0, |label| label.offset());
-        return Err(syntax_error(code, offset, &diagnostic.message));
-    }
-    if parsed.panicked {
-        return Err(syntax_error(code, 0, "the program could not be parsed"));
-    }
-    let mut program = parsed.program;
-
-    // Value imports and exports have no meaning here; type-only ones are stripped below.
+/// Refuses value imports and exports, which have no meaning here; type-only ones are stripped
+/// with the types.
+fn refuse_modules(code: &str, program: &Program<'_>) -> Result<(), EngineError> {
     for statement in &program.body {
         let is_import = match statement {
             Statement::ImportDeclaration(import) if import.import_kind.is_type() => continue,
@@ -235,6 +211,64 @@ fn transpile_unguarded(code: &str, language: Language) -> Result<Transpiled, Eng
         };
         return Err(syntax_error(code, statement.span().start, message));
     }
+    Ok(())
+}
+
+/// Lowers TypeScript to JavaScript in place: types stripped, enums lowered.
+fn strip_types<'a>(
+    code: &str,
+    allocator: &'a Allocator,
+    path: &Path,
+    program: &mut Program<'a>,
+) -> Result<(), EngineError> {
+    // Enum lowering reads member values the semantic pass computes only when asked to.
+    let scoping = SemanticBuilder::new()
+        .with_enum_eval(true)
+        .build(program)
+        .semantic
+        .into_scoping();
+    let options = TransformOptions::default();
+    let transformed =
+        Transformer::new(allocator, path, &options).build_with_scoping(scoping, program);
+    if let Some(error) = transformed.diagnostics.errors().next() {
+        let offset = error.labels.first().map_or(0, |label| label.offset());
+        return Err(syntax_error(code, offset, &error.message));
+    }
+    // Removing `import type` leaves an `export {}` behind to keep module semantics.
+    program.body.retain(|statement| {
+        !matches!(statement, Statement::ExportNamedDeclaration(export)
+            if export.specifiers.is_empty())
+    });
+    Ok(())
+}
+
+fn transpile_unguarded(code: &str, language: Language) -> Result<Transpiled, EngineError> {
+    let allocator = Allocator::default();
+    let (source_type, path) = match language {
+        Language::TypeScript => (SourceType::ts().with_module(true), Path::new("guest.ts")),
+        Language::JavaScript => (SourceType::mjs(), Path::new("guest.js")),
+        Language::Python => {
+            return Err(EngineError::Internal {
+                message: "a Python program reached the JavaScript engine".to_owned(),
+            });
+        }
+    };
+    let parsed = Parser::new(&allocator, code, source_type)
+        .with_options(ParseOptions {
+            allow_return_outside_function: true,
+            ..ParseOptions::default()
+        })
+        .parse();
+    if let Some(diagnostic) = parsed.diagnostics.errors().next() {
+        let offset = diagnostic.labels.first().map_or(0, |label| label.offset());
+        return Err(syntax_error(code, offset, &diagnostic.message));
+    }
+    if parsed.panicked {
+        return Err(syntax_error(code, 0, "the program could not be parsed"));
+    }
+    let mut program = parsed.program;
+
+    refuse_modules(code, &program)?;
 
     // oxc parses decorators (TypeScript's and the JavaScript proposal) and leaves them in place;
     // QuickJS has none, and would reject them only once the program runs.
@@ -247,24 +281,7 @@ fn transpile_unguarded(code: &str, language: Language) -> Result<Transpiled, Eng
     }
 
     if language == Language::TypeScript {
-        // Enum lowering reads member values the semantic pass computes only when asked to.
-        let scoping = SemanticBuilder::new()
-            .with_enum_eval(true)
-            .build(&program)
-            .semantic
-            .into_scoping();
-        let options = TransformOptions::default();
-        let transformed =
-            Transformer::new(&allocator, path, &options).build_with_scoping(scoping, &mut program);
-        if let Some(error) = transformed.diagnostics.errors().next() {
-            let offset = error.labels.first().map_or(0, |label| label.offset());
-            return Err(syntax_error(code, offset, &error.message));
-        }
-        // Removing `import type` leaves an `export {}` behind to keep module semantics.
-        program.body.retain(|statement| {
-            !matches!(statement, Statement::ExportNamedDeclaration(export)
-                if export.specifiers.is_empty())
-        });
+        strip_types(code, &allocator, path, &mut program)?;
     }
 
     let builder = AstBuilder::new(&allocator);
@@ -478,100 +495,102 @@ pub(crate) fn check_nesting(
     ))
 }
 
+/// The walk of [`nesting_levels`]: how deep it is, and where each level was first reached.
+struct Levels {
+    depth: usize,
+    /// The start of the innermost node with a position in the code as written (nodes the
+    /// TypeScript transform made have none).
+    position: u32,
+    first_at_level: Vec<u32>,
+}
+impl Levels {
+    fn nested(&mut self, span: Span, walk: impl FnOnce(&mut Self)) {
+        let outer = self.position;
+        if !span.is_unspanned() {
+            self.position = span.start;
+        }
+        self.depth += 1;
+        if self.first_at_level.len() < self.depth {
+            self.first_at_level.push(self.position);
+        }
+        // A node one level past the most any limit allows is recorded; the walk goes no deeper.
+        if self.depth <= MAX_NESTING {
+            walk(self);
+        }
+        self.depth -= 1;
+        self.position = outer;
+    }
+}
+impl<'a> Visit<'a> for Levels {
+    fn visit_expression(&mut self, expression: &Expression<'a>) {
+        if matches!(expression, Expression::ParenthesizedExpression(_)) {
+            walk_expression(self, expression);
+        } else {
+            self.nested(expression.span(), |levels| {
+                walk_expression(levels, expression);
+            });
+        }
+    }
+    fn visit_statement(&mut self, statement: &Statement<'a>) {
+        self.nested(statement.span(), |levels| walk_statement(levels, statement));
+    }
+    fn visit_binding_pattern(&mut self, pattern: &BindingPattern<'a>) {
+        self.nested(pattern.span(), |levels| {
+            walk_binding_pattern(levels, pattern)
+        });
+    }
+    fn visit_assignment_target(&mut self, target: &AssignmentTarget<'a>) {
+        self.nested(target.span(), |levels| {
+            walk_assignment_target(levels, target);
+        });
+    }
+    fn visit_binary_expression(&mut self, binary: &BinaryExpression<'a>) {
+        self.visit_chained(&binary.left);
+        self.visit_expression(&binary.right);
+    }
+    fn visit_logical_expression(&mut self, logical: &LogicalExpression<'a>) {
+        self.visit_chained(&logical.left);
+        self.visit_expression(&logical.right);
+    }
+    fn visit_static_member_expression(&mut self, member: &StaticMemberExpression<'a>) {
+        self.visit_chained(&member.object);
+    }
+    fn visit_computed_member_expression(&mut self, member: &ComputedMemberExpression<'a>) {
+        self.visit_chained(&member.object);
+        self.visit_expression(&member.expression);
+    }
+    fn visit_private_field_expression(&mut self, member: &PrivateFieldExpression<'a>) {
+        self.visit_chained(&member.object);
+    }
+    fn visit_call_expression(&mut self, call: &CallExpression<'a>) {
+        self.visit_chained(&call.callee);
+        for argument in &call.arguments {
+            self.visit_argument(argument);
+        }
+    }
+    fn visit_tagged_template_expression(&mut self, tagged: &TaggedTemplateExpression<'a>) {
+        self.visit_chained(&tagged.tag);
+        self.visit_template_literal(&tagged.quasi);
+    }
+}
+impl<'a> Levels {
+    /// The link of a chain that QuickJS reads in the same loop as the expression it belongs
+    /// to: no level of its own, unless parentheses make it one.
+    fn visit_chained(&mut self, expression: &Expression<'a>) {
+        if matches!(expression, Expression::ParenthesizedExpression(_)) {
+            self.visit_expression(expression);
+        } else {
+            walk_expression(self, expression);
+        }
+    }
+}
+
 /// Where the program first reaches each level of nesting (see [`Transpiled::first_at_level`]).
 /// Expressions, statements and binding and assignment patterns count, as QuickJS's compiler
 /// recurses into each; parentheses do not, since the generated code drops those it does not need.
 /// Nor do chains QuickJS reads in a loop: `a + b + c`, `a.b().c()`, `f()()` are one level, not
 /// one per link.
 fn nesting_levels(program: &Program<'_>) -> Vec<u32> {
-    struct Levels {
-        depth: usize,
-        /// The start of the innermost node with a position in the code as written (nodes the
-        /// TypeScript transform made have none).
-        position: u32,
-        first_at_level: Vec<u32>,
-    }
-    impl Levels {
-        fn nested(&mut self, span: Span, walk: impl FnOnce(&mut Self)) {
-            let outer = self.position;
-            if !span.is_unspanned() {
-                self.position = span.start;
-            }
-            self.depth += 1;
-            if self.first_at_level.len() < self.depth {
-                self.first_at_level.push(self.position);
-            }
-            // A node one level past the most any limit allows is recorded; the walk goes no deeper.
-            if self.depth <= MAX_NESTING {
-                walk(self);
-            }
-            self.depth -= 1;
-            self.position = outer;
-        }
-    }
-    impl<'a> Visit<'a> for Levels {
-        fn visit_expression(&mut self, expression: &Expression<'a>) {
-            if matches!(expression, Expression::ParenthesizedExpression(_)) {
-                walk_expression(self, expression);
-            } else {
-                self.nested(expression.span(), |levels| {
-                    walk_expression(levels, expression);
-                });
-            }
-        }
-        fn visit_statement(&mut self, statement: &Statement<'a>) {
-            self.nested(statement.span(), |levels| walk_statement(levels, statement));
-        }
-        fn visit_binding_pattern(&mut self, pattern: &BindingPattern<'a>) {
-            self.nested(pattern.span(), |levels| {
-                walk_binding_pattern(levels, pattern)
-            });
-        }
-        fn visit_assignment_target(&mut self, target: &AssignmentTarget<'a>) {
-            self.nested(target.span(), |levels| {
-                walk_assignment_target(levels, target);
-            });
-        }
-        fn visit_binary_expression(&mut self, binary: &BinaryExpression<'a>) {
-            self.visit_chained(&binary.left);
-            self.visit_expression(&binary.right);
-        }
-        fn visit_logical_expression(&mut self, logical: &LogicalExpression<'a>) {
-            self.visit_chained(&logical.left);
-            self.visit_expression(&logical.right);
-        }
-        fn visit_static_member_expression(&mut self, member: &StaticMemberExpression<'a>) {
-            self.visit_chained(&member.object);
-        }
-        fn visit_computed_member_expression(&mut self, member: &ComputedMemberExpression<'a>) {
-            self.visit_chained(&member.object);
-            self.visit_expression(&member.expression);
-        }
-        fn visit_private_field_expression(&mut self, member: &PrivateFieldExpression<'a>) {
-            self.visit_chained(&member.object);
-        }
-        fn visit_call_expression(&mut self, call: &CallExpression<'a>) {
-            self.visit_chained(&call.callee);
-            for argument in &call.arguments {
-                self.visit_argument(argument);
-            }
-        }
-        fn visit_tagged_template_expression(&mut self, tagged: &TaggedTemplateExpression<'a>) {
-            self.visit_chained(&tagged.tag);
-            self.visit_template_literal(&tagged.quasi);
-        }
-    }
-    impl<'a> Levels {
-        /// The link of a chain that QuickJS reads in the same loop as the expression it belongs
-        /// to: no level of its own, unless parentheses make it one.
-        fn visit_chained(&mut self, expression: &Expression<'a>) {
-            if matches!(expression, Expression::ParenthesizedExpression(_)) {
-                self.visit_expression(expression);
-            } else {
-                walk_expression(self, expression);
-            }
-        }
-    }
     let mut levels = Levels {
         depth: 0,
         position: 0,
@@ -677,7 +696,7 @@ fn syntax_error(code: &str, offset: u32, message: &str) -> EngineError {
         message: message.to_owned(),
         line,
         column,
-        frame: crate::report::code_frame(code, line, column),
+        frame: crate::program::code_frame(code, line, column),
     }
 }
 

@@ -2,6 +2,11 @@
 //! values, concurrency, `print` capture, the guest API, and every limit, each observed by the
 //! engine itself.
 
+#![allow(
+    clippy::too_many_lines,
+    reason = "a test reads top to bottom as one scenario"
+)]
+
 mod common;
 
 use common::{Run, limits};

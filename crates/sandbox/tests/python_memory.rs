@@ -2,6 +2,11 @@
 //! `monty-alloc` global allocator, armed process-wide as a worker process arms it, so this
 //! binary installs it and holds one test only.
 
+#![allow(
+    clippy::too_many_lines,
+    reason = "a test reads top to bottom as one scenario"
+)]
+
 use std::sync::mpsc;
 use std::time::Duration;
 

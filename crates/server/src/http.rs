@@ -38,8 +38,8 @@ use crate::sessions::Sessions;
 /// The path MCP is served at.
 pub const MCP_PATH: &str = "/mcp";
 
-/// The path metrics are served at.
-pub const METRICS_PATH: &str = "/metrics";
+pub use crate::http_error::HttpError;
+pub use crate::metrics::METRICS_PATH;
 
 /// How long running executions may go on once serving is asked to end.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -174,29 +174,6 @@ impl std::fmt::Debug for BearerToken {
     }
 }
 
-/// Why serving over HTTP could not begin.
-#[derive(Debug, thiserror::Error)]
-pub enum HttpError {
-    /// A non-loopback address without a token.
-    #[error(
-        "refusing to serve on {address} without an auth token: any machine that can reach that \
-         address could run code with every upstream server's authority. Bind to 127.0.0.1 (or \
-         ::1), or set a token in an environment variable and pass --auth-token-env VAR"
-    )]
-    OpenWithoutToken {
-        /// The address asked for.
-        address: SocketAddr,
-    },
-    /// The address could not be bound.
-    #[error("cannot listen on {address}: {source}")]
-    Bind {
-        /// The address asked for.
-        address: SocketAddr,
-        /// Why.
-        source: std::io::Error,
-    },
-}
-
 /// A listening socket, ready to serve.
 #[derive(Debug)]
 pub struct HttpListener {
@@ -281,21 +258,7 @@ impl HttpListener {
         };
         let required = tokens.any();
         let router = routes(service, served.clone(), tokens);
-        // Said whatever the log level: with port 0 this is how the caller learns the port.
-        eprintln!(
-            "toolweave: serving MCP at http://{}{MCP_PATH}{}{}",
-            self.local_address,
-            if required {
-                " (bearer token required)"
-            } else {
-                ""
-            },
-            if stateless {
-                " (stateless: every request stands alone)"
-            } else {
-                ""
-            }
-        );
+        self.announce(required);
 
         let closing = CancellationToken::new();
         let closed = closing.clone();
@@ -326,6 +289,25 @@ impl HttpListener {
             Ok(Err(error)) => tracing::warn!(%error, "the HTTP server task failed"),
             Err(_elapsed) => tracing::debug!("connections still open at shutdown are dropped"),
         }
+    }
+
+    /// Says where MCP is served, whatever the log level: with port 0 this is how the caller
+    /// learns the port.
+    fn announce(&self, token_required: bool) {
+        eprintln!(
+            "toolweave: serving MCP at http://{}{MCP_PATH}{}{}",
+            self.local_address,
+            if token_required {
+                " (bearer token required)"
+            } else {
+                ""
+            },
+            if self.options.stateless {
+                " (stateless: every request stands alone)"
+            } else {
+                ""
+            }
+        );
     }
 
     /// rmcp's configuration: the hosts and origins accepted, the body limit, and sessions or none.

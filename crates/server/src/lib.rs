@@ -6,6 +6,13 @@
 //! `isError` results the model can read; only requests that are malformed as requests are
 //! JSON-RPC errors. Upstream servers' requests to the client reach it through `forward.rs`.
 
+#![cfg_attr(
+    test,
+    allow(
+        clippy::too_many_lines,
+        reason = "a test reads top to bottom as one scenario"
+    )
+)]
 // MCP logging (`logging/setLevel`, `notifications/message`) is deprecated by SEP-2577 for the
 // newest protocol version; clients speaking 2025-06-18 and 2025-11-25 use it, so it is served.
 #![allow(deprecated)]
@@ -14,6 +21,7 @@ mod approve;
 mod forward;
 pub mod health;
 pub mod http;
+mod http_error;
 mod incoming;
 mod listing;
 pub mod metrics;

@@ -18,6 +18,9 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::{Registry, Unit};
 use toolweave_core::{CallOutcome, Gateway, Language, Observer, ServerState, WorkerKind};
 
+/// The path metrics are served at.
+pub const METRICS_PATH: &str = "/metrics";
+
 /// The content type of [`Metrics::render`]'s text (OpenMetrics, which Prometheus reads).
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
@@ -285,8 +288,8 @@ pub struct MetricsListener {
 
 impl MetricsListener {
     /// Binds `address`.
-    pub async fn bind(address: std::net::SocketAddr) -> Result<Self, crate::http::HttpError> {
-        let bind_error = |source| crate::http::HttpError::Bind { address, source };
+    pub async fn bind(address: std::net::SocketAddr) -> Result<Self, crate::http_error::HttpError> {
+        let bind_error = |source| crate::http_error::HttpError::Bind { address, source };
         let listener = tokio::net::TcpListener::bind(address)
             .await
             .map_err(bind_error)?;
@@ -312,7 +315,7 @@ impl MetricsListener {
         use axum::response::IntoResponse;
         let router = axum::Router::new()
             .route(
-                crate::http::METRICS_PATH,
+                METRICS_PATH,
                 axum::routing::get(move || async move {
                     (
                         [(axum::http::header::CONTENT_TYPE, CONTENT_TYPE)],
@@ -326,15 +329,14 @@ impl MetricsListener {
                     axum::http::StatusCode::NOT_FOUND,
                     format!(
                         "toolweave: this address serves metrics at {} only\n",
-                        crate::http::METRICS_PATH
+                        METRICS_PATH
                     ),
                 )
             });
         // Said whatever the log level: with port 0 this is how the caller learns the port.
         eprintln!(
             "toolweave: serving metrics at http://{}{}",
-            self.local_address,
-            crate::http::METRICS_PATH
+            self.local_address, METRICS_PATH
         );
         let served = axum::serve(self.listener, router)
             .with_graceful_shutdown(async move { stop.cancelled().await })

@@ -141,6 +141,10 @@ impl Default for FixtureOptions {
 
 impl FixtureOptions {
     /// Parses the arguments after the program name; `Err` holds a usage message.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "the test fixture's table, read top to bottom beside the tests that use it"
+    )]
     pub fn parse(arguments: impl IntoIterator<Item = String>) -> Result<Self, String> {
         let mut options = Self::default();
         let mut arguments = arguments.into_iter();
@@ -364,6 +368,10 @@ impl FixtureServer {
             .clone()
     }
 
+    #[expect(
+        clippy::too_many_lines,
+        reason = "the test fixture's table, read top to bottom beside the tests that use it"
+    )]
     async fn call(
         &self,
         name: &str,
@@ -713,6 +721,10 @@ pub async fn serve_stdio(options: FixtureOptions) -> anyhow::Result<()> {
 }
 
 /// The tool list a fresh fixture server has, in this order.
+#[expect(
+    clippy::too_many_lines,
+    reason = "the test fixture's table, read top to bottom beside the tests that use it"
+)]
 pub fn tool_definitions() -> Vec<Tool> {
     let two_numbers = json!({
         "type": "object",

@@ -5,6 +5,14 @@
 //! of other packages find it with [`fixture_binary`]. It is built by `cargo build`, and by
 //! `cargo test` of this package (its own tests spawn it).
 
+#![cfg_attr(
+    test,
+    allow(
+        clippy::too_many_lines,
+        reason = "a test reads top to bottom as one scenario"
+    )
+)]
+
 pub mod cases;
 pub mod faults;
 pub mod fixture;

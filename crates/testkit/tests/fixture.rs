@@ -3,6 +3,11 @@
 //! Besides checking the fixture, this test makes `cargo test` build `toolweave-fixture` into
 //! `target/<profile>/`, where the tests of other packages find it.
 
+#![allow(
+    clippy::too_many_lines,
+    reason = "a test reads top to bottom as one scenario"
+)]
+
 use std::process::Stdio;
 
 use rmcp::model::{CallToolRequestParams, CallToolResult};

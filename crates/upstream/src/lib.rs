@@ -38,12 +38,22 @@
 //! shown as written in the config (`${VAR}` unresolved), header values are never shown, and the
 //! HTTP client's errors are reduced to their cause before they reach rmcp or the log.
 
+#![cfg_attr(
+    test,
+    allow(
+        clippy::too_many_lines,
+        reason = "a test reads top to bottom as one scenario"
+    )
+)]
+
 mod auth;
 mod bounded;
+mod breaker;
 mod client;
 mod decode;
 mod error;
 mod events;
+mod handshake;
 mod lines;
 mod manager;
 mod notices;

@@ -18,10 +18,10 @@ use toolweave_catalog::{Annotations, SchemaTooDeep, ToolDefinition, ToolSchema};
 use toolweave_config::{Config, ServerConfig, Transport};
 
 use crate::auth::Logins;
+use crate::breaker::Breaker;
 use crate::error::LimitFrom;
 use crate::notices::{Listener, Routes};
 use crate::requests::{ClientConnection, ClientSession, Clients};
-use crate::run::Breaker;
 use crate::status::{ServerState, ServerStatus};
 use crate::wire::Wire;
 use crate::{Error, Options, Result};

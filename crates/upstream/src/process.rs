@@ -16,8 +16,8 @@ use crate::Error;
 use crate::bounded::{BoundedLines, MAX_MESSAGE_BYTES, StdoutFindings};
 use crate::client::UpstreamClient;
 use crate::decode::Method;
+use crate::handshake::{Handshake, StartFailure, list_tools};
 use crate::lines::LineTransport;
-use crate::run::{Handshake, StartFailure, list_tools};
 use crate::stderr::{StderrTail, read_lines};
 use crate::wire::Wire;
 

@@ -4,25 +4,25 @@
 //! ended. The task owns what it connected, so it is the one place that stops it. Over stdio, a
 //! run starts once the one client has said what it supports, which the handshake passes on.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
-use futures::future::BoxFuture;
 use rmcp::RoleClient;
 use rmcp::ServiceExt;
 use rmcp::model::Tool;
 use rmcp::service::RunningService;
 use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
 use toolweave_config::{Expanded, Transport};
 
 use crate::Error;
 use crate::auth::{Authorization, Logins};
+use crate::breaker::Breaker;
 use crate::client::UpstreamClient;
 use crate::decode::Method;
+use crate::handshake::{Handshake, StartFailure, list_tools};
 use crate::manager::{Ending, Shared};
 use crate::process::Process;
-use crate::remote::{HttpFailure, describe_initialize_error, find_failure};
+use crate::remote::describe_initialize_error;
 use crate::sse::{ClosedReason, SseTransport};
 use crate::streamable::streamable_http_transport;
 use crate::wire::Wire;
@@ -30,71 +30,6 @@ use crate::wire::Wire;
 /// How long a server may take to go by itself once its connection is closed, before it is
 /// stopped (a process is killed then).
 const EXIT_GRACE: Duration = Duration::from_secs(1);
-
-/// The MCP session once `initialize` and `tools/list` are done, or why they failed.
-pub(crate) type Handshake = BoxFuture<
-    'static,
-    Result<(RunningService<RoleClient, UpstreamClient>, Vec<Tool>), StartFailure>,
->;
-
-/// Why a handshake failed.
-#[derive(Debug)]
-pub(crate) struct StartFailure {
-    /// What went wrong, for the server's error.
-    pub(crate) message: String,
-    /// Whether the connection closed under it (then a process's exit status says more).
-    pub(crate) connection_closed: bool,
-    /// Whether a remote server wants a login toolweave does not have (`message` says why).
-    pub(crate) needs_login: bool,
-}
-
-impl StartFailure {
-    /// A failure in the protocol, on a connection that still stands.
-    pub(crate) fn protocol(message: String) -> Self {
-        Self {
-            message,
-            connection_closed: false,
-            needs_login: false,
-        }
-    }
-
-    /// A request over HTTP failed as `failure` says.
-    fn remote(failure: HttpFailure) -> Self {
-        Self {
-            message: failure.cause,
-            connection_closed: false,
-            needs_login: failure.login,
-        }
-    }
-}
-
-/// Lets a caller end the current run when it finds the connection broken (a remote server that
-/// went away shows up only when a request fails).
-#[derive(Clone, Default)]
-pub(crate) struct Breaker {
-    token: CancellationToken,
-    cause: Arc<Mutex<Option<String>>>,
-}
-
-impl Breaker {
-    /// Ends the run; the first cause given is the one reported.
-    pub(crate) fn trip(&self, cause: String) {
-        self.cause
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get_or_insert(cause);
-        self.token.cancel();
-    }
-
-    async fn tripped(&self) -> String {
-        self.token.cancelled().await;
-        self.cause
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-            .unwrap_or_default()
-    }
-}
 
 /// What a run is connected through.
 pub(crate) enum Link {
@@ -316,42 +251,6 @@ fn remote_start_failure(error: &rmcp::service::ClientInitializeError, wire: &Wir
     }
 }
 
-/// Lists every tool (following pages) once `initialize` is done.
-pub(crate) async fn list_tools(
-    service: RunningService<RoleClient, UpstreamClient>,
-    wire: &Wire,
-) -> Result<(RunningService<RoleClient, UpstreamClient>, Vec<Tool>), StartFailure> {
-    use rmcp::service::ServiceError;
-    match service.peer().list_all_tools().await {
-        Ok(tools) => Ok((service, tools)),
-        Err(error) => {
-            if let Some(malformed) = wire.take_unreadable_answer_to(Method::ListTools) {
-                return Err(StartFailure::protocol(format!(
-                    "its answer to tools/list cannot be read: {malformed}"
-                )));
-            }
-            let failure = match &error {
-                ServiceError::TransportSend(error) => find_failure(error),
-                _ => None,
-            };
-            if let Some(failure) = failure.as_ref().filter(|failure| failure.login) {
-                return Err(StartFailure::remote(failure.clone()));
-            }
-            Err(StartFailure {
-                message: format!(
-                    "its tools/list failed: {}",
-                    failure.map_or_else(|| error.to_string(), |failure| failure.cause)
-                ),
-                connection_closed: matches!(
-                    error,
-                    ServiceError::TransportClosed | ServiceError::TransportSend(_)
-                ),
-                needs_login: false,
-            })
-        }
-    }
-}
-
 /// Runs run number `run` of server `index` to its end and records how it ended.
 pub(crate) async fn supervise(shared: Arc<Shared>, index: usize, run: u32) {
     let ending = run_server(&shared, index, run).await;
@@ -376,6 +275,104 @@ enum Served {
     Broken(String),
 }
 
+/// Starts `server`'s transport: its process, or its connection to a remote server.
+fn connect(
+    shared: &Shared,
+    server: &crate::manager::Server,
+    wire: &Arc<Wire>,
+) -> Result<(Link, Handshake), Error> {
+    let name = &server.config.name;
+    let client = UpstreamClient::new(
+        name.clone(),
+        server.tools_changed.clone(),
+        server.routes.clone(),
+        shared.clients.clone(),
+        shared.options.call_timeout,
+    );
+    match &server.config.transport {
+        Transport::Stdio { .. } => {
+            crate::process::spawn(name, &server.config.transport, client, wire.clone())
+                .map(|(process, handshake)| (Link::Process(process), handshake))
+        }
+        remote => connect_remote(name, remote, client, wire.clone(), shared.logins.as_ref())
+            .ok_or_else(|| Error::Stopped {
+                server: name.clone(),
+            }),
+    }
+}
+
+/// Takes the tools of server `index` (in its `run`) again, after it said they changed.
+async fn list_tools_again(shared: &Shared, index: usize, run: u32, peer: &rmcp::Peer<RoleClient>) {
+    let Some(server) = shared.servers.get(index) else {
+        return;
+    };
+    let name = &server.config.name;
+    match tokio::time::timeout(shared.options.call_timeout, peer.list_all_tools()).await {
+        Ok(Ok(tools)) => {
+            tracing::info!(server = %name, tools = tools.len(), "upstream tool list changed");
+            shared.set_tools(index, run, tools);
+        }
+        Ok(Err(error)) => {
+            tracing::warn!(server = %name, %error, "listing tools again after a change failed");
+        }
+        Err(_elapsed) => {
+            tracing::warn!(server = %name, "listing tools again after a change timed out");
+        }
+    }
+}
+
+/// Waits for the server's MCP handshake, within the startup timeout: its service and tools,
+/// or how its run ends (shut down, or failed with why).
+async fn handshake_within(
+    shared: &Shared,
+    link: &mut Link,
+    handshake: Handshake,
+    name: &str,
+    wire: &Wire,
+) -> Result<(RunningService<RoleClient, UpstreamClient>, Vec<Tool>), Ending> {
+    let limit = shared.options.startup_timeout;
+    let start = tokio::select! {
+        biased;
+        () = shared.shutdown.cancelled() => Start::Shutdown,
+        status = link.gone() => Start::Exited(status),
+        result = tokio::time::timeout(limit, handshake) => match result {
+            Err(_elapsed) => Start::TimedOut,
+            Ok(Err(failure)) => Start::Failed(failure),
+            Ok(Ok((service, tools))) => Start::Ready(service, tools),
+        },
+    };
+    match start {
+        Start::Ready(service, tools) => Ok((service, tools)),
+        Start::Shutdown => {
+            link.stop(Duration::ZERO).await;
+            Err(Ending::Stopped)
+        }
+        Start::Exited(status) => {
+            let error = link.exited_during_startup(name.to_owned(), status).await;
+            Err(failed(explain_unreadable(error, wire)))
+        }
+        Start::Failed(failure) => {
+            let error = link.start_failed(name.to_owned(), failure).await;
+            Err(failed(explain_unreadable(error, wire)))
+        }
+        Start::TimedOut => {
+            let error = link.timed_out(name.to_owned(), limit).await;
+            Err(failed(explain_unreadable(error, wire)))
+        }
+    }
+}
+
+/// Says in the log that `server` is ready with `tools` tools, `started` that long ago.
+fn log_ready(server: &crate::manager::Server, tools: usize, started: Instant) {
+    tracing::info!(
+        server = %server.config.name,
+        transport = server.config.transport.kind(),
+        tools,
+        elapsed_ms = started.elapsed().as_millis(),
+        "upstream server ready"
+    );
+}
+
 async fn run_server(shared: &Arc<Shared>, index: usize, run: u32) -> Ending {
     let Some(server) = shared.servers.get(index) else {
         return Ending::Stopped;
@@ -388,58 +385,16 @@ async fn run_server(shared: &Arc<Shared>, index: usize, run: u32) -> Ending {
         () = shared.clients.declared() => {}
     }
     let started = Instant::now();
-    let client = UpstreamClient::new(
-        name.clone(),
-        server.tools_changed.clone(),
-        server.routes.clone(),
-        shared.clients.clone(),
-        shared.options.call_timeout,
-    );
     let wire = Wire::new(name.clone());
-    let connected = match &server.config.transport {
-        Transport::Stdio { .. } => {
-            crate::process::spawn(&name, &server.config.transport, client, wire.clone())
-                .map(|(process, handshake)| (Link::Process(process), handshake))
-        }
-        remote => connect_remote(&name, remote, client, wire.clone(), shared.logins.as_ref())
-            .ok_or_else(|| Error::Stopped {
-                server: name.clone(),
-            }),
-    };
-    let (mut link, handshake) = match connected {
+    let (mut link, handshake) = match connect(shared, server, &wire) {
         Ok(connected) => connected,
         Err(error) => return failed(error),
     };
 
-    let limit = shared.options.startup_timeout;
-    let start = tokio::select! {
-        biased;
-        () = shared.shutdown.cancelled() => Start::Shutdown,
-        status = link.gone() => Start::Exited(status),
-        result = tokio::time::timeout(limit, handshake) => match result {
-            Err(_elapsed) => Start::TimedOut,
-            Ok(Err(failure)) => Start::Failed(failure),
-            Ok(Ok((service, tools))) => Start::Ready(service, tools),
-        },
-    };
-    let (service, tools) = match start {
-        Start::Ready(service, tools) => (service, tools),
-        Start::Shutdown => {
-            link.stop(Duration::ZERO).await;
-            return Ending::Stopped;
-        }
-        Start::Exited(status) => {
-            let error = link.exited_during_startup(name, status).await;
-            return failed(explain_unreadable(error, &wire));
-        }
-        Start::Failed(failure) => {
-            let error = link.start_failed(name, failure).await;
-            return failed(explain_unreadable(error, &wire));
-        }
-        Start::TimedOut => {
-            let error = link.timed_out(name, limit).await;
-            return failed(explain_unreadable(error, &wire));
-        }
+    let (service, tools) = match handshake_within(shared, &mut link, handshake, &name, &wire).await
+    {
+        Ok(ready) => ready,
+        Err(ending) => return ending,
     };
 
     let peer = service.peer().clone();
@@ -448,13 +403,7 @@ async fn run_server(shared: &Arc<Shared>, index: usize, run: u32) -> Ending {
         .and_then(|info| info.instructions.as_deref().map(bounded_instructions));
     let stop_service = service.cancellation_token();
     let breaker = Breaker::default();
-    tracing::info!(
-        server = %name,
-        transport = server.config.transport.kind(),
-        tools = tools.len(),
-        elapsed_ms = started.elapsed().as_millis(),
-        "upstream server ready"
-    );
+    log_ready(server, tools.len(), started);
     shared.set_ready(
         index,
         run,
@@ -478,18 +427,7 @@ async fn run_server(shared: &Arc<Shared>, index: usize, run: u32) -> Ending {
             _ = &mut service_done => break Served::ConnectionClosed,
             cause = breaker.tripped() => break Served::Broken(cause),
             () = server.tools_changed.notified() => {
-                match tokio::time::timeout(shared.options.call_timeout, peer.list_all_tools()).await {
-                    Ok(Ok(tools)) => {
-                        tracing::info!(server = %name, tools = tools.len(), "upstream tool list changed");
-                        shared.set_tools(index, run, tools);
-                    }
-                    Ok(Err(error)) => {
-                        tracing::warn!(server = %name, %error, "listing tools again after a change failed");
-                    }
-                    Err(_elapsed) => {
-                        tracing::warn!(server = %name, "listing tools again after a change timed out");
-                    }
-                }
+                list_tools_again(shared, index, run, &peer).await;
             }
         }
     };

@@ -64,6 +64,58 @@ pub(crate) struct SseTransport {
     authorization: Option<Arc<Authorization>>,
 }
 
+/// Refuses an answer to the GET that is not an event stream, naming what to check.
+fn check_event_stream(response: &reqwest::Response) -> Result<(), HttpFailure> {
+    let content_type = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    if !content_type.starts_with("text/event-stream") {
+        return Err(HttpFailure::new(
+            format!(
+                "it answered the GET with {}, not an event stream; check \"type\" (a streamable HTTP server takes \"type\": \"http\") and \"url\" (SSE endpoints often end in /sse)",
+                if content_type.is_empty() {
+                    "no content type".to_owned()
+                } else {
+                    format!("content type {content_type:?}")
+                }
+            ),
+            false,
+        ));
+    }
+    Ok(())
+}
+
+/// The URL the server's `endpoint` event names for messages (on the stream at `stream_url`).
+async fn endpoint_event(
+    events: &mut BoxStream<'static, Result<Event, EventError>>,
+    stream_url: &Url,
+) -> Result<Url, HttpFailure> {
+    loop {
+        match events.next().await {
+            Some(Ok(event)) if event.event.as_deref() == Some("endpoint") => {
+                let target = String::from_utf8_lossy(&event.data.unwrap_or_default()).into_owned();
+                return stream_url.join(target.trim()).map_err(|error| {
+                    HttpFailure::new(
+                        format!("its endpoint event did not hold a usable URL ({error})"),
+                        false,
+                    )
+                });
+            }
+            Some(Ok(_other)) => {}
+            Some(Err(error)) => return Err(stream_failure(&error)),
+            None => {
+                return Err(HttpFailure::new(
+                    "its event stream ended before it named the URL for messages (no \"endpoint\" event); check that \"url\" is the server's SSE endpoint and \"type\" its transport",
+                    false,
+                ));
+            }
+        }
+    }
+}
+
 impl SseTransport {
     /// Opens the event stream at `url` and waits for its `endpoint` event. Why the stream ends,
     /// later, is recorded in `closed`. Requests carry the login's token when there is
@@ -97,51 +149,12 @@ impl SseTransport {
         if !status.is_success() {
             return Err(HttpFailure::new(describe_status(status.as_u16()), false));
         }
-        let content_type = response
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|value| value.to_str().ok())
-            .unwrap_or_default()
-            .to_owned();
-        if !content_type.starts_with("text/event-stream") {
-            return Err(HttpFailure::new(
-                format!(
-                    "it answered the GET with {}, not an event stream; check \"type\" (a streamable HTTP server takes \"type\": \"http\") and \"url\" (SSE endpoints often end in /sse)",
-                    if content_type.is_empty() {
-                        "no content type".to_owned()
-                    } else {
-                        format!("content type {content_type:?}")
-                    }
-                ),
-                false,
-            ));
-        }
+        check_event_stream(&response)?;
         let bytes = response
             .bytes_stream()
             .map(|chunk| chunk.map_err(|error| describe_reqwest(&error)));
         let mut events = Events::new(bytes, MAX_MESSAGE_BYTES).boxed();
-        let endpoint = loop {
-            match events.next().await {
-                Some(Ok(event)) if event.event.as_deref() == Some("endpoint") => {
-                    let target =
-                        String::from_utf8_lossy(&event.data.unwrap_or_default()).into_owned();
-                    break stream_url.join(target.trim()).map_err(|error| {
-                        HttpFailure::new(
-                            format!("its endpoint event did not hold a usable URL ({error})"),
-                            false,
-                        )
-                    })?;
-                }
-                Some(Ok(_other)) => {}
-                Some(Err(error)) => return Err(stream_failure(&error)),
-                None => {
-                    return Err(HttpFailure::new(
-                        "its event stream ended before it named the URL for messages (no \"endpoint\" event); check that \"url\" is the server's SSE endpoint and \"type\" its transport",
-                        false,
-                    ));
-                }
-            }
-        };
+        let endpoint = endpoint_event(&mut events, &stream_url).await?;
         if endpoint.origin() != stream_url.origin() {
             return Err(HttpFailure::new(
                 "it named a URL on another host for messages; toolweave sends the configured headers only to the host in \"url\"",

@@ -5,6 +5,10 @@
 //! They need the fixture binary of `toolweave-testkit` built (`cargo build -p
 //! toolweave-testkit`); `fixture_binary()` says so when it is missing.
 
+#![allow(
+    clippy::too_many_lines,
+    reason = "a test reads top to bottom as one scenario"
+)]
 #![expect(
     clippy::unwrap_used,
     reason = "test helpers fail loudly on the first unexpected error"

@@ -288,9 +288,9 @@ impl Connection {
         let stderr_tail = Arc::new(Mutex::new(String::new()));
         let tail = stderr_tail.clone();
         let name = describe.to_owned();
-        tokio::spawn(crate::workers::for_each_line(
+        tokio::spawn(crate::lines::for_each_line(
             stderr,
-            crate::workers::STDERR_LINE_BYTES,
+            crate::lines::STDERR_LINE_BYTES,
             move |line| {
                 tracing::info!(runner = %name, "{line}");
                 keep_tail(&mut lock(&tail), line);

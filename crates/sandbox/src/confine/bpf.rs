@@ -4,8 +4,8 @@
 //! When the kernel installs a filter it runs it once for every system call number of every ABI,
 //! under a lock, to learn which calls it may allow without running the filter (its action
 //! cache). A chain of comparisons, one per allowed call, makes that cost grow with the list: two
-//! such filters (what a general-purpose filter builder makes of the allowlist) took about
-//! 0.14 ms of a worker's life, one in seven parts of it. Found by binary search, a call number
+//! such filters (what a general-purpose filter builder makes of the allowlist) took a sizeable
+//! part of a short worker's life. Found by binary search, a call number
 //! takes a handful of comparisons, and one program holds every answer.
 //!
 //! The program: anything but this machine's ABI kills the process; then the call number is

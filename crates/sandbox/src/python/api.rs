@@ -12,8 +12,8 @@
 //!
 //! A namespace's tools are not attributes made ahead: Monty asks for each public attribute of a
 //! host instance as it is read (a lazy lookup) or called (a method call routed by the instance's
-//! id). Building every tool's function into each interpreter cost about 30 µs per execution with
-//! 48 tools, for a program that calls one. Every name resolves to a call the host answers, as in
+//! id). Building every tool's function into each interpreter cost every execution time that grew
+//! with the catalog, for a program that calls one. Every name resolves to a call the host answers, as in
 //! JavaScript: a tool (by its Python name or its original one), a name the host does not know (it
 //! answers with the closest tools and what exists), a tool of a server still starting (it waits
 //! for the server, or explains why it failed). So does an unknown server (`tools.fs.read`, a
@@ -105,69 +105,77 @@ impl GuestApi {
         }
     }
 
+    /// A global name of the API: `tools`, `store`, the functions, ...; `Undefined` for others.
+    fn global(&self, name: &str) -> NameLookupResult {
+        match name {
+            "tools" => NameLookupResult::Value(self.tools()),
+            "store" => NameLookupResult::Value(instance(
+                "store".to_owned(),
+                STORE_ID,
+                DictPairs::default(),
+            )),
+            "results" => NameLookupResult::Value(instance(
+                "results".to_owned(),
+                RESULTS_ID,
+                DictPairs::default(),
+            )),
+            CALL_TOOL | SEARCH_TOOLS | DESCRIBE_TOOLS | HANDLE | EMIT | PROGRESS => {
+                NameLookupResult::Value(function(name.to_owned()))
+            }
+            "llm" => {
+                NameLookupResult::Value(instance("llm".to_owned(), LLM_ID, DictPairs::default()))
+            }
+            "resources" => NameLookupResult::Value(instance(
+                "resources".to_owned(),
+                RESOURCES_ID,
+                DictPairs::default(),
+            )),
+            "prompts" => NameLookupResult::Value(instance(
+                "prompts".to_owned(),
+                PROMPTS_ID,
+                DictPairs::default(),
+            )),
+            _ => NameLookupResult::Undefined,
+        }
+    }
+
+    /// `resources.<server>` (`resources`) or `prompts.<server>`: the server's scope, whatever
+    /// its name (the host answers a server it does not know), up to [`MAX_UNKNOWN_SERVERS`].
+    fn server_scope(&mut self, resources: bool, name: &str) -> NameLookupResult {
+        let index = match self
+            .scopes
+            .iter()
+            .position(|(kind, server)| *kind == resources && server == name)
+        {
+            Some(index) => index,
+            None if self.scopes.len() >= MAX_UNKNOWN_SERVERS => {
+                return NameLookupResult::Undefined;
+            }
+            None => {
+                self.scopes.push((resources, name.to_owned()));
+                self.scopes.len() - 1
+            }
+        };
+        let kind = if resources { "resources" } else { "prompts" };
+        NameLookupResult::Value(instance(
+            format!("{kind}.{name}"),
+            SCOPE_ID_BASE + index as u128,
+            DictPairs::default(),
+        ))
+    }
+
     /// Answers Monty's question about a name it cannot resolve: a global (`object_id` is `None`)
     /// or an attribute missing from one of the engine's instances.
     pub(super) fn lookup(&mut self, name: &str, object_id: Option<MontyUuid>) -> NameLookupResult {
         match object_id {
-            None => match name {
-                "tools" => NameLookupResult::Value(self.tools()),
-                "store" => NameLookupResult::Value(instance(
-                    "store".to_owned(),
-                    STORE_ID,
-                    DictPairs::default(),
-                )),
-                "results" => NameLookupResult::Value(instance(
-                    "results".to_owned(),
-                    RESULTS_ID,
-                    DictPairs::default(),
-                )),
-                CALL_TOOL | SEARCH_TOOLS | DESCRIBE_TOOLS | HANDLE | EMIT | PROGRESS => {
-                    NameLookupResult::Value(function(name.to_owned()))
-                }
-                "llm" => NameLookupResult::Value(instance(
-                    "llm".to_owned(),
-                    LLM_ID,
-                    DictPairs::default(),
-                )),
-                "resources" => NameLookupResult::Value(instance(
-                    "resources".to_owned(),
-                    RESOURCES_ID,
-                    DictPairs::default(),
-                )),
-                "prompts" => NameLookupResult::Value(instance(
-                    "prompts".to_owned(),
-                    PROMPTS_ID,
-                    DictPairs::default(),
-                )),
-                _ => NameLookupResult::Undefined,
-            },
+            None => self.global(name),
             // `resources.<server>`, `prompts.<server>`: the server's scope, whatever its name;
             // the host answers a server it does not know.
             Some(id)
                 if id == MontyUuid::from_u128(RESOURCES_ID)
                     || id == MontyUuid::from_u128(PROMPTS_ID) =>
             {
-                let resources = id == MontyUuid::from_u128(RESOURCES_ID);
-                let index = match self
-                    .scopes
-                    .iter()
-                    .position(|(kind, server)| *kind == resources && server == name)
-                {
-                    Some(index) => index,
-                    None if self.scopes.len() >= MAX_UNKNOWN_SERVERS => {
-                        return NameLookupResult::Undefined;
-                    }
-                    None => {
-                        self.scopes.push((resources, name.to_owned()));
-                        self.scopes.len() - 1
-                    }
-                };
-                let kind = if resources { "resources" } else { "prompts" };
-                NameLookupResult::Value(instance(
-                    format!("{kind}.{name}"),
-                    SCOPE_ID_BASE + index as u128,
-                    DictPairs::default(),
-                ))
+                self.server_scope(id == MontyUuid::from_u128(RESOURCES_ID), name)
             }
             Some(id) if id == MontyUuid::from_u128(LLM_ID) => match name {
                 "ask" | "think" => {

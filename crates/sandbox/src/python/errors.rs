@@ -121,7 +121,7 @@ pub(super) fn syntax_error(exception: &MontyException, code: &str) -> EngineErro
         message,
         line,
         column,
-        frame: crate::report::code_frame(code, line, column),
+        frame: crate::program::code_frame(code, line, column),
     }
 }
 

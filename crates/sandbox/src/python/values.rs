@@ -63,17 +63,6 @@ impl ValuePath {
 
 /// A Python value as JSON, or a message naming what cannot be sent and where.
 pub(super) fn to_json(value: &MontyObject, path: &mut ValuePath) -> Result<Value, String> {
-    let refuse = |what: &str, instead: &str, path: &ValuePath| {
-        let instead = if instead.is_empty() {
-            String::new()
-        } else {
-            format!("; {instead}")
-        };
-        Err(format!(
-            "{} is {what}, which cannot be sent as JSON{instead}",
-            path.describe()
-        ))
-    };
     match value {
         MontyObject::None => Ok(Value::Null),
         MontyObject::Bool(value) => Ok(Value::Bool(*value)),
@@ -82,20 +71,20 @@ pub(super) fn to_json(value: &MontyObject, path: &mut ValuePath) -> Result<Value
             // Only the range between i64::MAX and u64::MAX fits a JSON number exactly.
             match value.to_string().parse::<u64>() {
                 Ok(unsigned) => Ok(Value::from(unsigned)),
-                Err(_) => refuse(
+                Err(_) => Err(refused(
                     "an int beyond 64 bits",
                     "send it as a string with str(...)",
                     path,
-                ),
+                )),
             }
         }
         MontyObject::Float(value) => match Number::from_f64(*value) {
             Some(number) => Ok(Value::Number(number)),
-            None => refuse(
+            None => Err(refused(
                 &format!("the float {}", float_name(*value)),
                 "JSON has no NaN or infinity: use None or a string",
                 path,
-            ),
+            )),
         },
         MontyObject::String(text) => Ok(Value::String(text.clone())),
         MontyObject::List(_)
@@ -106,11 +95,11 @@ pub(super) fn to_json(value: &MontyObject, path: &mut ValuePath) -> Result<Value
         | MontyObject::Dict(_)
             if path.segments.len() >= MAX_VALUE_DEPTH =>
         {
-            refuse(
+            Err(refused(
                 &format!("nested more than {MAX_VALUE_DEPTH} levels deep"),
                 "flatten the data",
                 path,
-            )
+            ))
         }
         MontyObject::List(items)
         | MontyObject::Tuple(items)
@@ -121,11 +110,11 @@ pub(super) fn to_json(value: &MontyObject, path: &mut ValuePath) -> Result<Value
             let mut object = Map::new();
             for (key, item) in pairs {
                 let MontyObject::String(key) = key else {
-                    return refuse(
+                    return Err(refused(
                         &format!("a dict with a key of type {}", type_name(key)),
                         "JSON object keys are strings: convert them with str(key)",
                         path,
-                    );
+                    ));
                 };
                 path.segments.push(Segment::Key(key.clone()));
                 let converted = to_json(item, path);
@@ -134,6 +123,27 @@ pub(super) fn to_json(value: &MontyObject, path: &mut ValuePath) -> Result<Value
             }
             Ok(Value::Object(object))
         }
+        other => Err(unsendable(other, path)),
+    }
+}
+
+/// Why `value` at `path` cannot be sent as JSON: what it is, and what to send instead.
+fn refused(what: &str, instead: &str, path: &ValuePath) -> String {
+    let instead = if instead.is_empty() {
+        String::new()
+    } else {
+        format!("; {instead}")
+    };
+    format!(
+        "{} is {what}, which cannot be sent as JSON{instead}",
+        path.describe()
+    )
+}
+
+/// Why a value of a kind JSON has nothing for (bytes, dates, functions, ...) cannot be sent.
+fn unsendable(value: &MontyObject, path: &ValuePath) -> String {
+    let refuse = refused;
+    match value {
         MontyObject::Bytes(_) => refuse(
             "bytes",
             "decode it to a string first (.decode(), or base64)",
@@ -188,6 +198,19 @@ pub(super) fn to_json(value: &MontyObject, path: &mut ValuePath) -> Result<Value
         | MontyObject::NotImplemented
         | MontyObject::Type(_)
         | MontyObject::FileHandle(_) => refuse(&format!("a {}", type_name(value)), "", path),
+        // Sent by `to_json`; named plainly should one ever come here.
+        MontyObject::None
+        | MontyObject::Bool(_)
+        | MontyObject::Int(_)
+        | MontyObject::BigInt(_)
+        | MontyObject::Float(_)
+        | MontyObject::String(_)
+        | MontyObject::List(_)
+        | MontyObject::Tuple(_)
+        | MontyObject::Set(_)
+        | MontyObject::FrozenSet(_)
+        | MontyObject::NamedTuple { .. }
+        | MontyObject::Dict(_) => refuse(&format!("a {}", type_name(value)), "", path),
     }
 }
 

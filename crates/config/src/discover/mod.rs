@@ -32,161 +32,25 @@
 //! --disable-fronted`): those servers are marked `"disabled": true` so the client stops running
 //! them itself, and toolweave still uses them.
 
+mod entries;
+pub(crate) mod sources;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::servers::{Owner, RawEntry, read_entry, resolve_entry, server_map};
 use crate::trust::{ClaudeApprovals, Trusted, fingerprint};
-use crate::{Config, Note, ServerConfig};
+use crate::{Config, Note};
+pub(crate) use entries::is_self;
+use entries::{ClientSays, FileTop, Trust, classify, editor_variables, fronted_in, read_top, runs};
+pub use sources::{Places, SourceKind, claude_desktop_config};
+use sources::{files, project_keys};
 
 /// The `env` key of toolweave's own entry that names the servers it fronts in that file,
 /// comma-separated. Those entries stay `"disabled": true` for the client and are used by toolweave.
 pub const FRONTS_VARIABLE: &str = "TOOLWEAVE_FRONTS";
-
-/// Where to look, passed in so that nothing here reads the process's environment.
-#[derive(Debug, Clone, Copy)]
-pub struct Places<'a> {
-    /// The user's home directory; `None` skips every source under it.
-    pub home: Option<&'a Path>,
-    /// The project directory: the current directory.
-    pub cwd: &'a Path,
-    /// This program (`std::env::current_exe()`), to recognise entries that start toolweave.
-    pub this_program: Option<&'a Path>,
-    /// The file of trusted project entries ([`crate::default_trust_path`]); `None` trusts
-    /// nothing there.
-    pub trust_file: Option<&'a Path>,
-}
-
-/// One place a server list may be, in precedence order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SourceKind {
-    /// `~/.claude.json`, `projects["<cwd>"].mcpServers`.
-    ClaudeCodeLocal,
-    /// `<cwd>/.mcp.json`.
-    Project,
-    /// `~/.claude.json`, `mcpServers`.
-    ClaudeCodeUser,
-    /// `<cwd>/.cursor/mcp.json`.
-    CursorProject,
-    /// `~/.cursor/mcp.json`.
-    CursorUser,
-    /// `<cwd>/.vscode/mcp.json`.
-    VsCode,
-    /// Claude Desktop's `claude_desktop_config.json`.
-    ClaudeDesktop,
-}
-
-impl SourceKind {
-    /// Every source, highest precedence first.
-    pub const ALL: [SourceKind; 7] = [
-        SourceKind::ClaudeCodeLocal,
-        SourceKind::Project,
-        SourceKind::ClaudeCodeUser,
-        SourceKind::CursorProject,
-        SourceKind::CursorUser,
-        SourceKind::VsCode,
-        SourceKind::ClaudeDesktop,
-    ];
-
-    /// A short name for people: which client, which scope.
-    pub fn describe(self) -> &'static str {
-        match self {
-            SourceKind::ClaudeCodeLocal => "Claude Code, this project",
-            SourceKind::Project => "project .mcp.json",
-            SourceKind::ClaudeCodeUser => "Claude Code, every project",
-            SourceKind::CursorProject => "Cursor, this project",
-            SourceKind::CursorUser => "Cursor, every project",
-            SourceKind::VsCode => "VS Code, this project",
-            SourceKind::ClaudeDesktop => "Claude Desktop",
-        }
-    }
-
-    /// The file this source lives in; `None` when it is under a home directory not known.
-    pub fn path(self, places: &Places<'_>) -> Option<PathBuf> {
-        let home = places.home;
-        match self {
-            SourceKind::ClaudeCodeLocal | SourceKind::ClaudeCodeUser => {
-                home.map(|home| home.join(".claude.json"))
-            }
-            SourceKind::Project => Some(places.cwd.join(".mcp.json")),
-            SourceKind::CursorProject => Some(places.cwd.join(".cursor").join("mcp.json")),
-            SourceKind::CursorUser => home.map(|home| home.join(".cursor").join("mcp.json")),
-            SourceKind::VsCode => Some(places.cwd.join(".vscode").join("mcp.json")),
-            SourceKind::ClaudeDesktop => home.map(claude_desktop_config),
-        }
-    }
-
-    /// Where in the file the servers are, for messages: `mcpServers`, `servers` or
-    /// `projects["<cwd>"].mcpServers`.
-    pub fn key(self, cwd: &Path) -> String {
-        match self {
-            SourceKind::ClaudeCodeLocal => format!("projects[{:?}].mcpServers", cwd.display()),
-            SourceKind::VsCode => "servers".to_owned(),
-            _ => "mcpServers".to_owned(),
-        }
-    }
-
-    /// The project's own file of this source, as the project folder names it (`.mcp.json`,
-    /// `.cursor/mcp.json`, `.vscode/mcp.json`); `None` for files under the home directory.
-    pub fn project_file(self) -> Option<&'static str> {
-        match self {
-            SourceKind::Project => Some(".mcp.json"),
-            SourceKind::CursorProject => Some(".cursor/mcp.json"),
-            SourceKind::VsCode => Some(".vscode/mcp.json"),
-            _ => None,
-        }
-    }
-
-    /// Whether the file is an editor's (VS Code, Cursor), whose entries may use the editor's
-    /// variables such as `${workspaceFolder}`.
-    fn is_editor(self) -> bool {
-        matches!(
-            self,
-            SourceKind::CursorProject | SourceKind::CursorUser | SourceKind::VsCode
-        )
-    }
-
-    /// The server map of this source in a parsed file, if it has one.
-    fn servers_in<'a>(self, top: &'a Map<String, Value>, cwd: &Path) -> Option<&'a Value> {
-        match self {
-            SourceKind::ClaudeCodeLocal => {
-                let projects = top.get("projects")?.as_object()?;
-                project_keys(cwd)
-                    .iter()
-                    .find_map(|key| projects.get(key))?
-                    .get("mcpServers")
-            }
-            SourceKind::ClaudeCodeUser => top.get("mcpServers"),
-            _ => server_map(top),
-        }
-    }
-}
-
-/// Claude Desktop's config file under `home`, for this operating system.
-pub fn claude_desktop_config(home: &Path) -> PathBuf {
-    if cfg!(target_os = "macos") {
-        home.join("Library/Application Support/Claude/claude_desktop_config.json")
-    } else {
-        home.join(".config/Claude/claude_desktop_config.json")
-    }
-}
-
-/// The keys Claude Code may have used for this project in `projects`: the directory as given,
-/// and with symbolic links resolved.
-pub(crate) fn project_keys(cwd: &Path) -> Vec<String> {
-    let mut keys = vec![cwd.display().to_string()];
-    if let Ok(canonical) = cwd.canonicalize() {
-        let canonical = canonical.display().to_string();
-        if !keys.contains(&canonical) {
-            keys.push(canonical);
-        }
-    }
-    keys
-}
 
 /// What was found at one source.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -391,31 +255,64 @@ impl Discovery {
     }
 }
 
-/// The file and the sources read from it, in precedence order.
-fn files(places: &Places<'_>) -> Vec<(PathBuf, Vec<SourceKind>)> {
-    let mut files: Vec<(PathBuf, Vec<SourceKind>)> = Vec::new();
-    for kind in SourceKind::ALL {
-        let Some(path) = kind.path(places) else {
-            continue;
-        };
-        match files.iter_mut().find(|(known, _)| *known == path) {
-            Some((_, kinds)) => kinds.push(kind),
-            None => files.push((path, vec![kind])),
-        }
-    }
-    files
-}
-
 /// Looks in every source of `places`; `lookup` gives the variables for `${VAR}` references.
 pub fn discover(places: &Places<'_>, lookup: &dyn Fn(&str) -> Option<String>) -> Discovery {
-    let this_program = places
-        .this_program
-        .map(|program| program.canonicalize().unwrap_or(program.to_path_buf()));
-    let mut discovery = Discovery::default();
-    let mut winners: BTreeMap<String, SourceKind> = BTreeMap::new();
-    let mut disabled = BTreeSet::new();
-    // Claude Code's file holds two sources of different precedence: read each file once, then
-    // handle its sources in precedence order.
+    let (read, users_own) = read_sources(places);
+    let claude_json = read
+        .iter()
+        .find(|(kind, _, _)| *kind == SourceKind::ClaudeCodeLocal)
+        .and_then(|(_, _, top)| top.as_ref().ok()?.as_ref());
+    let mut merging = Merging {
+        places,
+        lookup,
+        this_program: places
+            .this_program
+            .map(|program| program.canonicalize().unwrap_or(program.to_path_buf())),
+        discovery: Discovery::default(),
+        winners: BTreeMap::new(),
+        disabled: BTreeSet::new(),
+    };
+    let trust = TrustCheck {
+        places,
+        users_own,
+        approvals: claude_approvals(claude_json, places),
+        trusted: match places.trust_file.map(Trusted::load) {
+            Some(Ok(trusted)) => trusted,
+            Some(Err(error)) => {
+                merging.discovery.trust_problem = Some(error.to_string());
+                Trusted::default()
+            }
+            None => Trusted::default(),
+        },
+    };
+    for (kind, path, top) in &read {
+        let (source, found) = read_source(*kind, path, top, places.cwd);
+        merging.discovery.sources.push(source);
+        let Some((top, servers)) = found else {
+            continue;
+        };
+        let fronted = fronted_in(top, places.cwd, merging.this_program.as_deref());
+        let switched_off = if *kind == SourceKind::Project {
+            &trust.approvals.disabled
+        } else {
+            &BTreeSet::new()
+        };
+        for (name, value) in servers {
+            let client = ClientSays {
+                fronted: fronted.contains(name),
+                switched_off: switched_off.contains(name),
+                trust: trust.of(*kind, path, name, value),
+            };
+            merging.entry(*kind, path, name, value, client);
+        }
+    }
+    merging.finish()
+}
+
+/// Every source file of `places` read once, in precedence order (Claude Code's file holds two
+/// sources of different precedence), and the files that are the user's own as well as a
+/// project's.
+fn read_sources(places: &Places<'_>) -> (Vec<(SourceKind, PathBuf, FileTop)>, BTreeSet<PathBuf>) {
     let mut read: Vec<(SourceKind, PathBuf, FileTop)> = Vec::new();
     // A project file that is also one of the user's own (the project folder is the home
     // directory: `~/.cursor/mcp.json` is both) needs no trust.
@@ -430,322 +327,176 @@ pub fn discover(places: &Places<'_>, lookup: &dyn Fn(&str) -> Option<String>) ->
         }
     }
     read.sort_by_key(|(kind, _, _)| *kind);
-    let claude_json = read
-        .iter()
-        .find(|(kind, _, _)| *kind == SourceKind::ClaudeCodeLocal)
-        .and_then(|(_, _, top)| top.as_ref().ok()?.as_ref());
-    let approvals = claude_approvals(claude_json, places);
-    let trusted = match places.trust_file.map(Trusted::load) {
-        Some(Ok(trusted)) => trusted,
-        Some(Err(error)) => {
-            discovery.trust_problem = Some(error.to_string());
-            Trusted::default()
-        }
-        None => Trusted::default(),
-    };
-    for (kind, path, top) in read {
-        let key = kind.key(places.cwd);
-        let mut source = Source {
-            kind,
-            path: path.clone(),
-            key,
-            state: SourceState::Missing,
-        };
-        let top = match top {
-            Ok(Some(top)) => top,
-            Ok(None) => {
-                discovery.sources.push(source);
-                continue;
-            }
-            Err(error) => {
-                source.state = SourceState::Unreadable { error };
-                discovery.sources.push(source);
-                continue;
-            }
-        };
-        let Some(servers) = kind.servers_in(&top, places.cwd) else {
-            source.state = SourceState::NoServers;
-            discovery.sources.push(source);
-            continue;
-        };
-        let Value::Object(servers) = servers else {
-            source.state = SourceState::Unreadable {
-                error: format!(
-                    "{} must be an object mapping server names to entries",
-                    source.key
-                ),
-            };
-            discovery.sources.push(source);
-            continue;
-        };
-        source.state = SourceState::Read {
-            entries: servers.len(),
-        };
-        discovery.sources.push(source);
-        let fronted = fronted_in(&top, places.cwd, this_program.as_deref());
-        let switched_off = if kind == SourceKind::Project {
-            &approvals.disabled
-        } else {
-            &BTreeSet::new()
-        };
-        for (name, value) in servers {
-            let trust = match kind.project_file() {
-                None => Trust::NotNeeded,
-                Some(_) if users_own.contains(&path) => Trust::NotNeeded,
-                Some(_) if kind == SourceKind::Project && approvals.approves(name) => {
-                    Trust::NotNeeded
-                }
-                Some(file) => {
-                    let now = fingerprint(value);
-                    match trusted.accepted(places.cwd, file, name) {
-                        Some(accepted) if accepted == now => Trust::NotNeeded,
-                        accepted => Trust::Missing {
-                            changed: accepted.is_some(),
-                            fingerprint: now,
-                            runs: runs(value),
-                        },
-                    }
-                }
-            };
-            let substituted;
-            let value = if kind.is_editor() {
-                substituted = editor_variables(value, places);
-                &substituted
-            } else {
-                value
-            };
-            let client = ClientSays {
-                fronted: fronted.contains(name),
-                switched_off: switched_off.contains(name),
-                trust,
-            };
-            let status = classify(
-                name,
-                value,
-                client,
-                &path,
-                this_program.as_deref(),
-                &winners,
-                lookup,
-            );
-            let mut notes = Vec::new();
-            match &status {
-                Ok((server, ignored)) => {
-                    winners.insert(name.clone(), kind);
-                    discovery.config.servers.push(server.clone());
-                    discovery
-                        .config
-                        .notes
-                        .extend(ignored.iter().map(|text| Note {
-                            path: path.clone(),
-                            server: name.clone(),
-                            text: text.clone(),
-                        }));
-                    notes.clone_from(ignored);
-                }
-                Err(Status::Disabled | Status::SwitchedOff) => {
-                    disabled.insert(name.clone());
-                }
-                Err(_) => {}
-            }
-            let status = match status {
-                // A used entry that says disabled, or that Claude Code was told not to run, is
-                // one toolweave fronts.
-                Ok(_) => Status::Used {
-                    fronted: value.get("disabled") == Some(&Value::Bool(true))
-                        || switched_off.contains(name),
-                },
-                Err(status) => status,
-            };
-            discovery.entries.push(FoundServer {
-                name: name.clone(),
-                source: kind,
-                path: path.clone(),
-                status,
-                notes,
-            });
-        }
-    }
-    discovery.config.disabled = disabled
-        .into_iter()
-        .filter(|name| !winners.contains_key(name))
-        .collect();
-    discovery.config.servers.sort_by(|a, b| a.name.cmp(&b.name));
-    discovery
+    (read, users_own)
 }
 
-/// A file's top-level object; `Ok(None)` when there is no file, `Err` says why it is unreadable.
-type FileTop = Result<Option<Map<String, Value>>, String>;
+/// A source file's top object, and its map of server entries.
+type ServerMap<'a> = (&'a Map<String, Value>, &'a Map<String, Value>);
 
-/// The file's top-level object; `Ok(None)` when there is no file.
-fn read_top(path: &Path) -> FileTop {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(error) => return Err(format!("cannot read it: {error}")),
-    };
-    match crate::jsonc::parse(&text) {
-        Ok((Value::Object(top), _)) => Ok(Some(top)),
-        Ok(_) => Err("expected a JSON object".to_owned()),
-        Err(error) => Err(error),
-    }
-}
-
-/// The names toolweave's own entries in this file say it fronts (every server map of the file).
-fn fronted_in(
-    top: &Map<String, Value>,
-    cwd: &Path,
-    this_program: Option<&Path>,
-) -> BTreeSet<String> {
-    let mut fronted = BTreeSet::new();
-    for kind in SourceKind::ALL {
-        let Some(Value::Object(servers)) = kind.servers_in(top, cwd) else {
-            continue;
-        };
-        for (name, value) in servers {
-            let Ok(entry) = read_entry(name, value, Path::new(""), Owner::Client) else {
-                continue;
-            };
-            if !is_self(&entry, this_program) {
-                continue;
-            }
-            if let Some(list) = entry.env().and_then(|env| env.get(FRONTS_VARIABLE)) {
-                fronted.extend(
-                    list.split(',')
-                        .map(str::trim)
-                        .filter(|name| !name.is_empty())
-                        .map(str::to_owned),
-                );
-            }
-        }
-    }
-    fronted
-}
-
-/// Programs that fetch a package and start its command (`npx -y toolweave serve`, `uvx
-/// toolweave serve`, `pipx run toolweave serve`), as MCP client configs name them.
-const PACKAGE_RUNNERS: &[&str] = &[
-    "npx", "bunx", "pnpx", "npm", "pnpm", "yarn", "bun", "uvx", "uv", "pipx",
-];
-
-/// Whether an entry starts toolweave: its program is this binary, or it is named `toolweave`
-/// and has a `serve` argument, or it is a package runner starting the `toolweave` package with a
-/// `serve` argument after it.
-pub(crate) fn is_self(entry: &RawEntry, this_program: Option<&Path>) -> bool {
-    let Some(command) = entry.command() else {
-        return false;
-    };
-    let command = Path::new(command);
-    if let Some(this_program) = this_program
-        && command.is_absolute()
-        && command
-            .canonicalize()
-            .is_ok_and(|command| command == this_program)
-    {
-        return true;
-    }
-    let serves = |args: &[String]| args.iter().any(|arg| arg == "serve");
-    let args = entry.args();
-    if command
-        .file_name()
-        .is_some_and(|name| name == "toolweave" || name == "toolweave.exe")
-    {
-        return serves(args);
-    }
-    // `file_stem`: on Windows the runners are `npx.cmd` and the like.
-    let runner = command.file_stem().and_then(|name| name.to_str());
-    runner.is_some_and(|runner| PACKAGE_RUNNERS.contains(&runner))
-        && args
-            .iter()
-            .position(|arg| is_toolweave_package(arg))
-            .is_some_and(|at| serves(&args[at + 1..]))
-}
-
-/// Whether a package runner's argument names the `toolweave` package, with or without a version
-/// (`toolweave@0.1.0` for npm and uv, `toolweave==0.1.0` for uv and pipx).
-fn is_toolweave_package(arg: &str) -> bool {
-    arg.strip_prefix("toolweave")
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with('@') || rest.starts_with("=="))
-}
-
-/// What the files say about one entry besides the entry itself.
-#[derive(Debug, Clone)]
-struct ClientSays {
-    /// toolweave's own entry in the file says it fronts this server.
-    fronted: bool,
-    /// Claude Code was told not to run it in this project (`disabledMcpjsonServers`).
-    switched_off: bool,
-    /// Whether it may start as far as trust goes.
-    trust: Trust,
-}
-
-/// Whether an entry waits to be trusted.
-#[derive(Debug, Clone)]
-enum Trust {
-    /// It is not in a project's own file, or it is trusted as it is.
-    NotNeeded,
-    /// It is in a project's own file and not trusted as it is now.
-    Missing {
-        /// An earlier text of it was trusted.
-        changed: bool,
-        /// Its text now.
-        fingerprint: String,
-        /// What it runs, for [`Status::NotTrusted`].
-        runs: String,
-    },
-}
-
-/// The server to use for one entry, with what was ignored in it (one line per key), or why it is
-/// not used.
-fn classify(
-    name: &str,
-    value: &Value,
-    client: ClientSays,
+/// The source `kind` at `path` as it was read, and when it has a server map, the file's top
+/// object and that map.
+fn read_source<'a>(
+    kind: SourceKind,
     path: &Path,
-    this_program: Option<&Path>,
-    winners: &BTreeMap<String, SourceKind>,
-    lookup: &dyn Fn(&str) -> Option<String>,
-) -> Result<(ServerConfig, Vec<String>), Status> {
-    let entry = read_entry(name, value, path, Owner::Client).map_err(|error| Status::Invalid {
-        reason: error.to_string(),
-    })?;
-    if is_self(&entry, this_program) {
-        return Err(Status::SelfReference);
+    top: &'a FileTop,
+    cwd: &Path,
+) -> (Source, Option<ServerMap<'a>>) {
+    let mut source = Source {
+        kind,
+        path: path.to_path_buf(),
+        key: kind.key(cwd),
+        state: SourceState::Missing,
+    };
+    let top = match top {
+        Ok(Some(top)) => top,
+        Ok(None) => return (source, None),
+        Err(error) => {
+            source.state = SourceState::Unreadable {
+                error: error.clone(),
+            };
+            return (source, None);
+        }
+    };
+    let Some(servers) = kind.servers_in(top, cwd) else {
+        source.state = SourceState::NoServers;
+        return (source, None);
+    };
+    let Value::Object(servers) = servers else {
+        source.state = SourceState::Unreadable {
+            error: format!(
+                "{} must be an object mapping server names to entries",
+                source.key
+            ),
+        };
+        return (source, None);
+    };
+    source.state = SourceState::Read {
+        entries: servers.len(),
+    };
+    (source, Some((top, servers)))
+}
+
+/// What decides whether an entry of a project's own file may run: the user's trust file,
+/// Claude Code's approvals, and which files are the user's own too.
+struct TrustCheck<'a> {
+    places: &'a Places<'a>,
+    users_own: BTreeSet<PathBuf>,
+    approvals: ClaudeApprovals,
+    trusted: Trusted,
+}
+
+impl TrustCheck<'_> {
+    /// Whether the entry `name` (`value`) of source `kind` at `path` needs trust it lacks.
+    fn of(&self, kind: SourceKind, path: &Path, name: &str, value: &Value) -> Trust {
+        match kind.project_file() {
+            None => Trust::NotNeeded,
+            Some(_) if self.users_own.contains(path) => Trust::NotNeeded,
+            Some(_) if kind == SourceKind::Project && self.approvals.approves(name) => {
+                Trust::NotNeeded
+            }
+            Some(file) => {
+                let now = fingerprint(value);
+                match self.trusted.accepted(self.places.cwd, file, name) {
+                    Some(accepted) if accepted == now => Trust::NotNeeded,
+                    accepted => Trust::Missing {
+                        changed: accepted.is_some(),
+                        fingerprint: now,
+                        runs: runs(value),
+                    },
+                }
+            }
+        }
     }
-    if entry.disabled() && !client.fronted {
-        return Err(Status::Disabled);
-    }
-    if client.switched_off && !client.fronted {
-        return Err(Status::SwitchedOff);
-    }
-    if let Some(by) = winners.get(name) {
-        return Err(Status::Overridden { by: *by });
-    }
-    if let Some(reason) = unsupported(value) {
-        return Err(Status::Unsupported { reason });
-    }
-    if let Trust::Missing {
-        changed,
-        fingerprint,
-        runs,
-    } = client.trust
-    {
-        return Err(Status::NotTrusted {
-            changed,
-            fingerprint,
-            runs,
+}
+
+/// Discovery as it goes, source by source in precedence order: what it found, and which
+/// source each server name was taken from.
+struct Merging<'a> {
+    places: &'a Places<'a>,
+    lookup: &'a dyn Fn(&str) -> Option<String>,
+    /// This program, so entries that run toolweave itself are known.
+    this_program: Option<PathBuf>,
+    discovery: Discovery,
+    winners: BTreeMap<String, SourceKind>,
+    disabled: BTreeSet<String>,
+}
+
+impl Merging<'_> {
+    /// Takes the entry `name` (`value`) of source `kind` at `path`, or records why not.
+    fn entry(
+        &mut self,
+        kind: SourceKind,
+        path: &Path,
+        name: &str,
+        value: &Value,
+        client: ClientSays,
+    ) {
+        let switched_off = client.switched_off;
+        let substituted;
+        let value = if kind.is_editor() {
+            substituted = editor_variables(value, self.places);
+            &substituted
+        } else {
+            value
+        };
+        let status = classify(
+            name,
+            value,
+            client,
+            path,
+            self.this_program.as_deref(),
+            &self.winners,
+            self.lookup,
+        );
+        let mut notes = Vec::new();
+        match &status {
+            Ok((server, ignored)) => {
+                self.winners.insert(name.to_owned(), kind);
+                let config = &mut self.discovery.config;
+                config.servers.push(server.clone());
+                config.notes.extend(ignored.iter().map(|text| Note {
+                    path: path.to_path_buf(),
+                    server: name.to_owned(),
+                    text: text.clone(),
+                }));
+                notes.clone_from(ignored);
+            }
+            Err(Status::Disabled | Status::SwitchedOff) => {
+                self.disabled.insert(name.to_owned());
+            }
+            Err(_) => {}
+        }
+        let status = match status {
+            // A used entry that says disabled, or that Claude Code was told not to run, is
+            // one toolweave fronts.
+            Ok(_) => Status::Used {
+                fronted: value.get("disabled") == Some(&Value::Bool(true)) || switched_off,
+            },
+            Err(status) => status,
+        };
+        self.discovery.entries.push(FoundServer {
+            name: name.to_owned(),
+            source: kind,
+            path: path.to_path_buf(),
+            status,
+            notes,
         });
     }
-    let notes = entry.notes().to_vec();
-    match resolve_entry(name, entry, path, lookup) {
-        Ok(server) => Ok((server, notes)),
-        // What was ignored may be why the entry does not work (`comand` for `command`).
-        Err(error) if !notes.is_empty() => Err(Status::Invalid {
-            reason: format!("{error}; {}", notes.join("; ")),
-        }),
-        Err(error) => Err(Status::Invalid {
-            reason: error.to_string(),
-        }),
+
+    /// What was found, once every source is read.
+    fn finish(self) -> Discovery {
+        let Merging {
+            mut discovery,
+            winners,
+            disabled,
+            ..
+        } = self;
+        discovery.config.disabled = disabled
+            .into_iter()
+            .filter(|name| !winners.contains_key(name))
+            .collect();
+        discovery.config.servers.sort_by(|a, b| a.name.cmp(&b.name));
+        discovery
     }
 }
 
@@ -831,143 +582,6 @@ fn git_tracks(folder: &Path, file: &str) -> Option<bool> {
     let stderr = String::from_utf8_lossy(&output.stderr);
     (stderr.contains("did not match any file") || stderr.contains("not a git repository"))
         .then_some(false)
-}
-
-/// What an entry starts, for a person deciding whether to trust it: the command and its
-/// arguments (or the transport and URL), and the names of its variables and headers; values of
-/// variables and headers are left out, as they may be secrets.
-fn runs(value: &Value) -> String {
-    let text = |key: &str| value.get(key).and_then(Value::as_str);
-    let quoted = |word: &str| {
-        if !word.is_empty()
-            && word
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_./:=@,+%${}".contains(c))
-        {
-            word.to_owned()
-        } else {
-            format!("{word:?}")
-        }
-    };
-    let keys = |key: &str| -> Option<String> {
-        let names: Vec<&str> = value
-            .get(key)?
-            .as_object()?
-            .keys()
-            .map(String::as_str)
-            .collect();
-        (!names.is_empty()).then(|| names.join(", "))
-    };
-    let mut parts = Vec::new();
-    if let Some(command) = text("command") {
-        let mut line = quoted(command);
-        for arg in value
-            .get("args")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            line.push(' ');
-            match arg.as_str() {
-                Some(arg) => line.push_str(&quoted(arg)),
-                None => line.push_str(&arg.to_string()),
-            }
-        }
-        parts.push(line);
-        if let Some(names) = keys("env") {
-            parts.push(format!("env {names}"));
-        }
-        if let Some(file) = text("envFile") {
-            parts.push(format!("envFile {}", quoted(file)));
-        }
-        if let Some(cwd) = text("cwd") {
-            parts.push(format!("cwd {}", quoted(cwd)));
-        }
-    } else if let Some(url) = text("url") {
-        parts.push(format!("{} {url}", text("type").unwrap_or("http")));
-        if let Some(names) = keys("headers") {
-            parts.push(format!("headers {names}"));
-        }
-    } else {
-        parts.push("(no command or url)".to_owned());
-    }
-    parts.join("; ")
-}
-
-/// An editor's entry (VS Code, Cursor) with the variables the editor resolves itself replaced:
-/// `${workspaceFolder}` and `${workspaceFolderBasename}` (the project directory, as the editor
-/// would have it open), `${userHome}`, `${pathSeparator}` and `${/}`. `${env:NAME}` becomes
-/// `${NAME}`, which toolweave resolves as it does everywhere, keeping the value out of every
-/// message. Anything else (`${input:...}`) is left for [`unsupported`] to report.
-fn editor_variables(value: &Value, places: &Places<'_>) -> Value {
-    match value {
-        Value::String(text) if text.contains("${") => {
-            let mut text = text.clone();
-            let folder = places.cwd.display().to_string();
-            let basename = places
-                .cwd
-                .file_name()
-                .map(|name| name.to_string_lossy().into_owned())
-                .unwrap_or_else(|| folder.clone());
-            let separator = std::path::MAIN_SEPARATOR_STR;
-            let mut known = vec![
-                ("${workspaceFolder}", folder),
-                ("${workspaceFolderBasename}", basename),
-                ("${pathSeparator}", separator.to_owned()),
-                ("${/}", separator.to_owned()),
-            ];
-            if let Some(home) = places.home {
-                known.push(("${userHome}", home.display().to_string()));
-            }
-            for (variable, replacement) in known {
-                text = text.replace(variable, &replacement);
-            }
-            Value::String(text.replace("${env:", "${"))
-        }
-        Value::Array(items) => Value::Array(
-            items
-                .iter()
-                .map(|item| editor_variables(item, places))
-                .collect(),
-        ),
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .map(|(key, item)| (key.clone(), editor_variables(item, places)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
-}
-
-/// VS Code's `${input:...}` (a prompt only VS Code can show) and, outside the editors' own
-/// files, their `${env:...}` form.
-fn unsupported(value: &Value) -> Option<String> {
-    match value {
-        Value::String(text) => {
-            if let Some(start) = text.find("${input:") {
-                let reference = &text[start
-                    ..text[start..]
-                        .find('}')
-                        .map_or(text.len(), |end| start + end + 1)];
-                return Some(format!(
-                    "it uses {reference}, a VS Code input that only VS Code can prompt for; put the value in an environment variable and write ${{NAME}} instead"
-                ));
-            }
-            if let Some(start) = text.find("${env:") {
-                let reference = &text[start
-                    ..text[start..]
-                        .find('}')
-                        .map_or(text.len(), |end| start + end + 1)];
-                return Some(format!(
-                    "it uses {reference}, VS Code's form of a variable; toolweave reads ${{NAME}}"
-                ));
-            }
-            None
-        }
-        Value::Array(items) => items.iter().find_map(unsupported),
-        Value::Object(map) => map.values().find_map(unsupported),
-        _ => None,
-    }
 }
 
 #[cfg(test)]
