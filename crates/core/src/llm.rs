@@ -37,6 +37,9 @@ use toolweave_upstream::{ClientSession, ForwardedAnswer, ForwardedRequest, Refus
 use crate::audit::{LlmRecord, millis, sha256_hex};
 use crate::error::LlmError;
 
+/// How long past the execution's deadline a request bound by it may still wait (see
+/// `time_left`).
+const DEADLINE_BACKSTOP: Duration = Duration::from_secs(1);
 /// Tokens a request asks for when code gives no `maxTokens` (or what is left, when less).
 pub const DEFAULT_MAX_TOKENS: u32 = 1024;
 
@@ -291,13 +294,18 @@ impl LlmBudget {
     }
 
     /// How long the next request may take, and what limits it: `--llm-timeout-ms`, or the
-    /// execution's deadline when that comes first.
+    /// execution's deadline when that comes first. At the deadline the execution ends as timed
+    /// out and its requests are cancelled with it; the request's own limit is then a backstop
+    /// just past the deadline, so it never races the execution's timeout and wins.
     fn time_left(&self) -> (Duration, &'static str) {
         let left = self
             .deadline
             .saturating_duration_since(tokio::time::Instant::now());
         if left < self.options.timeout {
-            (left, "the execution's deadline (--timeout-ms)")
+            (
+                left.saturating_add(DEADLINE_BACKSTOP),
+                "the execution's deadline (--timeout-ms)",
+            )
         } else {
             (self.options.timeout, "--llm-timeout-ms")
         }
