@@ -144,10 +144,25 @@ impl RemoteRunner {
 }
 
 impl Connections {
-    /// An open connection, the next in turn.
+    /// An open connection: the one with the fewest executions in flight, the next in turn among
+    /// equals. Messages on one connection arrive in order, so an execution flooding its
+    /// connection (tens of thousands of console lines) would hold up any other behind it there.
     async fn connection(&self) -> Result<Arc<Connection>, String> {
-        let index = self.turn.fetch_add(1, Ordering::Relaxed) % self.slots.len();
-        self.connection_at(index).await
+        let first = self.turn.fetch_add(1, Ordering::Relaxed);
+        let mut chosen = (usize::MAX, first % self.slots.len());
+        for offset in 0..self.slots.len() {
+            let index = (first + offset) % self.slots.len();
+            // A slot being opened (locked) has nothing in flight yet.
+            let in_flight = self.slots[index].try_lock().map_or(0, |slot| {
+                slot.as_ref()
+                    .filter(|connection| connection.is_open())
+                    .map_or(0, |connection| lock(&connection.executions).len())
+            });
+            if in_flight < chosen.0 {
+                chosen = (in_flight, index);
+            }
+        }
+        self.connection_at(chosen.1).await
     }
 
     /// The open connection of slot `index`, opened (again) if it is not.
