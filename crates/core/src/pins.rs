@@ -174,6 +174,11 @@ impl ToolPins {
             })
             .map(|((server, list), _)| (server.as_str(), list.as_slice()))
             .collect();
+        // Held tools are logged when their server is judged, not again on each rebuild.
+        let judged_now: HashSet<String> = stale
+            .iter()
+            .map(|(server, _)| (*server).to_owned())
+            .collect();
         if !stale.is_empty() {
             let held = match Pins::update(&self.path, |pins| judge(pins, &stale)) {
                 Ok(held) => held,
@@ -185,9 +190,10 @@ impl ToolPins {
                     match Pins::load(&self.path) {
                         Ok(mut pins) => {
                             let held = judge(&mut pins, &stale);
-                            return self.split(tools, &|server, tool| {
+                            let held = |server: &str, tool: &str| {
                                 held.contains(&(server.to_owned(), tool.to_owned()))
-                            });
+                            };
+                            return self.split(tools, &held, &judged_now);
                         }
                         Err(error) => return self.hold_all(tools, &error),
                     }
@@ -217,18 +223,21 @@ impl ToolPins {
                 .unwrap_or_else(|poisoned| poisoned.into_inner()) = judged.stamp.clone();
         }
         let servers = &judged.servers;
-        self.split(tools, &|server, tool| {
+        let held = |server: &str, tool: &str| {
             servers
                 .get(server)
                 .is_some_and(|known| known.held.contains(tool))
-        })
+        };
+        self.split(tools, &held, &judged_now)
     }
 
-    /// Splits `tools` into those kept and those `held` says are held.
+    /// Splits `tools` into those kept and those `held` says are held, logging the held tools of
+    /// the servers in `judged_now`.
     fn split(
         &self,
         tools: Vec<(String, Vec<ToolDefinition>)>,
         held: &dyn Fn(&str, &str) -> bool,
+        judged_now: &HashSet<String>,
     ) -> Checked {
         let mut checked = Checked {
             kept: Vec::with_capacity(tools.len()),
@@ -238,11 +247,13 @@ impl ToolPins {
             let (held_here, kept): (Vec<ToolDefinition>, Vec<ToolDefinition>) =
                 list.into_iter().partition(|tool| held(&server, &tool.name));
             for tool in held_here {
-                tracing::warn!(
-                    server = %server,
-                    tool = %tool.name,
-                    "the tool's definition changed since it was pinned: it is held until `toolweave trust` accepts it"
-                );
+                if judged_now.contains(&server) {
+                    tracing::warn!(
+                        server = %server,
+                        tool = %tool.name,
+                        "the tool's definition changed since it was pinned: it is held until `toolweave trust` accepts it"
+                    );
+                }
                 checked.held.push(held_tool(&server, &tool));
             }
             checked.kept.push((server, kept));
