@@ -27,6 +27,8 @@ pub struct Gateway {
     probe: ProbeCall,
     /// How long a probe execution takes at rest.
     pub rest: Duration,
+    /// How much longer than at rest a probe execution may take while a case runs.
+    pub stall_bound: Duration,
 }
 
 impl Gateway {
@@ -57,6 +59,7 @@ impl Gateway {
         });
         let rest = at_rest(&probe).await;
         Self {
+            stall_bound: super::probe::STALL_BOUND,
             http,
             session,
             probe,
@@ -112,7 +115,7 @@ impl Gateway {
             Ok(execution) => case.problems(execution),
             Err(why) => vec![why.clone()],
         };
-        problems.extend(probed.problems(self.rest));
+        problems.extend(probed.problems_within(self.rest, self.stall_bound));
         problems.extend(self.serving_problems(case.language).await);
         problems
     }

@@ -97,14 +97,19 @@ impl Probed {
     /// What is wrong with what the probe saw, given its time at rest: a failed probe, or one
     /// that waited past the bound.
     pub fn problems(&self, rest: Duration) -> Vec<String> {
+        self.problems_within(rest, STALL_BOUND)
+    }
+
+    /// [`problems`](Self::problems), with `bound` in place of [`STALL_BOUND`].
+    pub fn problems_within(&self, rest: Duration, bound: Duration) -> Vec<String> {
         let mut problems: Vec<String> = self
             .failures
             .iter()
             .map(|why| format!("another client's execution failed meanwhile: {why}"))
             .collect();
-        if self.longest > rest + STALL_BOUND {
+        if self.longest > rest + bound {
             problems.push(format!(
-                "another client's execution took {:?} meanwhile ({:?} at rest, {} probed): a stall over {STALL_BOUND:?}",
+                "another client's execution took {:?} meanwhile ({:?} at rest, {} probed): a stall over {bound:?}",
                 self.longest, rest, self.answered
             ));
         }
