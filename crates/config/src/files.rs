@@ -1,8 +1,30 @@
-//! Writing the files toolweave keeps or edits (a client's config, the trust and pins files)
-//! whole or not at all.
+//! Reading the files toolweave keeps (the trust and pins files), and writing the files it keeps
+//! or edits (those, and a client's config) whole or not at all.
 
 use std::io::Write;
 use std::path::Path;
+
+/// Reads a JSON file toolweave keeps: its default when there is no file, else what it holds;
+/// a file that does not parse is an error saying `fix` (what the user can do about it).
+pub(crate) fn read_kept<T: serde::de::DeserializeOwned + Default>(
+    path: &Path,
+    fix: &str,
+) -> crate::Result<T> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(T::default()),
+        Err(source) => {
+            return Err(crate::Error::Read {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+    };
+    serde_json::from_str(&text).map_err(|error| crate::Error::Syntax {
+        path: path.to_path_buf(),
+        message: format!("{error}; {fix}"),
+    })
+}
 
 /// Puts `text` at `path` whole or not at all: it is written to a temporary file beside `path`
 /// (created with `new_mode`, less the umask, then given `permissions` when there are some),

@@ -67,24 +67,10 @@ pub struct Pins {
 impl Pins {
     /// Reads the pins file; a missing file pins nothing.
     pub fn load(path: &Path) -> Result<Self> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(Self::default());
-            }
-            Err(source) => {
-                return Err(Error::Read {
-                    path: path.to_path_buf(),
-                    source,
-                });
-            }
-        };
-        serde_json::from_str(&text).map_err(|error| Error::Syntax {
-            path: path.to_path_buf(),
-            message: format!(
-                "{error}; this file is written by toolweave: fix it, or remove it to pin every tool again as servers list them now"
-            ),
-        })
+        crate::files::read_kept(
+            path,
+            "this file is written by toolweave: fix it, or remove it to pin every tool again as servers list them now",
+        )
     }
 
     /// Writes the pins file (readable by its owner only): a temporary file beside it, renamed

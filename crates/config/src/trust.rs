@@ -95,24 +95,10 @@ pub struct Trusted {
 impl Trusted {
     /// Reads the trust file; a missing file trusts nothing.
     pub fn load(path: &Path) -> Result<Self> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(Self::default());
-            }
-            Err(source) => {
-                return Err(Error::Read {
-                    path: path.to_path_buf(),
-                    source,
-                });
-            }
-        };
-        serde_json::from_str(&text).map_err(|error| Error::Syntax {
-            path: path.to_path_buf(),
-            message: format!(
-                "{error}; this file is written by `toolweave trust`: fix it, or remove it and trust the projects again"
-            ),
-        })
+        crate::files::read_kept(
+            path,
+            "this file is written by `toolweave trust`: fix it, or remove it and trust the projects again",
+        )
     }
 
     /// The fingerprint accepted for `server` of `file` in the project folder `cwd`.
