@@ -185,6 +185,12 @@ impl HttpToolweave {
 
     /// Sends SIGTERM and waits up to `limit` for it to exit.
     pub async fn terminate(&mut self, limit: Duration) -> Result<ExitStatus> {
+        self.send_terminate()?;
+        self.wait_exit(limit).await
+    }
+
+    /// Sends SIGTERM and returns at once.
+    pub fn send_terminate(&mut self) -> Result<()> {
         let Some(process_id) = self.child.id() else {
             bail!("already exited");
         };
@@ -195,6 +201,11 @@ impl HttpToolweave {
         if !status.success() {
             bail!("kill -TERM {process_id} failed");
         }
+        Ok(())
+    }
+
+    /// Waits up to `limit` for it to exit.
+    pub async fn wait_exit(&mut self, limit: Duration) -> Result<ExitStatus> {
         tokio::time::timeout(limit, self.child.wait())
             .await
             .with_context(|| format!("still running {} ms after SIGTERM", limit.as_millis()))?

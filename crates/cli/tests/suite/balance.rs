@@ -356,6 +356,7 @@ async fn three_copies_keep_sessions_and_drain_one(balancer: Balancer) {
 
     let tally = Arc::new(Tally::default());
     let stopping = Arc::new(AtomicBool::new(false));
+    let draining = Arc::new(AtomicBool::new(false));
     let started = Instant::now();
     let tasks: Vec<_> = clients
         .into_iter()
@@ -363,15 +364,17 @@ async fn three_copies_keep_sessions_and_drain_one(balancer: Balancer) {
         .map(|(index, mut client)| {
             let tally = tally.clone();
             let stopping = stopping.clone();
+            let draining = draining.clone();
             let stopped_name = stopped_name.clone();
             tokio::spawn(async move {
                 let mut round = 0;
                 while round < ROUNDS {
-                    // The stopped copy's clients hold halfway until the stop, so each of them
-                    // has a request to send after it, however the copies' speeds compare.
+                    // The stopped copy's clients hold halfway until that copy says it drains,
+                    // so each of them has a request to send after it, however the copies'
+                    // speeds compare and however long the signal takes to be handled.
                     if round == ROUNDS / 2
                         && client.copy == stopped_name
-                        && !stopping.load(Ordering::Relaxed)
+                        && !draining.load(Ordering::Relaxed)
                     {
                         tokio::time::sleep(Duration::from_millis(5)).await;
                         continue;
@@ -442,7 +445,16 @@ async fn three_copies_keep_sessions_and_drain_one(balancer: Balancer) {
     let stop_at = Instant::now();
     stopping.store(true, Ordering::Relaxed);
     let mut victim = copies.remove(STOPPED);
-    let exited = match victim.terminate(Duration::from_secs(20)).await {
+    if let Err(error) = victim.send_terminate() {
+        panic!(
+            "{test}: the stopped copy: {error:#}; its stderr:\n{}",
+            victim.stderr()
+        );
+    }
+    let readyz = format!("http://{}/readyz", addresses[STOPPED]);
+    wait_for(&http, &readyz, 503, dir.path()).await;
+    draining.store(true, Ordering::Relaxed);
+    let exited = match victim.wait_exit(Duration::from_secs(20)).await {
         Ok(exited) => exited,
         Err(error) => panic!(
             "{test}: the stopped copy: {error:#}; its stderr:\n{}",
