@@ -165,7 +165,11 @@ impl Engines {
             IDLE_ENGINES
         };
         Self {
-            threads: EnginePool::new(idle_engines, limits.stack_bytes),
+            threads: EnginePool::within_address_space(
+                idle_engines,
+                limits.stack_bytes,
+                limits.memory_bytes,
+            ),
             javascript_workers,
             python_workers,
             isolation,

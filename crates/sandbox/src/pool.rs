@@ -11,7 +11,11 @@
 //! when no thread is idle, the pool starts another, and threads beyond the idle target exit after
 //! their execution. When no thread can be started (the process is out of threads or address
 //! space: each thread reserves its stack), the execution waits for the next thread that finishes
-//! one, its deadline still running, instead of failing.
+//! one, its deadline still running, instead of failing. Under a limit on the process's address
+//! space (`RLIMIT_AS`), the pool does not wait for that failure: it starts no more threads than
+//! half of the address space left when it was made holds, counting each thread's stack and its
+//! guest's memory limit, and keeps the C allocator to a few arenas, so that the gateway's own
+//! allocations always find room (one that fails ends the process).
 
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -146,17 +150,32 @@ struct Inner {
     idle_target: usize,
     /// Stack of each engine thread.
     stack_size: usize,
+    /// The most threads alive at once; more executions wait for one of them.
+    max_threads: usize,
 }
 
 impl EnginePool {
     /// A pool that keeps `idle_target` threads ready, for guests whose stack limit is at most
     /// `guest_stack_bytes`. The first threads start preparing at once.
     pub fn new(idle_target: usize, guest_stack_bytes: usize) -> Self {
+        Self::with_max_threads(idle_target, guest_stack_bytes, usize::MAX)
+    }
+
+    /// [`EnginePool::new`] with no more than `max_threads` (at least one) alive at once: further
+    /// executions wait for a thread that finishes, their deadline running.
+    pub fn with_max_threads(
+        idle_target: usize,
+        guest_stack_bytes: usize,
+        max_threads: usize,
+    ) -> Self {
+        let max_threads = max_threads.max(1);
+        let idle_target = idle_target.min(max_threads);
         let pool = Self {
             inner: Arc::new(Inner {
                 threads: Mutex::new(Threads::default()),
                 idle_target,
                 stack_size: guest_stack_bytes.saturating_add(ENGINE_THREAD_HEADROOM),
+                max_threads,
             }),
         };
         for _ in 0..idle_target {
@@ -165,6 +184,36 @@ impl EnginePool {
             }
         }
         pool
+    }
+
+    /// A pool for guests with `guest_stack_bytes` of stack and `guest_memory_bytes` of memory,
+    /// with as many threads alive at once as the process's address space holds (see the module
+    /// documentation); the number is logged when the address space is limited.
+    pub fn within_address_space(
+        idle_target: usize,
+        guest_stack_bytes: usize,
+        guest_memory_bytes: usize,
+    ) -> Self {
+        let per_thread = guest_stack_bytes
+            .saturating_add(ENGINE_THREAD_HEADROOM)
+            .saturating_add(guest_memory_bytes);
+        let max_threads = match address_space_left() {
+            Some(left) => {
+                limit_malloc_arenas();
+                // The thread that compiles programs reserves its own stack, whatever runs.
+                let left = left.saturating_sub(crate::THREAD_STACK_HEADROOM);
+                let max_threads = (left / 2 / per_thread.max(1)).max(1);
+                tracing::info!(
+                    address_space_left_mib = left >> 20,
+                    max_threads,
+                    "the address space is limited (RLIMIT_AS): at most this many executions run \
+                     on engine threads at once; more wait for one, their deadline running"
+                );
+                max_threads
+            }
+            None => usize::MAX,
+        };
+        Self::with_max_threads(idle_target, guest_stack_bytes, max_threads)
     }
 
     /// Starts `job` on an idle thread, or on a new one when none is idle. The outcome always
@@ -193,9 +242,16 @@ impl EnginePool {
             cancel,
         };
         loop {
-            let Some(worker) = self.inner.take_idle() else {
+            let mut threads = self.inner.lock_threads();
+            let Some(worker) = take_idle(&mut threads) else {
+                if threads.alive >= self.inner.max_threads {
+                    // A thread that finishes its execution takes the first waiting one.
+                    threads.waiting.push_back(task);
+                    return execution;
+                }
                 break;
             };
+            drop(threads);
             match worker.jobs.send(task) {
                 Ok(()) => return execution,
                 // That thread is gone (it panicked outside an execution); try the next.
@@ -276,10 +332,49 @@ impl Inner {
     fn lock_threads(&self) -> std::sync::MutexGuard<'_, Threads> {
         self.threads.lock().unwrap_or_else(PoisonError::into_inner)
     }
+}
 
-    fn take_idle(&self) -> Option<Idle> {
-        take_idle(&mut self.lock_threads())
+/// How many bytes of address space this process may still map, when `RLIMIT_AS` limits it.
+#[cfg(target_os = "linux")]
+fn address_space_left() -> Option<usize> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    #[expect(unsafe_code, reason = "getrlimit writes only the struct it is given")]
+    // SAFETY: `limit` is a valid, writable `rlimit` for the duration of the call.
+    let read = unsafe { libc::getrlimit(libc::RLIMIT_AS, &raw mut limit) };
+    if read != 0 || limit.rlim_cur == libc::RLIM_INFINITY {
+        return None;
     }
+    // The first field of statm is the process's mapped size, in pages.
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().next()?.parse().ok()?;
+    #[expect(unsafe_code, reason = "sysconf reads a constant")]
+    // SAFETY: sysconf takes no pointers.
+    let page_size = u64::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).ok()?;
+    let left = limit
+        .rlim_cur
+        .saturating_sub(pages.saturating_mul(page_size));
+    Some(usize::try_from(left).unwrap_or(usize::MAX))
+}
+
+/// Keeps glibc to 4 malloc arenas. Each reserves 64 MiB of address space, and glibc makes up to 8
+/// per core as threads allocate: under a limited address space that reserve alone could crowd
+/// out the gateway's own allocations, and an allocation that fails ends the process.
+fn limit_malloc_arenas() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[expect(unsafe_code, reason = "mallopt takes no pointers")]
+    // SAFETY: mallopt changes only glibc's own tuning, under its lock.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 4);
+    }
+}
+
+/// Elsewhere no limit is read: threads start until the system refuses one.
+#[cfg(not(target_os = "linux"))]
+fn address_space_left() -> Option<usize> {
+    None
 }
 
 /// An idle thread, a prepared one if there is one: another prepares on the job's time.

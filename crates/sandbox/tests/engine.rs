@@ -1432,3 +1432,67 @@ fn values_json_cannot_carry_are_converted_or_refused_where_they_are() {
         ["{\"a\":1} {\"s\":[1],\"n\":\"NaN\",\"p\":\"[promise]\"}"]
     );
 }
+
+/// Submits `code` to `pool`; its events and outcome arrive on the receiver.
+fn submit(
+    pool: &toolweave_sandbox::EnginePool,
+    code: &str,
+) -> (
+    toolweave_sandbox::Execution,
+    std::sync::mpsc::Receiver<Result<toolweave_sandbox::EngineEvent, Outcome>>,
+) {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let events = sender.clone();
+    let execution = pool.submit(toolweave_sandbox::Job {
+        request: ExecuteRequest {
+            code: code.to_owned(),
+            language: Language::JavaScript,
+            limits: limits(),
+            manifest: one_tool("t", "echo"),
+        },
+        emit: Box::new(move |event| {
+            let _ = events.send(Ok(event));
+        }),
+        finished: Box::new(move |outcome| {
+            let _ = sender.send(Err(outcome));
+        }),
+    });
+    (execution, receiver)
+}
+
+#[test]
+fn a_pool_at_its_most_threads_runs_the_next_program_when_a_thread_is_free() {
+    let pool = toolweave_sandbox::EnginePool::with_max_threads(0, limits().stack_bytes, 1);
+    // The first program holds the only thread while it waits for its tool call's answer.
+    let (first, first_events) = submit(&pool, "return await tools.t.echo({ x: 1 })");
+    let call = loop {
+        match first_events.recv_timeout(Duration::from_secs(10)) {
+            Ok(Ok(toolweave_sandbox::EngineEvent::Call(call))) => break call,
+            Ok(Ok(_)) => {}
+            other => panic!("the first program made no call: {other:?}"),
+        }
+    };
+    let (_second, second_events) = submit(&pool, "return 2");
+    // Without a thread of its own, the second waits (a pool without the bound runs it at once).
+    let early = loop {
+        match second_events.recv_timeout(Duration::from_millis(300)) {
+            Ok(Ok(_)) => {}
+            Ok(Err(outcome)) => break Some(outcome),
+            Err(_) => break None,
+        }
+    };
+    assert!(early.is_none(), "ran beside the first: {early:?}");
+    first.reply(toolweave_sandbox::HostReply::Result {
+        id: call.id,
+        outcome: Ok(json!("one")),
+    });
+    let finished = |events: &std::sync::mpsc::Receiver<_>| loop {
+        match events.recv_timeout(Duration::from_secs(10)) {
+            Ok(Ok(_)) => {}
+            Ok(Err(outcome)) => break outcome,
+            Err(error) => panic!("no outcome: {error}"),
+        }
+    };
+    assert_eq!(finished(&first_events).result, Ok(json!("one")));
+    assert_eq!(finished(&second_events).result, Ok(json!(2)));
+}

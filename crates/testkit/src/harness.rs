@@ -14,6 +14,30 @@ use serde_json::{Map, Value, json};
 /// so that a gateway that died with the request in flight fails the test instead of hanging it.
 const ANSWER_BOUND: std::time::Duration = std::time::Duration::from_secs(300);
 
+/// Returns once process `process_id` has exited (it is gone, or a zombie its parent has not
+/// reaped); never when there is no process to watch. Checked twice a second, from `/proc`.
+async fn exited(process_id: Option<u32>) {
+    let Some(process_id) = process_id else {
+        return std::future::pending().await;
+    };
+    let stat = format!("/proc/{process_id}/stat");
+    loop {
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        match std::fs::read_to_string(&stat) {
+            // The state follows the command name, which is in parentheses.
+            Ok(text) => {
+                let state = text
+                    .rsplit_once(") ")
+                    .and_then(|(_, rest)| rest.chars().next());
+                if matches!(state, Some('Z' | 'X')) {
+                    return;
+                }
+            }
+            Err(_) => return,
+        }
+    }
+}
+
 /// A configuration folder of its own for one toolweave a test starts, to give it as
 /// `XDG_CONFIG_HOME`: what toolweave keeps of the user's (its settings, trusted servers, pinned
 /// tool definitions, logins) is then the test's alone, and never the real user's. Each call
@@ -126,12 +150,18 @@ impl Toolweave {
             bail!("arguments must be an object");
         };
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
-        match tokio::time::timeout(ANSWER_BOUND, self.client.call_tool(params)).await {
-            Ok(answer) => Ok(answer?),
-            Err(_) => bail!(
-                "no answer to tools/call {tool} within {} s: has the gateway exited?",
-                ANSWER_BOUND.as_secs()
-            ),
+        let answer = tokio::time::timeout(ANSWER_BOUND, self.client.call_tool(params));
+        tokio::select! {
+            answer = answer => match answer {
+                Ok(answer) => Ok(answer?),
+                Err(_) => bail!(
+                    "no answer to tools/call {tool} within {} s: has the gateway exited?",
+                    ANSWER_BOUND.as_secs()
+                ),
+            },
+            () = exited(self.process_id) => {
+                bail!("the gateway exited while tools/call {tool} waited for its answer")
+            }
         }
     }
 
