@@ -109,13 +109,27 @@ impl Gateway {
 
     /// Runs case `case` with the probe running: what is wrong with its outcome, with the other
     /// client's executions meanwhile, and with the gateway after it (empty when all is well).
+    ///
+    /// A stall counts when it repeats: the case runs once more when its only problem is a slow
+    /// probe. A stall the gateway causes (work on its runtime's threads, a lock held across a
+    /// case) comes back every run; one a busy machine causes (the core taken for a moment by
+    /// another process) seldom does.
     pub async fn case_problems(&mut self, case: &toolweave_testkit::cases::Case) -> Vec<String> {
         let (execution, probed) = self.execute_probed(&case.code, case.language).await;
         let mut problems = match &execution {
             Ok(execution) => case.problems(execution),
             Err(why) => vec![why.clone()],
         };
-        problems.extend(probed.problems_within(self.rest, self.stall_bound));
+        problems.extend(probed.failures());
+        let mut stall = probed.stall(self.rest, self.stall_bound);
+        if let Some(first) = stall.take_if(|_| problems.is_empty()) {
+            let (_, again) = self.execute_probed(&case.code, case.language).await;
+            problems.extend(again.failures());
+            stall = again
+                .stall(self.rest, self.stall_bound)
+                .map(|second| format!("{first}; run again: {second}"));
+        }
+        problems.extend(stall);
         problems.extend(self.serving_problems(case.language).await);
         problems
     }

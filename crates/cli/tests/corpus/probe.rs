@@ -102,17 +102,26 @@ impl Probed {
 
     /// [`problems`](Self::problems), with `bound` in place of [`STALL_BOUND`].
     pub fn problems_within(&self, rest: Duration, bound: Duration) -> Vec<String> {
-        let mut problems: Vec<String> = self
-            .failures
+        let mut problems = self.failures();
+        problems.extend(self.stall(rest, bound));
+        problems
+    }
+
+    /// The probe executions that were not answered as expected.
+    pub fn failures(&self) -> Vec<String> {
+        self.failures
             .iter()
             .map(|why| format!("another client's execution failed meanwhile: {why}"))
-            .collect();
-        if self.longest > rest + bound {
-            problems.push(format!(
+            .collect()
+    }
+
+    /// The stall, when a probe execution took longer than `bound` past its time at rest.
+    pub fn stall(&self, rest: Duration, bound: Duration) -> Option<String> {
+        (self.longest > rest + bound).then(|| {
+            format!(
                 "another client's execution took {:?} meanwhile ({:?} at rest, {} probed): a stall over {bound:?}",
                 self.longest, rest, self.answered
-            ));
-        }
-        problems
+            )
+        })
     }
 }
