@@ -1,5 +1,6 @@
 mod approval;
 mod approval_page;
+mod approval_url;
 mod audit;
 mod balance;
 mod cancel;
