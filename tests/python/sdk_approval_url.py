@@ -37,6 +37,11 @@ class Person:
         self.approved: list[str] = []
         # The page's answer lets the execution go on before this callback has returned.
         self.answered = asyncio.Event()
+        self.notices: list[dict] = []
+
+    async def log(self, params) -> None:
+        if params.logger == "toolweave/approval":
+            self.notices.append(params.data)
 
     async def elicit(self, context, params) -> types.ElicitResult:
         assert getattr(params, "mode", None) == "url", f"a form, not a page: {params!r}"
@@ -63,7 +68,11 @@ async def main(binary: str, config: str, runtime: str, config_home: str, audit: 
         env=env,
     )
     async with Client(
-        params, mode="legacy", read_timeout_seconds=60, elicitation_callback=person.elicit
+        params,
+        mode="legacy",
+        read_timeout_seconds=60,
+        elicitation_callback=person.elicit,
+        logging_callback=person.log,
     ) as client:
         declined = await client.call_tool("execute_code", {"code": remove("draft-41")})
         declined_text = json.dumps(declined.structured_content.get("result"))
@@ -72,12 +81,18 @@ async def main(binary: str, config: str, runtime: str, config_home: str, audit: 
         assert page.url.startswith("http://127.0.0.1:") and "/approval/" in page.url, page.url
         assert page.elicitation_id and page.elicitation_id in page.url, page
         assert "fixture.remove" in page.message, page.message
+        # At the session's default level (info) the address also arrives as a warning.
+        assert [notice["url"] for notice in person.notices] == [page.url], person.notices
+
+        # A session that asked for errors only is not sent it; the page still works.
+        await client.set_logging_level("error")
 
         approved = await client.call_tool("execute_code", {"code": remove("draft-42")})
         assert approved.structured_content.get("result") == "removed draft-42", approved
         assert len(person.shown) == 2, person.shown
         await asyncio.wait_for(person.answered.wait(), 30)
         assert "fixture.remove" in person.approved[0], person.approved
+        assert len(person.notices) == 1, person.notices
 
     calls = [json.loads(line) for line in open(audit)]
     answers = [

@@ -89,16 +89,20 @@ pub(crate) struct AskTheClient {
     execution: Arc<Mutex<HashMap<String, AnsweredVia>>>,
     session: Arc<SessionApprovals>,
     pages: Arc<ApprovalPages>,
+    /// The session's log level: the page's address goes to the client as a log message only
+    /// when warnings pass it.
+    log_level: LoggingLevel,
 }
 
 impl AskTheClient {
     /// An approver for one execution (whose code has `code_sha256`) or, without it, one direct
-    /// call in `session`.
+    /// call in `session`, whose log level is `log_level`.
     pub(crate) fn new(
         peer: Peer<RoleServer>,
         code_sha256: Option<String>,
         session: Arc<SessionApprovals>,
         pages: Arc<ApprovalPages>,
+        log_level: LoggingLevel,
     ) -> Self {
         Self {
             peer,
@@ -106,6 +110,7 @@ impl AskTheClient {
             execution: Arc::default(),
             session,
             pages,
+            log_level,
         }
     }
 }
@@ -151,6 +156,7 @@ impl Approver for AskTheClient {
         let execution = self.execution.clone();
         let session = self.session.clone();
         let pages = self.pages.clone();
+        let notify = crate::severity(LoggingLevel::Warning) >= crate::severity(self.log_level);
         Box::pin(async move {
             if let Some(answer) = covered(&execution, &session, &request) {
                 return answer;
@@ -186,7 +192,8 @@ impl Approver for AskTheClient {
                     scopes: offered,
                     pid: 0,
                 };
-                ask_at_page(&peer, &pages, call, modes.contains(&ElicitationMode::Url)).await
+                let url_mode = modes.contains(&ElicitationMode::Url);
+                ask_at_page(&peer, &pages, call, url_mode, notify).await
             };
             let answer = match answer {
                 Ok(answer) => answer,
@@ -338,12 +345,15 @@ async fn ask_by_form(
 }
 
 /// Asks at the approval page: registers the call, tells the person where it waits, and waits
-/// for an answer there (or from `toolweave approve`), bounded by `--approval-timeout-ms`.
+/// for an answer there (or from `toolweave approve`), bounded by `--approval-timeout-ms`. The
+/// client is told by a log message when `notify` (its log level lets warnings through), and by a
+/// URL-mode elicitation when `url_mode`.
 async fn ask_at_page(
     peer: &Peer<RoleServer>,
     pages: &ApprovalPages,
     call: PendingCall,
     url_mode: bool,
+    notify: bool,
 ) -> Result<PageAnswer, Approval> {
     let mut ticket = pages.register(call).await.map_err(Approval::Unavailable)?;
     let call = ticket.call.clone();
@@ -352,13 +362,15 @@ async fn ask_at_page(
         call.tool, call.reason, call.url, call.id
     );
     tracing::warn!(tool = %call.tool, id = %call.id, url = %call.url, "{message}");
-    let mut params = LoggingMessageNotificationParam::new(
-        LoggingLevel::Warning,
-        json!({ "message": message, "url": call.url, "id": call.id, "tool": call.tool }),
-    );
-    params.logger = Some("toolweave/approval".to_owned());
-    if let Err(error) = peer.notify_logging_message(params).await {
-        tracing::debug!(%error, "the approval notification could not be sent");
+    if notify {
+        let mut params = LoggingMessageNotificationParam::new(
+            LoggingLevel::Warning,
+            json!({ "message": message, "url": call.url, "id": call.id, "tool": call.tool }),
+        );
+        params.logger = Some("toolweave/approval".to_owned());
+        if let Err(error) = peer.notify_logging_message(params).await {
+            tracing::debug!(%error, "the approval notification could not be sent");
+        }
     }
     open_browser(pages, &call.url);
     let timeout = pages.options().timeout;

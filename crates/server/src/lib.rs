@@ -439,6 +439,7 @@ impl ToolweaveServer {
                             Some(code_sha256(code)),
                             self.approvals.clone(),
                             self.pages.clone(),
+                            context.meta.log_level().unwrap_or_else(|| self.log_level()),
                         ))),
                         cancel: context.ct.clone(),
                         state: Some(self.session_state(context)),
@@ -615,6 +616,7 @@ impl ToolweaveServer {
                             None,
                             self.approvals.clone(),
                             self.pages.clone(),
+                            context.meta.log_level().unwrap_or_else(|| self.log_level()),
                         ))),
                         identity: caller.map(|caller| caller.identity().clone()),
                     },
@@ -873,7 +875,7 @@ fn code_sha256(code: &str) -> String {
 }
 
 /// MCP log levels, least severe first.
-fn severity(level: LoggingLevel) -> u8 {
+pub(crate) fn severity(level: LoggingLevel) -> u8 {
     match level {
         LoggingLevel::Debug => 0,
         LoggingLevel::Info => 1,
