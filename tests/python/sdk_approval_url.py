@@ -14,10 +14,10 @@ otherwise.
 import asyncio
 import json
 import os
-import sys
 
 from mcp import Client, types
 from mcp.client.stdio import StdioServerParameters
+from session import run_script
 
 
 def remove(name: str) -> str:
@@ -101,12 +101,7 @@ async def main(binary: str, config: str, runtime: str, config_home: str, audit: 
         for call in record.get("toolCalls", [])
     ]
     assert answers == [("declined", "elicitation"), ("approved", "terminal")], answers
-    print("sdk_approval_url: ok")
 
 
 if __name__ == "__main__":
-    try:
-        asyncio.run(main(*sys.argv[1:6]))
-    except AssertionError as failure:
-        print(f"sdk_approval_url: check failed: {failure!r}", file=sys.stderr)
-        sys.exit(1)
+    run_script("sdk_approval_url", main)

@@ -12,15 +12,12 @@ console lines reach the logging callback while it runs when no progress token wa
 Exits 0 and prints "sdk_emit: ok" when every check passes; prints the failure and exits 1
 otherwise.
 """
-import asyncio
 import base64
-import subprocess
-import sys
-import threading
 import time
 
 from mcp import Client, types
 from mcp.client.stdio import StdioServerParameters
+from session import run_script, serving_http, text_of
 
 # The fixture's `image` tool answers with this 1x1 PNG.
 TINY_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
@@ -43,10 +40,6 @@ console.warn("second line");
 await new Promise((resolve) => setTimeout(resolve, 1000));
 return "done";
 """
-
-
-def text_of(result) -> str:
-    return "\n".join(getattr(item, "text", "") for item in result.content)
 
 
 async def blocks_checks(client) -> None:
@@ -141,44 +134,19 @@ async def over_stdio(binary: str, config: str) -> None:
         await console_checks(client, logged)
 
 
-def start_http(binary: str, config: str) -> tuple[subprocess.Popen, str]:
-    process = subprocess.Popen(
-        [binary, "serve", "--http", "127.0.0.1:0", "--config", config, "--isolation", "worker",
-         "--max-emitted-blocks", str(MAX_BLOCKS)],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )
-    prefix = "toolweave: serving MCP at http://"
-    for line in process.stderr:
-        if line.startswith(prefix):
-            address = line[len(prefix):].split("/")[0]
-            # Keep reading its log, so that it never waits for the pipe.
-            threading.Thread(target=lambda: [None for _ in process.stderr], daemon=True).start()
-            return process, f"http://{address}/mcp"
-    raise AssertionError(f"toolweave serve --http did not start (exit {process.wait()})")
-
-
 async def over_http(binary: str, config: str) -> None:
-    process, url = start_http(binary, config)
-    try:
+    with serving_http(binary, config, "--isolation", "worker", "--max-emitted-blocks", str(MAX_BLOCKS)) as url:
         logged = []
         async with Client(url, mode="legacy", read_timeout_seconds=60, logging_callback=logging_callback(logged)) as client:
             await blocks_checks(client)
             await progress_checks(client)
             await console_checks(client, logged)
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 async def main(binary: str, config: str) -> None:
     await over_stdio(binary, config)
     await over_http(binary, config)
-    print("sdk_emit: ok")
 
 
 if __name__ == "__main__":
-    try:
-        asyncio.run(main(sys.argv[1], sys.argv[2]))
-    except AssertionError as problem:
-        print(f"sdk_emit: check failed: {problem!r}", file=sys.stderr)
-        sys.exit(1)
+    run_script("sdk_emit", main)

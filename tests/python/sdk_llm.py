@@ -15,12 +15,10 @@ Exits 0 and prints "sdk_llm: ok" when every check passes; prints the failure and
 import asyncio
 import hashlib
 import json
-import subprocess
-import sys
-import threading
 
 from mcp import Client, types
 from mcp.client.stdio import StdioServerParameters
+from session import run_script, serving_http, text_of
 
 
 class Model:
@@ -45,10 +43,6 @@ class Model:
             model="toolweave-test-model",
             stop_reason="endTurn",
         )
-
-
-def text_of(result) -> str:
-    return "\n".join(getattr(item, "text", "") for item in result.content)
 
 
 async def value(client, code: str, **arguments):
@@ -158,42 +152,19 @@ async def over_stdio(binary: str, config: str, audit: str) -> None:
         await unsupported_check(client)
 
 
-def start_http(binary: str, config: str) -> tuple[subprocess.Popen, str]:
-    process = subprocess.Popen(
-        [binary, "serve", "--http", "127.0.0.1:0", "--config", config, "--isolation", "worker"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )
-    prefix = "toolweave: serving MCP at http://"
-    for line in process.stderr:
-        if line.startswith(prefix):
-            address = line[len(prefix):].split("/")[0]
-            threading.Thread(target=lambda: [None for _ in process.stderr], daemon=True).start()
-            return process, f"http://{address}/mcp"
-    raise AssertionError(f"toolweave serve --http did not start (exit {process.wait()})")
-
-
 async def over_http(binary: str, config: str) -> None:
-    process, url = start_http(binary, config)
-    try:
+    with serving_http(binary, config, "--isolation", "worker") as url:
         model = Model()
         async with Client(url, mode="legacy", read_timeout_seconds=60, sampling_callback=model.sample) as client, \
                 Client(url, mode="legacy", read_timeout_seconds=60) as without:
             await sampling_checks(client, model)
             await unsupported_check(without)
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 async def main(binary: str, config: str, audit: str) -> None:
     await over_stdio(binary, config, audit)
     await over_http(binary, config)
-    print("sdk_llm: ok")
 
 
 if __name__ == "__main__":
-    try:
-        asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3]))
-    except AssertionError as failure:
-        print(f"sdk_llm: check failed: {failure!r}", file=sys.stderr)
-        sys.exit(1)
+    run_script("sdk_llm", main)

@@ -10,10 +10,10 @@ Exits 0 and prints "sdk_requests: ok" when every check passes; prints the failur
 """
 import asyncio
 import json
-import sys
 
 from mcp import Client, types
 from mcp.client.stdio import StdioServerParameters
+from session import run_script, text_of
 
 CODE = """
 const elicited = await tools.everything.trigger_elicitation_request({});
@@ -48,10 +48,6 @@ class Person:
 
     async def roots(self, context) -> types.ListRootsResult:
         return types.ListRootsResult(roots=[types.Root(uri=self.root, name="project")])
-
-
-def text_of(result) -> str:
-    return "\n".join(getattr(item, "text", "") for item in result.content)
 
 
 async def main(binary: str, config: str) -> None:
@@ -98,12 +94,7 @@ async def main(binary: str, config: str) -> None:
                 break
             await asyncio.sleep(0.1)
         assert "file:///work/project-two" in seen, seen
-    print("sdk_requests: ok")
 
 
 if __name__ == "__main__":
-    try:
-        asyncio.run(main(sys.argv[1], sys.argv[2]))
-    except AssertionError as failure:
-        print(f"sdk_requests: check failed: {failure!r}", file=sys.stderr)
-        sys.exit(1)
+    run_script("sdk_requests", main)

@@ -13,12 +13,10 @@ otherwise.
 """
 import asyncio
 import json
-import subprocess
-import sys
-import threading
 
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from session import run_script, serving_http, text_of
 
 # The answer limit the gateway runs with here: 1 MiB, so a 5 MB result reads back in six pieces.
 MAX_RESULT_BYTES = 1024 * 1024
@@ -31,10 +29,6 @@ for (let i = 0; i < {COUNT}; i++) parts.push(String(i));
 return parts.join(",");
 """
 BIG = ",".join(str(i) for i in range(COUNT))
-
-
-def text_of(result) -> str:
-    return "\n".join(getattr(item, "text", "") for item in result.content)
 
 
 async def run(client, code: str, **arguments):
@@ -151,24 +145,8 @@ async def over_stdio(binary: str, config: str) -> None:
         await narrowing_checks(client)
 
 
-def start_http(binary: str, config: str) -> tuple[subprocess.Popen, str]:
-    process = subprocess.Popen(
-        [binary, "serve", "--http", "127.0.0.1:0", "--config", config, "--isolation", "worker", "--handle-ttl-ms", "1500"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )
-    prefix = "toolweave: serving MCP at http://"
-    for line in process.stderr:
-        if line.startswith(prefix):
-            address = line[len(prefix):].split("/")[0]
-            # Keep reading its log, so that it never waits for the pipe.
-            threading.Thread(target=lambda: [None for _ in process.stderr], daemon=True).start()
-            return process, f"http://{address}/mcp"
-    raise AssertionError(f"toolweave serve --http did not start (exit {process.wait()})")
-
-
 async def over_http(binary: str, config: str) -> None:
-    process, url = start_http(binary, config)
-    try:
+    with serving_http(binary, config, "--isolation", "worker", "--handle-ttl-ms", "1500") as url:
         async with Client(url, mode="legacy", read_timeout_seconds=60) as first, Client(url, mode="legacy", read_timeout_seconds=60) as second:
             await value(first, 'await store.set("secret", "first session"); return null')
             assert await value(second, 'return [await store.keys(), await store.get("secret")]') == [[], None]
@@ -191,20 +169,12 @@ async def over_http(binary: str, config: str) -> None:
             assert alone.protocol_version == "2026-07-28", alone.protocol_version
             message = await failure(alone, 'await store.set("a", 1)')
             assert "store.set keeps nothing here: this request belongs to no MCP session" in message, message
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 async def main(binary: str, config: str) -> None:
     await over_stdio(binary, config)
     await over_http(binary, config)
-    print("sdk_session_state: ok")
 
 
 if __name__ == "__main__":
-    try:
-        asyncio.run(main(sys.argv[1], sys.argv[2]))
-    except AssertionError as problem:
-        print(f"sdk_session_state: check failed: {problem!r}", file=sys.stderr)
-        sys.exit(1)
+    run_script("sdk_session_state", main)
