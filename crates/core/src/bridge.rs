@@ -2,8 +2,9 @@
 //!
 //! A tool call is resolved to one upstream tool, its arguments are validated against the tool's
 //! `inputSchema`, the upstream is called, `structuredContent` is checked against `outputSchema`, and
-//! the result is converted to the value the guest's promise resolves to. Errors are plain strings
-//! meant for the model: the guest sees them as the message of a rejected promise.
+//! the result is converted to the value the guest's promise resolves to. A request that gets no
+//! value gets a [`CallError`], worded for the model where it is defined; the guest reads it as the
+//! message of a rejected promise.
 
 use std::sync::Arc;
 
@@ -25,7 +26,7 @@ use crate::approval::{
 use crate::audit::CallRecord;
 use crate::budget::{Budget, json_len};
 use crate::catalog_state::{CatalogState, Direction};
-use crate::error::{ExecutionError, MAX_ERROR_TEXT, cut};
+use crate::error::{CallError, ExecutionError, MAX_ERROR_TEXT, NamedServer, cut};
 use crate::gateway::{Flavor, Gateway, guest_name};
 use crate::identity::Identity;
 use crate::observe::CallOutcome;
@@ -41,8 +42,6 @@ pub(crate) struct Scope<'a> {
     pub(crate) approver: Option<&'a Arc<dyn Approver>>,
     /// What became of asking for approval, when the call needed it (for the audit log).
     pub(crate) approval: std::sync::Mutex<Option<Decision>>,
-    /// Set when the policy or a withheld approval refused the call (for the audit log).
-    pub(crate) refused: std::sync::atomic::AtomicBool,
     /// What the MCP session keeps across executions: the store and result handles.
     /// `None` for a call of a tool listed directly, which has no code to ask.
     pub(crate) state: Option<&'a SessionState>,
@@ -83,11 +82,6 @@ impl Scope<'_> {
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(decision);
     }
 
-    fn refuse(&self) {
-        self.refused
-            .store(true, std::sync::atomic::Ordering::Relaxed);
-    }
-
     fn decision(&self) -> Option<Decision> {
         self.approval
             .lock()
@@ -105,9 +99,6 @@ const LARGE_RESULT_BYTES: usize = 1024 * 1024;
 /// The most of a tool's name, as the code wrote it, a trace shows.
 const MAX_SPAN_TOOL_NAME: usize = 256;
 
-/// How many validation errors a message lists before it says "and N more".
-const MAX_LISTED_VIOLATIONS: usize = 8;
-
 /// Answers one request of guest code, and describes it for the audit log when the gateway keeps
 /// one (tool calls only). `Ok` is the value the guest's promise resolves to.
 pub(crate) async fn answer_recorded(
@@ -116,7 +107,7 @@ pub(crate) async fn answer_recorded(
     flavor: Flavor,
     cancel: CancellationToken,
     scope: &Scope<'_>,
-) -> (Result<Value, String>, Option<CallRecord>) {
+) -> (Result<Value, CallError>, Option<CallRecord>) {
     let Some(audit) = gateway.audit.as_ref() else {
         return (answer(gateway, request, flavor, cancel, scope).await, None);
     };
@@ -145,7 +136,7 @@ pub(crate) async fn answer_recorded(
             json_len(value),
             audit.contents().then(|| value.clone()),
         ),
-        Err(_) if scope.refused.load(std::sync::atomic::Ordering::Relaxed) => ("denied", 0, None),
+        Err(error) if error.is_refusal() => ("denied", 0, None),
         Err(_) => ("error", 0, None),
     };
     let decision = scope.decision().unwrap_or_default();
@@ -173,7 +164,7 @@ pub(crate) async fn answer(
     flavor: Flavor,
     cancel: CancellationToken,
     scope: &Scope<'_>,
-) -> Result<Value, String> {
+) -> Result<Value, CallError> {
     // A tool's result is measured where it arrives; other answers here, with what to ask instead.
     let smaller = match &request {
         HostRequest::Tool { .. } => None,
@@ -205,7 +196,7 @@ pub(crate) async fn answer(
                 span.clone(),
             )
             .await;
-            observe_call(gateway, &name, &answer, scope, started.elapsed(), &span);
+            observe_call(gateway, &name, &answer, started.elapsed(), &span);
             answer
         }
         HostRequest::Search { query, limit } => gateway.search_for_code(query, limit, flavor).await,
@@ -214,19 +205,21 @@ pub(crate) async fn answer(
             ask_server(gateway, &server, ask, cancel, scope).await
         }
         HostRequest::Session(ask) => match scope.state {
-            Some(state) => state.answer(ask).map_err(|error| error.to_string()),
-            None => Err("internal error: no session state for this call".to_owned()),
+            Some(state) => state.answer(ask).map_err(CallError::Session),
+            None => Err(internal("no session state for this call")),
         },
         // The execution counts the blocks of its answer itself (`executor.rs`).
-        HostRequest::Emit { .. } => Err(
-            "internal error: emit(block) reached the bridge instead of its execution".to_owned(),
-        ),
+        HostRequest::Emit { .. } => Err(internal(
+            "emit(block) reached the bridge instead of its execution",
+        )),
         HostRequest::Llm(ask) => match scope.llm {
             Some(llm) => {
                 let contents = gateway.audit.as_ref().is_some_and(|audit| audit.contents());
-                llm.answer(ask, cancel, contents).await
+                llm.answer(ask, cancel, contents)
+                    .await
+                    .map_err(CallError::Llm)
             }
-            None => Err("internal error: no LLM budget for this call".to_owned()),
+            None => Err(internal("no LLM budget for this call")),
         },
     };
     within_memory(answer, smaller, gateway.limits.memory_bytes)
@@ -241,14 +234,14 @@ async fn ask_server(
     ask: ServerAsk,
     cancel: CancellationToken,
     scope: &Scope<'_>,
-) -> Result<Value, String> {
+) -> Result<Value, CallError> {
     let method = ask.method();
     let server = server_named(&*gateway.current_catalog().await, named, method)?;
     let name = format!("{server}.{method}");
     server_method_allowed(gateway, scope, &name, &server, method)?;
-    scope.budget.take_call(&name)?;
+    scope.budget.take_call(&name).map_err(CallError::Limit)?;
     let Some(provider) = gateway.provider(&server) else {
-        return Err(format!("internal error: no provider for \"{server}\""));
+        return Err(internal(format!("no provider for \"{server}\"")));
     };
     let options = || CallContext {
         cancel: cancel.clone(),
@@ -329,21 +322,20 @@ fn server_method_allowed(
     name: &str,
     server: &str,
     method: &str,
-) -> Result<(), String> {
+) -> Result<(), CallError> {
     if let Err(denial) = scope.policy(gateway).decide(server, method) {
-        scope.refuse();
-        return Err(format!(
-            "{name} is not allowed by the policy{}: {denial} (rules over server.tool match a \
-             server's resources and prompts as server.resources/read, server.prompts/get, ...)",
-            identity_named(scope)
-        ));
+        return Err(CallError::MethodDenied {
+            name: name.to_owned(),
+            identity: scope.identity.map(|identity| identity.name().to_owned()),
+            denial,
+        });
     }
     outside_allowed(scope, name, server, method)
 }
 
 /// The configured name of the server `named` in code or as configured, whose `method`
 /// (`resources/read`, `prompts/get`, ...) code asked for; the error names the servers there are.
-fn server_named(state: &CatalogState, named: &str, method: &str) -> Result<String, String> {
+fn server_named(state: &CatalogState, named: &str, method: &str) -> Result<String, CallError> {
     if let Some((_, original)) = state
         .catalog
         .namespaces()
@@ -351,21 +343,21 @@ fn server_named(state: &CatalogState, named: &str, method: &str) -> Result<Strin
     {
         return Ok(original.to_owned());
     }
-    let servers: Vec<&str> = state.catalog.namespaces().map(|(guest, _)| guest).collect();
+    let servers = state
+        .catalog
+        .namespaces()
+        .map(|(guest, _)| guest.to_owned())
+        .collect();
     let kind = if method.starts_with("prompts") {
         "prompts"
     } else {
         "resources"
     };
-    Err(format!(
-        "no server named \"{}\" for {kind}.<server>; the servers are: {}",
-        cut(named.to_owned(), MAX_SPAN_TOOL_NAME),
-        if servers.is_empty() {
-            "none".to_owned()
-        } else {
-            servers.join(", ")
-        }
-    ))
+    Err(CallError::NoServer {
+        named: cut(named.to_owned(), MAX_SPAN_TOOL_NAME),
+        kind,
+        servers,
+    })
 }
 
 /// A list a server answers page by page: its request for a page, and the key of its items.
@@ -383,7 +375,11 @@ async fn list_pages(
     list: &List<'_>,
     scope: &Scope<'_>,
     options: &impl Fn() -> CallContext,
-) -> Result<Value, String> {
+) -> Result<Value, CallError> {
+    let bad_list = |problem: String| CallError::BadList {
+        name: list.name.to_owned(),
+        problem,
+    };
     let List {
         name,
         capability,
@@ -396,18 +392,16 @@ async fn list_pages(
         let request = page(PaginatedRequestParams::default().with_cursor(cursor.clone()));
         let value = request_value(provider, name, request, capability, scope, options).await?;
         let Value::Object(mut page) = value else {
-            return Err(format!(
-                "{name} failed: the server's answer is not an object"
-            ));
+            return Err(bad_list("the server's answer is not an object".to_owned()));
         };
         match page.remove(list_key) {
             Some(Value::Array(more)) => items.extend(more),
             // `{}`: an empty list.
             None => {}
             Some(_) => {
-                return Err(format!(
-                    "{name} failed: the server's answer has \"{list_key}\" that is not a list"
-                ));
+                return Err(bad_list(format!(
+                    "the server's answer has \"{list_key}\" that is not a list"
+                )));
             }
         }
         let next = page
@@ -419,9 +413,9 @@ async fn list_pages(
         }
         cursor = next;
     }
-    Err(format!(
-        "{name} failed: the server's list did not end within {MAX_LIST_PAGES} pages"
-    ))
+    Err(bad_list(format!(
+        "the server's list did not end within {MAX_LIST_PAGES} pages"
+    )))
 }
 
 /// Sends one request of [`ask_server`] and takes what came back from the bytes budget: the
@@ -433,13 +427,19 @@ async fn request_value(
     capability: Capability,
     scope: &Scope<'_>,
     context: &impl Fn() -> CallContext,
-) -> Result<Value, String> {
+) -> Result<Value, CallError> {
     let result = provider
         .request(request, capability, context())
         .await
-        .map_err(|error| format!("{name} failed: {error}"))?;
-    let value = serde_json::to_value(&result).map_err(|error| error.to_string())?;
-    scope.budget.take_bytes(json_len(&value) as u64)?;
+        .map_err(|error| CallError::Failed {
+            name: name.to_owned(),
+            error: Box::new(error),
+        })?;
+    let value = serde_json::to_value(&result).map_err(|error| internal(error.to_string()))?;
+    scope
+        .budget
+        .take_bytes(json_len(&value) as u64)
+        .map_err(CallError::Limit)?;
     Ok(value)
 }
 
@@ -447,8 +447,7 @@ async fn request_value(
 fn observe_call(
     gateway: &Gateway,
     name: &str,
-    answer: &Result<Value, String>,
-    scope: &Scope<'_>,
+    answer: &Result<Value, CallError>,
     duration: std::time::Duration,
     span: &tracing::Span,
 ) {
@@ -458,7 +457,7 @@ fn observe_call(
     }
     let outcome = match answer {
         Ok(_) => CallOutcome::Ok,
-        Err(_) if scope.refused.load(std::sync::atomic::Ordering::Relaxed) => CallOutcome::Denied,
+        Err(error) if error.is_refusal() => CallOutcome::Denied,
         Err(_) => CallOutcome::Error,
     };
     let server = server_of(&gateway.snapshot(), name);
@@ -474,29 +473,34 @@ fn observe_call(
 }
 
 /// `answer` as the guest can take it (its engine holds the JSON text whole, in the guest's
-/// memory): an answer larger than `limit` refused, saying `smaller` (what to ask for instead), an
-/// error message cut to fit. A tool's result (`smaller` is `None`) is checked where it arrives,
-/// and ends the execution.
+/// memory): an answer larger than `limit` refused, saying `smaller` (what to ask for instead). A
+/// tool's result (`smaller` is `None`) is checked where it arrives, and ends the execution; an
+/// error's text is cut to fit where it is handed to the guest ([`CallError::guest_text`]).
 fn within_memory(
-    answer: Result<Value, String>,
-    smaller: Option<&str>,
+    answer: Result<Value, CallError>,
+    smaller: Option<&'static str>,
     limit: usize,
-) -> Result<Value, String> {
+) -> Result<Value, CallError> {
     match (answer, smaller) {
         (Ok(value), Some(smaller)) => {
             let size = json_len(&value);
             if size <= limit {
                 return Ok(value);
             }
-            let megabytes = limit / (1024 * 1024);
-            Err(format!(
-                "the answer is {size} bytes as JSON, more than the code can hold in \
-                 {megabytes} MiB (--memory-mb {megabytes}); {smaller}"
-            ))
+            Err(CallError::AnswerTooLarge {
+                size,
+                limit,
+                smaller,
+            })
         }
-        // JSON writes at most six bytes for one of text.
-        (Err(message), _) if json_len(&message) > limit => Err(cut(message, limit / 6)),
         (answer, _) => answer,
+    }
+}
+
+/// An internal error: what went wrong inside toolweave.
+fn internal(message: impl Into<String>) -> CallError {
+    CallError::Internal {
+        message: message.into(),
     }
 }
 
@@ -508,18 +512,18 @@ async fn call_tool(
     flavor: Flavor,
     cancel: CancellationToken,
     scope: &Scope<'_>,
-) -> Result<Value, String> {
+) -> Result<Value, CallError> {
     let state = gateway.current_catalog().await;
     let (state, index) = match resolve(&state, name) {
         Some(index) => (state, index),
-        None => resolve_after_waiting(gateway, name, flavor, scope).await?,
+        None => resolve_after_waiting(gateway, name, flavor).await?,
     };
     // From here (its server known to be up) the call is toolweave's to send: one that times out
     // says how much of its time went before it was sent (a busy gateway) and how much to the
     // server.
     let mut taken = tokio::time::Instant::now();
     let Some(entry) = state.catalog.entries().get(index) else {
-        return Err(format!("internal error: tool index {index} out of range"));
+        return Err(internal(format!("tool index {index} out of range")));
     };
     let display = guest_name(entry);
     outside_identity(scope, &display, &entry.server, &entry.tool)?;
@@ -540,10 +544,11 @@ async fn call_tool(
     }
     scope
         .budget
-        .take_call(&format!("{}.{}", entry.server, entry.tool))?;
+        .take_call(&format!("{}.{}", entry.server, entry.tool))
+        .map_err(CallError::Limit)?;
 
     let Some(provider) = gateway.provider(&entry.server) else {
-        return Err(format!("internal error: no provider for {display}"));
+        return Err(internal(format!("no provider for {display}")));
     };
     let context = CallContext {
         cancel,
@@ -555,14 +560,20 @@ async fn call_tool(
     let result = provider
         .call(&entry.tool, arguments, context)
         .await
-        .map_err(|error| format!("{display} failed: {error}"))?;
+        .map_err(|error| CallError::Failed {
+            name: display.clone(),
+            error: Box::new(error),
+        })?;
 
     // What the server sent, as JSON: the content and structured content it answered with.
     let received =
         json_len(&result.content) + result.structured_content.as_ref().map_or(0, json_len);
-    scope.budget.take_bytes(received as u64)?;
+    scope
+        .budget
+        .take_bytes(received as u64)
+        .map_err(CallError::Limit)?;
     let value = if raw {
-        serde_json::to_value(&result).map_err(|e| e.to_string())?
+        serde_json::to_value(&result).map_err(|error| internal(error.to_string()))?
     } else {
         checked_result(&state, index, &display, result)?
     };
@@ -578,28 +589,28 @@ fn checked_arguments(
     display: &str,
     args: Value,
     flavor: Flavor,
-) -> Result<Map<String, Value>, String> {
+) -> Result<Map<String, Value>, CallError> {
     let arguments = match args {
         Value::Null => Map::new(),
         Value::Object(map) => map,
         other => {
-            return Err(format!(
-                "invalid arguments for {display}: expected an object like {{ name: value }}, got {}",
-                type_name(&other)
-            ));
+            return Err(CallError::ArgumentsNotObject {
+                tool: display.to_owned(),
+                got: type_name(&other),
+            });
         }
     };
     let arguments_value = Value::Object(arguments);
     let violations = check(state, index, Direction::Input, &arguments_value);
     if !violations.is_empty() {
-        return Err(violation_message(
-            &format!("invalid arguments for {display}"),
-            &violations,
-            &flavor.signature(&state.catalog, entry),
-        ));
+        return Err(CallError::ArgumentsMismatch {
+            tool: display.to_owned(),
+            violations,
+            signature: flavor.signature(&state.catalog, entry),
+        });
     }
     let Value::Object(arguments) = arguments_value else {
-        return Err("internal error: arguments stopped being an object".to_owned());
+        return Err(internal("arguments stopped being an object"));
     };
     Ok(arguments)
 }
@@ -611,23 +622,20 @@ fn checked_result(
     index: usize,
     display: &str,
     result: CallToolResult,
-) -> Result<Value, String> {
+) -> Result<Value, CallError> {
     if result.is_error == Some(true) {
-        return Err(format!(
-            "{display} returned an error: {}",
-            error_text(&result)
-        ));
+        return Err(CallError::ToolError {
+            tool: display.to_owned(),
+            message: error_text(&result),
+        });
     }
     if let Some(structured) = result.structured_content.as_ref() {
         let violations = check(state, index, Direction::Output, structured);
         if !violations.is_empty() {
-            return Err(violation_message(
-                &format!(
-                    "{display} returned structuredContent that does not match its outputSchema"
-                ),
-                &violations,
-                "",
-            ));
+            return Err(CallError::ResultMismatch {
+                tool: display.to_owned(),
+                violations,
+            });
         }
     }
     Ok(convert(result))
@@ -641,16 +649,14 @@ async fn within_result_memory(
     mut value: Value,
     received: usize,
     scope: &Scope<'_>,
-) -> Result<Value, String> {
+) -> Result<Value, CallError> {
     // The guest's engine holds a value's JSON text whole, in the guest's memory, while it parses
     // it: a larger one could never reach the code. Refused here, before it is copied there.
     let size = if received > LARGE_RESULT_BYTES {
         // Counting tens of megabytes would hold up every other execution on this thread.
         let (size, counted) = tokio::task::spawn_blocking(move || (json_len(&value), value))
             .await
-            .map_err(|error| {
-                format!("internal error: the result of {display} was lost: {error}")
-            })?;
+            .map_err(|error| internal(format!("the result of {display} was lost: {error}")))?;
         value = counted;
         size
     } else {
@@ -658,11 +664,13 @@ async fn within_result_memory(
     };
     let limit = gateway.limits.memory_bytes;
     if size > limit {
-        return Err(scope.budget.refuse(ExecutionError::ToolResultTooLarge {
-            tool: display,
-            size,
-            limit,
-        }));
+        return Err(CallError::Limit(scope.budget.refuse(
+            ExecutionError::ToolResultTooLarge {
+                tool: display,
+                size,
+                limit,
+            },
+        )));
     }
     Ok(value)
 }
@@ -675,27 +683,18 @@ fn outside_identity(
     display: &str,
     server: &str,
     tool: &str,
-) -> Result<(), String> {
+) -> Result<(), CallError> {
     let Some(identity) = scope.identity else {
         return Ok(());
     };
     let Err(denial) = identity.policy().decide(server, tool) else {
         return Ok(());
     };
-    scope.refuse();
-    Err(format!(
-        "{display} was not called: the rules of identity \"{}\" keep it out ({denial}). The \
-         people who run toolweave set each identity's rules in its settings file (\"identities\")",
-        identity.name()
-    ))
-}
-
-/// ` for identity "name"` when the scope runs for one, for messages about the policy.
-fn identity_named(scope: &Scope<'_>) -> String {
-    scope
-        .identity
-        .map(|identity| format!(" for identity \"{}\"", identity.name()))
-        .unwrap_or_default()
+    Err(CallError::IdentityDenied {
+        tool: display.to_owned(),
+        identity: identity.name().to_owned(),
+        denial,
+    })
 }
 
 /// Refuses a call of `server`'s `tool` (shown as `display`) that this execution's
@@ -706,20 +705,18 @@ fn outside_allowed(
     display: &str,
     server: &str,
     tool: &str,
-) -> Result<(), String> {
+) -> Result<(), CallError> {
     let Some(allowed) = scope.allowed else {
         return Ok(());
     };
     if allowed.matches(server, tool) {
         return Ok(());
     }
-    scope.refuse();
-    let patterns: Vec<&str> = allowed.patterns().collect();
-    Err(format!(
-        "{display} was not called: this execution's allowedTools ({}) leaves out {server}.{tool}. \
-         Run it in an execution whose allowedTools names it, or leave allowedTools out",
-        patterns.join(", ")
-    ))
+    Err(CallError::NotInAllowedTools {
+        tool: display.to_owned(),
+        configured: format!("{server}.{tool}"),
+        patterns: allowed.patterns().map(str::to_owned).collect(),
+    })
 }
 
 /// Asks the person at the client whether this call of a tool in the ask tier may go ahead; `Err`
@@ -731,7 +728,7 @@ async fn ask_approval(
     reason: &AskReason,
     cancel: &CancellationToken,
     scope: &Scope<'_>,
-) -> Result<(), String> {
+) -> Result<(), CallError> {
     let tool = format!("{}.{}", entry.server, entry.tool);
     let request = ApprovalRequest {
         tool: tool.clone(),
@@ -741,7 +738,7 @@ async fn ask_approval(
     let answer = match scope.approver {
         Some(approver) => tokio::select! {
             biased;
-            () = cancel.cancelled() => return Err(format!("{display} was not called: the execution ended while approval was asked")),
+            () = cancel.cancelled() => return Err(CallError::ApprovalInterrupted { tool: display.to_owned() }),
             answer = approver.approve(request) => answer,
         },
         None => Approval::Unavailable("nobody can be asked here".to_owned()),
@@ -767,28 +764,33 @@ async fn ask_approval(
                 via: Some(via),
                 ..Decision::default()
             });
-            scope.refuse();
-            Err(format!(
-                "{display} was not called: {reason}, and the person asked declined this call"
-            ))
+            Err(CallError::Declined {
+                tool: display.to_owned(),
+                reason: reason.clone(),
+            })
         }
         Approval::Unanswered(why) => {
             scope.decided(Decision {
                 approval: "unanswered",
                 ..Decision::default()
             });
-            scope.refuse();
-            Err(format!("{display} was not called: {reason}, and {why}"))
+            Err(CallError::Unanswered {
+                tool: display.to_owned(),
+                reason: reason.clone(),
+                why,
+            })
         }
         Approval::Unavailable(why) => {
             scope.decided(Decision {
                 approval: "unavailable",
                 ..Decision::default()
             });
-            scope.refuse();
-            Err(crate::error::approval_unavailable(
-                display, &tool, reason, &why,
-            ))
+            Err(CallError::ApprovalUnavailable {
+                tool: display.to_owned(),
+                configured: tool,
+                reason: reason.clone(),
+                why,
+            })
         }
     }
 }
@@ -827,8 +829,7 @@ async fn resolve_after_waiting(
     gateway: &Arc<Gateway>,
     name: &str,
     flavor: Flavor,
-    scope: &Scope<'_>,
-) -> Result<(Arc<CatalogState>, usize), String> {
+) -> Result<(Arc<CatalogState>, usize), CallError> {
     let snapshot = gateway.snapshot();
     let server = server_of(&snapshot, name);
     let state = match &server {
@@ -836,7 +837,10 @@ async fn resolve_after_waiting(
             if let Some(provider) = gateway.provider(server)
                 && let Err(error) = provider.tools().await
             {
-                return Err(format!("cannot call {name}: {error}"));
+                return Err(CallError::ServerDown {
+                    name: name.to_owned(),
+                    error: Box::new(error),
+                });
             }
             gateway.current_catalog().await
         }
@@ -846,70 +850,72 @@ async fn resolve_after_waiting(
         return Ok((state, index));
     }
     if let Some(denied) = state.denied_tool(name) {
-        scope.refuse();
-        return Err(format!(
-            "{}.{} may not be called: toolweave's policy keeps it from code ({}). The people who \
-             run toolweave set the rules (--allow, --deny, its settings file); code cannot \
-             change them",
-            denied.server, denied.tool, denied.denial
-        ));
+        return Err(CallError::Denied {
+            server: denied.server.clone(),
+            tool: denied.tool.clone(),
+            denial: denied.denial.clone(),
+        });
     }
     if let Some(held) = state.held_tool(name) {
-        scope.refuse();
-        return Err(crate::error::held_tool(&held.server, &held.tool));
+        return Err(CallError::Held {
+            server: held.server.clone(),
+            tool: held.tool.clone(),
+        });
     }
-    let mut message = unknown_tool_message(&state, name, server.as_deref(), flavor);
-    if server.is_none() {
-        // The tool may be one of a server that is not up.
-        for unavailable in gateway.unavailable() {
-            message.push_str(&format!(" Not available: {}.", unavailable.reason));
-        }
-    }
-    Err(message)
+    // A name that names no server may mean a tool of a server that is not up.
+    let unavailable = match server {
+        Some(_) => Vec::new(),
+        None => gateway
+            .unavailable()
+            .into_iter()
+            .map(|unavailable| unavailable.reason)
+            .collect(),
+    };
+    Err(unknown_tool(
+        &state,
+        name,
+        server.as_deref(),
+        flavor,
+        unavailable,
+    ))
 }
 
-/// How many names of what exists (tools of a server, servers) an unknown name's message lists.
-const MAX_LISTED_NAMES: usize = 20;
-
-/// Why `name` names no tool, in one message whatever the server's state and however the code
-/// spelled the name: what was asked, the closest tools, and what exists (the tools of the server
-/// it names, or the servers when it names none).
-fn unknown_tool_message(
+/// Why `name` names no tool, whatever the server's state and however the code spelled the name:
+/// what was asked, the closest tools, and what exists (the tools of the server it names, or the
+/// servers when it names none).
+fn unknown_tool(
     state: &CatalogState,
     name: &str,
     server: Option<&str>,
     flavor: Flavor,
-) -> String {
+    unavailable: Vec<String>,
+) -> CallError {
     let catalog = &state.catalog;
-    let mut message = format!("unknown tool \"{name}\"");
-    let listing = match server {
-        Some(server) => {
-            let guest_server = catalog
+    let named = match server {
+        Some(server) => NamedServer::Server {
+            name: catalog
                 .namespaces()
                 .find(|(_, original)| *original == server)
-                .map_or(server, |(guest, _)| guest);
-            let tools: Vec<&str> = catalog
+                .map_or(server, |(guest, _)| guest)
+                .to_owned(),
+            tools: catalog
                 .entries()
                 .iter()
                 .filter(|entry| entry.server == server)
-                .map(|entry| entry.guest_tool.as_str())
-                .collect();
-            format!(
-                "The tools of {guest_server} are {}.",
-                listed(&tools, "none")
-            )
-        }
+                .map(|entry| entry.guest_tool.clone())
+                .collect(),
+        },
         None => {
-            match namespace_part(name) {
-                Some(namespace) => {
-                    message.push_str(&format!(": there is no server \"{namespace}\""));
-                }
-                None => message.push_str(": name a tool as \"server.tool\""),
-            }
             // In name order: the catalog's own follows which server was ready first.
-            let mut servers: Vec<&str> = catalog.namespaces().map(|(guest, _)| guest).collect();
+            let mut servers: Vec<String> = catalog
+                .namespaces()
+                .map(|(guest, _)| guest.to_owned())
+                .collect();
             servers.sort_unstable();
-            format!("The servers are {}.", listed(&servers, "none"))
+            NamedServer::None {
+                namespace: namespace_part(name).map(str::to_owned),
+                servers,
+            }
         }
     };
     let mut suggestions = catalog.suggest(name);
@@ -925,29 +931,13 @@ fn unknown_tool_message(
             suggestions.retain(own);
         }
     }
-    if suggestions.is_empty() {
-        message.push_str(". ");
-    } else {
-        message.push_str(&format!("; did you mean {}? ", suggestions.join(", ")));
+    CallError::UnknownTool {
+        name: name.to_owned(),
+        server: Box::new(named),
+        suggestions,
+        search: flavor.search_function(),
+        unavailable,
     }
-    message.push_str(&listing);
-    message.push_str(&format!(
-        " {}(\"what you need\") finds tools by what they do.",
-        flavor.search_function()
-    ));
-    message
-}
-
-/// Up to [`MAX_LISTED_NAMES`] of `names`, comma-separated, with how many more there are.
-fn listed(names: &[&str], none: &str) -> String {
-    if names.is_empty() {
-        return none.to_owned();
-    }
-    let mut text = names[..names.len().min(MAX_LISTED_NAMES)].join(", ");
-    if names.len() > MAX_LISTED_NAMES {
-        text.push_str(&format!(" and {} more", names.len() - MAX_LISTED_NAMES));
-    }
-    text
 }
 
 /// The configured server a call name refers to, if its namespace part names one.
@@ -1011,25 +1001,6 @@ fn error_text(result: &CallToolResult) -> String {
 fn describe_violation(path: &str, message: &str) -> String {
     let path = if path.is_empty() { "(arguments)" } else { path };
     cut(format!("{path}: {message}"), MAX_ERROR_TEXT)
-}
-
-pub(crate) fn violation_message(head: &str, violations: &[String], signature: &str) -> String {
-    let mut message = format!("{head}:");
-    for violation in violations.iter().take(MAX_LISTED_VIOLATIONS) {
-        message.push_str("\n  - ");
-        message.push_str(violation);
-    }
-    if violations.len() > MAX_LISTED_VIOLATIONS {
-        message.push_str(&format!(
-            "\n  … and {} more",
-            violations.len() - MAX_LISTED_VIOLATIONS
-        ));
-    }
-    if !signature.is_empty() {
-        message.push_str("\nexpected: ");
-        message.push_str(signature);
-    }
-    message
 }
 
 fn type_name(value: &Value) -> &'static str {

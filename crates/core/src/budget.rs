@@ -131,7 +131,7 @@ impl Budget {
     }
 
     /// Counts a call of `tool` (`server.tool`), before it is made; `Err` when that is one too many.
-    pub(crate) fn take_call(&self, tool: &str) -> Result<(), String> {
+    pub(crate) fn take_call(&self, tool: &str) -> Result<(), ExecutionError> {
         let mut state = self.lock();
         let calls = state.calls.entry(tool.to_owned()).or_insert(0);
         if *calls >= self.per_tool {
@@ -139,35 +139,32 @@ impl Budget {
                 tool: tool.to_owned(),
                 limit: self.per_tool,
             };
-            let message = error.to_string();
-            state.overdrawn.get_or_insert(error);
-            return Err(message);
+            state.overdrawn.get_or_insert(error.clone());
+            return Err(error);
         }
         *calls += 1;
         Ok(())
     }
 
     /// Counts `bytes` of a result; `Err` once the total is past the limit.
-    pub(crate) fn take_bytes(&self, bytes: u64) -> Result<(), String> {
+    pub(crate) fn take_bytes(&self, bytes: u64) -> Result<(), ExecutionError> {
         let mut state = self.lock();
         state.bytes = state.bytes.saturating_add(bytes);
         if state.bytes > self.max_bytes {
             let error = ExecutionError::UpstreamBytesLimit {
                 limit: self.max_bytes,
             };
-            let message = error.to_string();
-            state.overdrawn.get_or_insert(error);
-            return Err(message);
+            state.overdrawn.get_or_insert(error.clone());
+            return Err(error);
         }
         Ok(())
     }
 
     /// Ends the execution with `error`, a limit one call went past that the bridge found itself;
-    /// the message is the call's.
-    pub(crate) fn refuse(&self, error: ExecutionError) -> String {
-        let message = error.to_string();
-        self.lock().overdrawn.get_or_insert(error);
-        message
+    /// the error is also the call's.
+    pub(crate) fn refuse(&self, error: ExecutionError) -> ExecutionError {
+        self.lock().overdrawn.get_or_insert(error.clone());
+        error
     }
 
     /// The first limit the execution went past, once it has.
@@ -218,7 +215,7 @@ mod tests {
         assert!(budget.take_call("a.x").is_ok());
         assert!(budget.take_call("a.x").is_ok());
         assert!(budget.take_call("a.y").is_ok());
-        let error = budget.take_call("a.x").unwrap_err();
+        let error = budget.take_call("a.x").unwrap_err().to_string();
         assert!(error.contains("call a.x more than 2 times"), "{error}");
         assert!(budget.take_bytes(60).is_ok());
         assert!(budget.take_bytes(60).is_err());

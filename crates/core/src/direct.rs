@@ -15,6 +15,7 @@ use crate::audit::{CallRecord, RequestLog, RequestRecord};
 use crate::bridge::{self, Scope};
 use crate::budget::Budget;
 use crate::catalog_state::Direction;
+use crate::error::CallError;
 use crate::gateway::{Flavor, Gateway};
 
 /// A call of one upstream tool by name, from the client rather than from code.
@@ -60,12 +61,12 @@ struct DirectRecord<'a> {
 impl Gateway {
     /// Calls one upstream tool for the client, as a call from code would go (policy, approval,
     /// budgets, validation, timeout, cancellation, audit): the server's result as it sent it, or
-    /// why the call was not made or failed, worded for the model.
+    /// why the call was not made or failed (its text is worded for the model).
     pub async fn call_direct(
         self: &Arc<Self>,
         call: DirectCall,
         cancel: CancellationToken,
-    ) -> Result<CallToolResult, String> {
+    ) -> Result<CallToolResult, CallError> {
         let started = std::time::Instant::now();
         let name = format!("{}.{}", call.server, call.tool);
         let requests = RequestLog::default();
@@ -82,7 +83,6 @@ impl Gateway {
             budget: &budget,
             approver: call.approver.as_ref(),
             approval: std::sync::Mutex::new(None),
-            refused: std::sync::atomic::AtomicBool::new(false),
             state: None,
             allowed: None,
             identity: call.identity.as_deref(),
@@ -127,9 +127,11 @@ impl Gateway {
         server: &str,
         tool: &str,
         value: Value,
-    ) -> Result<CallToolResult, String> {
-        let result: CallToolResult = serde_json::from_value(value)
-            .map_err(|error| format!("internal error: the result of {server}.{tool}: {error}"))?;
+    ) -> Result<CallToolResult, CallError> {
+        let result: CallToolResult =
+            serde_json::from_value(value).map_err(|error| CallError::Internal {
+                message: format!("the result of {server}.{tool}: {error}"),
+            })?;
         let Some(structured) = result.structured_content.as_ref() else {
             return Ok(result);
         };
@@ -148,12 +150,9 @@ impl Gateway {
         if violations.is_empty() {
             return Ok(result);
         }
-        Err(bridge::violation_message(
-            &format!(
-                "{server}.{tool} returned structuredContent that does not match its outputSchema"
-            ),
-            &violations,
-            "",
-        ))
+        Err(CallError::ResultMismatch {
+            tool: format!("{server}.{tool}"),
+            violations,
+        })
     }
 }

@@ -8,7 +8,10 @@
 
 use std::time::Duration;
 
+use toolweave_config::Denial;
 use toolweave_sandbox::EngineError;
+
+use crate::approval::AskReason;
 
 /// How much of one error text from outside toolweave reaches the model: an upstream's error, a
 /// guest error's name or message, one line of a guest traceback. The rest is cut, and "… (cut)"
@@ -42,29 +45,6 @@ fn cut_traceback(traceback: String) -> String {
         .map(|line| cut(line.to_owned(), MAX_ERROR_TEXT))
         .collect();
     cut(lines.join("\n"), MAX_TRACEBACK_TEXT)
-}
-
-/// The refusal of a call in the ask tier when nobody could be asked (`why`): what the person
-/// running toolweave can change, which neither code nor the model can.
-pub(crate) fn approval_unavailable(
-    display: &str,
-    tool: &str,
-    reason: &crate::approval::AskReason,
-    why: &str,
-) -> String {
-    let change = match reason {
-        crate::approval::AskReason::AskRule(rule) => format!(
-            "the person running toolweave decides with the ask rule \"{rule}\" (approve rules do not apply to a tool an ask rule matches)"
-        ),
-        crate::approval::AskReason::Destructive | crate::approval::AskReason::Unannotated => {
-            format!(
-                "the person running toolweave can pre-approve this one tool by starting it with --approve {tool} (or adding \"{tool}\" to \"approve\" in its settings file)"
-            )
-        }
-    };
-    format!(
-        "{display} was not called: {reason}, so each call needs approval, and {why}. Neither code nor the model can change this: {change}"
-    )
 }
 
 /// The refusal of a call to a tool held because its definition changed since it was pinned
@@ -708,6 +688,390 @@ pub enum SessionStateError {
         /// What is there.
         has: String,
     },
+}
+
+/// How many names of what exists (tools of a server, servers) an unknown tool's message lists.
+const MAX_LISTED_NAMES: usize = 20;
+
+/// How many schema violations a message lists before it says "and N more".
+const MAX_LISTED_VIOLATIONS: usize = 8;
+
+/// Why a request of guest code to the host (a tool call, a server's resources or prompts, a
+/// search, the session's store, the LLM) got no value. The guest reads it as the message of the
+/// rejected promise (or the raised exception); a call of a tool listed directly, as the error
+/// result of that call.
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    /// The name names no tool.
+    #[error(
+        "{}",
+        unknown_tool_text(name, server, suggestions, search, unavailable)
+    )]
+    UnknownTool {
+        /// The name, as the code wrote it.
+        name: String,
+        /// What its server part names (boxed: it is large, and rare).
+        server: Box<NamedServer>,
+        /// The closest tools' names.
+        suggestions: Vec<String>,
+        /// The guest function that searches tools (`searchTools`, `search_tools`).
+        search: &'static str,
+        /// Why each server that is not up is not (when the name names no server: the tool may
+        /// be one of theirs).
+        unavailable: Vec<String>,
+    },
+    /// The server the name names is not up: still starting past its bound, or failed.
+    #[error("cannot call {name}: {error}")]
+    ServerDown {
+        /// The name, as the code wrote it.
+        name: String,
+        /// Why the server is not up (boxed: it is large, and rare).
+        error: Box<ProviderError>,
+    },
+    /// The gateway's policy keeps the tool from code.
+    #[error(
+        "{server}.{tool} may not be called: toolweave's policy keeps it from code ({denial}). The people who run toolweave set the rules (--allow, --deny, its settings file); code cannot change them"
+    )]
+    Denied {
+        /// The server, as configured.
+        server: String,
+        /// The tool, as the server lists it.
+        tool: String,
+        /// The rule that keeps it out.
+        denial: Denial,
+    },
+    /// The tool's definition changed since it was pinned (`crate::pins`).
+    #[error("{}", held_tool(server, tool))]
+    Held {
+        /// The server, as configured.
+        server: String,
+        /// The tool, as the server lists it.
+        tool: String,
+    },
+    /// The rules of the identity the execution runs for keep the tool out.
+    #[error(
+        "{tool} was not called: the rules of identity \"{identity}\" keep it out ({denial}). The people who run toolweave set each identity's rules in its settings file (\"identities\")"
+    )]
+    IdentityDenied {
+        /// The tool, by its guest name.
+        tool: String,
+        /// The identity's name.
+        identity: String,
+        /// The rule that keeps it out.
+        denial: Denial,
+    },
+    /// The execution's `allowedTools` leaves the tool out.
+    #[error(
+        "{tool} was not called: this execution's allowedTools ({}) leaves out {configured}. Run it in an execution whose allowedTools names it, or leave allowedTools out",
+        patterns.join(", ")
+    )]
+    NotInAllowedTools {
+        /// The tool (or server method), as the code named it.
+        tool: String,
+        /// `server.tool` as configured.
+        configured: String,
+        /// The execution's `allowedTools`, as given.
+        patterns: Vec<String>,
+    },
+    /// The policy keeps a server's resources or prompts from code.
+    #[error(
+        "{name} is not allowed by the policy{}: {denial} (rules over server.tool match a server's resources and prompts as server.resources/read, server.prompts/get, ...)",
+        identity.as_ref().map(|identity| format!(" for identity \"{identity}\"")).unwrap_or_default()
+    )]
+    MethodDenied {
+        /// `server.method`, as configured (`github.resources/read`).
+        name: String,
+        /// The identity whose rules decided, when the execution runs for one.
+        identity: Option<String>,
+        /// The rule that keeps it out.
+        denial: Denial,
+    },
+    /// The tool is in the ask tier, and the person asked declined the call.
+    #[error("{tool} was not called: {reason}, and the person asked declined this call")]
+    Declined {
+        /// The tool, by its guest name.
+        tool: String,
+        /// Why it is in the ask tier.
+        reason: AskReason,
+    },
+    /// The tool is in the ask tier, and nobody answered.
+    #[error("{tool} was not called: {reason}, and {why}")]
+    Unanswered {
+        /// The tool, by its guest name.
+        tool: String,
+        /// Why it is in the ask tier.
+        reason: AskReason,
+        /// Why no answer came.
+        why: String,
+    },
+    /// The tool is in the ask tier, and nobody could be asked.
+    #[error("{}", approval_unavailable(tool, configured, reason, why))]
+    ApprovalUnavailable {
+        /// The tool, by its guest name.
+        tool: String,
+        /// `server.tool` as configured, for the approve rule that would cover it.
+        configured: String,
+        /// Why it is in the ask tier.
+        reason: AskReason,
+        /// Why nobody could be asked.
+        why: String,
+    },
+    /// The execution ended while approval was asked.
+    #[error("{tool} was not called: the execution ended while approval was asked")]
+    ApprovalInterrupted {
+        /// The tool, by its guest name.
+        tool: String,
+    },
+    /// The arguments are not an object.
+    #[error("invalid arguments for {tool}: expected an object like {{ name: value }}, got {got}")]
+    ArgumentsNotObject {
+        /// The tool, by its guest name.
+        tool: String,
+        /// What they are (`a string`, `an array`, ...).
+        got: &'static str,
+    },
+    /// The arguments do not match the tool's `inputSchema`.
+    #[error("{}", violation_text(&format!("invalid arguments for {tool}"), violations, signature))]
+    ArgumentsMismatch {
+        /// The tool, by its guest name.
+        tool: String,
+        /// Each violation, as `path: message`.
+        violations: Vec<String>,
+        /// The tool's signature in the code's language.
+        signature: String,
+    },
+    /// The tool's provider failed the call (the server's error, a timeout, a lost connection),
+    /// or a server's request (`server.resources/read`, ...) failed.
+    #[error("{name} failed: {error}")]
+    Failed {
+        /// The tool by its guest name, or `server.method`.
+        name: String,
+        /// Why, in the provider's words (boxed: it is large, and rare).
+        error: Box<ProviderError>,
+    },
+    /// The tool answered with an error result.
+    #[error("{tool} returned an error: {message}")]
+    ToolError {
+        /// The tool, by its guest name.
+        tool: String,
+        /// The error's text, bounded.
+        message: String,
+    },
+    /// The tool's `structuredContent` does not match its `outputSchema`.
+    #[error(
+        "{}",
+        violation_text(&format!("{tool} returned structuredContent that does not match its outputSchema"), violations, "")
+    )]
+    ResultMismatch {
+        /// The tool, by its guest name (as configured for a call of a tool listed directly).
+        tool: String,
+        /// Each violation, as `path: message`.
+        violations: Vec<String>,
+    },
+    /// A server's list (`resources.<server>.list()`, ...) cannot be read.
+    #[error("{name} failed: {problem}")]
+    BadList {
+        /// `server.method`.
+        name: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// `resources.<server>` or `prompts.<server>` names no server.
+    #[error(
+        "no server named \"{named}\" for {kind}.<server>; the servers are: {}",
+        if servers.is_empty() { "none".to_owned() } else { servers.join(", ") }
+    )]
+    NoServer {
+        /// The name, as the code wrote it (bounded).
+        named: String,
+        /// `resources` or `prompts`.
+        kind: &'static str,
+        /// The servers' names in code.
+        servers: Vec<String>,
+    },
+    /// The call went past a limit of the execution, which ends it.
+    #[error("{0}")]
+    Limit(ExecutionError),
+    /// The answer is larger than the code's memory can hold.
+    #[error(
+        "the answer is {size} bytes as JSON, more than the code can hold in {} MiB (--memory-mb {}); {smaller}",
+        limit / (1024 * 1024),
+        limit / (1024 * 1024)
+    )]
+    AnswerTooLarge {
+        /// Its size as JSON.
+        size: usize,
+        /// The code's memory, in bytes.
+        limit: usize,
+        /// What to ask for instead.
+        smaller: &'static str,
+    },
+    /// The session's store or result handles refused.
+    #[error("{0}")]
+    Session(SessionStateError),
+    /// The LLM gave no answer.
+    #[error("{0}")]
+    Llm(LlmError),
+    /// A search or describe past the bounds discovery keeps to.
+    #[error("{0}")]
+    Discovery(DiscoveryError),
+    /// A describe that matched no tool but held ones: why each is held.
+    #[error("{}", held.join(". "))]
+    AllHeld {
+        /// Why each named tool is held.
+        held: Vec<String>,
+    },
+    /// A describe whose names all name no tool.
+    #[error("{}", unknown_names_message(unknown, search))]
+    UnknownNames {
+        /// Each name, with the closest tools' names.
+        unknown: Vec<(String, Vec<String>)>,
+        /// The guest function that searches tools.
+        search: &'static str,
+    },
+    /// Something went wrong inside toolweave itself.
+    #[error("internal error: {message}")]
+    Internal {
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// What the server part of an unknown tool's name names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NamedServer {
+    /// A server there is.
+    Server {
+        /// Its name in code.
+        name: String,
+        /// Its tools' names in code.
+        tools: Vec<String>,
+    },
+    /// No server.
+    None {
+        /// The name's server part, when it has one.
+        namespace: Option<String>,
+        /// The servers' names in code, in name order.
+        servers: Vec<String>,
+    },
+}
+
+impl CallError {
+    /// Whether the call was refused (by the policy, the execution's rules or the person asked)
+    /// rather than failed: the audit log's and the observer's `denied`.
+    pub fn is_refusal(&self) -> bool {
+        matches!(
+            self,
+            Self::Denied { .. }
+                | Self::Held { .. }
+                | Self::IdentityDenied { .. }
+                | Self::NotInAllowedTools { .. }
+                | Self::MethodDenied { .. }
+                | Self::Declined { .. }
+                | Self::Unanswered { .. }
+                | Self::ApprovalUnavailable { .. }
+        )
+    }
+
+    /// The text guest code reads, cut to what code with `memory_limit` bytes of memory can hold
+    /// (JSON writes at most six bytes for one of text).
+    pub(crate) fn guest_text(&self, memory_limit: usize) -> String {
+        let text = self.to_string();
+        if crate::budget::json_len(&text) > memory_limit {
+            return cut(text, memory_limit / 6);
+        }
+        text
+    }
+}
+
+/// "unknown tool" with what was asked, the closest tools, and what exists (the tools of the
+/// server the name names, or the servers when it names none).
+fn unknown_tool_text(
+    name: &str,
+    server: &NamedServer,
+    suggestions: &[String],
+    search: &str,
+    unavailable: &[String],
+) -> String {
+    let mut message = format!("unknown tool \"{name}\"");
+    let listing = match server {
+        NamedServer::Server { name, tools } => {
+            format!("The tools of {name} are {}.", listed(tools, "none"))
+        }
+        NamedServer::None { namespace, servers } => {
+            match namespace {
+                Some(namespace) => {
+                    message.push_str(&format!(": there is no server \"{namespace}\""));
+                }
+                None => message.push_str(": name a tool as \"server.tool\""),
+            }
+            format!("The servers are {}.", listed(servers, "none"))
+        }
+    };
+    if suggestions.is_empty() {
+        message.push_str(". ");
+    } else {
+        message.push_str(&format!("; did you mean {}? ", suggestions.join(", ")));
+    }
+    message.push_str(&listing);
+    message.push_str(&format!(
+        " {search}(\"what you need\") finds tools by what they do."
+    ));
+    for reason in unavailable {
+        message.push_str(&format!(" Not available: {reason}."));
+    }
+    message
+}
+
+/// Up to [`MAX_LISTED_NAMES`] of `names`, comma-separated, with how many more there are.
+fn listed(names: &[String], none: &str) -> String {
+    if names.is_empty() {
+        return none.to_owned();
+    }
+    let mut text = names[..names.len().min(MAX_LISTED_NAMES)].join(", ");
+    if names.len() > MAX_LISTED_NAMES {
+        text.push_str(&format!(" and {} more", names.len() - MAX_LISTED_NAMES));
+    }
+    text
+}
+
+/// `head:`, then each violation on a line of its own (at most [`MAX_LISTED_VIOLATIONS`]), then
+/// the signature expected, when there is one.
+fn violation_text(head: &str, violations: &[String], signature: &str) -> String {
+    let mut message = format!("{head}:");
+    for violation in violations.iter().take(MAX_LISTED_VIOLATIONS) {
+        message.push_str("\n  - ");
+        message.push_str(violation);
+    }
+    if violations.len() > MAX_LISTED_VIOLATIONS {
+        message.push_str(&format!(
+            "\n  … and {} more",
+            violations.len() - MAX_LISTED_VIOLATIONS
+        ));
+    }
+    if !signature.is_empty() {
+        message.push_str("\nexpected: ");
+        message.push_str(signature);
+    }
+    message
+}
+
+/// The refusal of a call in the ask tier when nobody could be asked (`why`): what the person
+/// running toolweave can change, which neither code nor the model can.
+fn approval_unavailable(display: &str, tool: &str, reason: &AskReason, why: &str) -> String {
+    let change = match reason {
+        AskReason::AskRule(rule) => format!(
+            "the person running toolweave decides with the ask rule \"{rule}\" (approve rules do not apply to a tool an ask rule matches)"
+        ),
+        AskReason::Destructive | AskReason::Unannotated => {
+            format!(
+                "the person running toolweave can pre-approve this one tool by starting it with --approve {tool} (or adding \"{tool}\" to \"approve\" in its settings file)"
+            )
+        }
+    };
+    format!(
+        "{display} was not called: {reason}, so each call needs approval, and {why}. Neither code nor the model can change this: {change}"
+    )
 }
 
 /// Why `llm.ask` or `llm.think` got no answer, as the guest reads it.

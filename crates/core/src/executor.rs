@@ -394,7 +394,6 @@ impl CallContext {
                 budget: &self.budget,
                 approver: self.approver.as_ref(),
                 approval: std::sync::Mutex::new(None),
-                refused: std::sync::atomic::AtomicBool::new(false),
                 state: Some(&self.state),
                 allowed: self.allowed_tools.as_ref(),
                 identity: self.identity.as_deref(),
@@ -403,6 +402,8 @@ impl CallContext {
             let (answer, record) =
                 bridge::answer_recorded(&self.gateway, call.request, self.flavor, token, &scope)
                     .await;
+            let memory_limit = self.gateway.limits.memory_bytes;
+            let answer = answer.map_err(|error| error.guest_text(memory_limit));
             (call.id, answer, record)
         })
     }

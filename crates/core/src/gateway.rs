@@ -16,7 +16,7 @@ use toolweave_upstream::UpstreamManager;
 use crate::budget::json_len;
 use crate::catalog_state::CatalogState;
 use crate::engines::Executor;
-use crate::error::DiscoveryError;
+use crate::error::{CallError, DiscoveryError};
 use crate::pins::{HeldTool, ToolPins};
 use crate::provider::{ProviderState, ToolProvider};
 
@@ -626,15 +626,17 @@ impl Gateway {
         query: String,
         limit: Option<u32>,
         flavor: Flavor,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, CallError> {
         let limit = limit.map_or(toolweave_catalog::DEFAULT_SEARCH_LIMIT, |limit| {
             limit.clamp(1, MAX_CODE_SEARCH_LIMIT) as usize
         });
         let answer = self
             .search(query, limit, flavor)
             .await
-            .map_err(|error| error.to_string())?;
-        serde_json::to_value(answer.results).map_err(|error| error.to_string())
+            .map_err(CallError::Discovery)?;
+        serde_json::to_value(answer.results).map_err(|error| CallError::Internal {
+            message: error.to_string(),
+        })
     }
 
     /// What guest code's `describeTools(names)` (`describe_tools` in Python) resolves to, or the
@@ -643,24 +645,27 @@ impl Gateway {
         &self,
         names: Vec<String>,
         flavor: Flavor,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, CallError> {
         // Code gets the schemas: it reads them as data, and the model pays only for what the
         // program returns.
         let answer = self
             .describe(names, flavor, true)
             .await
-            .map_err(|error| error.to_string())?;
+            .map_err(CallError::Discovery)?;
         if answer.tools.is_empty() && !answer.held.is_empty() {
-            let why: Vec<&str> = answer.held.iter().map(|(_, why)| why.as_str()).collect();
-            return Err(why.join(". "));
+            return Err(CallError::AllHeld {
+                held: answer.held.into_iter().map(|(_, why)| why).collect(),
+            });
         }
         if answer.tools.is_empty() && !answer.unknown.is_empty() {
-            return Err(crate::error::unknown_names_message(
-                &answer.unknown,
-                flavor.search_function(),
-            ));
+            return Err(CallError::UnknownNames {
+                unknown: answer.unknown,
+                search: flavor.search_function(),
+            });
         }
-        serde_json::to_value(answer).map_err(|error| error.to_string())
+        serde_json::to_value(answer).map_err(|error| CallError::Internal {
+            message: error.to_string(),
+        })
     }
 
     /// Runs `work` on a blocking thread when a discovery slot is free, so that a long search or

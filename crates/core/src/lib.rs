@@ -83,8 +83,8 @@ pub use closures::{ClosureProvider, ToolError};
 pub use direct::DirectCall;
 pub use engines::{Engines, Executor, Isolation, Running, failed};
 pub use error::{
-    BlockError, BuildError, DiscoveryError, ExecutionError, LlmError, ProviderError,
-    SessionStateError,
+    BlockError, BuildError, CallError, DiscoveryError, ExecutionError, LlmError, NamedServer,
+    ProviderError, SessionStateError,
 };
 pub use executor::{
     ExecuteOptions, ExecutionReport, ExecutionStats, LogLine, MAX_LOG_LINES, OmittedLogs,

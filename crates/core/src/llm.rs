@@ -135,7 +135,7 @@ impl LlmBudget {
         ask: LlmAsk,
         cancel: CancellationToken,
         contents: bool,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, LlmError> {
         let function = if ask.whole { "llm.think" } else { "llm.ask" };
         let started = Instant::now();
         let prompt = json!({
@@ -193,7 +193,7 @@ impl LlmBudget {
             Err(Failure { via, error }) => {
                 record.via = via;
                 record.outcome = error.outcome();
-                Err(error.to_string())
+                Err(error)
             }
         };
         self.records

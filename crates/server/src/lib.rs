@@ -624,7 +624,9 @@ impl ToolweaveServer {
                 )
             })
             .await;
-        answer.unwrap_or_else(|message| CallToolResult::error(vec![ContentBlock::text(message)]))
+        answer.unwrap_or_else(|error| {
+            CallToolResult::error(vec![ContentBlock::text(error.to_string())])
+        })
     }
 }
 

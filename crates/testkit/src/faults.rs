@@ -30,8 +30,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
 
-use crate::fixture::{FixtureOptions, Listen};
-use crate::fixture_http::LISTENING;
+use crate::listen::{LISTENING, Listen};
 
 /// One way to answer a request wrongly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -415,11 +414,11 @@ fn call(id: &Value, name: &str, arguments: Option<&Value>) -> Vec<Vec<u8>> {
     }
 }
 
-/// Serves the fault mode as `options` say (stdio, `--http` or `--sse`) until the client goes.
-pub async fn serve_faults(options: FixtureOptions) -> anyhow::Result<()> {
-    let faults = options.faults.clone().unwrap_or_default();
+/// Serves the fault mode as `faults` say, over HTTP as `http` says or else on stdio, until the
+/// client goes.
+pub async fn serve_faults(faults: FaultOptions, http: Option<&Listen>) -> anyhow::Result<()> {
     let server = FaultServer::new(faults.clone());
-    match &options.listen {
+    match http {
         None => serve_stdio(server).await,
         Some(Listen::Http(address)) => {
             let app = Router::new().route(

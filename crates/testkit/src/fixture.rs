@@ -46,6 +46,7 @@ use serde_json::{Map, Value, json};
 
 use crate::faults::FaultOptions;
 use crate::fixture_oauth::OAuthOptions;
+use crate::listen::Listen;
 
 /// A 1×1 transparent PNG (grey + alpha), base64.
 pub const TINY_PNG_BASE64: &str =
@@ -108,15 +109,6 @@ pub enum StdoutGarbage {
     Banner,
     /// `only`: the lines, then nothing more on stdout; stdin is read until it closes.
     Only,
-}
-
-/// Where and how the fixture serves over HTTP.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Listen {
-    /// Streamable HTTP at `http://ADDR/mcp`.
-    Http(String),
-    /// The legacy HTTP+SSE transport at `http://ADDR/sse`.
-    Sse(String),
 }
 
 impl Default for FixtureOptions {

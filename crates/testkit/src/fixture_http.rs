@@ -28,11 +28,9 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::net::TcpListener;
 
-use crate::fixture::{FixtureOptions, FixtureServer, Listen};
+use crate::fixture::{FixtureOptions, FixtureServer};
 use crate::fixture_oauth::Authority;
-
-/// The start of the line the fixture writes to stderr once it listens; the URL follows.
-pub const LISTENING: &str = "toolweave-fixture listening on ";
+use crate::listen::{LISTENING, Listen};
 
 /// Serves the fixture over HTTP as `options.listen` says, until the process is stopped.
 pub async fn serve_http(options: FixtureOptions) -> anyhow::Result<()> {

@@ -20,6 +20,7 @@ pub mod fixture_http;
 pub mod fixture_oauth;
 pub mod harness;
 pub mod http;
+pub mod listen;
 pub mod skip;
 pub mod synthetic;
 

@@ -22,6 +22,7 @@ use crate::breaker::Breaker;
 use crate::error::LimitFrom;
 use crate::notices::{Listener, Routes};
 use crate::requests::{ClientConnection, ClientSession, Clients};
+use crate::run::{Ending, Launch, Ready, Report};
 use crate::status::{ServerState, ServerStatus};
 use crate::wire::Wire;
 use crate::{Error, Options, Result};
@@ -40,37 +41,58 @@ const FIRST_RESTART_DELAY: Duration = Duration::from_secs(1);
 /// Longest wait between restarts.
 const MAX_RESTART_DELAY: Duration = Duration::from_secs(30);
 /// A server that ran this long before it exited starts its crash count afresh.
-pub(crate) const STABLE_UPTIME: Duration = Duration::from_secs(60);
+const STABLE_UPTIME: Duration = Duration::from_secs(60);
 
 /// Every configured upstream server, each with its own background task.
 pub struct UpstreamManager {
     shared: Arc<Shared>,
 }
 
-/// What the manager and the servers' tasks share.
-pub(crate) struct Shared {
-    pub(crate) options: Options,
+/// What the manager and the reports of the servers' runs share.
+struct Shared {
+    options: Options,
     /// Where remote servers' logins are kept (`None`: nowhere, so none is used).
-    pub(crate) logins: Option<Logins>,
-    pub(crate) servers: Vec<Server>,
+    logins: Option<Logins>,
+    servers: Vec<Server>,
     /// Bumped on every state change.
     version: watch::Sender<u64>,
     /// Cancelled by `shutdown` (or when the manager is dropped): every task stops its child.
-    pub(crate) shutdown: CancellationToken,
+    shutdown: CancellationToken,
     tasks: TaskTracker,
     /// The client sessions toolweave serves: what servers are told it supports, and where
     /// their requests go.
-    pub(crate) clients: Arc<Clients>,
+    clients: Arc<Clients>,
 }
 
 /// One configured server.
-pub(crate) struct Server {
-    pub(crate) config: ServerConfig,
+struct Server {
+    config: Arc<ServerConfig>,
     /// Woken by the client handler on `notifications/tools/list_changed`.
-    pub(crate) tools_changed: Arc<Notify>,
+    tools_changed: Arc<Notify>,
     /// Where its progress and log notifications for calls in flight go.
-    pub(crate) routes: Arc<Routes>,
+    routes: Arc<Routes>,
     slot: Mutex<Slot>,
+}
+
+/// Where one run of server `index` reports to: its slot, while `run` is the current run.
+struct RunReport {
+    shared: Arc<Shared>,
+    index: usize,
+    run: u32,
+}
+
+impl Report for RunReport {
+    fn ready(&self, ready: Ready) {
+        self.shared.set_ready(self.index, self.run, ready);
+    }
+
+    fn tools_listed(&self, tools: Vec<Tool>) {
+        self.shared.set_tools(self.index, self.run, tools);
+    }
+
+    fn ended(&self, ending: Ending) {
+        self.shared.finish(self.index, self.run, ending);
+    }
 }
 
 struct Slot {
@@ -97,33 +119,6 @@ enum State {
         at: Instant,
     },
     Stopped,
-}
-
-/// How a server's task ended.
-pub(crate) enum Ending {
-    /// Shutdown stopped it.
-    Stopped,
-    /// It failed to start, or exited after it was ready (`uptime` then says for how long).
-    Failed {
-        error: Error,
-        uptime: Option<Duration>,
-    },
-}
-
-/// What a run that finished starting hands the manager.
-pub(crate) struct Ready {
-    /// Where requests go.
-    pub(crate) peer: Peer<RoleClient>,
-    /// Its tools.
-    pub(crate) tools: Vec<Tool>,
-    /// Its process, for a stdio server.
-    pub(crate) process_id: Option<u32>,
-    /// Ends the run when a call finds the connection broken.
-    pub(crate) breaker: Breaker,
-    /// What crosses the connection.
-    pub(crate) wire: Arc<Wire>,
-    /// What the server's `initialize` said about using it, bounded.
-    pub(crate) instructions: Option<String>,
 }
 
 /// A ready server's connection, as a caller takes it.
@@ -172,7 +167,7 @@ impl UpstreamManager {
             .servers
             .iter()
             .map(|config| Server {
-                config: config.clone(),
+                config: Arc::new(config.clone()),
                 tools_changed: Arc::new(Notify::new()),
                 routes: Arc::new(Routes::default()),
                 slot: Mutex::new(Slot {
@@ -702,9 +697,24 @@ impl Shared {
     fn launch(self: &Arc<Self>, index: usize, slot: &mut Slot) {
         slot.state = State::Starting;
         slot.starts += 1;
-        let run = slot.starts;
-        self.tasks
-            .spawn(crate::run::supervise(self.clone(), index, run));
+        let Some(server) = self.servers.get(index) else {
+            return;
+        };
+        let launch = Launch {
+            config: server.config.clone(),
+            tools_changed: server.tools_changed.clone(),
+            routes: server.routes.clone(),
+            clients: self.clients.clone(),
+            logins: self.logins.clone(),
+            options: self.options,
+            shutdown: self.shutdown.clone(),
+        };
+        let report = RunReport {
+            shared: self.clone(),
+            index,
+            run: slot.starts,
+        };
+        self.tasks.spawn(crate::run::supervise(launch, report));
     }
 
     /// The connection if ready, the reason if down (restarting the server instead when it is
@@ -792,7 +802,7 @@ impl Shared {
     }
 
     /// Records that run `run` finished starting. Ignored if that run is no longer current.
-    pub(crate) fn set_ready(&self, index: usize, run: u32, ready: Ready) {
+    fn set_ready(&self, index: usize, run: u32, ready: Ready) {
         let Some(server) = self.servers.get(index) else {
             return;
         };
@@ -822,7 +832,7 @@ impl Shared {
     }
 
     /// Replaces the tool list of run `run` after the server announced a change.
-    pub(crate) fn set_tools(&self, index: usize, run: u32, new_tools: Vec<Tool>) {
+    fn set_tools(&self, index: usize, run: u32, new_tools: Vec<Tool>) {
         let Some(server) = self.servers.get(index) else {
             return;
         };
@@ -838,7 +848,7 @@ impl Shared {
     }
 
     /// Records how run `run` ended.
-    pub(crate) fn finish(&self, index: usize, run: u32, ending: Ending) {
+    fn finish(&self, index: usize, run: u32, ending: Ending) {
         let Some(server) = self.servers.get(index) else {
             return;
         };

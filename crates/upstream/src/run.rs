@@ -3,6 +3,10 @@
 //! the process exits, the connection closes or breaks, or toolweave shuts down, then report how it
 //! ended. The task owns what it connected, so it is the one place that stops it. Over stdio, a
 //! run starts once the one client has said what it supports, which the handshake passes on.
+//!
+//! A run knows its server's entry and what it shares with the rest of toolweave ([`Launch`]), and
+//! tells what became of the server to a [`Report`] (the manager's state of that server): it knows
+//! nothing of the manager itself.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,26 +14,86 @@ use std::time::Duration;
 use rmcp::RoleClient;
 use rmcp::ServiceExt;
 use rmcp::model::Tool;
-use rmcp::service::RunningService;
+use rmcp::service::{Peer, RunningService};
+use tokio::sync::Notify;
 use tokio::time::Instant;
-use toolweave_config::{Expanded, Transport};
+use tokio_util::sync::CancellationToken;
+use toolweave_config::{Expanded, ServerConfig, Transport};
 
-use crate::Error;
 use crate::auth::{Authorization, Logins};
 use crate::breaker::Breaker;
 use crate::client::UpstreamClient;
 use crate::decode::Method;
 use crate::handshake::{Handshake, StartFailure, list_tools};
-use crate::manager::{Ending, Shared};
+use crate::notices::Routes;
 use crate::process::Process;
 use crate::remote::describe_initialize_error;
+use crate::requests::Clients;
 use crate::sse::{ClosedReason, SseTransport};
 use crate::streamable::streamable_http_transport;
 use crate::wire::Wire;
+use crate::{Error, Options};
 
 /// How long a server may take to go by itself once its connection is closed, before it is
 /// stopped (a process is killed then).
 const EXIT_GRACE: Duration = Duration::from_secs(1);
+
+/// What a run is given: its server's entry, and what it shares with the rest of toolweave.
+pub(crate) struct Launch {
+    /// The server's entry in the config.
+    pub(crate) config: Arc<ServerConfig>,
+    /// Woken by the client handler on `notifications/tools/list_changed`.
+    pub(crate) tools_changed: Arc<Notify>,
+    /// Where its progress and log notifications for calls in flight go.
+    pub(crate) routes: Arc<Routes>,
+    /// The client sessions toolweave serves: what the server is told toolweave supports, and
+    /// where its requests go.
+    pub(crate) clients: Arc<Clients>,
+    /// Where remote servers' logins are kept (`None`: nowhere, so none is used).
+    pub(crate) logins: Option<Logins>,
+    /// The startup and call timeouts.
+    pub(crate) options: Options,
+    /// Cancelled when toolweave shuts down: the run stops what it connected.
+    pub(crate) shutdown: CancellationToken,
+}
+
+/// Where a run tells what became of its server: the manager's state of the server, for this run
+/// only (what a run that is no longer the current one reports is ignored there).
+pub(crate) trait Report: Send + Sync + 'static {
+    /// The server finished starting.
+    fn ready(&self, ready: Ready);
+    /// The server listed its tools again after it said they changed.
+    fn tools_listed(&self, tools: Vec<Tool>);
+    /// The run ended.
+    fn ended(&self, ending: Ending);
+}
+
+/// How a run ended.
+pub(crate) enum Ending {
+    /// Shutdown stopped it.
+    Stopped,
+    /// It failed to start, or exited after it was ready (`uptime` then says for how long).
+    Failed {
+        error: Error,
+        uptime: Option<Duration>,
+    },
+}
+
+/// What a run that finished starting hands the manager.
+pub(crate) struct Ready {
+    /// Where requests go.
+    pub(crate) peer: Peer<RoleClient>,
+    /// Its tools.
+    pub(crate) tools: Vec<Tool>,
+    /// Its process, for a stdio server.
+    pub(crate) process_id: Option<u32>,
+    /// Ends the run when a call finds the connection broken.
+    pub(crate) breaker: Breaker,
+    /// What crosses the connection.
+    pub(crate) wire: Arc<Wire>,
+    /// What the server's `initialize` said about using it, bounded.
+    pub(crate) instructions: Option<String>,
+}
 
 /// What a run is connected through.
 pub(crate) enum Link {
@@ -251,13 +315,13 @@ fn remote_start_failure(error: &rmcp::service::ClientInitializeError, wire: &Wir
     }
 }
 
-/// Runs run number `run` of server `index` to its end and records how it ended.
-pub(crate) async fn supervise(shared: Arc<Shared>, index: usize, run: u32) {
-    let ending = run_server(&shared, index, run).await;
-    if let (Some(server), Ending::Failed { error, .. }) = (shared.servers.get(index), &ending) {
-        tracing::warn!(server = %server.config.name, "{error}");
+/// Runs the server `launch` names to the end of this run, telling `report` what became of it.
+pub(crate) async fn supervise(launch: Launch, report: impl Report) {
+    let ending = run_server(&launch, &report).await;
+    if let Ending::Failed { error, .. } = &ending {
+        tracing::warn!(server = %launch.config.name, "{error}");
     }
-    shared.finish(index, run, ending);
+    report.ended(ending);
 }
 
 enum Start {
@@ -275,42 +339,35 @@ enum Served {
     Broken(String),
 }
 
-/// Starts `server`'s transport: its process, or its connection to a remote server.
-fn connect(
-    shared: &Shared,
-    server: &crate::manager::Server,
-    wire: &Arc<Wire>,
-) -> Result<(Link, Handshake), Error> {
-    let name = &server.config.name;
+/// Starts the server's transport: its process, or its connection to a remote server.
+fn connect(launch: &Launch, wire: &Arc<Wire>) -> Result<(Link, Handshake), Error> {
+    let name = &launch.config.name;
     let client = UpstreamClient::new(
         name.clone(),
-        server.tools_changed.clone(),
-        server.routes.clone(),
-        shared.clients.clone(),
-        shared.options.call_timeout,
+        launch.tools_changed.clone(),
+        launch.routes.clone(),
+        launch.clients.clone(),
+        launch.options.call_timeout,
     );
-    match &server.config.transport {
+    match &launch.config.transport {
         Transport::Stdio { .. } => {
-            crate::process::spawn(name, &server.config.transport, client, wire.clone())
+            crate::process::spawn(name, &launch.config.transport, client, wire.clone())
                 .map(|(process, handshake)| (Link::Process(process), handshake))
         }
-        remote => connect_remote(name, remote, client, wire.clone(), shared.logins.as_ref())
+        remote => connect_remote(name, remote, client, wire.clone(), launch.logins.as_ref())
             .ok_or_else(|| Error::Stopped {
                 server: name.clone(),
             }),
     }
 }
 
-/// Takes the tools of server `index` (in its `run`) again, after it said they changed.
-async fn list_tools_again(shared: &Shared, index: usize, run: u32, peer: &rmcp::Peer<RoleClient>) {
-    let Some(server) = shared.servers.get(index) else {
-        return;
-    };
-    let name = &server.config.name;
-    match tokio::time::timeout(shared.options.call_timeout, peer.list_all_tools()).await {
+/// Takes the server's tools again, after it said they changed.
+async fn list_tools_again(launch: &Launch, report: &impl Report, peer: &Peer<RoleClient>) {
+    let name = &launch.config.name;
+    match tokio::time::timeout(launch.options.call_timeout, peer.list_all_tools()).await {
         Ok(Ok(tools)) => {
             tracing::info!(server = %name, tools = tools.len(), "upstream tool list changed");
-            shared.set_tools(index, run, tools);
+            report.tools_listed(tools);
         }
         Ok(Err(error)) => {
             tracing::warn!(server = %name, %error, "listing tools again after a change failed");
@@ -324,16 +381,16 @@ async fn list_tools_again(shared: &Shared, index: usize, run: u32, peer: &rmcp::
 /// Waits for the server's MCP handshake, within the startup timeout: its service and tools,
 /// or how its run ends (shut down, or failed with why).
 async fn handshake_within(
-    shared: &Shared,
+    launch: &Launch,
     link: &mut Link,
     handshake: Handshake,
-    name: &str,
     wire: &Wire,
 ) -> Result<(RunningService<RoleClient, UpstreamClient>, Vec<Tool>), Ending> {
-    let limit = shared.options.startup_timeout;
+    let name = &launch.config.name;
+    let limit = launch.options.startup_timeout;
     let start = tokio::select! {
         biased;
-        () = shared.shutdown.cancelled() => Start::Shutdown,
+        () = launch.shutdown.cancelled() => Start::Shutdown,
         status = link.gone() => Start::Exited(status),
         result = tokio::time::timeout(limit, handshake) => match result {
             Err(_elapsed) => Start::TimedOut,
@@ -362,37 +419,33 @@ async fn handshake_within(
     }
 }
 
-/// Says in the log that `server` is ready with `tools` tools, `started` that long ago.
-fn log_ready(server: &crate::manager::Server, tools: usize, started: Instant) {
+/// Says in the log that the server is ready with `tools` tools, `started` that long ago.
+fn log_ready(config: &ServerConfig, tools: usize, started: Instant) {
     tracing::info!(
-        server = %server.config.name,
-        transport = server.config.transport.kind(),
+        server = %config.name,
+        transport = config.transport.kind(),
         tools,
         elapsed_ms = started.elapsed().as_millis(),
         "upstream server ready"
     );
 }
 
-async fn run_server(shared: &Arc<Shared>, index: usize, run: u32) -> Ending {
-    let Some(server) = shared.servers.get(index) else {
-        return Ending::Stopped;
-    };
-    let name = server.config.name.clone();
+async fn run_server(launch: &Launch, report: &impl Report) -> Ending {
+    let name = launch.config.name.clone();
     // What the server is told toolweave supports is what the client declared (stdio).
     tokio::select! {
         biased;
-        () = shared.shutdown.cancelled() => return Ending::Stopped,
-        () = shared.clients.declared() => {}
+        () = launch.shutdown.cancelled() => return Ending::Stopped,
+        () = launch.clients.declared() => {}
     }
     let started = Instant::now();
     let wire = Wire::new(name.clone());
-    let (mut link, handshake) = match connect(shared, server, &wire) {
+    let (mut link, handshake) = match connect(launch, &wire) {
         Ok(connected) => connected,
         Err(error) => return failed(error),
     };
 
-    let (service, tools) = match handshake_within(shared, &mut link, handshake, &name, &wire).await
-    {
+    let (service, tools) = match handshake_within(launch, &mut link, handshake, &wire).await {
         Ok(ready) => ready,
         Err(ending) => return ending,
     };
@@ -403,31 +456,27 @@ async fn run_server(shared: &Arc<Shared>, index: usize, run: u32) -> Ending {
         .and_then(|info| info.instructions.as_deref().map(bounded_instructions));
     let stop_service = service.cancellation_token();
     let breaker = Breaker::default();
-    log_ready(server, tools.len(), started);
-    shared.set_ready(
-        index,
-        run,
-        crate::manager::Ready {
-            peer: peer.clone(),
-            tools,
-            process_id: link.process_id(),
-            breaker: breaker.clone(),
-            wire,
-            instructions,
-        },
-    );
+    log_ready(&launch.config, tools.len(), started);
+    report.ready(Ready {
+        peer: peer.clone(),
+        tools,
+        process_id: link.process_id(),
+        breaker: breaker.clone(),
+        wire,
+        instructions,
+    });
     let ready_at = Instant::now();
     let service_done = service.waiting();
     tokio::pin!(service_done);
     let served = loop {
         tokio::select! {
             biased;
-            () = shared.shutdown.cancelled() => break Served::Shutdown,
+            () = launch.shutdown.cancelled() => break Served::Shutdown,
             status = link.gone() => break Served::Exited(status),
             _ = &mut service_done => break Served::ConnectionClosed,
             cause = breaker.tripped() => break Served::Broken(cause),
-            () = server.tools_changed.notified() => {
-                list_tools_again(shared, index, run, &peer).await;
+            () = launch.tools_changed.notified() => {
+                list_tools_again(launch, report, &peer).await;
             }
         }
     };

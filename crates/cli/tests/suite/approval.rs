@@ -3,18 +3,11 @@
 //! a refusal that names the approve rule admitting just that tool. Allow and deny decide which
 //! tools exist, and pre-approve nothing.
 
-use std::sync::{Arc, Mutex};
-
-use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
-    ElicitationAction, ElicitationCapability, Implementation,
-};
-use rmcp::service::RequestContext;
-use rmcp::{ClientHandler, ErrorData, RoleClient};
+use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 use toolweave_testkit::harness::{Execution, Toolweave, fixture_config, serve_with};
 
-use super::toolweave;
+use super::{ApprovingClient, toolweave};
 
 const REMOVE: &str =
     "try { return await tools.fixture.remove({ name: NAME }) } catch (e) { return String(e) }";
@@ -147,45 +140,15 @@ async fn the_settings_file_approves_and_a_rule_without_a_dot_is_refused_with_exa
     assert!(String::from_utf8_lossy(&output.stdout).contains("remove("));
 }
 
-/// A client that supports elicitation and approves only items named `ok-…`, keeping what it
-/// was asked.
-#[derive(Clone, Default)]
-struct Approving {
-    asked: Arc<Mutex<Vec<String>>>,
-}
-
-impl ClientHandler for Approving {
-    fn get_info(&self) -> ClientConfig {
-        let mut capabilities = ClientCapabilities::default();
-        capabilities.elicitation = Some(ElicitationCapability::new());
-        ClientConfig::new(
-            capabilities,
-            Implementation::new("approving-test-client", "0"),
-        )
-    }
-
-    async fn create_elicitation(
-        &self,
-        request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        let ElicitRequestParams::FormElicitationParams { message, .. } = request else {
-            return Ok(ElicitResult::new(ElicitationAction::Cancel));
-        };
-        let approve = message.contains("\"ok-");
-        self.asked.lock().unwrap().push(message);
-        Ok(if approve {
-            ElicitResult::new(ElicitationAction::Accept).with_content(json!({ "approve": true }))
-        } else {
-            ElicitResult::new(ElicitationAction::Decline)
-        })
-    }
+/// Approves only the calls on items named `ok-…`.
+fn approves_ok_items(question: &str) -> bool {
+    question.contains("\"ok-")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_supports_elicitation_is_asked_for_each_call() {
     let (dir, config) = fixture_config(&["fixture"]).unwrap();
-    let approving = Approving::default();
+    let approving = ApprovingClient::approving_if(approves_ok_items);
     let (client, _) = serve_with(toolweave(), &config, &[], &[], approving.clone())
         .await
         .unwrap();
@@ -207,7 +170,7 @@ async fn a_client_that_supports_elicitation_is_asked_for_each_call() {
     let declined = execute(&remove("keep-2")).await;
     let declined = declined.as_str().unwrap();
     assert!(declined.contains("declined this call"), "{declined}");
-    let asked = approving.asked.lock().unwrap().clone();
+    let asked = approving.asked();
     assert_eq!(asked.len(), 2, "{asked:?}");
     assert!(asked[0].contains("fixture.remove"), "{}", asked[0]);
     assert!(
@@ -218,7 +181,7 @@ async fn a_client_that_supports_elicitation_is_asked_for_each_call() {
     client.cancel().await.unwrap();
 
     // A pre-approved tool is called without asking, and the audit log says why.
-    let approving = Approving::default();
+    let approving = ApprovingClient::approving_if(approves_ok_items);
     let log = dir.path().join("audit.jsonl");
     let flags = [
         "--approve",
@@ -243,7 +206,7 @@ async fn a_client_that_supports_elicitation_is_asked_for_each_call() {
         .unwrap()
         .clone();
     assert_eq!(value, json!("removed keep-3"));
-    assert!(approving.asked.lock().unwrap().is_empty());
+    assert!(approving.asked().is_empty());
     client.cancel().await.unwrap();
     let record: Value = serde_json::from_str(
         std::fs::read_to_string(&log)
@@ -260,32 +223,6 @@ async fn a_client_that_supports_elicitation_is_asked_for_each_call() {
     assert_eq!(record["toolCalls"][0]["outcome"], "ok", "{record}");
 }
 
-/// A client that approves every question with `scope`, counting the questions.
-#[derive(Clone)]
-struct ApprovingFor {
-    scope: &'static str,
-    asked: Arc<Mutex<Vec<String>>>,
-}
-
-impl ClientHandler for ApprovingFor {
-    fn get_info(&self) -> ClientConfig {
-        Approving::default().get_info()
-    }
-
-    async fn create_elicitation(
-        &self,
-        request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        let ElicitRequestParams::FormElicitationParams { message, .. } = request else {
-            return Ok(ElicitResult::new(ElicitationAction::Cancel));
-        };
-        self.asked.lock().unwrap().push(message);
-        Ok(ElicitResult::new(ElicitationAction::Accept)
-            .with_content(json!({ "approve": true, "scope": self.scope })))
-    }
-}
-
 /// Twenty calls of `fixture.remove` in a loop, one after the other.
 const TWENTY_REMOVES: &str = "const done = []; for (let i = 0; i < 20; i++) { done.push(await tools.fixture.remove({ name: `n${i}` })) } return done.length";
 
@@ -293,10 +230,7 @@ const TWENTY_REMOVES: &str = "const done = []; for (let i = 0; i < 20; i++) { do
 async fn a_loop_of_twenty_writes_approved_for_the_execution_asks_once() {
     let (dir, config) = fixture_config(&["fixture"]).unwrap();
     let log = dir.path().join("audit.jsonl");
-    let approving = ApprovingFor {
-        scope: "execution",
-        asked: Arc::default(),
-    };
+    let approving = ApprovingClient::approving_for("execution");
     let (client, _) = serve_with(
         toolweave(),
         &config,
@@ -321,7 +255,7 @@ async fn a_loop_of_twenty_writes_approved_for_the_execution_asks_once() {
             .clone()
     };
     assert_eq!(execute(TWENTY_REMOVES).await, json!(20));
-    let asked = approving.asked.lock().unwrap().clone();
+    let asked = approving.asked();
     assert_eq!(asked.len(), 1, "{asked:?}");
     assert!(
         asked[0].contains("fixture.remove (its server marks it destructive)"),
@@ -330,7 +264,7 @@ async fn a_loop_of_twenty_writes_approved_for_the_execution_asks_once() {
     );
     // The approval ends with its execution: the next one asks again.
     assert_eq!(execute(&remove("again")).await, json!("removed again"));
-    assert_eq!(approving.asked.lock().unwrap().len(), 2);
+    assert_eq!(approving.asked().len(), 2);
     client.cancel().await.unwrap();
 
     let text = std::fs::read_to_string(&log).unwrap();
@@ -349,10 +283,7 @@ async fn a_loop_of_twenty_writes_approved_for_the_execution_asks_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approval_for_the_session_covers_later_executions_and_calls_at_once_ask_once() {
     let (_dir, config) = fixture_config(&["fixture"]).unwrap();
-    let approving = ApprovingFor {
-        scope: "session",
-        asked: Arc::default(),
-    };
+    let approving = ApprovingClient::approving_for("session");
     let (client, _) = serve_with(toolweave(), &config, &[], &[], approving.clone())
         .await
         .unwrap();
@@ -374,7 +305,7 @@ async fn an_approval_for_the_session_covers_later_executions_and_calls_at_once_a
     let parallel = "const names = Array.from({ length: 10 }, (_, i) => `p${i}`); return (await Promise.all(names.map((name) => tools.fixture.remove({ name })))).length";
     assert_eq!(execute(parallel).await, json!(10));
     assert_eq!(execute(&remove("later")).await, json!("removed later"));
-    let asked = approving.asked.lock().unwrap().clone();
+    let asked = approving.asked();
     assert_eq!(asked.len(), 1, "{asked:?}");
     client.cancel().await.unwrap();
 }

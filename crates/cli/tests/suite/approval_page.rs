@@ -10,17 +10,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams,
-    ElicitResult, ElicitationAction, ElicitationCapability, Implementation,
-    LoggingMessageNotificationParam,
-};
-use rmcp::service::{NotificationContext, RequestContext, RunningService};
-use rmcp::{ClientHandler, ErrorData, RoleClient};
+use rmcp::model::{CallToolRequestParams, CallToolResult, LoggingMessageNotificationParam};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::{ClientHandler, RoleClient};
 use serde_json::{Value, json};
 use toolweave_testkit::harness::{Execution, fixture_config, serve_with};
 
-use super::{repo_root, toolweave};
+use super::{ApprovingClient, repo_root, toolweave};
 
 /// Calls `fixture.remove` (destructive: it asks) and answers what became of the call.
 fn remove(name: &str) -> String {
@@ -412,58 +408,11 @@ async fn a_call_nobody_answers_fails_naming_the_flag() {
     assert_eq!(calls[0]["outcome"], "denied");
 }
 
-/// A client with form elicitation that approves for the scope it is given, and keeps what it
-/// was asked.
-#[derive(Clone)]
-struct Approving {
-    scope: &'static str,
-    asked: Arc<Mutex<Vec<String>>>,
-    offered: Arc<Mutex<Vec<Value>>>,
-}
-
-impl ClientHandler for Approving {
-    fn get_info(&self) -> ClientConfig {
-        let mut capabilities = ClientCapabilities::default();
-        capabilities.elicitation = Some(ElicitationCapability::new());
-        ClientConfig::new(
-            capabilities,
-            Implementation::new("matching-test-client", "0"),
-        )
-    }
-
-    async fn create_elicitation(
-        &self,
-        request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        let ElicitRequestParams::FormElicitationParams {
-            message,
-            requested_schema,
-            ..
-        } = request
-        else {
-            return Ok(ElicitResult::new(ElicitationAction::Cancel));
-        };
-        self.asked.lock().unwrap().push(message);
-        let schema = serde_json::to_value(&requested_schema).unwrap();
-        self.offered
-            .lock()
-            .unwrap()
-            .push(schema["properties"]["scope"]["oneOf"].clone());
-        Ok(ElicitResult::new(ElicitationAction::Accept)
-            .with_content(json!({ "approve": true, "scope": self.scope })))
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_matching_approval_covers_later_calls_with_the_same_argument() {
     let (dir, config) = fixture_config(&["fixture"]).unwrap();
     let log = dir.path().join("audit.jsonl");
-    let approving = Approving {
-        scope: "matching:name",
-        asked: Arc::default(),
-        offered: Arc::default(),
-    };
+    let approving = ApprovingClient::approving_for("matching:name");
     let (client, _) = serve_with(
         toolweave(),
         &config,
@@ -495,12 +444,8 @@ async fn a_matching_approval_covers_later_calls_with_the_same_argument() {
         looped,
         json!(["removed tmp", "removed tmp", "removed tmp", "removed tmp"])
     );
-    assert_eq!(
-        approving.asked.lock().unwrap().len(),
-        1,
-        "asked once for the loop"
-    );
-    let offered: Vec<String> = approving.offered.lock().unwrap()[0]
+    assert_eq!(approving.asked().len(), 1, "asked once for the loop");
+    let offered: Vec<String> = approving.offered()[0]
         .as_array()
         .unwrap()
         .iter()
@@ -515,12 +460,12 @@ async fn a_matching_approval_covers_later_calls_with_the_same_argument() {
         execute("return await tools.fixture.remove({ name: 'tmp' })").await,
         json!("removed tmp")
     );
-    assert_eq!(approving.asked.lock().unwrap().len(), 1);
+    assert_eq!(approving.asked().len(), 1);
     assert_eq!(
         execute("return await tools.fixture.remove({ name: 'other' })").await,
         json!("removed other")
     );
-    let asked = approving.asked.lock().unwrap().clone();
+    let asked = approving.asked();
     assert_eq!(asked.len(), 2, "another value asks again: {asked:?}");
     assert!(asked[1].contains("\"other\""), "{}", asked[1]);
     client.cancel().await.unwrap();

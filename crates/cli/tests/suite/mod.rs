@@ -32,6 +32,15 @@ mod waits;
 mod worker_protocol;
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationCapability, Implementation,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ClientHandler, ErrorData, RoleClient};
+use serde_json::{Value, json};
 
 pub use toolweave_testkit::harness::{cpu_ticks, worker_processes};
 
@@ -98,4 +107,89 @@ pub fn which(program: &str) -> Option<PathBuf> {
             .map(|folder| folder.join(program))
             .find(|candidate| candidate.is_file())
     })
+}
+
+/// A client that supports form elicitation and answers toolweave's approval questions: it
+/// approves a question `approves` accepts (with `scope` when it has one, else toolweave's
+/// default), declines the others, and keeps each question and the scopes it was offered.
+#[derive(Clone)]
+pub struct ApprovingClient {
+    scope: Option<&'static str>,
+    approves: fn(&str) -> bool,
+    asked: Arc<Mutex<Vec<String>>>,
+    offered: Arc<Mutex<Vec<Value>>>,
+}
+
+impl ApprovingClient {
+    /// Approves every question, for `scope` (`call`, `execution`, `matching:name`, `session`...).
+    pub fn approving_for(scope: &'static str) -> Self {
+        Self {
+            scope: Some(scope),
+            approves: |_| true,
+            asked: Arc::default(),
+            offered: Arc::default(),
+        }
+    }
+
+    /// Approves the questions `approves` accepts (given the question's text), for the default
+    /// scope; declines the others.
+    pub fn approving_if(approves: fn(&str) -> bool) -> Self {
+        Self {
+            scope: None,
+            approves,
+            asked: Arc::default(),
+            offered: Arc::default(),
+        }
+    }
+
+    /// The questions asked so far, in order.
+    pub fn asked(&self) -> Vec<String> {
+        self.asked.lock().unwrap().clone()
+    }
+
+    /// The scopes each question offered (its form's `scope` choices), in order.
+    pub fn offered(&self) -> Vec<Value> {
+        self.offered.lock().unwrap().clone()
+    }
+}
+
+impl ClientHandler for ApprovingClient {
+    fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.elicitation = Some(ElicitationCapability::new());
+        ClientConfig::new(
+            capabilities,
+            Implementation::new("approving-test-client", "0"),
+        )
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let ElicitRequestParams::FormElicitationParams {
+            message,
+            requested_schema,
+            ..
+        } = request
+        else {
+            return Ok(ElicitResult::new(ElicitationAction::Cancel));
+        };
+        let approve = (self.approves)(&message);
+        self.asked.lock().unwrap().push(message);
+        let schema = serde_json::to_value(&requested_schema).unwrap();
+        self.offered
+            .lock()
+            .unwrap()
+            .push(schema["properties"]["scope"]["oneOf"].clone());
+        if !approve {
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        }
+        let content = match self.scope {
+            Some(scope) => json!({ "approve": true, "scope": scope }),
+            None => json!({ "approve": true }),
+        };
+        Ok(ElicitResult::new(ElicitationAction::Accept).with_content(content))
+    }
 }

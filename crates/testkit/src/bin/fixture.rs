@@ -49,8 +49,8 @@ fn main() -> ExitCode {
         }
     };
     let serve = async move {
-        if options.faults.is_some() {
-            serve_faults(options).await
+        if let Some(faults) = options.faults.clone() {
+            serve_faults(faults, options.listen.as_ref()).await
         } else if options.listen.is_some() {
             serve_http(options).await
         } else {
