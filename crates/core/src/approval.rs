@@ -18,6 +18,48 @@ use serde_json::Value;
 use toolweave_catalog::{Annotations, Entry};
 use toolweave_config::{Policy, Unannotated};
 
+/// The calls of one execution waiting for a person's answer now, by tool: an execution that
+/// runs out of time while one waits is told so, with what to change.
+#[derive(Debug, Default)]
+pub(crate) struct Waiting(std::sync::Mutex<Vec<String>>);
+
+impl Waiting {
+    /// Counts a call of `tool` as waiting until the guard is dropped.
+    pub(crate) fn wait(&self, tool: &str) -> WaitingCall<'_> {
+        self.lock().push(tool.to_owned());
+        WaitingCall {
+            waiting: self,
+            tool: tool.to_owned(),
+        }
+    }
+
+    /// The tool of the call that has waited longest, if any waits.
+    pub(crate) fn first(&self) -> Option<String> {
+        self.lock().first().cloned()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// A call counted in [`Waiting`] while it lives.
+pub(crate) struct WaitingCall<'a> {
+    waiting: &'a Waiting,
+    tool: String,
+}
+
+impl Drop for WaitingCall<'_> {
+    fn drop(&mut self) {
+        let mut tools = self.waiting.lock();
+        if let Some(index) = tools.iter().position(|tool| *tool == self.tool) {
+            tools.remove(index);
+        }
+    }
+}
+
 /// One call waiting for approval.
 #[derive(Debug, Clone)]
 pub struct ApprovalRequest {

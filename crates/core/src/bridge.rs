@@ -53,6 +53,9 @@ pub(crate) struct Scope<'a> {
     /// The execution's use of the LLM (`llm.ask`, `llm.think`); `None` for a call of a tool
     /// listed directly.
     pub(crate) llm: Option<&'a crate::llm::LlmBudget>,
+    /// The execution's calls waiting for a person's answer; `None` for a call of a tool listed
+    /// directly.
+    pub(crate) waiting: Option<&'a crate::approval::Waiting>,
 }
 
 /// What became of a call that needed approval, as the audit log records it.
@@ -736,11 +739,14 @@ async fn ask_approval(
         reason: reason.to_string(),
     };
     let answer = match scope.approver {
-        Some(approver) => tokio::select! {
-            biased;
-            () = cancel.cancelled() => return Err(CallError::ApprovalInterrupted { tool: display.to_owned() }),
-            answer = approver.approve(request) => answer,
-        },
+        Some(approver) => {
+            let _waiting = scope.waiting.map(|waiting| waiting.wait(display));
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Err(CallError::ApprovalInterrupted { tool: display.to_owned() }),
+                answer = approver.approve(request) => answer,
+            }
+        }
         None => Approval::Unavailable("nobody can be asked here".to_owned()),
     };
     match answer {

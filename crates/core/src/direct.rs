@@ -87,6 +87,7 @@ impl Gateway {
             allowed: None,
             identity: call.identity.as_deref(),
             llm: None,
+            waiting: None,
         };
         // By original names, which no other tool's guest name can take over.
         let request = HostRequest::Tool {

@@ -115,6 +115,21 @@ pub enum ExecutionError {
         /// The deadline that was hit.
         limit: Duration,
     },
+    /// The deadline passed while a call waited for a person to approve it.
+    #[error(
+        "Timeout: the execution ran longer than {} ({}) while a call of {tool} waited for the person's approval. The time a person takes to answer counts against the execution: answer sooner, or {}.",
+        human_duration(*limit),
+        if *requested { "the time its timeoutMs asked for".to_owned() } else { format!("--timeout-ms {}", limit.as_millis()) },
+        if *requested { "ask for more time with timeoutMs (up to the gateway's --timeout-ms)" } else { "run toolweave with a larger --timeout-ms (a call waiting at the approval page waits at most --approval-timeout-ms)" }
+    )]
+    TimeoutWaitingForApproval {
+        /// The deadline.
+        limit: Duration,
+        /// The tool whose call waited, as guest code names it.
+        tool: String,
+        /// Whether the deadline was the one the execution asked for (`timeoutMs`).
+        requested: bool,
+    },
     /// The guest allocated more than its heap limit.
     #[error(
         "MemoryLimit: the code allocated more than {} MiB (--memory-mb {}). Keep less data in memory: filter tool results as they arrive, or raise the limit.",
@@ -290,7 +305,9 @@ impl ExecutionError {
             Self::Syntax { .. } => "SyntaxError",
             Self::CodeTooLarge { .. } => "CodeTooLarge",
             Self::Guest { .. } => "GuestError",
-            Self::Timeout { .. } | Self::RequestedTimeout { .. } => "Timeout",
+            Self::Timeout { .. }
+            | Self::RequestedTimeout { .. }
+            | Self::TimeoutWaitingForApproval { .. } => "Timeout",
             Self::MemoryLimit { .. } | Self::ToolResultTooLarge { .. } => "MemoryLimit",
             Self::StackOverflow { .. } => "StackOverflow",
             Self::LogLimit { .. } => "LogLimit",

@@ -223,6 +223,7 @@ impl Gateway {
             allowed_tools,
             identity,
             llm: Arc::new(LlmBudget::new(self.llm.clone(), llm_client, timeout)),
+            waiting: Arc::default(),
         };
         let mut run = Run::new(context, session, &self.limits, warnings);
         let outcome = run.drive(&cancel, timeout).await;
@@ -308,7 +309,10 @@ impl Gateway {
                 .and_then(|value| {
                     self.keep_large(value, &run.context.state, language, &mut run.warnings)
                 }),
-            Err(error) => Err(self.limit_named(error, timeout)),
+            Err(error) => {
+                let waiting = run.context.waiting.first();
+                Err(self.limit_named(error, timeout, waiting))
+            }
         }
     }
 
@@ -373,6 +377,7 @@ struct CallContext {
     allowed_tools: Option<ToolGlobs>,
     identity: Option<Arc<crate::Identity>>,
     llm: Arc<LlmBudget>,
+    waiting: Arc<crate::approval::Waiting>,
 }
 
 impl CallContext {
@@ -398,6 +403,7 @@ impl CallContext {
                 allowed: self.allowed_tools.as_ref(),
                 identity: self.identity.as_deref(),
                 llm: Some(&self.llm),
+                waiting: Some(&self.waiting),
             };
             let (answer, record) =
                 bridge::answer_recorded(&self.gateway, call.request, self.flavor, token, &scope)
@@ -634,17 +640,30 @@ impl Gateway {
 
     /// `error`, naming what set the limit it reports when that was not the gateway's flag: the
     /// handle cap for a result too large for any handle, `timeoutMs` for a narrowed deadline.
-    fn limit_named(&self, error: ExecutionError, timeout: Duration) -> ExecutionError {
-        match error {
-            ExecutionError::ResultTooLarge { size, limit }
+    fn limit_named(
+        &self,
+        error: ExecutionError,
+        timeout: Duration,
+        waiting: Option<String>,
+    ) -> ExecutionError {
+        match (error, waiting) {
+            (ExecutionError::ResultTooLarge { size, limit }, _)
                 if limit != self.limits.max_result_bytes =>
             {
                 ExecutionError::HandleTooLarge { size, limit }
             }
-            ExecutionError::Timeout { limit } if timeout < self.limits.timeout => {
+            (
+                ExecutionError::Timeout { limit } | ExecutionError::RequestedTimeout { limit },
+                Some(tool),
+            ) => ExecutionError::TimeoutWaitingForApproval {
+                limit,
+                tool,
+                requested: timeout < self.limits.timeout,
+            },
+            (ExecutionError::Timeout { limit }, None) if timeout < self.limits.timeout => {
                 ExecutionError::RequestedTimeout { limit }
             }
-            error => error,
+            (error, _) => error,
         }
     }
 }

@@ -87,9 +87,14 @@ impl Gateway {
 
     /// Starts an execution of `code`; its answer, when it comes.
     fn execute(&self, code: &str) -> tokio::task::JoinHandle<CallToolResult> {
+        self.execute_with(json!({ "code": code, "language": "javascript" }))
+    }
+
+    /// Starts an execution with `arguments`; its answer, when it comes.
+    fn execute_with(&self, arguments: Value) -> tokio::task::JoinHandle<CallToolResult> {
         let peer = self.client.peer().clone();
-        let Value::Object(arguments) = json!({ "code": code, "language": "javascript" }) else {
-            unreachable!("a literal object");
+        let Value::Object(arguments) = arguments else {
+            panic!("arguments must be an object: {arguments}");
         };
         tokio::spawn(async move {
             peer.call_tool(CallToolRequestParams::new("execute_code").with_arguments(arguments))
@@ -406,6 +411,42 @@ async fn a_call_nobody_answers_fails_naming_the_flag() {
     let calls = gateway.stop().await;
     assert_eq!(calls[0]["approval"], "unanswered", "{calls:?}");
     assert_eq!(calls[0]["outcome"], "denied");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_execution_that_runs_out_of_time_while_a_call_waits_says_so() {
+    let gateway = Gateway::start(&[]).await;
+    let answer = gateway.execute_with(json!({
+        "code": remove("slow"),
+        "language": "javascript",
+        "timeoutMs": 1500,
+    }));
+    let answer = tokio::time::timeout(Duration::from_secs(60), answer)
+        .await
+        .expect("the execution ended at its deadline")
+        .unwrap();
+    let execution = Execution::from_result(answer).unwrap();
+    assert_eq!(
+        execution.error_kind(),
+        Some("Timeout"),
+        "{}",
+        execution.text
+    );
+    assert!(
+        execution.text.contains(
+            "Timeout: the execution ran longer than 1500 ms (the time its timeoutMs asked for) while a call of fixture.remove waited for the person's approval."
+        ),
+        "{}",
+        execution.text
+    );
+    assert!(
+        execution
+            .text
+            .contains("ask for more time with timeoutMs (up to the gateway's --timeout-ms)"),
+        "{}",
+        execution.text
+    );
+    gateway.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
