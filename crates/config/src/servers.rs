@@ -279,7 +279,7 @@ pub(crate) fn read_entry(name: &str, entry: &Value, path: &Path, owner: Owner) -
     let Value::Object(keys) = entry else {
         return Err(server_error(format!(
             "an entry must be an object such as {{\"command\": \"...\", \"args\": [...]}}, not {}",
-            kind_of(entry)
+            crate::json_kind(entry)
         )));
     };
     let mut known = serde_json::Map::new();
@@ -384,18 +384,6 @@ fn edit_distance(left: &str, right: &str) -> usize {
         previous = current;
     }
     previous[right.len()]
-}
-
-/// "a string", "an array"...: what a JSON value is, for messages.
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// Resolves one read entry (variables, relative `cwd`) into a server of the file at `path`.

@@ -32,7 +32,7 @@ use crate::identity::Identity;
 use crate::observe::CallOutcome;
 use crate::provider::{CallContext, ToolProvider};
 use crate::session_state::SessionState;
-use toolweave_config::{Policy, ToolGlobs};
+use toolweave_config::{Policy, ToolGlobs, json_kind};
 
 /// What one execution's calls answer to besides the gateway: where upstream notices go, its
 /// budget, and who approves destructive calls.
@@ -599,7 +599,7 @@ fn checked_arguments(
         other => {
             return Err(CallError::ArgumentsNotObject {
                 tool: display.to_owned(),
-                got: type_name(&other),
+                got: json_kind(&other),
             });
         }
     };
@@ -1007,17 +1007,6 @@ fn error_text(result: &CallToolResult) -> String {
 fn describe_violation(path: &str, message: &str) -> String {
     let path = if path.is_empty() { "(arguments)" } else { path };
     cut(format!("{path}: {message}"), MAX_ERROR_TEXT)
-}
-
-fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 #[cfg(test)]

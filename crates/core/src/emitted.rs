@@ -10,7 +10,7 @@ use rmcp::model::ContentBlock;
 use serde_json::{Map, Value};
 
 use crate::error::BlockError;
-use toolweave_config::Limits;
+use toolweave_config::{Limits, json_kind};
 
 /// The fields each kind of block may have; anything else is refused rather than dropped.
 const MEDIA_FIELDS: [&str; 5] = ["type", "data", "mimeType", "annotations", "_meta"];
@@ -156,7 +156,7 @@ fn checked(block: Value, source: &str) -> Result<(ContentBlock, usize), BlockErr
     let Value::Object(object) = &block else {
         return Err(invalid(format!(
             "a block is an object, not {}",
-            json_type(&block)
+            json_kind(&block)
         )));
     };
     let kind = match object.get("type") {
@@ -233,17 +233,6 @@ fn only_fields(object: &Map<String, Value>, allowed: &[&str]) -> Result<(), Stri
             allowed.join(", ")
         )),
         None => Ok(()),
-    }
-}
-
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -16,6 +16,7 @@ use rmcp::model::{
 };
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
+use toolweave_config::json_kind;
 
 pub(crate) use request_id::IdScanner;
 pub(crate) use toolweave_sandbox::surrogates::without_lone_surrogate_escapes;
@@ -115,7 +116,7 @@ fn explain(text: &[u8], error: &serde_json::Error) -> Incoming {
         let message = if value.is_array() {
             "a message is one JSON object: toolweave does not take batches (arrays); send one message per line".to_owned()
         } else {
-            format!("a message must be a JSON object, not {}", kind(&value))
+            format!("a message must be a JSON object, not {}", json_kind(&value))
         };
         return Incoming::Invalid(Invalid::new(
             Some(Value::Null),
@@ -167,7 +168,7 @@ fn explain_request(object: &Map<String, Value>, id: &Value, error: &serde_json::
             ErrorCode::INVALID_REQUEST,
             format!(
                 "the \"id\" of a request must be a string or an integer, not {}",
-                kind(id)
+                json_kind(id)
             ),
         );
     }
@@ -183,7 +184,7 @@ fn explain_request(object: &Map<String, Value>, id: &Value, error: &serde_json::
         return Invalid::new(
             reply_to,
             ErrorCode::INVALID_REQUEST,
-            format!("\"method\" must be a string, not {}", kind(method)),
+            format!("\"method\" must be a string, not {}", json_kind(method)),
         );
     };
     if object.get("jsonrpc") != Some(&json!("2.0")) {
@@ -199,7 +200,7 @@ fn explain_request(object: &Map<String, Value>, id: &Value, error: &serde_json::
             ErrorCode::INVALID_PARAMS,
             format!(
                 "the params of {method:?} must be a JSON object, not {}",
-                kind(params)
+                json_kind(params)
             ),
         ),
         Some(_) => Invalid::new(
@@ -249,18 +250,6 @@ fn params_problem<P: DeserializeOwned>(params: Option<&Value>, hint: &str) -> St
         Err(error) => format!("{error}{hint}"),
         // rmcp refused them for a reason of its own: its words are all there is.
         Ok(_) => format!("they do not fit the method{hint}"),
-    }
-}
-
-/// The kind of a JSON value, with its article: "an array", "a string".
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 
