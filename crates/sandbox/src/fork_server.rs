@@ -158,14 +158,18 @@ fn read_manifest(file: OwnedFd) -> io::Result<Manifest> {
         .take(limit + 1)
         .read_to_end(&mut text)?;
     if text.len() > MAX_SETUP_LINE_BYTES {
-        return Err(malformed("a manifest longer than a worker reads"));
+        return Err(from_gateway("a manifest longer than a worker reads"));
     }
-    serde_json::from_slice(&text).map_err(|error| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("the gateway sent a manifest that is not one: {error}"),
-        )
-    })
+    serde_json::from_slice(&text)
+        .map_err(|error| from_gateway(&format!("a manifest that is not one: {error}")))
+}
+
+/// What the gateway sent that the fork server cannot take.
+fn from_gateway(what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("the gateway sent {what}"),
+    )
 }
 
 /// The fork server's next report; `None` once it is gone. Fails with `WouldBlock` on a
@@ -328,19 +332,13 @@ pub fn fork_server_main(spec: WorkerSpec) -> ExitCode {
             Ok((0, _)) => return ExitCode::SUCCESS,
             Ok((_, descriptors)) if matches!(tag[0], REQUEST_WARM | REQUEST_NOW) => descriptors,
             Ok((_, descriptors)) if tag[0] == MANIFEST => {
-                // A manifest the gateway cannot count on being kept would have its workers run
-                // jobs without their tools: the fork server ends instead, and the gateway starts
-                // workers itself.
+                // A manifest the gateway counts on and this process does not have would have its
+                // workers run jobs without their tools: the fork server ends instead, and the
+                // gateway starts workers itself.
                 match descriptors.into_iter().next().map(read_manifest) {
                     Some(Ok(read)) => manifest = Some(std::sync::Arc::new(read)),
-                    Some(Err(error)) => {
-                        eprintln!("toolweave fork server: cannot read a manifest: {error}");
-                        return ExitCode::FAILURE;
-                    }
-                    None => {
-                        eprintln!("toolweave fork server: a manifest came without its file");
-                        return ExitCode::FAILURE;
-                    }
+                    Some(Err(error)) => return refuse_manifest(&error),
+                    None => return refuse_manifest(&from_gateway("a manifest without its file")),
                 }
                 continue;
             }
@@ -390,6 +388,12 @@ pub fn fork_server_main(spec: WorkerSpec) -> ExitCode {
             Err(error) => send_report(socket, FAILED, error as i32, 0, None),
         }
     }
+}
+
+/// Ends the fork server over a manifest it could not take.
+fn refuse_manifest(error: &io::Error) -> ExitCode {
+    eprintln!("toolweave fork server: cannot take a manifest: {error}");
+    ExitCode::FAILURE
 }
 
 /// How long a fork server waits without a request before it warms up.
