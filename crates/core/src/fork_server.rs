@@ -151,11 +151,9 @@ impl ForkServer {
 
     /// Gives the fork server `manifest`, for the workers it forks from now on.
     async fn give(&self, manifest: &Arc<Manifest>) -> io::Result<()> {
-        let manifest = manifest.clone();
-        // About 200 KB of JSON at 10,000 tools: written off the protocol thread.
-        let file = tokio::task::spawn_blocking(move || server::manifest_file(&manifest))
-            .await
-            .map_err(io::Error::other)??;
+        // About 200 KB of JSON at 10,000 tools, once per catalog: written here, as a blocking
+        // thread may not be had when executions fill the gateway's address space.
+        let file = server::manifest_file(manifest)?;
         loop {
             let mut ready = self.socket.writable().await?;
             match ready.try_io(|socket| server::send_manifest(socket.as_fd(), file.as_fd())) {

@@ -485,3 +485,40 @@ fn pidfd_open(pid: Pid) -> Result<OwnedFd, Errno> {
     // SAFETY: `fd` was just returned by the kernel and is owned by nothing else.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Namespace;
+
+    #[test]
+    fn a_manifest_crosses_in_its_file_whole_and_anything_else_is_refused() {
+        let manifest = Manifest {
+            namespaces: vec![
+                Namespace {
+                    name: "catalog".to_owned(),
+                    tools: Some((0..10_000).map(|n| format!("tool_{n}")).collect()),
+                },
+                Namespace {
+                    name: "starting".to_owned(),
+                    tools: None,
+                },
+            ],
+        };
+        let file = manifest_file(&manifest).unwrap();
+        assert_eq!(read_manifest(file).unwrap(), manifest);
+
+        let mut garbage = std::fs::File::from(
+            nix::sys::memfd::memfd_create(c"test", nix::sys::memfd::MFdFlags::MFD_CLOEXEC).unwrap(),
+        );
+        std::io::Write::write_all(&mut garbage, b"{not a manifest").unwrap();
+        std::io::Seek::rewind(&mut garbage).unwrap();
+        let error = read_manifest(OwnedFd::from(garbage))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with("the gateway sent a manifest that is not one"),
+            "{error}"
+        );
+    }
+}
