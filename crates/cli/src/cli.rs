@@ -738,7 +738,7 @@ fn start(common: &CommonArgs, client_sessions: ClientSessions) -> Result<Arc<Gat
         builder = builder.audit(audit);
     }
     if settings.pin_tools.unwrap_or_default() == toolweave_config::PinTools::On {
-        match crate::machine::pins_file() {
+        match crate::machine::pins_folder() {
             Some(path) => builder = builder.pins(path),
             None => tracing::warn!(
                 "tool definitions are not pinned: neither HOME nor XDG_CONFIG_HOME is set, so there is no place to keep them"
@@ -1549,11 +1549,7 @@ async fn check_servers(
         },
     );
     let started = std::time::Instant::now();
-    let pins = crate::machine::pins_file().and_then(|path| {
-        toolweave_config::Pins::load(&path)
-            .map_err(|error| tracing::warn!("{error}"))
-            .ok()
-    });
+    let pins = crate::machine::pins_folder().map(toolweave_config::PinsFolder::new);
     let pins = &pins;
     let mut pending: futures::stream::FuturesUnordered<_> = config
         .servers
@@ -1618,14 +1614,20 @@ async fn check_server(
     upstream: &toolweave_upstream::UpstreamManager,
     server: &toolweave_config::ServerConfig,
     started: std::time::Instant,
-    pins: Option<&toolweave_config::Pins>,
+    pins: Option<&toolweave_config::PinsFolder>,
 ) -> ServerCheck {
     let outcome = upstream.tools(&server.name).await;
     let elapsed_ms = started.elapsed().as_millis();
     let needs_login = matches!(outcome, Err(toolweave_upstream::Error::LoginNeeded { .. }));
     let login = crate::login::login_state(server, outcome.is_ok(), needs_login);
     let held = match (&outcome, pins) {
-        (Ok(tools), Some(pins)) => toolweave_core::held_among(pins, &server.name, tools),
+        (Ok(tools), Some(pins)) => match pins.load(&server.name) {
+            Ok(pins) => toolweave_core::held_among(&pins, tools),
+            Err(error) => {
+                tracing::warn!("{error}");
+                Vec::new()
+            }
+        },
         _ => Vec::new(),
     };
     let (state, tools, error) = match outcome {

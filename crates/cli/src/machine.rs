@@ -15,16 +15,17 @@ pub(crate) struct Machine {
     /// Where the project entries the user trusts are kept.
     pub(crate) trust_file: Option<PathBuf>,
     /// Where the tool definitions the user accepted are kept.
-    pub(crate) pins_file: Option<PathBuf>,
+    pub(crate) pins_folder: Option<PathBuf>,
 }
 
-/// Where the tool definitions the user accepted are kept (`pins.json` beside `trusted.json`).
-pub(crate) fn pins_file() -> Option<PathBuf> {
+/// Where the tool definitions the user accepted are kept (the folder `pins` beside
+/// `trusted.json`).
+pub(crate) fn pins_folder() -> Option<PathBuf> {
     let home = std::env::var_os("HOME")
         .filter(|home| !home.is_empty())
         .map(PathBuf::from);
     let xdg_config_home = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from);
-    toolweave_config::default_pins_path(xdg_config_home.as_deref(), home.as_deref())
+    toolweave_config::default_pins_folder(xdg_config_home.as_deref(), home.as_deref())
 }
 
 impl Machine {
@@ -43,7 +44,7 @@ impl Machine {
             cwd,
             program,
             trust_file,
-            pins_file: pins_file(),
+            pins_folder: pins_folder(),
         })
     }
 

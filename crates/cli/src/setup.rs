@@ -489,8 +489,11 @@ pub(crate) fn trust(args: TrustArgs) -> Result<ExitCode> {
         }
         declined |= !trusted;
     }
-    match &machine.pins_file {
-        Some(path) if !args.names.is_empty() || path.exists() => {
+    match &machine.pins_folder {
+        Some(path)
+            if !args.names.is_empty()
+                || toolweave_config::PinsFolder::new(path.clone()).exists() =>
+        {
             writeln!(out)?;
             declined |= !crate::pins::review(path, &args.names, args.yes, &mut out)?;
         }

@@ -46,7 +46,7 @@ pub use files::replace_file;
 pub use install::{Client, EntryChange, Install, Plan, apply, plan};
 pub use limits::Limits;
 pub use oauth::OAuthSettings;
-pub use pins::{Pin, Pins, PinsByServer, default_pins_path};
+pub use pins::{FileStamp, Pin, PinsByTool, PinsFolder, ServerPins, default_pins_folder};
 pub use policy::{Denial, Policy, ToolGlobs, Unannotated};
 pub use servers::{
     Config, Note, ServerConfig, Transport, load_file, parse_str, parse_str_with_env,

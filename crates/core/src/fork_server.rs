@@ -3,6 +3,10 @@
 //!
 //! Requests go out in order and the fork server answers them in order, so the oldest waiting
 //! request takes each `Forked` answer. One reader task reads every report and hands it on.
+//!
+//! The manifest a worker should expect goes to the fork server once per catalog, just before the
+//! first request that wants it; a worker forked after that starts with it, and is sent nothing
+//! per execution (at 10,000 tools, a manifest is about 200 KB of JSON).
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
@@ -15,7 +19,7 @@ use tokio::io::unix::AsyncFd;
 use tokio::process::{Child, Command};
 use tokio::sync::oneshot;
 use toolweave_sandbox::fork_server::{self as server, Report};
-use toolweave_sandbox::{WorkerCommand, WorkerSpec};
+use toolweave_sandbox::{Manifest, WorkerCommand, WorkerSpec};
 
 use crate::worker_entry::FORK_SERVER_ARGUMENT;
 
@@ -24,8 +28,9 @@ use crate::worker_entry::FORK_SERVER_ARGUMENT;
 pub(crate) struct ForkServer {
     socket: Arc<AsyncFd<OwnedFd>>,
     state: Arc<Mutex<State>>,
-    /// Requests are written one at a time, so that answers match them in order.
-    sending: tokio::sync::Mutex<()>,
+    /// Requests are written one at a time, so that answers match them in order; it holds the
+    /// manifest the fork server was last given, which the workers it forks start with.
+    sending: tokio::sync::Mutex<Option<Arc<Manifest>>>,
     /// The fork server's process: killed with this (its workers die with it).
     _process: Child,
     reader: tokio::task::JoinHandle<()>,
@@ -49,6 +54,8 @@ pub(crate) struct ForkedWorker {
     pub(crate) pidfd: OwnedFd,
     /// How it ended, once it has; closed without a value if the fork server went first.
     pub(crate) ended: oneshot::Receiver<ExitStatus>,
+    /// The manifest it started with.
+    pub(crate) expects: Option<Arc<Manifest>>,
 }
 
 impl ForkServer {
@@ -86,22 +93,35 @@ impl ForkServer {
         Ok(Self {
             socket,
             state,
-            sending: tokio::sync::Mutex::new(()),
+            sending: tokio::sync::Mutex::new(None),
             _process: process,
             reader,
         })
     }
 
-    /// A worker on these stdin, stdout and stderr (the worker's ends of its pipes); it warms up
+    /// A worker on these stdin, stdout and stderr (the worker's ends of its pipes), which starts
+    /// expecting `manifest` (the fork server is given it first, if it has another); it warms up
     /// before it reads its job if `warm_up`.
     pub(crate) async fn fork(
         &self,
         stdio: [OwnedFd; 3],
         warm_up: bool,
+        manifest: Option<&Arc<Manifest>>,
     ) -> io::Result<ForkedWorker> {
         let (answer_tx, answer) = oneshot::channel();
-        {
-            let _sending = self.sending.lock().await;
+        let expects = {
+            let mut given = self.sending.lock().await;
+            if let Some(manifest) = manifest
+                && !given
+                    .as_ref()
+                    .is_some_and(|given| Arc::ptr_eq(given, manifest) || given == manifest)
+            {
+                // Forgotten first: should the manifest not go out whole, the fork server may or
+                // may not have it, and the next fork gives it again.
+                *given = None;
+                self.give(manifest).await?;
+                *given = Some(manifest.clone());
+            }
             self.lock()
                 .map(|mut state| state.waiting.push_back(answer_tx))?;
             let sent = loop {
@@ -120,10 +140,27 @@ impl ForkServer {
                 let _ = self.lock().map(|mut state| state.waiting.pop_back());
                 return Err(error);
             }
-        }
+            given.clone()
+        };
         // The fork server holds its own copies now; ours close here.
         drop(stdio);
-        answer.await.unwrap_or_else(|_| Err(gone_error(None)))
+        let mut worker = answer.await.unwrap_or_else(|_| Err(gone_error(None)))?;
+        worker.expects = expects;
+        Ok(worker)
+    }
+
+    /// Gives the fork server `manifest`, for the workers it forks from now on.
+    async fn give(&self, manifest: &Arc<Manifest>) -> io::Result<()> {
+        // About 200 KB of JSON at 10,000 tools, once per catalog: written here, as a blocking
+        // thread may not be had when executions fill the gateway's address space.
+        let file = server::manifest_file(manifest)?;
+        loop {
+            let mut ready = self.socket.writable().await?;
+            match ready.try_io(|socket| server::send_manifest(socket.as_fd(), file.as_fd())) {
+                Ok(sent) => return sent,
+                Err(_would_block) => continue,
+            }
+        }
     }
 
     /// Whether the fork server has ended (it forks no more workers).
@@ -177,7 +214,12 @@ async fn read_reports(socket: Arc<AsyncFd<OwnedFd>>, state: Arc<Mutex<State>>) {
                 state.running.insert(pid, ended_tx);
                 if let Some(waiting) = state.waiting.pop_front() {
                     // A requester that gave up drops the worker, which kills it.
-                    let _ = waiting.send(Ok(ForkedWorker { pid, pidfd, ended }));
+                    let _ = waiting.send(Ok(ForkedWorker {
+                        pid,
+                        pidfd,
+                        ended,
+                        expects: None,
+                    }));
                 }
             }
             Report::Failed(error) => {

@@ -554,9 +554,15 @@ enum Warm {
 }
 
 impl PoolInner {
-    /// Tells a waiting worker which tools its job will most likely name.
+    /// Tells a waiting worker which tools its job will most likely name, unless it was forked
+    /// expecting them.
     async fn tell_expected(&self, mut worker: Worker) -> io::Result<Worker> {
-        if let Some(manifest) = self.expected.get() {
+        if let Some(manifest) = self.expected.get()
+            && !worker
+                .expects
+                .as_ref()
+                .is_some_and(|expects| Arc::ptr_eq(expects, &manifest))
+        {
             write_message(&mut worker.stdin, &ToWorker::Expect(manifest.clone())).await?;
             worker.expects = Some(manifest);
         }
@@ -567,13 +573,21 @@ impl PoolInner {
         #[cfg(target_os = "linux")]
         if let Some(server) = self.fork_server().await {
             let pipes = Pipes::new()?;
-            match server.fork(pipes.worker, warm == Warm::Yes).await {
-                Ok(worker) => {
+            let expected = self.expected.get();
+            match server
+                .fork(pipes.worker, warm == Warm::Yes, expected.as_ref())
+                .await
+            {
+                Ok(mut worker) => {
+                    let expects = worker.expects.take();
                     let process = Process::Forked(Forked {
                         worker,
                         status: None,
                     });
-                    return Pipes::connect(pipes.stdin, pipes.stdout, pipes.stderr, process);
+                    let mut worker =
+                        Pipes::connect(pipes.stdin, pipes.stdout, pipes.stderr, process)?;
+                    worker.expects = expects;
+                    return Ok(worker);
                 }
                 Err(error) => self.fork_server_failed(&server, &error).await,
             }
@@ -1039,6 +1053,7 @@ mod tests {
                 // Not a pidfd: the kill through it fails, and the test ends the process itself.
                 pidfd: std::fs::File::open("/dev/null").unwrap().into(),
                 ended,
+                expects: None,
             },
             status: None,
         });

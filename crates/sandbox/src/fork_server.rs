@@ -13,9 +13,12 @@
 //!
 //! Wire: the fork server's stdin is a `SOCK_SEQPACKET` socket to the gateway. A request is one
 //! byte (`W`: warm up before reading the job; `N`: the job is waiting) carrying three
-//! descriptors, the new worker's stdin, stdout and stderr. The fork server
-//! answers requests in order, and reports each worker's end when it happens (it is the workers'
-//! parent, and reaps them):
+//! descriptors, the new worker's stdin, stdout and stderr. A manifest (`M`) carries one
+//! descriptor, a file holding the [`Manifest`] as JSON: the fork server keeps it, and every worker
+//! it forks from then on starts with it, as if told to expect it, so the names of a catalog of
+//! thousands of tools cross to the worker side and are parsed once per catalog, not once per
+//! execution. It is not answered. The fork server answers requests in order, and reports each
+//! worker's end when it happens (it is the workers' parent, and reaps them):
 //! - `F` pid, with a pidfd of the worker attached: forked;
 //! - `E` errno: could not fork;
 //! - `X` pid, wait status: the worker ended.
@@ -39,12 +42,15 @@ use nix::sys::socket::{
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::{ForkResult, Pid};
 
-use crate::worker::{WarmUp, WorkerSpec, run_worker, warm_up};
+use crate::Manifest;
+use crate::worker::{MAX_SETUP_LINE_BYTES, WarmUp, WorkerSpec, run_worker, warm_up};
 
 /// The byte of a request for a worker that warms up before it reads its job.
 const REQUEST_WARM: u8 = b'W';
 /// The byte of a request for a worker whose job is waiting for it.
 const REQUEST_NOW: u8 = b'N';
+/// The byte of a manifest that the workers forked from now on start with.
+const MANIFEST: u8 = b'M';
 const FORKED: u8 = b'F';
 const FAILED: u8 = b'E';
 const EXITED: u8 = b'X';
@@ -110,6 +116,60 @@ pub fn request_worker(
         None,
     )?;
     Ok(())
+}
+
+/// A file holding `manifest` as JSON, to be sent with [`send_manifest`]: an anonymous file in
+/// memory, read from its start.
+pub fn manifest_file(manifest: &Manifest) -> io::Result<OwnedFd> {
+    use std::io::{Seek, Write};
+    let text = serde_json::to_vec(manifest).map_err(io::Error::other)?;
+    let file = nix::sys::memfd::memfd_create(
+        c"toolweave-manifest",
+        nix::sys::memfd::MFdFlags::MFD_CLOEXEC,
+    )?;
+    let mut file = std::fs::File::from(file);
+    file.write_all(&text)?;
+    file.rewind()?;
+    Ok(OwnedFd::from(file))
+}
+
+/// Gives the fork server behind `socket` the manifest in `file` (made by [`manifest_file`]):
+/// every worker it forks after this starts with it. Fails with `WouldBlock` on a non-blocking
+/// socket that is full.
+pub fn send_manifest(socket: BorrowedFd<'_>, file: BorrowedFd<'_>) -> io::Result<()> {
+    let descriptors = [file.as_raw_fd()];
+    let rights = [ControlMessage::ScmRights(&descriptors)];
+    sendmsg::<()>(
+        socket.as_raw_fd(),
+        &[IoSlice::new(&[MANIFEST])],
+        &rights,
+        MsgFlags::MSG_NOSIGNAL,
+        None,
+    )?;
+    Ok(())
+}
+
+/// The manifest a gateway sent in `file`, read from where it stands.
+fn read_manifest(file: OwnedFd) -> io::Result<Manifest> {
+    use std::io::Read;
+    let mut text = Vec::new();
+    let limit = u64::try_from(MAX_SETUP_LINE_BYTES).unwrap_or(u64::MAX);
+    std::fs::File::from(file)
+        .take(limit + 1)
+        .read_to_end(&mut text)?;
+    if text.len() > MAX_SETUP_LINE_BYTES {
+        return Err(from_gateway("a manifest longer than a worker reads"));
+    }
+    serde_json::from_slice(&text)
+        .map_err(|error| from_gateway(&format!("a manifest that is not one: {error}")))
+}
+
+/// What the gateway sent that the fork server cannot take.
+fn from_gateway(what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("the gateway sent {what}"),
+    )
 }
 
 /// The fork server's next report; `None` once it is gone. Fails with `WouldBlock` on a
@@ -235,6 +295,8 @@ pub fn fork_server_main(spec: WorkerSpec) -> ExitCode {
     let server = nix::unistd::getpid();
     let mut workers: Vec<Forked> = Vec::new();
     let mut warmed = false;
+    // What the workers forked from now on start with.
+    let mut manifest: Option<std::sync::Arc<Manifest>> = None;
     loop {
         // Warmed up once nothing has happened for a moment: the workers a gateway asks for
         // as it starts are forked at once (they warm up themselves), and its first execution
@@ -269,6 +331,17 @@ pub fn fork_server_main(spec: WorkerSpec) -> ExitCode {
             // The gateway is gone; its workers die with this process (their death signal).
             Ok((0, _)) => return ExitCode::SUCCESS,
             Ok((_, descriptors)) if matches!(tag[0], REQUEST_WARM | REQUEST_NOW) => descriptors,
+            Ok((_, descriptors)) if tag[0] == MANIFEST => {
+                // A manifest the gateway counts on and this process does not have would have its
+                // workers run jobs without their tools: the fork server ends instead, and the
+                // gateway starts workers itself.
+                match descriptors.into_iter().next().map(read_manifest) {
+                    Some(Ok(read)) => manifest = Some(std::sync::Arc::new(read)),
+                    Some(Err(error)) => return refuse_manifest(&error),
+                    None => return refuse_manifest(&from_gateway("a manifest without its file")),
+                }
+                continue;
+            }
             Ok(_) => {
                 eprintln!("toolweave fork server: a request was not one");
                 return ExitCode::FAILURE;
@@ -288,7 +361,7 @@ pub fn fork_server_main(spec: WorkerSpec) -> ExitCode {
         // data structure consistent.
         match unsafe { nix::unistd::fork() } {
             Ok(ForkResult::Child) => {
-                let code = become_worker(spec, server, stdio, tag[0] == REQUEST_WARM);
+                let code = become_worker(spec, server, stdio, tag[0] == REQUEST_WARM, manifest);
                 // Exits without unwinding into the fork server's loop (its descriptors are
                 // already closed: the worker closes all but 0, 1 and 2), and without the C
                 // library's exit handlers and destructors, which only fault in and copy pages
@@ -315,6 +388,12 @@ pub fn fork_server_main(spec: WorkerSpec) -> ExitCode {
             Err(error) => send_report(socket, FAILED, error as i32, 0, None),
         }
     }
+}
+
+/// Ends the fork server over a manifest it could not take.
+fn refuse_manifest(error: &io::Error) -> ExitCode {
+    eprintln!("toolweave fork server: cannot take a manifest: {error}");
+    ExitCode::FAILURE
 }
 
 /// How long a fork server waits without a request before it warms up.
@@ -367,7 +446,13 @@ fn reap(socket: BorrowedFd<'_>, worker: &Forked) {
 
 /// The child's side of a fork: the request's pipes become stdin, stdout and stderr; it dies with
 /// the fork server; then it is a worker like any other.
-fn become_worker(spec: WorkerSpec, server: Pid, stdio: [OwnedFd; 3], warm: bool) -> u8 {
+fn become_worker(
+    spec: WorkerSpec,
+    server: Pid,
+    stdio: [OwnedFd; 3],
+    warm: bool,
+    manifest: Option<std::sync::Arc<Manifest>>,
+) -> u8 {
     let [stdin, stdout, stderr] = stdio;
     let moved = nix::unistd::dup2_stdin(&stdin)
         .and_then(|()| nix::unistd::dup2_stdout(&stdout))
@@ -385,7 +470,11 @@ fn become_worker(spec: WorkerSpec, server: Pid, stdio: [OwnedFd; 3], warm: bool)
     // Warmed again while it waits: the fork server's pages are shared until written, and the
     // first write to each costs a copy; better now than during the job (a trivial Python
     // execution answers faster with this). Not when its job is already waiting.
-    run_worker(spec, if warm { WarmUp::Worker } else { WarmUp::None })
+    run_worker(
+        spec,
+        if warm { WarmUp::Worker } else { WarmUp::None },
+        manifest,
+    )
 }
 
 fn pidfd_open(pid: Pid) -> Result<OwnedFd, Errno> {
@@ -395,4 +484,41 @@ fn pidfd_open(pid: Pid) -> Result<OwnedFd, Errno> {
     let fd = RawFd::try_from(fd).map_err(|_| Errno::EBADF)?;
     // SAFETY: `fd` was just returned by the kernel and is owned by nothing else.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Namespace;
+
+    #[test]
+    fn a_manifest_crosses_in_its_file_whole_and_anything_else_is_refused() {
+        let manifest = Manifest {
+            namespaces: vec![
+                Namespace {
+                    name: "catalog".to_owned(),
+                    tools: Some((0..10_000).map(|n| format!("tool_{n}")).collect()),
+                },
+                Namespace {
+                    name: "starting".to_owned(),
+                    tools: None,
+                },
+            ],
+        };
+        let file = manifest_file(&manifest).unwrap();
+        assert_eq!(read_manifest(file).unwrap(), manifest);
+
+        let mut garbage = std::fs::File::from(
+            nix::sys::memfd::memfd_create(c"test", nix::sys::memfd::MFdFlags::MFD_CLOEXEC).unwrap(),
+        );
+        std::io::Write::write_all(&mut garbage, b"{not a manifest").unwrap();
+        std::io::Seek::rewind(&mut garbage).unwrap();
+        let error = read_manifest(OwnedFd::from(garbage))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with("the gateway sent a manifest that is not one"),
+            "{error}"
+        );
+    }
 }

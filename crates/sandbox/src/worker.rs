@@ -67,7 +67,8 @@ pub struct WorkerJob {
     pub language: Language,
     /// Limits for this execution.
     pub limits: EngineLimits,
-    /// The names guest code can call; `None`: those of the last [`ToWorker::Expect`].
+    /// The names guest code can call; `None`: those the worker expects (the last
+    /// [`ToWorker::Expect`], or the manifest its fork server gave it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub manifest: Option<Arc<Manifest>>,
     /// The host's [`PROTOCOL_VERSION`]; 0 when the host sent none.
@@ -117,7 +118,7 @@ pub enum FromWorker {
 /// The longest line a worker reads before its job: a [`ToWorker::Expect`] or the
 /// [`ToWorker::Start`] itself, which hold the names of the catalog's tools and a program of at
 /// most [`crate::MAX_CODE_BYTES`]. As long as the longest message an upstream server may send.
-const MAX_SETUP_LINE_BYTES: usize = 64 * 1024 * 1024;
+pub(crate) const MAX_SETUP_LINE_BYTES: usize = 64 * 1024 * 1024;
 /// Room for what surrounds the text of a message on its line (the message's kind, a call id).
 const ENVELOPE_BYTES: usize = 1024;
 /// The most bytes JSON writes for one byte of text (a control character as `\u0001`).
@@ -593,12 +594,13 @@ impl WorkerKind {
 /// runs, the worker arms it with the job's memory limit, so that going past it ends this process
 /// (exit status [`MEMORY_EXIT_CODE`]) rather than the machine's memory.
 pub fn worker_main(spec: WorkerSpec) -> ExitCode {
-    ExitCode::from(run_worker(spec, WarmUp::Worker))
+    ExitCode::from(run_worker(spec, WarmUp::Worker, None))
 }
 
-/// A worker's life after its process exists (started on its own, or forked by a fork server);
-/// the exit status it ends with.
-pub(crate) fn run_worker(spec: WorkerSpec, warm_up: WarmUp) -> u8 {
+/// A worker's life after its process exists (started on its own, or forked by a fork server,
+/// then with the manifest the fork server was given, as if told to expect it); the exit status
+/// it ends with.
+pub(crate) fn run_worker(spec: WorkerSpec, warm_up: WarmUp, expected: Option<Arc<Manifest>>) -> u8 {
     // Confined first, while this is the only thread, before anything else happens; a worker
     // that cannot be confined reads its job only to refuse it.
     let confined = confine::confine(&spec.ceilings);
@@ -607,7 +609,7 @@ pub(crate) fn run_worker(spec: WorkerSpec, warm_up: WarmUp) -> u8 {
     let engine = std::thread::Builder::new()
         .name("toolweave-worker-engine".to_owned())
         .stack_size(spec.stack_bytes.saturating_add(THREAD_STACK_HEADROOM))
-        .spawn(move || run_one_job(spec.kind, warm_up, confined));
+        .spawn(move || run_one_job(spec.kind, warm_up, confined, expected));
     // This thread only waits for the engine's, and then exits: freeing the process's memory
     // (exit unmaps it on the last thread, this one) is work nobody waits for, done on cores the
     // next execution does not need. The engine thread, started before, keeps its priority.
@@ -629,6 +631,7 @@ fn run_one_job(
     kind: WorkerKind,
     how: WarmUp,
     confined: Result<confine::LandlockState, ConfineError>,
+    mut expected: Option<Arc<Manifest>>,
 ) -> u8 {
     // Everything that does not depend on the job happens before it arrives: a first run of the
     // engine's own code (a fresh process otherwise pays for faulting in the interpreter's code
@@ -641,7 +644,6 @@ fn run_one_job(
         WorkerKind::JavaScript => Some(Prepared::new(stack_top, Compiler::ThisThread)),
         WorkerKind::Python => None,
     };
-    let mut expected = None;
     // The job, read on this thread: no hand-off between reading it and running it.
     let job = loop {
         match host.next(None) {

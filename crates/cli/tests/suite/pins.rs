@@ -1,7 +1,8 @@
-//! Pinned tool definitions: the first run pins each tool in `pins.json`; a server that then
-//! lists a changed definition (at start, or with `notifications/tools/list_changed`) has that
-//! tool held out of search, describe and calls until `toolweave trust` shows the change and
-//! accepts it, which a running gateway takes without a restart. And what the model reads of a
+//! Pinned tool definitions: the first run pins each tool in its server's file in `pins/`; a
+//! server that then lists a changed definition (at start, or with
+//! `notifications/tools/list_changed`) has that tool held out of search, describe and calls until `toolweave trust` shows the change and
+//! accepts it, which a running gateway takes without a restart. The single pins file of earlier
+//! versions is honoured and moved to one file per server. And what the model reads of a
 //! description leaves out characters that do not show, which `toolweave tools` escapes.
 
 use std::path::{Path, PathBuf};
@@ -93,7 +94,7 @@ async fn add(server: &Toolweave) -> Result<Value, String> {
 async fn a_changed_definition_is_held_until_trust_accepts_it() {
     let dir = tempfile::tempdir().unwrap();
     let home = config_home();
-    let pins_path = home.join("toolweave/pins.json");
+    let pins_path = home.join("toolweave/pins/math.json");
 
     // First sight: every tool pinned, owner-only.
     let original = math_config(dir.path(), "original.json", &[]);
@@ -101,7 +102,8 @@ async fn a_changed_definition_is_held_until_trust_accepts_it() {
     assert_eq!(add(&server).await, Ok(json!(5)));
     server.stop().await.unwrap();
     let pins: Value = serde_json::from_slice(&std::fs::read(&pins_path).unwrap()).unwrap();
-    let pin = &pins["servers"]["math"]["add"];
+    assert_eq!(pins["server"], "math");
+    let pin = &pins["tools"]["add"];
     assert_eq!(
         pin["definition"]["description"],
         "Add two numbers and return their sum."
@@ -110,7 +112,7 @@ async fn a_changed_definition_is_held_until_trust_accepts_it() {
         pin["sha256"].as_str().unwrap().starts_with("sha256:"),
         "{pin}"
     );
-    assert!(pins["servers"]["math"]["echo"].is_object(), "{pins}");
+    assert!(pins["tools"]["echo"].is_object(), "{pins}");
     assert!(pins.get("pending").is_none(), "{pins}");
     {
         use std::os::unix::fs::PermissionsExt;
@@ -183,7 +185,7 @@ async fn a_changed_definition_is_held_until_trust_accepts_it() {
     assert!(review.contains("Accepted 1 definition"), "{review}");
     let pins: Value = serde_json::from_slice(&std::fs::read(&pins_path).unwrap()).unwrap();
     assert_eq!(
-        pins["servers"]["math"]["add"]["definition"]["description"],
+        pins["tools"]["add"]["definition"]["description"],
         format!("Add two numbers and return their sum.{POISON}")
     );
     assert!(pins.get("pending").is_none(), "{pins}");
@@ -239,12 +241,112 @@ async fn a_definition_changed_at_run_time_is_held() {
     let error = add(&server).await.unwrap_err();
     assert!(error.contains("`toolweave trust`"), "{error}");
     let pins: Value =
-        serde_json::from_slice(&std::fs::read(home.join("toolweave/pins.json")).unwrap()).unwrap();
+        serde_json::from_slice(&std::fs::read(home.join("toolweave/pins/math.json")).unwrap())
+            .unwrap();
     assert_eq!(
-        pins["pending"]["math"]["add"]["definition"]["description"],
+        pins["pending"]["add"]["definition"]["description"],
         format!("Add two numbers and return their sum.{POISON}")
     );
     server.stop().await.unwrap();
+}
+
+/// The inode of `path`: a file written again (by rename) has a new one.
+fn inode(path: &Path) -> u64 {
+    std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(path).unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_single_pins_file_of_earlier_versions_is_honoured_and_moved_to_one_file_per_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = config_home();
+    let two = |file: &str, math_arguments: &[&str]| {
+        let mut math = vec!["--name", "math"];
+        math.extend_from_slice(math_arguments);
+        let path = dir.path().join(file);
+        let config = json!({"mcpServers": {
+            "math": {"command": toolweave_testkit::fixture_binary(), "args": math},
+            "text": {"command": toolweave_testkit::fixture_binary(), "args": ["--name", "text"]},
+        }});
+        std::fs::write(&path, serde_json::to_vec_pretty(&config).unwrap()).unwrap();
+        path
+    };
+    let original = two("original.json", &[]);
+    let folder = home.join("toolweave/pins");
+
+    // The pins as they are now, rewritten as the single file earlier versions kept (indented,
+    // every server in one file), and the folder removed.
+    let server = serve(&home, &original).await;
+    assert_eq!(add(&server).await, Ok(json!(5)));
+    server.stop().await.unwrap();
+    let read = |server: &str| -> Value {
+        serde_json::from_slice(&std::fs::read(folder.join(format!("{server}.json"))).unwrap())
+            .unwrap()
+    };
+    let (math, text_pins) = (read("math"), read("text"));
+    let single = json!({"servers": {"math": math["tools"], "text": text_pins["tools"]}});
+    std::fs::remove_dir_all(&folder).unwrap();
+    let single_file = home.join("toolweave/pins.json");
+    std::fs::write(&single_file, serde_json::to_vec_pretty(&single).unwrap()).unwrap();
+
+    // `add` changed: held against its pin from the single file, which moves into the folder.
+    let poison = format!("add={POISON}");
+    let changed = two("changed.json", &["--append-description", &poison]);
+    let server = serve(&home, &changed).await;
+    let error = add(&server).await.unwrap_err();
+    assert!(error.contains("`toolweave trust`"), "{error}");
+    assert!(
+        !single_file.exists(),
+        "the single file is removed once moved"
+    );
+    let math = read("math");
+    assert_eq!(
+        math["tools"]["add"]["definition"]["description"],
+        "Add two numbers and return their sum."
+    );
+    assert_eq!(
+        math["pending"]["add"]["definition"]["description"],
+        format!("Add two numbers and return their sum.{POISON}")
+    );
+    assert_eq!(
+        read("text")["tools"],
+        text_pins["tools"],
+        "{}",
+        read("text")
+    );
+
+    // A change to one server's tools rewrites that server's file alone.
+    let (math_inode, text_inode) = (
+        inode(&folder.join("math.json")),
+        inode(&folder.join("text.json")),
+    );
+    let registered = server
+        .execute("await tools.math.register({ name: 'added' })", "typescript")
+        .await
+        .unwrap();
+    assert!(!registered.is_error, "{}", registered.text);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while read("math")["tools"].get("added").is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "math.added was not pinned: {}",
+            read("math")
+        );
+        search(&server, "added").await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_ne!(inode(&folder.join("math.json")), math_inode);
+    assert_eq!(inode(&folder.join("text.json")), text_inode);
+    server.stop().await.unwrap();
+
+    // `toolweave trust` shows the change against the pin that came from the single file.
+    let output = command(&home, &["trust", "--yes", "math.add"]);
+    let review = text(&output.stdout);
+    assert!(output.status.success(), "{review}{}", text(&output.stderr));
+    assert!(
+        review.contains("\n    -   Add two numbers and return their sum.\n")
+            && review.contains("Accepted 1 definition"),
+        "{review}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
