@@ -621,6 +621,14 @@ fn flavor(python: bool) -> Flavor {
 /// Parses arguments, runs the command, maps failure to exit code 1 (2 for usage errors).
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    // With worker isolation this process runs no guest code: besides the protocol thread it has
+    // short-lived blocking threads that build catalogs. With one arena, what a build frees is
+    // reused by what comes after it, not stranded in the arena of the thread that built it.
+    if let Command::Serve(args) = &cli.command
+        && args.common.isolation == IsolationArg::Worker
+    {
+        toolweave_core::limit_malloc_arenas(1);
+    }
     let default_level = match cli.command {
         Command::Serve(_) => "info",
         // A login connects expecting to be refused; what it finds, it says itself.

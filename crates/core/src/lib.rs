@@ -109,6 +109,7 @@ pub use toolweave_catalog::{
 };
 pub use toolweave_config::{self as config, Config, Limits, Policy, ToolGlobs};
 pub use toolweave_sandbox::confine;
+pub use toolweave_sandbox::limit_malloc_arenas;
 pub use toolweave_sandbox::{
     EngineError, EngineEvent, ExecuteRequest, FromWorker, HostReply, Language, LogStream, Manifest,
     Outcome, PROTOCOL_VERSION, WorkerCommand, WorkerKind,

@@ -199,7 +199,9 @@ impl EnginePool {
             .saturating_add(guest_memory_bytes);
         let max_threads = match address_space_left() {
             Some(left) => {
-                limit_malloc_arenas();
+                // Each arena reserves 64 MiB: under a limited address space that reserve
+                // alone could crowd out the gateway's own allocations.
+                crate::limit_malloc_arenas(4);
                 // The thread that compiles programs reserves its own stack, whatever runs.
                 let left = left.saturating_sub(crate::THREAD_STACK_HEADROOM);
                 let max_threads = (left / 2 / per_thread.max(1)).max(1);
@@ -357,18 +359,6 @@ fn address_space_left() -> Option<usize> {
         .rlim_cur
         .saturating_sub(pages.saturating_mul(page_size));
     Some(usize::try_from(left).unwrap_or(usize::MAX))
-}
-
-/// Keeps glibc to 4 malloc arenas. Each reserves 64 MiB of address space, and glibc makes up to 8
-/// per core as threads allocate: under a limited address space that reserve alone could crowd
-/// out the gateway's own allocations, and an allocation that fails ends the process.
-fn limit_malloc_arenas() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    #[expect(unsafe_code, reason = "mallopt takes no pointers")]
-    // SAFETY: mallopt changes only glibc's own tuning, under its lock.
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 4);
-    }
 }
 
 /// Elsewhere no limit is read: threads start until the system refuses one.
