@@ -621,12 +621,11 @@ fn flavor(python: bool) -> Flavor {
 /// Parses arguments, runs the command, maps failure to exit code 1 (2 for usage errors).
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    // With worker isolation this process runs no guest code: besides the protocol thread it has
-    // short-lived blocking threads that build catalogs. With one arena, what a build frees is
-    // reused by what comes after it, not stranded in the arena of the thread that built it.
-    if let Command::Serve(args) = &cli.command
-        && args.common.isolation == IsolationArg::Worker
-    {
+    // The gateway's threads are the protocol thread, short-lived blocking threads that build
+    // catalogs, and (in process) engine threads. With one arena, what a build frees is reused by
+    // what comes after it, not stranded in the arena of the thread that built it; engine threads
+    // allocate mostly small blocks, which glibc's per-thread caches serve without the arena lock.
+    if matches!(cli.command, Command::Serve(_)) {
         toolweave_core::limit_malloc_arenas(1);
     }
     let default_level = match cli.command {

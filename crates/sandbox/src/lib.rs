@@ -79,17 +79,26 @@ pub fn release_free_memory() {
 /// Keeps glibc's C allocator to at most `arenas` arenas (it makes up to 8 per core as threads
 /// allocate, each reserving 64 MiB of address space). Fewer arenas mean a thread that frees a
 /// large build's garbage leaves holes another thread's later allocations reuse, instead of
-/// holes stranded in an arena of its own. Call it before threads start: a thread keeps the
-/// arena it first used. Elsewhere it does nothing.
+/// holes stranded in an arena of its own. Only ever lowers the bound: a later call with a larger
+/// number keeps the smaller one. Call it before threads start: a thread keeps the arena it first
+/// used. Elsewhere it does nothing.
 pub fn limit_malloc_arenas(arenas: i32) {
+    use std::sync::atomic::{AtomicI32, Ordering};
+    /// The bound set so far; 0 while none is.
+    static SET: AtomicI32 = AtomicI32::new(0);
+    let arenas = arenas.max(1);
+    let lowered = SET.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |set| {
+        (set == 0 || arenas < set).then_some(arenas)
+    });
+    if lowered.is_err() {
+        return;
+    }
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     #[expect(unsafe_code, reason = "mallopt takes no pointers")]
     // SAFETY: mallopt changes only glibc's own tuning, under its lock.
     unsafe {
         libc::mallopt(libc::M_ARENA_MAX, arenas);
     }
-    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    let _ = arenas;
 }
 
 /// Runs one program to its outcome on the calling thread (guest code blocks the thread it runs
