@@ -3,44 +3,11 @@
 //! client is asked; this client declines) or `hidden` (kept out by the policy). Each case runs
 //! through the real binary, and `toolweave tools --json` must show the same tiers.
 
-use std::sync::{Arc, Mutex};
-
-use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
-    ElicitationAction, ElicitationCapability, Implementation,
-};
-use rmcp::service::RequestContext;
-use rmcp::{ClientHandler, ErrorData, RoleClient};
+use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 use toolweave_testkit::harness::{Execution, fixture_config, serve_with};
 
-use super::{repo_root, toolweave};
-
-/// A client that supports elicitation, declines every question, and counts them.
-#[derive(Clone, Default)]
-struct Declining {
-    asked: Arc<Mutex<usize>>,
-}
-
-impl ClientHandler for Declining {
-    fn get_info(&self) -> ClientConfig {
-        let mut capabilities = ClientCapabilities::default();
-        capabilities.elicitation = Some(ElicitationCapability::new());
-        ClientConfig::new(
-            capabilities,
-            Implementation::new("declining-test-client", "0"),
-        )
-    }
-
-    async fn create_elicitation(
-        &self,
-        _request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        *self.asked.lock().unwrap() += 1;
-        Ok(ElicitResult::new(ElicitationAction::Decline))
-    }
-}
+use super::{ApprovingClient, repo_root, toolweave};
 
 /// The arguments each tool of the table is called with.
 fn arguments(tool: &str) -> &'static str {
@@ -91,7 +58,8 @@ async fn run_case(name: &str, case: &Value) -> Vec<String> {
             .map(|flag| flag.as_str().unwrap().to_owned()),
     );
     let flag_refs: Vec<&str> = flags.iter().map(String::as_str).collect();
-    let declining = Declining::default();
+    // Declines every question, and keeps them.
+    let declining = ApprovingClient::approving_if(|_| false);
     let (client, _) = serve_with(toolweave(), &config, &flag_refs, &[], declining.clone())
         .await
         .unwrap();
@@ -106,7 +74,7 @@ async fn run_case(name: &str, case: &Value) -> Vec<String> {
         let Value::Object(call) = json!({ "code": code, "language": "javascript" }) else {
             unreachable!("a literal object");
         };
-        let before = *declining.asked.lock().unwrap();
+        let before = declining.asked().len();
         let result = client
             .call_tool(CallToolRequestParams::new("execute_code").with_arguments(call))
             .await
@@ -117,7 +85,7 @@ async fn run_case(name: &str, case: &Value) -> Vec<String> {
             .unwrap()
             .clone();
         let text = value.as_str().unwrap_or_default().to_owned();
-        let asked = *declining.asked.lock().unwrap() - before;
+        let asked = declining.asked().len() - before;
         let got = match (asked, text.starts_with("threw: ")) {
             (0, false) => "allow",
             (1, true) if text.contains("declined this call") => "ask",
