@@ -74,7 +74,7 @@ for id in range(1, 31):
 assert not result.get("isError"), result
 
 kind = "python" if language == "python" else "javascript"
-found = subprocess.run(["pgrep", "-f", "zygote " + kind], capture_output=True, text=True)
+found = subprocess.run(["pgrep", "-f", "fork-server " + kind], capture_output=True, text=True)
 fork_server = next(int(pid) for pid in found.stdout.split()
                    if open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1]
                    == str(server.pid))

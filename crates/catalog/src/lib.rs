@@ -177,7 +177,7 @@ impl Catalog {
             }
         }
 
-        let mut entries = Vec::new();
+        let mut entries = Vec::with_capacity(by_server.values().map(Vec::len).sum());
         for (position, server_tools) in by_server {
             let guest_server = &namespaces[position].0;
             let guest_tools =
@@ -257,7 +257,7 @@ impl Catalog {
     /// with a dot (`fixture.get-sum`) when only one tool fits.
     pub fn resolve(&self, name: &str) -> Option<&Entry> {
         self.names
-            .resolve(name)
+            .resolve(&self.entries, name)
             .and_then(|index| self.entries.get(index))
     }
 

@@ -1,5 +1,6 @@
 //! Finding a tool by the name guest code or a model wrote: exact forms, then suggestions.
 
+use std::cmp::Ordering;
 use std::collections::HashMap;
 
 use crate::Entry;
@@ -12,19 +13,76 @@ const MAX_SUGGESTIONS: usize = 3;
 /// How similar (0 to 1) a name must be to be suggested.
 const MIN_SIMILARITY: f64 = 0.5;
 
-/// Name tables of one catalog.
+/// Name tables of one catalog. The tables of tool names hold positions of the catalog's
+/// entries, sorted by the names they are looked up by: the names themselves stay in the entries
+/// (at 10,000 tools, maps of copied names held about 3 MB more).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct NameIndex {
-    /// (guest server, guest tool) → entry.
-    by_guest: HashMap<(String, String), usize>,
-    /// (configured server, upstream tool) → entry.
-    by_original: HashMap<(String, String), usize>,
+    /// Entries by (guest server, guest tool).
+    by_guest: Vec<u32>,
+    /// Entries by (configured server, upstream tool).
+    by_original: Vec<u32>,
     /// Guest server name → configured name.
     server_by_guest: HashMap<String, String>,
     /// Configured server name → guest name.
     server_by_original: HashMap<String, String>,
-    /// Per entry, its names as suggestions compare them.
+    /// Per entry, its tool's names as suggestions compare them (the server's are prepared when
+    /// a suggestion is asked for: one per server, not one per tool).
     suggestion_keys: Vec<SuggestionKeys>,
+}
+
+/// Which names of an entry a table of [`NameIndex`] looks it up by.
+#[derive(Debug, Clone, Copy)]
+enum Names {
+    Guest,
+    Original,
+}
+
+impl Names {
+    fn of(self, entry: &Entry) -> (&str, &str) {
+        match self {
+            Self::Guest => (&entry.guest_server, &entry.guest_tool),
+            Self::Original => (&entry.server, &entry.tool),
+        }
+    }
+
+    /// The positions of `entries` sorted by these names; where two entries have the same names,
+    /// only the later one (as a map filled in order keeps it).
+    fn table(self, entries: &[Entry]) -> Vec<u32> {
+        let mut table: Vec<u32> = (0..entries.len())
+            .filter_map(|position| u32::try_from(position).ok())
+            .collect();
+        // Stable: equal names stay in catalog order, and the last of them is kept.
+        table.sort_by(|&left, &right| {
+            self.of(&entries[left as usize])
+                .cmp(&self.of(&entries[right as usize]))
+        });
+        let mut kept: Vec<u32> = Vec::with_capacity(table.len());
+        for position in table {
+            match kept.last_mut() {
+                Some(last)
+                    if self.of(&entries[*last as usize])
+                        == self.of(&entries[position as usize]) =>
+                {
+                    *last = position;
+                }
+                _ => kept.push(position),
+            }
+        }
+        kept
+    }
+
+    /// The entry of `table` with these names.
+    fn find(self, table: &[u32], entries: &[Entry], server: &str, tool: &str) -> Option<usize> {
+        let found = table
+            .binary_search_by(|&position| {
+                entries
+                    .get(position as usize)
+                    .map_or(Ordering::Less, |entry| self.of(entry).cmp(&(server, tool)))
+            })
+            .ok()?;
+        Some(table[found] as usize)
+    }
 }
 
 impl NameIndex {
@@ -45,15 +103,8 @@ impl NameIndex {
                 .server_by_original
                 .insert(original.clone(), guest.clone());
         }
-        for (position, entry) in entries.iter().enumerate() {
-            index.by_guest.insert(
-                (entry.guest_server.clone(), entry.guest_tool.clone()),
-                position,
-            );
-            index
-                .by_original
-                .insert((entry.server.clone(), entry.tool.clone()), position);
-        }
+        index.by_guest = Names::Guest.table(entries);
+        index.by_original = Names::Original.table(entries);
         index.suggestion_keys = entries
             .iter()
             .enumerate()
@@ -77,17 +128,17 @@ impl NameIndex {
         suggest(entries, &self.suggestion_keys, name)
     }
 
-    /// The entry `name` refers to: `server.tool` (guest names), `tools.server.tool`,
-    /// `mcp__server__tool` (original names), or original names with a dot when only one tool
-    /// fits.
-    pub(crate) fn resolve(&self, name: &str) -> Option<usize> {
+    /// The entry of `entries` (those this index was built over) that `name` refers to:
+    /// `server.tool` (guest names), `tools.server.tool`, `mcp__server__tool` (original names), or
+    /// original names with a dot when only one tool fits.
+    pub(crate) fn resolve(&self, entries: &[Entry], name: &str) -> Option<usize> {
         let name = name.trim();
-        if let Some(found) = self.dotted(name) {
+        if let Some(found) = self.dotted(entries, name) {
             return Some(found);
         }
         if let Some(found) = name
             .strip_prefix("tools.")
-            .and_then(|rest| self.dotted(rest))
+            .and_then(|rest| self.dotted(entries, rest))
         {
             return Some(found);
         }
@@ -98,52 +149,58 @@ impl NameIndex {
             .collect();
         // The documented form first: original server and tool names.
         for (server, tool) in &splits {
-            if let Some(&found) = self.by_original.get(&key(server, tool)) {
+            if let Some(found) = self.original(entries, server, tool) {
                 return Some(found);
             }
         }
         unique(
             splits
                 .iter()
-                .flat_map(|(server, tool)| self.candidates(server, tool)),
+                .flat_map(|(server, tool)| self.candidates(entries, server, tool)),
         )
     }
 
     /// `server.tool`: guest names first, then any split at a dot that names exactly one tool.
-    fn dotted(&self, name: &str) -> Option<usize> {
+    fn dotted(&self, entries: &[Entry], name: &str) -> Option<usize> {
         if let Some((server, tool)) = name.split_once('.')
-            && let Some(&found) = self.by_guest.get(&key(server, tool))
+            && let Some(found) = self.guest(entries, server, tool)
         {
             return Some(found);
         }
         unique(
             name.match_indices('.')
-                .flat_map(|(at, _)| self.candidates(&name[..at], &name[at + 1..])),
+                .flat_map(|(at, _)| self.candidates(entries, &name[..at], &name[at + 1..])),
         )
     }
 
+    /// The entry with these guest names.
+    fn guest(&self, entries: &[Entry], server: &str, tool: &str) -> Option<usize> {
+        Names::Guest.find(&self.by_guest, entries, server, tool)
+    }
+
+    /// The entry with these configured server and upstream tool names.
+    fn original(&self, entries: &[Entry], server: &str, tool: &str) -> Option<usize> {
+        Names::Original.find(&self.by_original, entries, server, tool)
+    }
+
     /// Entries that `server` and `tool` name, each spelled the guest or the original way.
-    fn candidates(&self, server: &str, tool: &str) -> Vec<usize> {
+    fn candidates(&self, entries: &[Entry], server: &str, tool: &str) -> Vec<usize> {
         let mut found = Vec::new();
         let guest_server = self.server_by_original.get(server).map(String::as_str);
         let original_server = self.server_by_guest.get(server).map(String::as_str);
         let lookups = [
-            self.by_guest.get(&key(server, tool)),
-            self.by_original.get(&key(server, tool)),
-            original_server.and_then(|server| self.by_original.get(&key(server, tool))),
-            guest_server.and_then(|server| self.by_guest.get(&key(server, tool))),
+            self.guest(entries, server, tool),
+            self.original(entries, server, tool),
+            original_server.and_then(|server| self.original(entries, server, tool)),
+            guest_server.and_then(|server| self.guest(entries, server, tool)),
         ];
         for entry in lookups.into_iter().flatten() {
-            if !found.contains(entry) {
-                found.push(*entry);
+            if !found.contains(&entry) {
+                found.push(entry);
             }
         }
         found
     }
-}
-
-fn key(server: &str, tool: &str) -> (String, String) {
-    (server.to_owned(), tool.to_owned())
 }
 
 /// The single distinct value, if there is exactly one.
@@ -160,12 +217,13 @@ fn unique(candidates: impl IntoIterator<Item = usize>) -> Option<usize> {
 }
 
 /// A name prepared for comparison: lowercase with every separator as `_` (so `get-sum`,
-/// `get.sum` and `Get_Sum` compare equal), as characters, and the stems of its words.
-#[derive(Debug, Clone, Default)]
+/// `get.sum` and `Get_Sum` compare equal), and the stems of its words. Two allocations: there
+/// is one per tool, and a catalog can hold ten thousand.
+#[derive(Debug, Clone, Default, PartialEq)]
 struct Comparable {
-    text: String,
-    characters: Vec<char>,
-    stems: Vec<String>,
+    text: Box<str>,
+    /// The stems of its words, each followed by a space (words hold no space).
+    stems: Box<str>,
 }
 
 impl Comparable {
@@ -180,32 +238,36 @@ impl Comparable {
                 }
             })
             .collect();
-        let stems = words(&text).iter().map(|word| stem(word)).collect();
-        Self {
-            characters: text.chars().collect(),
-            text,
-            stems,
+        let mut stems = String::new();
+        for word in words(&text) {
+            stems.push_str(&stem(&word));
+            stems.push(' ');
         }
+        Self {
+            text: text.into_boxed_str(),
+            stems: stems.into_boxed_str(),
+        }
+    }
+
+    fn stems(&self) -> impl Iterator<Item = &str> {
+        self.stems.split_terminator(' ')
     }
 }
 
-/// The names of one entry that a suggestion compares with, prepared once per catalog.
+/// The names of one entry's tool that a suggestion compares with, prepared once per catalog.
 #[derive(Debug, Clone, Default)]
 struct SuggestionKeys {
     guest_tool: Comparable,
-    tool: Comparable,
-    guest_server: Comparable,
-    server: Comparable,
+    /// The upstream tool name, when it compares differently from the guest name (most tools'
+    /// two names compare alike).
+    tool: Option<Comparable>,
 }
 
 impl SuggestionKeys {
     fn new(entry: &Entry) -> Self {
-        Self {
-            guest_tool: Comparable::new(&entry.guest_tool),
-            tool: Comparable::new(&entry.tool),
-            guest_server: Comparable::new(&entry.guest_server),
-            server: Comparable::new(&entry.server),
-        }
+        let guest_tool = Comparable::new(&entry.guest_tool);
+        let tool = Some(Comparable::new(&entry.tool)).filter(|tool| *tool != guest_tool);
+        Self { guest_tool, tool }
     }
 }
 
@@ -232,17 +294,25 @@ fn suggest(entries: &[Entry], keys: &[SuggestionKeys], name: &str) -> Vec<String
         return Vec::new();
     }
     let server_part = server_part.map(Comparable::new);
+    // Each server's similarity to the server part, worked out once per server.
+    let mut servers: HashMap<(&str, &str), f64> = HashMap::new();
     let mut scored: Vec<(f64, String)> = Vec::new();
     for (entry, keys) in entries.iter().zip(keys) {
-        let tool_similarity = similarity(&tool_part, &keys.guest_tool, MIN_SIMILARITY)
-            .max(similarity(&tool_part, &keys.tool, MIN_SIMILARITY));
+        let mut tool_similarity = similarity(&tool_part, &keys.guest_tool, MIN_SIMILARITY);
+        if let Some(tool) = &keys.tool {
+            tool_similarity = tool_similarity.max(similarity(&tool_part, tool, MIN_SIMILARITY));
+        }
         if tool_similarity < MIN_SIMILARITY {
             continue;
         }
         let score = match &server_part {
             Some(server) => {
-                let server_similarity = similarity(server, &keys.guest_server, 0.0)
-                    .max(similarity(server, &keys.server, 0.0));
+                let server_similarity = *servers
+                    .entry((&entry.guest_server, &entry.server))
+                    .or_insert_with(|| {
+                        similarity(server, &Comparable::new(&entry.guest_server), 0.0)
+                            .max(similarity(server, &Comparable::new(&entry.server), 0.0))
+                    });
                 0.8 * tool_similarity + 0.2 * server_similarity
             }
             None => tool_similarity,
@@ -268,40 +338,48 @@ fn similarity(query: &Comparable, candidate: &Comparable, floor: f64) -> f64 {
         return 1.0;
     }
     let containment: f64 = if query.text.len() >= 3
-        && (candidate.text.contains(&query.text) || query.text.contains(&candidate.text))
+        && (candidate.text.contains(&*query.text) || query.text.contains(&*candidate.text))
     {
         0.6
     } else {
         0.0
     };
     let shared = query
-        .stems
-        .iter()
-        .filter(|word| candidate.stems.contains(word))
+        .stems()
+        .filter(|word| candidate.stems().any(|other| other == *word))
         .count();
-    let all = query.stems.len() + candidate.stems.len() - shared;
+    let all = query.stems().count() + candidate.stems().count() - shared;
     let overlap = if all == 0 {
         0.0
     } else {
         shared as f64 / all as f64
     };
     let known = containment.max(overlap);
-    // Spelling counts only when it beats what is known and reaches the floor: at most this
-    // many edits.
-    let longest = query
-        .characters
-        .len()
-        .max(candidate.characters.len())
-        .max(1);
-    let threshold = known.max(floor);
+    spelling(&query.text, &candidate.text, known.max(floor)).max(known)
+}
+
+/// How alike two texts are spelled, 0 to 1 (one minus the edits over the longer length), when
+/// that is at least `threshold`; 0 otherwise, found without measuring past it.
+fn spelling(left: &str, right: &str, threshold: f64) -> f64 {
+    if left.is_ascii() && right.is_ascii() {
+        spelling_of(left.as_bytes(), right.as_bytes(), threshold)
+    } else {
+        let left: Vec<char> = left.chars().collect();
+        let right: Vec<char> = right.chars().collect();
+        spelling_of(&left, &right, threshold)
+    }
+}
+
+fn spelling_of<T: PartialEq>(left: &[T], right: &[T], threshold: f64) -> f64 {
+    let longest = left.len().max(right.len()).max(1);
+    // At most this many edits reach the threshold.
     let most_edits = ((1.0 - threshold) * longest as f64).floor() as usize;
-    let distance = bounded_edit_distance(&query.characters, &candidate.characters, most_edits);
-    let spelling = if distance <= most_edits {
+    let distance = bounded_edit_distance(left, right, most_edits);
+    if distance <= most_edits {
         1.0 - distance as f64 / longest as f64
     } else {
         0.0
-    };
-    spelling.max(known)
+    }
 }
 
 #[cfg(test)]
@@ -313,13 +391,7 @@ mod tests {
         similarity(query, candidate, 0.0).max(if query.text == candidate.text {
             1.0
         } else {
-            let longest = query
-                .characters
-                .len()
-                .max(candidate.characters.len())
-                .max(1);
-            let distance = bounded_edit_distance(&query.characters, &candidate.characters, longest);
-            1.0 - distance as f64 / longest as f64
+            spelling(&query.text, &candidate.text, 0.0)
         })
     }
 

@@ -127,8 +127,9 @@ pub(crate) struct SearchIndex {
     /// Per field: the average length over every document (at least 1).
     average_lengths: [f64; FIELDS],
     /// Per document: names a query may spell exactly (`get_sum`, `get-sum`,
-    /// `everything.get_sum`), lowercase.
-    exact_names: Vec<Vec<String>>,
+    /// `everything.get_sum`), lowercase, each followed by a line end (a name normalised holds
+    /// none): one allocation per tool.
+    exact_names: Vec<Box<str>>,
     /// Per document: whether its tool says it is deprecated.
     deprecated: Vec<bool>,
     documents: usize,
@@ -232,6 +233,10 @@ impl SearchIndex {
                 (1.0 + (documents - frequency + 0.5) / (frequency + 0.5)).ln()
             })
             .collect();
+        // Postings grew by doubling; what they will not use is handed back.
+        for postings in &mut index.postings {
+            postings.shrink_to_fit();
+        }
         index.vocabulary = index.term_ids.keys().cloned().collect();
         index.vocabulary.sort_unstable();
         index
@@ -359,7 +364,9 @@ impl SearchIndex {
                 // Tools that match more of the query's words come first among similar scores.
                 let coverage = matched[document] as f64 / query_terms.len() as f64;
                 let relevance = score * (0.5 + 0.5 * coverage);
-                let exact = self.exact_names[document].contains(&normalized_query);
+                let exact = self.exact_names[document]
+                    .lines()
+                    .any(|name| name == normalized_query);
                 let mut score = relevance;
                 if self.deprecated[document] {
                     score *= DEPRECATED_FACTOR;
@@ -556,7 +563,7 @@ fn normalize_name(text: &str) -> String {
         .collect()
 }
 
-fn exact_names(entry: &Entry) -> Vec<String> {
+fn exact_names(entry: &Entry) -> Box<str> {
     let mut names = vec![
         normalize_name(&entry.tool),
         normalize_name(&entry.guest_tool),
@@ -566,5 +573,10 @@ fn exact_names(entry: &Entry) -> Vec<String> {
     names.sort_unstable();
     names.dedup();
     names.retain(|name| !name.is_empty() && !is_stop_word(name));
-    names
+    let mut joined = String::new();
+    for name in names {
+        joined.push_str(&name);
+        joined.push('\n');
+    }
+    joined.into_boxed_str()
 }

@@ -166,10 +166,10 @@ pub(crate) fn edit_distance(left: &str, right: &str, limit: usize) -> usize {
     bounded_edit_distance(&left, &right, limit)
 }
 
-/// [`edit_distance`] over characters. Only the cells within `limit` of the diagonal are
+/// [`edit_distance`] over characters (or bytes, for ASCII text). Only the cells within `limit` of the diagonal are
 /// computed (a path outside that band costs more than `limit`), so the work is
 /// `left.len() * (2 * limit + 1)` at most, however long the strings are.
-pub(crate) fn bounded_edit_distance(left: &[char], right: &[char], limit: usize) -> usize {
+pub(crate) fn bounded_edit_distance<T: PartialEq>(left: &[T], right: &[T], limit: usize) -> usize {
     let over = limit.saturating_add(1);
     if left.len().abs_diff(right.len()) > limit {
         return over;
