@@ -24,7 +24,7 @@ use crate::approval::{
     Tier,
 };
 use crate::audit::CallRecord;
-use crate::budget::{Budget, json_len};
+use crate::budget::{Budget, content_json_len, value_json_len};
 use crate::catalog_state::{CatalogState, Direction};
 use crate::error::{CallError, ExecutionError, MAX_ERROR_TEXT, NamedServer, cut};
 use crate::gateway::{Flavor, Gateway, guest_name};
@@ -128,7 +128,7 @@ pub(crate) async fn answer_recorded(
             return (answer(gateway, request, flavor, cancel, scope).await, None);
         }
     };
-    let argument_bytes = json_len(&args);
+    let argument_bytes = value_json_len(&args);
     let arguments = audit.contents().then_some(args);
     let started = std::time::Instant::now();
     let answer = answer(gateway, request, flavor, cancel, scope).await;
@@ -136,7 +136,7 @@ pub(crate) async fn answer_recorded(
     let (outcome, result_bytes, result) = match &answer {
         Ok(value) => (
             "ok",
-            json_len(value),
+            value_json_len(value),
             audit.contents().then(|| value.clone()),
         ),
         Err(error) if error.is_refusal() => ("denied", 0, None),
@@ -441,7 +441,7 @@ async fn request_value(
     let value = serde_json::to_value(&result).map_err(|error| internal(error.to_string()))?;
     scope
         .budget
-        .take_bytes(json_len(&value) as u64)
+        .take_bytes(value_json_len(&value) as u64)
         .map_err(CallError::Limit)?;
     Ok(value)
 }
@@ -486,7 +486,7 @@ fn within_memory(
 ) -> Result<Value, CallError> {
     match (answer, smaller) {
         (Ok(value), Some(smaller)) => {
-            let size = json_len(&value);
+            let size = value_json_len(&value);
             if size <= limit {
                 return Ok(value);
             }
@@ -569,8 +569,8 @@ async fn call_tool(
         })?;
 
     // What the server sent, as JSON: the content and structured content it answered with.
-    let received =
-        json_len(&result.content) + result.structured_content.as_ref().map_or(0, json_len);
+    let received = content_json_len(&result.content)
+        + result.structured_content.as_ref().map_or(0, value_json_len);
     scope
         .budget
         .take_bytes(received as u64)
@@ -657,13 +657,13 @@ async fn within_result_memory(
     // it: a larger one could never reach the code. Refused here, before it is copied there.
     let size = if received > LARGE_RESULT_BYTES {
         // Counting tens of megabytes would hold up every other execution on this thread.
-        let (size, counted) = tokio::task::spawn_blocking(move || (json_len(&value), value))
+        let (size, counted) = tokio::task::spawn_blocking(move || (value_json_len(&value), value))
             .await
             .map_err(|error| internal(format!("the result of {display} was lost: {error}")))?;
         value = counted;
         size
     } else {
-        json_len(&value)
+        value_json_len(&value)
     };
     let limit = gateway.limits.memory_bytes;
     if size > limit {

@@ -26,6 +26,78 @@ pub(crate) fn json_len(value: &impl serde::Serialize) -> usize {
     count.0
 }
 
+/// [`json_len`] of a JSON value, with each string's escapes counted 64 bytes at a time (a block
+/// without a quote, backslash or control character, nearly every one, costs a few
+/// instructions): a result of tens of megabytes is counted in milliseconds, where writing it
+/// through serde_json, even to a counter, takes tens.
+pub(crate) fn value_json_len(value: &serde_json::Value) -> usize {
+    use serde_json::Value;
+    match value {
+        Value::String(text) => string_json_len(text),
+        Value::Array(items) => {
+            2 + items.len().saturating_sub(1) + items.iter().map(value_json_len).sum::<usize>()
+        }
+        Value::Object(map) => {
+            2 + map.len().saturating_sub(1)
+                + map
+                    .iter()
+                    .map(|(key, value)| string_json_len(key) + 1 + value_json_len(value))
+                    .sum::<usize>()
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => json_len(value),
+    }
+}
+
+/// [`json_len`] of a tool result's content blocks: a text block's text counted as
+/// [`value_json_len`] counts strings, the rest as written.
+pub(crate) fn content_json_len(content: &[rmcp::model::ContentBlock]) -> usize {
+    use rmcp::model::{ContentBlock, TextContent};
+    let blocks: usize = content
+        .iter()
+        .map(|block| match block {
+            ContentBlock::Text(text) => {
+                // The block written with an empty text (two bytes), and the text on its own.
+                let mut hollow = TextContent::new(String::new());
+                hollow.meta.clone_from(&text.meta);
+                hollow.annotations.clone_from(&text.annotations);
+                json_len(&ContentBlock::Text(hollow)) - 2 + string_json_len(&text.text)
+            }
+            other => json_len(other),
+        })
+        .sum();
+    2 + content.len().saturating_sub(1) + blocks
+}
+
+/// The length of `text` as a JSON string, quotes included, escaped as serde_json escapes it:
+/// `\"`, `\\` and the five short escapes take two bytes, other control characters six.
+fn string_json_len(text: &str) -> usize {
+    const BLOCK: usize = 64;
+    let extra = |byte: u8| -> usize {
+        match byte {
+            b'"' | b'\\' | 0x08 | 0x09 | 0x0a | 0x0c | 0x0d => 1,
+            0x00..=0x1f => 5,
+            _ => 0,
+        }
+    };
+    let bytes = text.as_bytes();
+    let mut blocks = bytes.chunks_exact(BLOCK);
+    let mut escapes = 0;
+    for block in &mut blocks {
+        let any = block.iter().fold(false, |any, &byte| {
+            any | (byte < 0x20) | (byte == b'"') | (byte == b'\\')
+        });
+        if any {
+            escapes += block.iter().map(|&byte| extra(byte)).sum::<usize>();
+        }
+    }
+    escapes += blocks
+        .remainder()
+        .iter()
+        .map(|&byte| extra(byte))
+        .sum::<usize>();
+    bytes.len() + 2 + escapes
+}
+
 /// A message at least this large (as JSON) is written and read off the async runtime, where tens
 /// of megabytes would hold up every other execution.
 pub(crate) const LARGE_JSON_BYTES: usize = 1024 * 1024;
@@ -207,6 +279,48 @@ mod tests {
     fn json_len_is_the_length_of_the_text() {
         let value = serde_json::json!({ "a": [1, "two", null], "b": "é" });
         assert_eq!(json_len(&value), value.to_string().len());
+    }
+
+    #[test]
+    fn values_and_content_are_counted_as_serde_json_writes_them() {
+        use rmcp::model::{ContentBlock, TextContent};
+        use serde_json::json;
+        // Every byte that needs an escape, in and out of whole 64-byte blocks.
+        let controls: String = (0u8..0x20).map(char::from).collect();
+        let mixed = format!("{controls}\"\\é€😀\u{7f}");
+        let long = format!("{}{mixed}{}", "x".repeat(100), "y".repeat(63));
+        let values = [
+            json!(null),
+            json!(true),
+            json!(-12.5e-3),
+            json!(u64::MAX),
+            json!(""),
+            json!(mixed),
+            json!(long),
+            json!("z".repeat(64 * 3)),
+            json!([]),
+            json!({}),
+            json!([1, [2, [3, {}]], { "k\n": "v\"", "": [null, false] }]),
+            json!({ (mixed.clone()): { "a": long.clone() }, "b": [mixed.clone(), 1.5] }),
+        ];
+        for value in &values {
+            assert_eq!(value_json_len(value), value.to_string().len(), "{value}");
+        }
+        let mut annotated = TextContent::new(long.clone());
+        annotated.meta =
+            Some(serde_json::from_value(json!({ "trace": "t\u{1}" })).expect("a meta object"));
+        let content = [
+            ContentBlock::text(mixed),
+            ContentBlock::Text(annotated),
+            ContentBlock::image("aGVsbG8=", "image/png"),
+            ContentBlock::text(""),
+        ];
+        for blocks in [&content[..], &content[..1], &[]] {
+            assert_eq!(
+                content_json_len(blocks),
+                serde_json::to_string(blocks).expect("content").len()
+            );
+        }
     }
 
     #[test]

@@ -1050,14 +1050,21 @@ fn deliver<'js>(
             if !shared.outstanding.borrow_mut().remove(&id) {
                 return;
             }
-            let (ok, text) = match outcome {
+            // A string (most tools answer text) is handed over as it is: writing it as JSON for
+            // the guest to parse back would cost two passes over it, tens of milliseconds for a
+            // large one.
+            let (ok, text, plain) = match outcome {
+                Ok(serde_json::Value::String(text)) => (true, text, true),
                 Ok(value) => (
                     true,
                     serde_json::to_string(&value).unwrap_or_else(|_| "null".to_owned()),
+                    false,
                 ),
-                Err(message) => (false, message),
+                Err(message) => (false, message, false),
             };
-            let _ = settle.call::<_, ()>((id as f64, ok, text)).catch(ctx);
+            let _ = settle
+                .call::<_, ()>((id as f64, ok, text, plain))
+                .catch(ctx);
         }
         HostReply::Cancel => cancel.cancel(),
     }

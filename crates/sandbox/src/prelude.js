@@ -123,13 +123,13 @@ export default function prelude(native) {
     });
   }
 
-  // Called by the engine with each answer.
-  function settle(id, ok, text) {
+  // Called by the engine with each answer: a value as JSON text, or (`plain`) a string as it is.
+  function settle(id, ok, text, plain) {
     const waiter = pending[id];
     if (waiter === undefined) return;
     delete pending[id];
     if (ok) {
-      waiter.resolve(parse(text));
+      waiter.resolve(plain ? text : parse(text));
     } else {
       defineProperty(waiter.failed, "message", { __proto__: null, value: text, writable: true, enumerable: false, configurable: true });
       waiter.reject(waiter.failed);
