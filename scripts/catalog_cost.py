@@ -11,8 +11,9 @@ With pinning on, twice: the first start (every tool pinned, the pins written), t
 on the same folder (the pins read and compared). Three rounds, the binaries in turn.
 
 `execution`: for each binary, gateways in front of 10 and of 10,000 tools, in worker processes
-and in process; rounds of 200 executions making one call, 2 ms apart, each series in turn, five
-rounds; prints each round's median and, at the end, the median of the round medians.
+and in process; rounds of 200 executions making one call, 2 ms apart (`PACE_MS=0` in the
+environment: back to back), each series in turn, five rounds; prints each round's median and, at
+the end, the median of the round medians.
 
 The client is this script writing JSON-RPC lines over stdio (no SDK, no async runtime).
 """
@@ -93,6 +94,7 @@ def memory(fixture, binaries, serve_args):
 
 
 def execution(fixture, binaries, serve_args):
+    pace = float(os.environ.get("PACE_MS", "2")) / 1000
     series = []
     for binary in binaries:
         for isolation in ["worker", "in-process"]:
@@ -107,7 +109,8 @@ def execution(fixture, binaries, serve_args):
         for key, gateway, medians in series:
             samples = []
             for _ in range(200):
-                time.sleep(0.002)
+                if pace:
+                    time.sleep(pace)
                 started = time.perf_counter_ns()
                 gateway.call("execute_code", {"code": ONE_CALL})
                 samples.append(time.perf_counter_ns() - started)

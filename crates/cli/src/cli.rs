@@ -1628,13 +1628,21 @@ async fn check_server(
     let needs_login = matches!(outcome, Err(toolweave_upstream::Error::LoginNeeded { .. }));
     let login = crate::login::login_state(server, outcome.is_ok(), needs_login);
     let held = match (&outcome, pins) {
-        (Ok(tools), Some(pins)) => match pins.load(&server.name) {
-            Ok(pins) => toolweave_core::held_among(&pins, tools),
-            Err(error) => {
+        (Ok(tools), Some(pins)) => {
+            // Read and compared off the runtime's threads: the other servers' checks go on.
+            let (pins, name, tools) = (pins.clone(), server.name.clone(), tools.clone());
+            let compared = tokio::task::spawn_blocking(move || {
+                pins.load(&name)
+                    .map(|pins| toolweave_core::held_among(&pins, &tools))
+                    .map_err(|error| error.to_string())
+            })
+            .await
+            .unwrap_or_else(|error| Err(format!("reading the pins failed: {error}")));
+            compared.unwrap_or_else(|error| {
                 tracing::warn!("{error}");
                 Vec::new()
-            }
-        },
+            })
+        }
         _ => Vec::new(),
     };
     let (state, tools, error) = match outcome {
