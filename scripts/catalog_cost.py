@@ -13,7 +13,8 @@ on the same folder (the pins read and compared). Three rounds, the binaries in t
 `execution`: for each binary, gateways in front of 10 and of 10,000 tools, in worker processes
 and in process; rounds of 200 executions making one call, 2 ms apart (`PACE_MS=0` in the
 environment: back to back), each series in turn, five rounds; prints each round's median and, at
-the end, the median of the round medians.
+the end, the median of the round medians. `BETWEEN=search` (or `describe`) puts an untimed search
+of the catalog (or a describe of one tool) before each execution.
 
 The client is this script writing JSON-RPC lines over stdio (no SDK, no async runtime).
 """
@@ -26,6 +27,7 @@ import tempfile
 import time
 
 ONE_CALL = "return (await tools.catalog.billing_list_items({ limit: 1 })).tool"
+QUERIES = ["list files", "billing projects", "users in billing"]
 
 
 class Gateway:
@@ -95,6 +97,7 @@ def memory(fixture, binaries, serve_args):
 
 def execution(fixture, binaries, serve_args):
     pace = float(os.environ.get("PACE_MS", "2")) / 1000
+    between = os.environ.get("BETWEEN", "")
     series = []
     for binary in binaries:
         for isolation in ["worker", "in-process"]:
@@ -108,7 +111,11 @@ def execution(fixture, binaries, serve_args):
     for round in range(5):
         for key, gateway, medians in series:
             samples = []
-            for _ in range(200):
+            for index in range(200):
+                if between == "search":
+                    gateway.call("search_tools", {"query": QUERIES[index % len(QUERIES)]})
+                elif between == "describe":
+                    gateway.call("describe_tools", {"names": ["catalog.billing_list_files"]})
                 if pace:
                     time.sleep(pace)
                 started = time.perf_counter_ns()

@@ -8,7 +8,9 @@
 //!
 //! - tools: one server of 10, 100, 1,000 and 10,000 tools, in worker processes and in process:
 //!   spawn → first `search_tools` answered, then medians of an execution making one call, a
-//!   search and a describe (measured interleaved), and the gateway's RSS;
+//!   search and a describe (measured interleaved), and the gateway's RSS; the eight gateways
+//!   run side by side and take turns in blocks of 20 rounds, so every size meets the machine's
+//!   drift alike;
 //! - servers: 1, 10 and 50 fixture servers: spawn → `initialize` answered, and until every server
 //!   has answered one call from code; the gateway's RSS;
 //! - results: a tool result of 1 KB, 1 MB and 50 MB read by code (its length returned): time,
@@ -164,6 +166,7 @@ async fn main() {
 
 async fn tools(dir: &Path) {
     println!("catalog size: one server of N synthetic tools (medians)");
+    let mut gateways = Vec::new();
     for count in [10, 100, 1_000, 10_000] {
         let config = config(
             dir,
@@ -192,44 +195,88 @@ async fn tools(dir: &Path) {
                 client.cancel().await.expect("close");
             }
             let (client, gateway) = start(&config, &["--isolation", isolation]).await;
-            let one_call = "return (await tools.catalog.billing_list_items({ limit: 1 })).tool";
             for _ in 0..20 {
-                execute(&client, one_call).await;
+                execute(&client, ONE_CALL).await;
                 call(&client, "search_tools", json!({ "query": "billing teams" })).await;
             }
-            let (mut executions, mut searches, mut describes) =
-                (Vec::new(), Vec::new(), Vec::new());
-            for round in 0..ROUNDS {
-                let started = Instant::now();
-                execute(&client, one_call).await;
-                executions.push(started.elapsed());
-                let started = Instant::now();
-                call(
-                    &client,
-                    "search_tools",
-                    json!({ "query": QUERIES[round % QUERIES.len()] }),
-                )
-                .await;
-                searches.push(started.elapsed());
-                let started = Instant::now();
-                call(
-                    &client,
-                    "describe_tools",
-                    json!({ "names": ["catalog.billing_list_files"] }),
-                )
-                .await;
-                describes.push(started.elapsed());
-            }
-            println!(
-                "{count:>6} tools, {isolation:<10}  first search after spawn {:>7.1} ms   execution with one call {:>6.2} ms   search {:>6.2} ms   describe {:>6.2} ms   gateway RSS {:>6} KiB",
-                ms(median(first_search)),
-                ms(median(executions)),
-                ms(median(searches)),
-                ms(median(describes)),
-                status_kib(gateway, "VmRSS:")
-            );
-            client.cancel().await.expect("close");
+            gateways.push(Timed {
+                count,
+                isolation,
+                client,
+                gateway,
+                first_search: median(first_search),
+                executions: Vec::new(),
+                searches: Vec::new(),
+                describes: Vec::new(),
+            });
         }
+    }
+    // Every gateway is timed in blocks, the blocks interleaved, so a drift in the machine's state
+    // (which moves a worker execution by a third from one minute to the next) touches every
+    // catalog size alike; the pause lets the last gateway's replacement workers finish starting.
+    for block in 0..ROUNDS / BLOCK {
+        for timed in &mut gateways {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            for round in 0..BLOCK {
+                timed.round(block * BLOCK + round).await;
+            }
+        }
+    }
+    for timed in gateways {
+        println!(
+            "{:>6} tools, {:<10}  first search after spawn {:>7.1} ms   execution with one call {:>6.2} ms   search {:>6.2} ms   describe {:>6.2} ms   gateway RSS {:>6} KiB",
+            timed.count,
+            timed.isolation,
+            ms(timed.first_search),
+            ms(median(timed.executions)),
+            ms(median(timed.searches)),
+            ms(median(timed.describes)),
+            status_kib(timed.gateway, "VmRSS:")
+        );
+        timed.client.cancel().await.expect("close");
+    }
+}
+
+/// The program each timed execution runs: one call.
+const ONE_CALL: &str = "return (await tools.catalog.billing_list_items({ limit: 1 })).tool";
+
+/// Timed rounds in a row on one gateway before the next one's turn.
+const BLOCK: usize = 20;
+
+/// One gateway of the catalog-size part and what was timed on it.
+struct Timed {
+    count: usize,
+    isolation: &'static str,
+    client: Client,
+    gateway: u32,
+    first_search: Duration,
+    executions: Vec<Duration>,
+    searches: Vec<Duration>,
+    describes: Vec<Duration>,
+}
+
+impl Timed {
+    /// One round: an execution making one call, a search and a describe, each timed.
+    async fn round(&mut self, round: usize) {
+        let started = Instant::now();
+        execute(&self.client, ONE_CALL).await;
+        self.executions.push(started.elapsed());
+        let started = Instant::now();
+        call(
+            &self.client,
+            "search_tools",
+            json!({ "query": QUERIES[round % QUERIES.len()] }),
+        )
+        .await;
+        self.searches.push(started.elapsed());
+        let started = Instant::now();
+        call(
+            &self.client,
+            "describe_tools",
+            json!({ "names": ["catalog.billing_list_files"] }),
+        )
+        .await;
+        self.describes.push(started.elapsed());
     }
 }
 
