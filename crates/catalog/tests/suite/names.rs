@@ -222,3 +222,57 @@ fn a_huge_name_gets_no_suggestions() {
     let longest = "fixture.add".to_owned() + &"d".repeat(toolweave_catalog::MAX_NAME_BYTES - 11);
     assert_eq!(catalog.suggest(&longest), ["fixture.add"]);
 }
+
+/// Every tool of a catalog of hundreds, over servers whose guest and configured names differ and
+/// tools whose guest and upstream names differ, resolves by each of its names, and names that
+/// are not there resolve to nothing.
+#[test]
+fn every_tool_of_a_large_catalog_resolves_by_each_of_its_names() {
+    let servers = ["my-server", "files", "a.b", "zeta"];
+    let mut tools = Vec::new();
+    for (server_index, server) in servers.iter().enumerate() {
+        for index in 0..150 {
+            // Upstream names in no particular order, some with characters guest names replace.
+            let name = match (index + server_index) % 3 {
+                0 => format!("get-item-{index}"),
+                1 => format!("item.{}", 1000 - index),
+                _ => format!("Zz_{index}_list"),
+            };
+            tools.push(on(server, &name));
+        }
+    }
+    let catalog = Catalog::new(
+        &servers
+            .iter()
+            .map(|server| (*server).to_owned())
+            .collect::<Vec<_>>(),
+        tools,
+    );
+    assert_eq!(catalog.entries().len(), 600);
+    for entry in catalog.entries() {
+        let forms = [
+            entry.guest_name(),
+            format!("tools.{}", entry.guest_name()),
+            format!("mcp__{}__{}", entry.server, entry.tool),
+        ];
+        for form in forms {
+            let found = catalog
+                .resolve(&form)
+                .unwrap_or_else(|| panic!("{form} did not resolve"));
+            assert_eq!(
+                (&found.server, &found.tool),
+                (&entry.server, &entry.tool),
+                "{form}"
+            );
+        }
+    }
+    for missing in [
+        "my_server.get_item_1000",
+        "files.nothing",
+        "mcp__zeta__get-item-999",
+        "",
+        "a.b",
+    ] {
+        assert!(catalog.resolve(missing).is_none(), "{missing} resolved");
+    }
+}
