@@ -1496,3 +1496,19 @@ fn a_pool_at_its_most_threads_runs_the_next_program_when_a_thread_is_free() {
     assert_eq!(finished(&first_events).result, Ok(json!("one")));
     assert_eq!(finished(&second_events).result, Ok(json!(2)));
 }
+
+/// A string answer reaches JavaScript as that string (handed over as it is, not as JSON text the
+/// guest parses back): text that reads as JSON stays text, and escapes and non-ASCII arrive
+/// intact; other answers are still values.
+#[test]
+fn string_answers_arrive_as_the_strings_they_are() {
+    let run = run_js(
+        r#"const texts = ['[1, 2]', '"quoted"', 'line\nbreak \\ back\u0001', '', '{"a": 1}', 'é😀', 'null'];
+        const back = [];
+        for (const text of texts) back.push(await tools.t.echo(text));
+        const value = await tools.t.echo({ list: [1, 'two'] });
+        return [back.every((got, i) => typeof got === 'string' && got === texts[i]), value.list[1]];"#,
+    );
+    assert_eq!(run.value(), &json!([true, "two"]), "{:?}", run.outcome);
+    assert_eq!(run.calls.len(), 8);
+}
