@@ -60,7 +60,8 @@ pub(crate) fn content_json_len(content: &[rmcp::model::ContentBlock]) -> usize {
                 let mut hollow = TextContent::new(String::new());
                 hollow.meta.clone_from(&text.meta);
                 hollow.annotations.clone_from(&text.annotations);
-                json_len(&ContentBlock::Text(hollow)) - 2 + string_json_len(&text.text)
+                json_len(&ContentBlock::Text(hollow)).saturating_sub(2)
+                    + string_json_len(&text.text)
             }
             other => json_len(other),
         })
