@@ -414,3 +414,33 @@ fn sampled(
         output_tokens: None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A request is limited by `--llm-timeout-ms` while the execution has longer left, and by the
+    /// execution's deadline plus the backstop once that comes first, so the request's own limit
+    /// never fires before the execution's timeout.
+    #[tokio::test]
+    async fn a_request_waits_for_the_sooner_of_its_timeout_and_the_deadline_past_it() {
+        let options = Arc::new(LlmOptions {
+            timeout: Duration::from_secs(60),
+            ..LlmOptions::default()
+        });
+        let long = LlmBudget::new(options.clone(), None, Duration::from_secs(600));
+        assert_eq!(
+            long.time_left(),
+            (Duration::from_secs(60), "--llm-timeout-ms")
+        );
+        let short = LlmBudget::new(options, None, Duration::from_secs(5));
+        let (limit, reason) = short.time_left();
+        assert_eq!(reason, "the execution's deadline (--timeout-ms)");
+        // The time left (at most 5 s, less what has passed) and the backstop after it.
+        assert!(limit > Duration::from_secs(5), "{limit:?}");
+        assert!(
+            limit <= Duration::from_secs(5) + DEADLINE_BACKSTOP,
+            "{limit:?}"
+        );
+    }
+}
