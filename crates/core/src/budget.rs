@@ -71,7 +71,7 @@ pub(crate) fn content_json_len(content: &[rmcp::model::ContentBlock]) -> usize {
 
 /// The length of `text` as a JSON string, quotes included, escaped as serde_json escapes it:
 /// `\"`, `\\` and the five short escapes take two bytes, other control characters six.
-fn string_json_len(text: &str) -> usize {
+pub(crate) fn string_json_len(text: &str) -> usize {
     const BLOCK: usize = 64;
     let extra = |byte: u8| -> usize {
         match byte {

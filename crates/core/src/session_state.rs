@@ -20,7 +20,7 @@ use tokio::time::Instant;
 use toolweave_config::Limits;
 use toolweave_sandbox::SessionAsk;
 
-use crate::budget::json_len;
+use crate::budget::value_json_len;
 use crate::error::SessionStateError;
 
 /// How much of a kept value's JSON its description previews.
@@ -184,7 +184,7 @@ impl SessionState {
                 piece(&value, &handle, path.as_deref(), offset, limit)
             }
             SessionAsk::Keep { value } => {
-                let bytes = json_len(&value);
+                let bytes = value_json_len(&value);
                 self.keep(value, bytes).map(|described| described.value)
             }
         }
@@ -569,7 +569,7 @@ mod tests {
         let state = state(Limits::default());
         let text: String = "é1234567890".repeat(10);
         let value = json!({"items": [{"text": text}], "n": 1});
-        let described = state.keep(value.clone(), json_len(&value)).unwrap();
+        let described = state.keep(value.clone(), value_json_len(&value)).unwrap();
         let get = |path: &str, offset: u64, limit: u64| {
             state.answer(SessionAsk::ResultsGet {
                 handle: described.id.clone(),
