@@ -46,30 +46,18 @@ impl Names {
         }
     }
 
-    /// The positions of `entries` sorted by these names; where two entries have the same names,
-    /// only the later one (as a map filled in order keeps it).
+    /// The positions of `entries` sorted by these names. No two entries have the same names:
+    /// the catalog gives each server's tools distinct guest names and drops a second tool of
+    /// the same upstream name.
     fn table(self, entries: &[Entry]) -> Vec<u32> {
         let mut table: Vec<u32> = (0..entries.len())
             .filter_map(|position| u32::try_from(position).ok())
             .collect();
-        // Stable: equal names stay in catalog order, and the last of them is kept.
-        table.sort_by(|&left, &right| {
+        table.sort_unstable_by(|&left, &right| {
             self.of(&entries[left as usize])
                 .cmp(&self.of(&entries[right as usize]))
         });
-        let mut kept: Vec<u32> = Vec::with_capacity(table.len());
-        for position in table {
-            match kept.last_mut() {
-                Some(last)
-                    if self.of(&entries[*last as usize])
-                        == self.of(&entries[position as usize]) =>
-                {
-                    *last = position;
-                }
-                _ => kept.push(position),
-            }
-        }
-        kept
+        table
     }
 
     /// The entry of `table` with these names.
