@@ -112,13 +112,8 @@ impl ForkServer {
         let expects = {
             let mut given = self.sending.lock().await;
             if let Some(manifest) = manifest
-                && !given
-                    .as_ref()
-                    .is_some_and(|given| Arc::ptr_eq(given, manifest) || given == manifest)
+                && must_give(&mut given, manifest)
             {
-                // Forgotten first: should the manifest not go out whole, the fork server may or
-                // may not have it, and the next fork gives it again.
-                *given = None;
                 self.give(manifest).await?;
                 *given = Some(manifest.clone());
             }
@@ -194,6 +189,25 @@ fn gone_error(why: Option<&str>) -> io::Error {
     )
 }
 
+/// Whether `manifest` must go to a fork server that was last given `given`. A manifest with the
+/// same names as the one given (a new catalog of the same tools) is not sent again, and is kept
+/// as the one given, so later forks, and the jobs of the workers they make, compare pointers
+/// rather than every name. One that must go is forgotten first: should it not go out whole, the
+/// fork server may or may not have it, and the next fork gives it again.
+fn must_give(given: &mut Option<Arc<Manifest>>, manifest: &Arc<Manifest>) -> bool {
+    match given.as_ref() {
+        Some(current) if Arc::ptr_eq(current, manifest) => false,
+        Some(current) if current == manifest => {
+            *given = Some(manifest.clone());
+            false
+        }
+        _ => {
+            *given = None;
+            true
+        }
+    }
+}
+
 /// Reads every report until the fork server is gone, then fails what still waits on it.
 async fn read_reports(socket: Arc<AsyncFd<OwnedFd>>, state: Arc<Mutex<State>>) {
     let why = loop {
@@ -248,4 +262,37 @@ fn register(socket: OwnedFd) -> io::Result<AsyncFd<OwnedFd>> {
     // SAFETY: the `AsyncFd` owns the descriptor: it stays open, and is the same, until the
     // `AsyncFd` is dropped.
     unsafe { AsyncFd::register(socket) }.map_err(io::Error::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolweave_sandbox::Namespace;
+
+    fn manifest(tools: &[&str]) -> Arc<Manifest> {
+        Arc::new(Manifest {
+            namespaces: vec![Namespace {
+                name: "catalog".to_owned(),
+                tools: Some(tools.iter().map(|tool| (*tool).to_owned()).collect()),
+            }],
+        })
+    }
+
+    #[test]
+    fn a_manifest_goes_to_the_fork_server_once_and_an_equal_one_replaces_it_unsent() {
+        let mut given = None;
+        let first = manifest(&["add", "sub"]);
+        assert!(must_give(&mut given, &first));
+        assert!(given.is_none(), "forgotten until it has gone out");
+        given = Some(first.clone());
+        assert!(!must_give(&mut given, &first));
+        // A new catalog of the same tools: not sent, and kept, so the next comparison is by
+        // pointer.
+        let same = manifest(&["add", "sub"]);
+        assert!(!must_give(&mut given, &same));
+        assert!(Arc::ptr_eq(given.as_ref().unwrap(), &same));
+        let other = manifest(&["add"]);
+        assert!(must_give(&mut given, &other));
+        assert!(given.is_none());
+    }
 }
