@@ -277,6 +277,13 @@ async fn the_single_pins_file_of_earlier_versions_is_honoured_and_moved_to_one_f
     // every server in one file), and the folder removed.
     let server = serve(&home, &original).await;
     assert_eq!(add(&server).await, Ok(json!(5)));
+    // A call of the second server waits until it is ready, and so pinned: stopping the gateway
+    // before then would leave it unpinned.
+    let second = server
+        .execute("await tools.text.add({ a: 1, b: 1 })", "typescript")
+        .await
+        .unwrap();
+    assert!(!second.is_error, "{}", second.text);
     server.stop().await.unwrap();
     let read = |server: &str| -> Value {
         serde_json::from_slice(&std::fs::read(folder.join(format!("{server}.json"))).unwrap())
