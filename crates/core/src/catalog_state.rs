@@ -206,3 +206,26 @@ impl CatalogState {
             && (tool == called || toolweave_catalog::names::sanitize_identifier(tool) == called)
     }
 }
+
+impl CatalogState {
+    /// The configured server (as configured) a name refers to: the server part of `server.tool`,
+    /// `tools.server.tool` or `mcp__server__tool`, or a server's name alone, each by the
+    /// server's guest or configured name. It says nothing of whether the tool exists.
+    pub(crate) fn server_named(&self, name: &str) -> Option<&str> {
+        let name = name.trim();
+        let name = name.strip_prefix("tools.").unwrap_or(name);
+        let namespace = match name.strip_prefix("mcp__") {
+            Some(rest) => rest.split_once("__").map_or(rest, |(server, _)| server),
+            None => name.split_once('.').map_or(name, |(server, _)| server),
+        };
+        self.catalog
+            .namespaces()
+            .find(|(guest, original)| *guest == namespace || *original == namespace)
+            .map(|(_, original)| original)
+    }
+
+    /// Whether the configured server `server` was ready when this snapshot was built.
+    pub(crate) fn is_ready(&self, server: &str) -> bool {
+        self.ready.iter().any(|ready| ready == server)
+    }
+}

@@ -946,6 +946,13 @@ pub enum CallError {
         /// The guest function that searches tools.
         search: &'static str,
     },
+    /// A describe whose names all name tools of servers that are not ready.
+    #[error("{}", unavailable.join("\n"))]
+    ServersNotReady {
+        /// Why each server they name is not available, naming it: still starting, or the
+        /// error that names the cause and what to change.
+        unavailable: Vec<String>,
+    },
     /// Something went wrong inside toolweave itself.
     #[error("internal error: {message}")]
     Internal {

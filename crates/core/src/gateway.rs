@@ -92,6 +92,11 @@ pub(crate) struct Parts {
 /// waits for that server (up to `--startup-timeout-ms`).
 pub const DISCOVERY_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// How long a describe waits, at most, for the servers still starting whose tools it names (its
+/// start-up timeout bounds each too): longer than most servers take to start, short enough for
+/// a model to be told that one is slow.
+pub const NAMED_SERVER_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The language tools are described in: TypeScript declarations or Python stubs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Flavor {
@@ -230,6 +235,11 @@ pub struct DescribeAnswer {
     pub tools: Vec<Described>,
     /// Names that matched nothing, each with up to three close names.
     pub unknown: Vec<(String, Vec<String>)>,
+    /// Names of tools of configured servers that are not ready (still starting past the wait,
+    /// or failed), each with its server: not said to name no tool, since the server has not
+    /// listed its tools; `unavailable` says why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unready: Vec<(String, String)>,
     /// Names of tools held because their definitions changed since they were pinned, each
     /// with why it is not described.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -252,6 +262,12 @@ impl DescribeAnswer {
     /// Records `name` (`trimmed` of spaces and `tools.`), which matched no tool: held, when its
     /// definition changed since it was pinned, else unknown with close names.
     fn not_found(&mut self, state: &CatalogState, name: &str, trimmed: &str) {
+        if let Some(server) = state.server_named(trimmed)
+            && !state.is_ready(server)
+        {
+            self.unready.push((name.to_owned(), server.to_owned()));
+            return;
+        }
         match state.held_tool(trimmed) {
             Some(held) => self.held.push((
                 name.to_owned(),
@@ -587,6 +603,7 @@ impl Gateway {
         schemas: bool,
     ) -> Result<DescribeAnswer, DiscoveryError> {
         let state = self.settled_catalog().await;
+        let state = self.after_named_servers(state, &names).await;
         let max_bytes = self.limits.max_result_bytes;
         let instructions = self.instructions();
         let mut answer = self
@@ -602,10 +619,49 @@ impl Gateway {
                 ))
             })
             .await??;
-        if !answer.unknown.is_empty() {
+        if !answer.unknown.is_empty() || !answer.unready.is_empty() {
             answer.unavailable = self.unavailable();
         }
         Ok(answer)
+    }
+
+    /// `state`, or a newer snapshot once every server that `names` name and that is still
+    /// starting is up or failed (each bounded by its startup timeout, as a call from code
+    /// waits), so that a name is said to name no tool only of a server that listed its tools.
+    async fn after_named_servers(
+        &self,
+        state: Arc<CatalogState>,
+        names: &[String],
+    ) -> Arc<CatalogState> {
+        let mut starting: Vec<&Arc<dyn ToolProvider>> = Vec::new();
+        for name in names.iter().take(MAX_DESCRIBE_NAMES) {
+            let trimmed = name.trim();
+            if state
+                .catalog
+                .resolve(trimmed.strip_prefix("tools.").unwrap_or(trimmed))
+                .is_some()
+            {
+                continue;
+            }
+            let Some(server) = state.server_named(trimmed) else {
+                continue;
+            };
+            if let Some(provider) = self.provider(server)
+                && provider.state() == ProviderState::Starting
+                && !starting.iter().any(|known| Arc::ptr_eq(known, provider))
+            {
+                starting.push(provider);
+            }
+        }
+        if starting.is_empty() {
+            return state;
+        }
+        // Each provider's own wait is bounded by its startup timeout, and this one by
+        // `NAMED_SERVER_WAIT`; what became of them shows in the new snapshot and in
+        // `unavailable`.
+        let started = futures::future::join_all(starting.iter().map(|provider| provider.tools()));
+        let _ = tokio::time::timeout(NAMED_SERVER_WAIT, started).await;
+        self.current_catalog().await
     }
 
     /// What each provider said about using its tools, by namespace, for the providers that
@@ -655,6 +711,15 @@ impl Gateway {
         if answer.tools.is_empty() && !answer.held.is_empty() {
             return Err(CallError::AllHeld {
                 held: answer.held.into_iter().map(|(_, why)| why).collect(),
+            });
+        }
+        if answer.tools.is_empty() && answer.unknown.is_empty() && !answer.unready.is_empty() {
+            return Err(CallError::ServersNotReady {
+                unavailable: answer
+                    .unavailable
+                    .into_iter()
+                    .map(|server| server.reason)
+                    .collect(),
             });
         }
         if answer.tools.is_empty() && !answer.unknown.is_empty() {
@@ -845,6 +910,7 @@ fn describe_in(
         instructions: Vec::new(),
         tools: Vec::new(),
         unknown: Vec::new(),
+        unready: Vec::new(),
         held: Vec::new(),
         omitted: Vec::new(),
         unavailable: Vec::new(),

@@ -27,8 +27,14 @@ pub fn search_text(query: &str, answer: &SearchAnswer, unavailable: &[Unavailabl
     let (weak, strong): (Vec<&SearchResult>, Vec<&SearchResult>) =
         results.iter().partition(|result| result.weak);
     if strong.is_empty() && !weak.is_empty() {
+        // With servers not available, the tool asked for may be one of theirs.
+        let among = if unavailable.is_empty() {
+            "no tool says it does that"
+        } else {
+            "no tool of the servers available now says it does that (the others are named below)"
+        };
         text.push_str(&format!(
-            "No strong match for \"{query}\": no tool says it does that. The closest share a word or two with it:\n"
+            "No strong match for \"{query}\": {among}. The closest share a word or two with it:\n"
         ));
     }
     for result in &strong {
@@ -103,6 +109,14 @@ pub fn describe_text(answer: &DescribeAnswer) -> String {
         }
         // The reader is the model, which searches with the `search_tools` MCP tool.
         text.push_str(&unknown_names_message(&answer.unknown, "search_tools"));
+    }
+    for (name, server) in &answer.unready {
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&format!(
+            "\"{name}\" is not described: server \"{server}\" has not listed its tools (below)."
+        ));
     }
     for (_, why) in &answer.held {
         if !text.is_empty() {

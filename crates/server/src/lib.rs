@@ -653,6 +653,9 @@ fn described_structured(answer: &toolweave_core::DescribeAnswer) -> Value {
     if !answer.unknown.is_empty() {
         structured["unknown"] = json!(answer.unknown);
     }
+    if !answer.unready.is_empty() {
+        structured["unready"] = json!(answer.unready);
+    }
     if !answer.held.is_empty() {
         structured["held"] = json!(answer.held);
     }

@@ -113,7 +113,8 @@ async fn a_server_that_never_answers_costs_discovery_seconds_not_the_startup_tim
     let text = &found.content[0].as_text().unwrap().text;
     assert!(text.contains("server \"hung\" is still starting"), "{text}");
 
-    // Describing a tool of a server still starting answers at once too, and says why.
+    // Describing a tool of a server still starting waits for it a while (10 s), then says
+    // that the server has not listed its tools, never that the tool does not exist.
     let asked = Instant::now();
     let described = server
         .call("describe_tools", json!({ "names": ["hung.add"] }))
@@ -125,8 +126,16 @@ async fn a_server_that_never_answers_costs_discovery_seconds_not_the_startup_tim
         asked.elapsed()
     );
     let text = &described.content[0].as_text().unwrap().text;
-    assert!(text.contains("no tool named \"hung.add\""), "{text}");
+    assert!(!text.contains("no tool named"), "{text}");
+    assert!(
+        text.contains("\"hung.add\" is not described: server \"hung\" has not listed its tools"),
+        "{text}"
+    );
     assert!(text.contains("server \"hung\" is still starting"), "{text}");
+    assert_eq!(
+        described.structured_content.as_ref().unwrap()["unready"],
+        json!([["hung.add", "hung"]])
+    );
 
     // Guest code: discovery answers with what is ready; a call waits for its own server.
     let asked = Instant::now();
@@ -271,4 +280,42 @@ fn tools_waits_for_every_server_and_says_whom_it_waits_for() {
         stdout.contains("Not available: server \"hung\" did not finish starting within 4000 ms"),
         "{stdout}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn describing_a_tool_of_a_server_still_starting_waits_for_that_server() {
+    let dir = tempfile::tempdir().unwrap();
+    // `late` is ready 4 s after start: past the 2 s that discovery waits for every server.
+    let config = servers(dir.path(), 4_000);
+    let server = Toolweave::start(
+        toolweave(),
+        &config,
+        &["--startup-timeout-ms", STARTUP_TIMEOUT_MS],
+    )
+    .await
+    .unwrap();
+
+    // From code, by the server's name alone.
+    let run = server
+        .execute(
+            r#"const described = await describeTools(["late"]); return described.tools.map((tool) => tool.name).includes("late.add");"#,
+            "typescript",
+        )
+        .await
+        .unwrap();
+    assert!(!run.is_error, "{}", run.text);
+    assert_eq!(run.structured["result"], json!(true), "{}", run.text);
+    // And over MCP, by the tool's name: the server is ready by now, so this one answers at once.
+    let described = server
+        .call("describe_tools", json!({ "names": ["late.add"] }))
+        .await
+        .unwrap();
+    let text = &described.content[0].as_text().unwrap().text;
+    assert!(!described.is_error.unwrap_or(false), "{text}");
+    assert!(text.contains("add("), "{text}");
+    assert!(!text.contains("no tool named"), "{text}");
+    let structured = described.structured_content.as_ref().unwrap();
+    assert_eq!(structured["tools"][0]["name"], "late.add", "{structured}");
+
+    server.stop().await.unwrap();
 }
