@@ -242,9 +242,11 @@ export default function prelude(native) {
     has: function (target, property) {
       return typeof property === "string" && knows(apply(weakGet, lazyState, [target]), property);
     },
+    // `tools.<server>(...)`, a server called as if it were a tool, goes as `<server>.` (no
+    // tool): the host waits for the server and answers with its tools.
     apply: function (target, _this, args) {
       const scope = apply(weakGet, lazyState, [target]).scope;
-      return requestTool(scope === null ? "tools" : scope, args[0], false);
+      return requestTool(scope === null ? "tools" : scope + ".", args[0], false);
     },
     ownKeys: function (target) {
       freezeListing(target);

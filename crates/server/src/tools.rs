@@ -27,7 +27,8 @@ const EXECUTE_USAGE: &str = "TypeScript/JavaScript (default): `await tools.<serv
      calls, `call_tool(\"server.tool\", {...})`, `search_tools`, `describe_tools`, \
      `resources`, `prompts`, print. \
      `store.get/set/delete/keys` persist across runs. \
-     Filter results in code and return only what is needed.";
+     Filter results in code and return only what is needed. \
+     No network, files, modules, Intl or time zones: tools are the way out.";
 
 /// The three tool definitions; `namespaces` are the guest server names listed in the execute
 /// description.
