@@ -884,7 +884,13 @@ function localeGuard(method, what, fallback, plain) {
     const english = locales === undefined || locales === "en-US" || locales === "en" || (Array.isArray(locales) && (locales.length === 0 || locales[0] === "en-US" || locales[0] === "en"));
     let asked = null;
     if (!english) asked = "the locale " + JSON.stringify(locales);
-    else if (options !== undefined && options !== null) {
+    else if (what === "Number.prototype") {
+      const given = options === undefined || options === null ? {} : Object(options);
+      const others = Object.keys(given).filter((key) => given[key] !== undefined && !NUMBER_OPTIONS.includes(key));
+      const text = others.length > 0 ? undefined : englishNumber(Number.prototype.valueOf.call(this), given);
+      if (text !== undefined) return text;
+      asked = others.length > 0 ? "the options " + others.join(", ") : "the style or currency asked for (only decimal, percent and USD)";
+    } else if (options !== undefined && options !== null) {
       const keys = Object.keys(Object(options)).filter((key) => options[key] !== undefined);
       const zone = options.timeZone === undefined ? "UTC" : String(options.timeZone).toUpperCase();
       const others = keys.filter((key) => key !== "timeZone");
@@ -894,7 +900,7 @@ function localeGuard(method, what, fallback, plain) {
     if (asked === null) return plain.call(this);
     throw new RangeError(
       what + "." + method + "(): " + asked + " cannot be honoured: toolweave's JavaScript has no Intl (no locale or time zone data). " +
-        "Without arguments it formats in UTC for en-US (" + fallback + "). " +
+        fallback + ". " +
         "Format it yourself (toISOString(), getUTCHours(), toFixed()), or use a tool that does it, if a server offers one (searchTools(\"convert time zone\"))",
     );
   };
@@ -915,15 +921,68 @@ function englishDate(date, parts) {
   return day + ", " + clock;
 }
 
-// Formats `value` as en-US does by default: grouped thousands, at most three fraction digits.
-function englishNumber(value) {
-  if (!Number.isFinite(value)) return value !== value ? "NaN" : value > 0 ? "∞" : "-∞";
-  const negative = value < 0 || Object.is(value, -0);
-  const fixed = Math.abs(value).toFixed(3).replace(/\.?0+$/, "");
+// What the guards' errors say toLocaleString can do.
+const DATE_FALLBACK = "Without arguments, or with timeZone \"UTC\", it formats in UTC for en-US ";
+const NUMBER_FALLBACK = "It formats for en-US (\"1,234.567\"), with minimumFractionDigits, maximumFractionDigits, useGrouping, and style \"percent\" or \"currency\" in USD";
+
+// The options of Number.prototype.toLocaleString this formatting honours.
+const NUMBER_OPTIONS = ["minimumFractionDigits", "maximumFractionDigits", "useGrouping", "style", "currency"];
+
+// Formats `value` as en-US does: grouped thousands, at most three fraction digits by default;
+// `options` may set the fraction digits, turn grouping off, and ask for a percent or US dollars.
+// Returns `undefined` for options it cannot honour.
+function englishNumber(value, options) {
+  const style = options.style === undefined ? "decimal" : String(options.style);
+  const dollars = style === "currency" && String(options.currency).toUpperCase() === "USD";
+  if (style !== "decimal" && style !== "percent" && !dollars) return undefined;
+  if (style !== "currency" && options.currency !== undefined) return undefined;
+  const digits = (key, fallback) => {
+    if (options[key] === undefined) return fallback;
+    const number = Number(options[key]);
+    if (!Number.isInteger(number) || number < 0 || number > 100) throw new RangeError(key + " must be a whole number from 0 to 100, got " + String(options[key]));
+    return number;
+  };
+  const least = digits("minimumFractionDigits", dollars ? 2 : 0);
+  const most = digits("maximumFractionDigits", Math.max(least, dollars ? 2 : style === "percent" ? 0 : 3));
+  if (most < least) throw new RangeError("maximumFractionDigits (" + most + ") is less than minimumFractionDigits (" + least + ")");
+  const scaled = style === "percent" ? value * 100 : value;
+  if (!Number.isFinite(scaled)) return scaled !== scaled ? "NaN" : scaled > 0 ? "∞" : "-∞";
+  let fixed = roundDecimal(Math.abs(scaled), most);
+  if (most > least) fixed = fixed.replace(new RegExp("\\.?0{1," + (most - least) + "}$"), "");
   const [whole, fraction] = fixed.split(".");
-  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
-  const text = fraction === undefined ? grouped : grouped + "." + fraction;
-  return negative && text !== "0" ? "-" + text : text;
+  const grouped = options.useGrouping === false ? whole : whole.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  let text = fraction === undefined ? grouped : grouped + "." + fraction;
+  if (dollars) text = "$" + text;
+  if (style === "percent") text += "%";
+  return scaled < 0 || Object.is(scaled, -0) ? "-" + text : text;
+}
+
+// `value` (finite, not negative) with `digits` fraction digits, rounded half away from zero on
+// its shortest decimal form, as Intl rounds (1.005 is 1.01 to two digits; toFixed says 1.00).
+function roundDecimal(value, digits) {
+  const [mantissa, exponent] = String(value).split("e");
+  const point = mantissa.indexOf(".");
+  const all = mantissa.replace(".", "");
+  let whole = (point < 0 ? mantissa.length : point) + Number(exponent || 0);
+  let numerals = all;
+  if (whole < 0) {
+    numerals = "0".repeat(-whole) + numerals;
+    whole = 0;
+  }
+  numerals = numerals.padEnd(whole + digits + 1, "0");
+  const kept = numerals.slice(0, whole + digits).split("").map(Number);
+  if (Number(numerals[whole + digits]) >= 5) {
+    let i = kept.length - 1;
+    for (; i >= 0 && kept[i] === 9; i--) kept[i] = 0;
+    if (i < 0) {
+      kept.unshift(1);
+      whole++;
+    } else {
+      kept[i]++;
+    }
+  }
+  const integer = kept.slice(0, whole).join("").replace(/^0+(?=\d)/, "") || "0";
+  return digits === 0 ? integer : integer + "." + kept.slice(whole).join("");
 }
 
 // The `await` left out: a method of a string or an array read on a Promise.
@@ -946,13 +1005,13 @@ export default function install(native) {
     return englishDate(this, "time");
   };
   const numberPlain = function () {
-    return englishNumber(Number.prototype.valueOf.call(this));
+    return englishNumber(Number.prototype.valueOf.call(this), {});
   };
   const replacements = [
-    [Date.prototype, "toLocaleString", localeGuard("toLocaleString", "Date.prototype", "\"1/1/1970, 12:00:00 AM\"", dateFormat)],
-    [Date.prototype, "toLocaleDateString", localeGuard("toLocaleDateString", "Date.prototype", "\"1/1/1970\"", dateOnly)],
-    [Date.prototype, "toLocaleTimeString", localeGuard("toLocaleTimeString", "Date.prototype", "\"12:00:00 AM\"", timeOnly)],
-    [Number.prototype, "toLocaleString", localeGuard("toLocaleString", "Number.prototype", "\"1,234.567\"", numberPlain)],
+    [Date.prototype, "toLocaleString", localeGuard("toLocaleString", "Date.prototype", DATE_FALLBACK + "(\"1/1/1970, 12:00:00 AM\")", dateFormat)],
+    [Date.prototype, "toLocaleDateString", localeGuard("toLocaleDateString", "Date.prototype", DATE_FALLBACK + "(\"1/1/1970\")", dateOnly)],
+    [Date.prototype, "toLocaleTimeString", localeGuard("toLocaleTimeString", "Date.prototype", DATE_FALLBACK + "(\"12:00:00 AM\")", timeOnly)],
+    [Number.prototype, "toLocaleString", localeGuard("toLocaleString", "Number.prototype", NUMBER_FALLBACK, numberPlain)],
   ];
   for (const [prototype, name, replacement] of replacements) {
     Object.defineProperty(replacement, "name", { value: name });
