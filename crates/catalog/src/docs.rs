@@ -143,9 +143,13 @@ pub fn strip_invisible(text: &str) -> String {
                     }
                 }
             }
-            // Any other escape: ESC and the one character after it.
+            // Any other escape: ESC, intermediates (`(`, `#`, ...) and a final character.
             '\u{1b}' => {
-                characters.next_if(|next| ('\u{20}'..='\u{7e}').contains(next));
+                while characters
+                    .next_if(|next| ('\u{20}'..='\u{2f}').contains(next))
+                    .is_some()
+                {}
+                characters.next_if(|next| ('\u{30}'..='\u{7e}').contains(next));
             }
             other if hidden(other) => {}
             other => kept.push(other),

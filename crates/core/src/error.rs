@@ -534,6 +534,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn upstream_error_texts_lose_terminal_escapes() {
+        let error = CallError::ToolError {
+            tool: "s.t".to_owned(),
+            message: "\u{1b}[1;31mError:\u{1b}[0m disk full".to_owned(),
+        };
+        assert_eq!(error.to_string(), "s.t returned an error: Error: disk full");
+    }
+
+    #[test]
+    fn arguments_that_are_not_an_object_are_named_as_written() {
+        use serde_json::json;
+        assert_eq!(
+            arguments_given(&json!([1, 2]), true),
+            "2 positional arguments"
+        );
+        assert_eq!(arguments_given(&json!([1]), true), "1 positional argument");
+        assert_eq!(arguments_given(&json!([1, 2]), false), "an array");
+        assert_eq!(arguments_given(&json!(1), false), "a number");
+    }
+
+    #[test]
     fn guest_text_is_bounded() {
         assert_eq!(cut("short".to_owned(), 10), "short");
         assert_eq!(cut("ééé".to_owned(), 3), "é… (cut)");

@@ -432,7 +432,7 @@ fn documentation_becomes_doc_comments() {
    */
   function t(args?: {
     /** How many. Default: 3. Minimum: 1. Maximum: 10. */
-    count?: number;
+    count?: number /* integer */;
     /** Greater than 0. Less than 1. */
     ratio?: number;
     /** Format: uri. Pattern: "^https://". */
