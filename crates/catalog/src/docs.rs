@@ -111,16 +111,61 @@ pub fn visible(text: &str) -> String {
     shown
 }
 
-/// `text` without the characters [`visible`] escapes: what the model reads of a tool's title and
-/// descriptions. Hidden, they could carry words the person who reads the definition never sees;
-/// left out, the model reads what a person sees.
+/// `text` without the characters [`visible`] escapes, and without terminal escape sequences
+/// (`ESC [ 1 ; 31 m`, `ESC ] ... BEL`, which colour or retitle a terminal and are noise to a
+/// model): what the model reads of a tool's title and descriptions and of a server's errors.
+/// Hidden, they could carry words the person who reads the definition never sees; left out, the
+/// model reads what a person sees.
 pub fn strip_invisible(text: &str) -> String {
     if !text.chars().any(hidden) {
         return text.to_owned();
     }
-    text.chars()
-        .filter(|character| !hidden(*character))
-        .collect()
+    let mut kept = String::with_capacity(text.len());
+    let mut characters = text.chars().peekable();
+    while let Some(character) = characters.next() {
+        match character {
+            // CSI: parameters and intermediates up to a final byte in @..~.
+            '\u{1b}' if characters.peek() == Some(&'[') => {
+                characters.next();
+                skip_control_sequence(&mut characters);
+            }
+            '\u{9b}' => skip_control_sequence(&mut characters),
+            // OSC, DCS, SOS, PM, APC: a string up to BEL or ST (ESC \).
+            '\u{1b}' if matches!(characters.peek(), Some(']' | 'P' | 'X' | '^' | '_')) => {
+                characters.next();
+                while let Some(inner) = characters.next() {
+                    if inner == '\u{7}' || inner == '\u{9c}' {
+                        break;
+                    }
+                    if inner == '\u{1b}' && characters.peek() == Some(&'\\') {
+                        characters.next();
+                        break;
+                    }
+                }
+            }
+            // Any other escape: ESC, intermediates (`(`, `#`, ...) and a final character.
+            '\u{1b}' => {
+                while characters
+                    .next_if(|next| ('\u{20}'..='\u{2f}').contains(next))
+                    .is_some()
+                {}
+                characters.next_if(|next| ('\u{30}'..='\u{7e}').contains(next));
+            }
+            other if hidden(other) => {}
+            other => kept.push(other),
+        }
+    }
+    kept
+}
+
+/// Skips a control sequence's parameters and intermediates and its final byte.
+fn skip_control_sequence(characters: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    for character in characters.by_ref() {
+        if ('\u{40}'..='\u{7e}').contains(&character) || !('\u{20}'..='\u{7e}').contains(&character)
+        {
+            break;
+        }
+    }
 }
 
 /// Whether `character` is one [`visible`] escapes and [`strip_invisible`] leaves out.
@@ -157,5 +202,22 @@ mod tests {
             strip_invisible("Adds\u{200b} two\u{202e}srebmun\u{202c}.\u{2066}\u{feff}\u{85}\ta\nb"),
             "Adds twosrebmun.\ta\nb"
         );
+    }
+
+    #[test]
+    fn terminal_escape_sequences_are_left_out_whole() {
+        assert_eq!(
+            strip_invisible("\u{1b}[1;31mError:\u{1b}[0m no such file \u{1b}[8mhidden\u{1b}[m"),
+            "Error: no such file hidden"
+        );
+        assert_eq!(
+            strip_invisible(
+                "\u{1b}]0;title\u{7}ok \u{1b}]8;;https://x\u{1b}\\link\u{1b}]8;;\u{1b}\\"
+            ),
+            "ok link"
+        );
+        assert_eq!(strip_invisible("a\u{1b}(Bb\u{9b}2Kc\u{1b}"), "abc");
+        // A `[` that follows no escape is text.
+        assert_eq!(strip_invisible("[1;31m] \u{200b}x"), "[1;31m] x");
     }
 }

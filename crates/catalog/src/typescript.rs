@@ -18,6 +18,8 @@ use crate::schema::{Definition, ExtraProperties, ObjectType, Property, ToolTypes
 const INLINE_WIDTH: usize = 80;
 /// An object past the signature's depth limit.
 const ABBREVIATED_OBJECT: &str = "{ … }";
+/// How a JSON Schema `integer` reads in TypeScript, which has only `number`.
+const INTEGER: &str = "number /* integer */";
 /// The arguments part of a signature (TypeScript or Python) is abbreviated until it fits this.
 pub(crate) const SIGNATURE_ARGUMENTS_WIDTH: usize = 200;
 /// The result part of a signature (TypeScript or Python) is abbreviated until it fits this.
@@ -140,7 +142,10 @@ impl<'a> Renderer<'a> {
             TypeExpr::Never => "never".to_owned(),
             TypeExpr::Null => "null".to_owned(),
             TypeExpr::Boolean => "boolean".to_owned(),
-            TypeExpr::Number | TypeExpr::Integer => "number".to_owned(),
+            TypeExpr::Number => "number".to_owned(),
+            // TypeScript has no integer type: the comment says what validation will hold the
+            // value to, so a declaration and a refusal of 2.5 agree.
+            TypeExpr::Integer => INTEGER.to_owned(),
             TypeExpr::String => "string".to_owned(),
             TypeExpr::Literal(literal) => literal_text(literal),
             TypeExpr::Reference(name) => self.name_of(name),
@@ -206,13 +211,18 @@ impl<'a> Renderer<'a> {
     /// Union members joined by `|`; `spread` lays out object members over lines.
     fn union(&self, members: &[TypeExpr], depth: usize, indent: usize, spread: bool) -> String {
         let mut parts: Vec<String> = Vec::new();
+        // A number may be an integer: `number` says both.
+        let any_number = members.contains(&TypeExpr::Number);
         for member in members {
+            if any_number && *member == TypeExpr::Integer {
+                continue;
+            }
             let text = match member {
                 TypeExpr::Object(object) => self.object(object, depth, indent, spread),
                 other => self.render(other, depth, indent),
             };
-            // Number and integer both read `number`: say it once. Abbreviated objects stay
-            // apart, so the reader still sees how many alternatives there are.
+            // Say each alternative once. Abbreviated objects stay apart, so the reader still
+            // sees how many alternatives there are.
             if text == ABBREVIATED_OBJECT || !parts.contains(&text) {
                 parts.push(text);
             }
@@ -392,8 +402,10 @@ fn literal_text(value: &Value) -> String {
 }
 
 fn needs_parentheses(value: &TypeExpr) -> bool {
-    matches!(value, TypeExpr::Union(_) | TypeExpr::Intersection(_))
-        || matches!(value, TypeExpr::Object(object)
+    matches!(
+        value,
+        TypeExpr::Union(_) | TypeExpr::Intersection(_) | TypeExpr::Integer
+    ) || matches!(value, TypeExpr::Object(object)
             if !object.properties.is_empty()
                 && matches!(&object.extra, ExtraProperties::Typed(extra) if **extra != TypeExpr::Unknown))
 }

@@ -26,13 +26,13 @@ use crate::approval::{
 use crate::audit::CallRecord;
 use crate::budget::{Budget, content_json_len, value_json_len};
 use crate::catalog_state::{CatalogState, Direction};
-use crate::error::{CallError, ExecutionError, MAX_ERROR_TEXT, NamedServer, cut};
+use crate::error::{CallError, ExecutionError, MAX_ERROR_TEXT, NamedServer, arguments_given, cut};
 use crate::gateway::{Flavor, Gateway, guest_name};
 use crate::identity::Identity;
 use crate::observe::CallOutcome;
 use crate::provider::{CallContext, ToolProvider};
 use crate::session_state::SessionState;
-use toolweave_config::{Policy, ToolGlobs, json_kind};
+use toolweave_config::{Policy, ToolGlobs};
 
 /// What one execution's calls answer to besides the gateway: where upstream notices go, its
 /// budget, and who approves destructive calls.
@@ -599,7 +599,8 @@ fn checked_arguments(
         other => {
             return Err(CallError::ArgumentsNotObject {
                 tool: display.to_owned(),
-                got: json_kind(&other),
+                got: arguments_given(&other, flavor == Flavor::Python),
+                signature: flavor.signature(&state.catalog, entry),
             });
         }
     };

@@ -8,6 +8,7 @@
 
 use std::time::Duration;
 
+use toolweave_catalog::strip_invisible;
 use toolweave_config::Denial;
 use toolweave_sandbox::EngineError;
 
@@ -533,6 +534,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn upstream_error_texts_lose_terminal_escapes() {
+        let error = CallError::ToolError {
+            tool: "s.t".to_owned(),
+            message: "\u{1b}[1;31mError:\u{1b}[0m disk full".to_owned(),
+        };
+        assert_eq!(error.to_string(), "s.t returned an error: Error: disk full");
+    }
+
+    #[test]
+    fn arguments_that_are_not_an_object_are_named_as_written() {
+        use serde_json::json;
+        assert_eq!(
+            arguments_given(&json!([1, 2]), true),
+            "2 positional arguments"
+        );
+        assert_eq!(arguments_given(&json!([1]), true), "1 positional argument");
+        assert_eq!(arguments_given(&json!([1, 2]), false), "an array");
+        assert_eq!(arguments_given(&json!(1), false), "a number");
+    }
+
+    #[test]
     fn guest_text_is_bounded() {
         assert_eq!(cut("short".to_owned(), 10), "short");
         assert_eq!(cut("ééé".to_owned(), 3), "é… (cut)");
@@ -738,7 +760,7 @@ pub enum CallError {
         unavailable: Vec<String>,
     },
     /// The server the name names is not up: still starting past its bound, or failed.
-    #[error("cannot call {name}: {error}")]
+    #[error("cannot call {name}: {}", strip_invisible(&error.to_string()))]
     ServerDown {
         /// The name, as the code wrote it.
         name: String,
@@ -840,12 +862,16 @@ pub enum CallError {
         tool: String,
     },
     /// The arguments are not an object.
-    #[error("invalid arguments for {tool}: expected an object like {{ name: value }}, got {got}")]
+    #[error(
+        "invalid arguments for {tool}: a tool takes its arguments by name, in one object like {{ name: value }}, got {got}. Call it as {signature}"
+    )]
     ArgumentsNotObject {
         /// The tool, by its guest name.
         tool: String,
-        /// What they are (`a string`, `an array`, ...).
-        got: &'static str,
+        /// What they are (`a number`, `2 positional arguments`, ...), see [`arguments_given`].
+        got: String,
+        /// The tool's signature in the code's language.
+        signature: String,
     },
     /// The arguments do not match the tool's `inputSchema`.
     #[error("{}", violation_text(&format!("invalid arguments for {tool}"), violations, signature))]
@@ -859,7 +885,7 @@ pub enum CallError {
     },
     /// The tool's provider failed the call (the server's error, a timeout, a lost connection),
     /// or a server's request (`server.resources/read`, ...) failed.
-    #[error("{name} failed: {error}")]
+    #[error("{name} failed: {}", strip_invisible(&error.to_string()))]
     Failed {
         /// The tool by its guest name, or `server.method`.
         name: String,
@@ -867,7 +893,7 @@ pub enum CallError {
         error: Box<ProviderError>,
     },
     /// The tool answered with an error result.
-    #[error("{tool} returned an error: {message}")]
+    #[error("{tool} returned an error: {}", strip_invisible(message))]
     ToolError {
         /// The tool, by its guest name.
         tool: String,
@@ -1008,6 +1034,18 @@ impl CallError {
     }
 }
 
+/// What arguments that are not an object are, as the code wrote them: Python's positional
+/// arguments (`tools.s.t(1, 2)`) arrive as a list, JavaScript's first argument as it is.
+pub(crate) fn arguments_given(args: &serde_json::Value, python: bool) -> String {
+    match args {
+        serde_json::Value::Array(items) if python => match items.len() {
+            1 => "1 positional argument".to_owned(),
+            count => format!("{count} positional arguments"),
+        },
+        other => toolweave_config::json_kind(other).to_owned(),
+    }
+}
+
 /// "unknown tool" with what was asked, the closest tools, and what exists (the tools of the
 /// server the name names, or the servers when it names none).
 fn unknown_tool_text(
@@ -1017,6 +1055,14 @@ fn unknown_tool_text(
     search: &str,
     unavailable: &[String],
 ) -> String {
+    // A server called as if it were a tool (`tools.github(...)`) is asked for as `github.`.
+    if let (Some(_), NamedServer::Server { name, tools }) = (name.strip_suffix('.'), server) {
+        return format!(
+            "tools.{name} is a server, not a tool: call one of its tools, as tools.{name}.<tool>({{ ... }}). The tools of {name} are {}. {search}(\"what you need\") finds tools by what they do.",
+            listed(tools, "none")
+        );
+    }
+    let name = name.strip_suffix('.').unwrap_or(name);
     let mut message = format!("unknown tool \"{name}\"");
     let listing = match server {
         NamedServer::Server { name, tools } => {

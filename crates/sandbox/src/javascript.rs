@@ -29,7 +29,7 @@ use rquickjs::context::EvalOptions;
 use rquickjs::promise::PromiseState;
 use rquickjs::{
     CatchResultExt, CaughtError, Context, Ctx, FromJs, Function, Module, Object, Persistent,
-    Promise, Runtime, WriteOptions,
+    Promise, Runtime, TypedArray, WriteOptions,
 };
 use serde_json::Value;
 
@@ -40,12 +40,18 @@ use crate::{
     CancelFlag, EngineError, EngineEvent, EngineLimits, ExecuteRequest, HostCall, HostReply,
     HostRequest, LogStream, MAX_VALUE_DEPTH, Manifest, Outcome, Replies, Stats,
 };
-use crate::{program, report};
+use crate::{hints, program, report};
 
 /// The host's view of the guest, evaluated before guest code runs.
 const PRELUDE: &str = include_str!("prelude.js");
 /// The module name the prelude's frames carry in stack traces.
 const PRELUDE_NAME: &str = "toolweave-prelude.js";
+/// The web platform's globals QuickJS lacks (`URL`, `TextEncoder`, `structuredClone`, `crypto`,
+/// ...) and the guards where it would answer wrongly without a word, evaluated after the prelude.
+const WEB: &str = include_str!("web.js");
+const WEB_NAME: &str = "toolweave-web.js";
+/// The most random bytes one `crypto.getRandomValues` fills, as the standard says.
+const MAX_RANDOM_BYTES: usize = 65_536;
 /// Requests other than tool calls (`searchTools`, `describeTools`) one execution may make.
 const MAX_DISCOVERY_CALLS: u32 = 1000;
 /// Timers one execution may have pending at once; one more ends the execution with
@@ -276,9 +282,10 @@ impl Prepared {
         }
         let context = Context::full(&runtime).map_err(internal)?;
         let host = context.with(|ctx| {
-            let factory = load_prelude(&ctx)
+            let factory = load_module(&ctx, &PRELUDE_BYTECODE, PRELUDE_NAME, PRELUDE)
                 .map_err(|error| internal_message(format!("the prelude did not load: {error}")))?;
             let host = install_prelude(&ctx, factory, &shared)?;
+            install_web(&ctx)?;
             Ok::<_, EngineError>(Persistent::save(&ctx, host))
         })?;
         Ok(Self {
@@ -624,10 +631,20 @@ fn wait_for_host<'js>(
     Ok(())
 }
 
-/// The prelude's factory function, from bytecode compiled once per process.
-fn load_prelude<'js>(ctx: &Ctx<'js>) -> Result<Function<'js>, String> {
-    static BYTECODE: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
-    let bytecode = BYTECODE
+/// A module's bytecode, compiled once per process.
+type Bytecode = OnceLock<Result<Vec<u8>, String>>;
+static PRELUDE_BYTECODE: Bytecode = OnceLock::new();
+static WEB_BYTECODE: Bytecode = OnceLock::new();
+
+/// The default export of the module `name` (the prelude's or web.js's factory function), from
+/// bytecode compiled once per process into `bytecode`.
+fn load_module<'js>(
+    ctx: &Ctx<'js>,
+    bytecode: &'static Bytecode,
+    name: &'static str,
+    source: &'static str,
+) -> Result<Function<'js>, String> {
+    let bytecode = bytecode
         .get_or_init(|| {
             // Compiled in a runtime of its own: the bytecode carries no state of any runtime.
             let runtime = Runtime::new().map_err(|error| error.to_string())?;
@@ -635,7 +652,7 @@ fn load_prelude<'js>(ctx: &Ctx<'js>) -> Result<Function<'js>, String> {
             context.with(|ctx| {
                 // Without line tables and source: each runtime reads the bytecode, and nothing
                 // reads positions in the prelude.
-                Module::declare(ctx.clone(), PRELUDE_NAME, PRELUDE)
+                Module::declare(ctx.clone(), name, source)
                     .catch(&ctx)
                     .map_err(|error| error.to_string())?
                     .write(WriteOptions {
@@ -680,6 +697,44 @@ fn install_prelude<'js>(
         .call((native,))
         .catch(ctx)
         .map_err(|error| internal_message(format!("the prelude did not start: {error}")))
+}
+
+/// Puts web.js's globals on the global object and its guards on the built-ins. Its one native
+/// function reads random bytes from the operating system (`getrandom`, which confinement
+/// allows); the text `promiseMisread` ends what a string's or an array's method read on a
+/// Promise throws, so that the report can name the value (see [`report::promise_misread`]).
+fn install_web<'js>(ctx: &Ctx<'js>) -> Result<(), EngineError> {
+    let factory = load_module(ctx, &WEB_BYTECODE, WEB_NAME, WEB)
+        .map_err(|error| internal_message(format!("web.js did not load: {error}")))?;
+    let native = Object::new(ctx.clone()).map_err(internal)?;
+    let random_bytes = Function::new(ctx.clone(), random_bytes).map_err(internal)?;
+    native.set("randomBytes", random_bytes).map_err(internal)?;
+    native
+        .set("promiseMisread", report::PROMISE_MISREAD)
+        .map_err(internal)?;
+    factory
+        .call::<_, ()>((native,))
+        .catch(ctx)
+        .map_err(|error| internal_message(format!("web.js did not start: {error}")))
+}
+
+/// `randomBytes(length)`: `length` bytes from the operating system's random source, for
+/// `crypto.getRandomValues` and `crypto.randomUUID`.
+fn random_bytes<'js>(ctx: Ctx<'js>, length: f64) -> rquickjs::Result<TypedArray<'js, u8>> {
+    if !(0.0..=MAX_RANDOM_BYTES as f64).contains(&length) {
+        return Err(rquickjs::Exception::throw_range(
+            &ctx,
+            &format!("at most {MAX_RANDOM_BYTES} random bytes at once"),
+        ));
+    }
+    let mut bytes = vec![0; length as usize];
+    if let Err(error) = getrandom::fill(&mut bytes) {
+        return Err(rquickjs::Exception::throw_internal(
+            &ctx,
+            &format!("the operating system gave no random bytes: {error}"),
+        ));
+    }
+    TypedArray::new(ctx, bytes)
 }
 
 /// The native functions that ask the host about tools: call, search, describe, and a
@@ -1338,7 +1393,11 @@ fn guest_error(
             report::name_the_operation(&request.code, request.language, &message, frame)
                 .unwrap_or(message)
         }
-        _ => message,
+        Some(frame) if name == "TypeError" && message.ends_with(report::PROMISE_MISREAD) => {
+            report::promise_misread(&request.code, request.language, &message, frame)
+                .unwrap_or(message)
+        }
+        _ => with_way_out(request, &name, message),
     };
     let head = if name.is_empty() || message.starts_with(&name) {
         message.clone()
@@ -1353,6 +1412,29 @@ fn guest_error(
         line: innermost.map(|frame| frame.line),
         column: innermost.map(|frame| frame.column),
         stack: traceback,
+    }
+}
+
+/// `message` with the way out added, when it is about a name or a module the sandbox does not
+/// have (`fetch is not defined`, `could not load module 'fs'`).
+fn with_way_out(request: &ExecuteRequest, name: &str, message: String) -> String {
+    let module = message
+        .strip_prefix("could not load module '")
+        .and_then(|rest| rest.strip_suffix('\''));
+    let hint = match (name, module) {
+        (_, Some(module)) => Some(hints::missing_module(
+            module,
+            request.language,
+            &request.manifest,
+        )),
+        ("ReferenceError", None) => message
+            .strip_suffix(" is not defined")
+            .and_then(|missing| hints::missing_name(missing, request.language, &request.manifest)),
+        _ => None,
+    };
+    match hint {
+        Some(hint) => format!("{message} ({hint})"),
+        None => message,
     }
 }
 

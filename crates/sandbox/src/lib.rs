@@ -19,6 +19,7 @@ mod alloc;
 pub mod confine;
 #[cfg(target_os = "linux")]
 pub mod fork_server;
+mod hints;
 mod javascript;
 mod pool;
 mod program;

@@ -199,6 +199,7 @@ export default function prelude(native) {
     delete target.length;
     setPrototypeOf(target, null);
     apply(weakSet, lazyState, [target, { __proto__: null, scope: scope, made: create(null), known: undefined, settled: false }]);
+    if (scope === null) rootTarget = target;
     return new ProxyCtor(target, lazyHandler);
   }
 
@@ -242,9 +243,14 @@ export default function prelude(native) {
     has: function (target, property) {
       return typeof property === "string" && knows(apply(weakGet, lazyState, [target]), property);
     },
+    // `tools.<name>(...)`: a tool named without its server goes as `name`; a server called as
+    // if it were a tool goes as `<server>.` (no tool), and the host waits for the server and
+    // answers with its tools.
     apply: function (target, _this, args) {
       const scope = apply(weakGet, lazyState, [target]).scope;
-      return requestTool(scope === null ? "tools" : scope, args[0], false);
+      if (scope === null) return requestTool("tools", args[0], false);
+      const server = knows(apply(weakGet, lazyState, [rootTarget]), scope);
+      return requestTool(server ? scope + "." : scope, args[0], false);
     },
     ownKeys: function (target) {
       freezeListing(target);
@@ -277,6 +283,7 @@ export default function prelude(native) {
     },
   });
 
+  let rootTarget;
   const tools = lazy(null);
 
   // Formats a value the way a developer expects in a log line; never throws.

@@ -44,7 +44,7 @@ use self::monitor::{Monitor, Stop, StopUnwind};
 use self::values::{ValuePath, from_json, to_json};
 use crate::{
     CancelFlag, EngineError, EngineEvent, EngineLimits, ExecuteRequest, HostCall, HostReply,
-    Language, MAX_CODE_BYTES, Outcome, Replies, Stats, program,
+    Language, MAX_CODE_BYTES, Manifest, Outcome, Replies, Stats, program,
 };
 
 /// Requests other than tool calls (`search_tools`, `describe_tools`) one execution may make.
@@ -195,7 +195,7 @@ impl Engine<'_> {
                 }
                 RunProgress::FunctionCall(call) => self.call(call),
                 RunProgress::OsCall(call) => {
-                    let answer = os_call(&call.function_call);
+                    let answer = os_call(&call.function_call, self.api.manifest());
                     self.step(|print| call.resume(answer, print))
                 }
                 RunProgress::ResolveFutures(state) => {
@@ -415,7 +415,7 @@ impl Engine<'_> {
             {
                 EngineError::StackOverflow
             }
-            _ => guest_error(&exception),
+            _ => guest_error(&exception, self.api.manifest()),
         }
     }
 
@@ -455,8 +455,9 @@ fn answer(outcome: Result<Value, String>) -> ExtFunctionResult {
     }
 }
 
-/// The answer to an OS operation: the clock is read (UTC), everything else is denied.
-fn os_call(call: &OsFunctionCall) -> ExtFunctionResult {
+/// The answer to an OS operation: the clock is read (UTC), everything else is denied, naming
+/// the tools of `manifest` that may do it.
+fn os_call(call: &OsFunctionCall, manifest: &Manifest) -> ExtFunctionResult {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or(Duration::ZERO);
@@ -484,11 +485,10 @@ fn os_call(call: &OsFunctionCall) -> ExtFunctionResult {
         }
         other => ExtFunctionResult::Error(MontyException::new(
             ExcType::PermissionError,
-            Some(format!(
-                "{}() is not available: toolweave's Python has no file, environment or network \
-                 access; the only way out of the sandbox is a tool call \
-                 (tools.<server>.<tool>(...))",
-                other.name()
+            Some(crate::hints::refused_operation(
+                &format!("{}()", other.name()),
+                crate::Language::Python,
+                manifest,
             )),
         )),
     }

@@ -112,25 +112,12 @@ pub(crate) fn name_the_operation(
     if message != "not a function" && of_nothing.is_none() {
         return None;
     }
-    let source_type = match language {
-        Language::TypeScript => SourceType::ts().with_module(true),
-        Language::JavaScript | Language::Python => SourceType::mjs(),
-    };
-    let allocator = Allocator::default();
-    let parsed = Parser::new(&allocator, code, source_type)
-        .with_options(ParseOptions {
-            allow_return_outside_function: true,
-            ..ParseOptions::default()
-        })
-        .parse();
-    let offset = offset_of(code, frame.line, frame.column);
-    let mut finder = Operations {
-        offset,
-        property: of_nothing.map(|(property, _)| property),
-        call: None,
-        member: None,
-    };
-    finder.visit_program(&parsed.program);
+    let finder = operations(
+        code,
+        language,
+        frame,
+        of_nothing.map(|(property, _)| property),
+    );
     match of_nothing {
         None => {
             let (callee, constructs) = finder.call?;
@@ -146,6 +133,68 @@ pub(crate) fn name_the_operation(
             Some(format!("{message} ({} is {nothing})", quote(code, object)))
         }
     }
+}
+
+/// What a method of a string or an array read on a Promise throws (web.js), after `.name `: the
+/// `await` left out.
+pub(crate) const PROMISE_MISREAD: &str =
+    "read on a Promise (a call or an async function that was not awaited): await it first";
+
+/// The message for a method of a string or an array read on a Promise (`.split read on a
+/// Promise ...`) at `frame`, with the value named from the source: `log is a Promise, ...`.
+pub(crate) fn promise_misread(
+    code: &str,
+    language: Language,
+    message: &str,
+    frame: &GuestFrame,
+) -> Option<String> {
+    let property = message
+        .strip_prefix('.')?
+        .strip_suffix(PROMISE_MISREAD)?
+        .trim_end();
+    let object = operations(code, language, frame, Some(property)).member?;
+    let object = quote(code, object);
+    Some(format!(
+        "{object} is a Promise, so it has no .{property}: a call or an async function that was \
+         not awaited. Await it where it is made (const {} = await ...), or write (await \
+         {object}).{property}",
+        if object
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+        {
+            object.as_str()
+        } else {
+            "value"
+        }
+    ))
+}
+
+/// The operations of `code` around `frame`'s position (see [`Operations`]).
+fn operations<'p>(
+    code: &str,
+    language: Language,
+    frame: &GuestFrame,
+    property: Option<&'p str>,
+) -> Operations<'p> {
+    let source_type = match language {
+        Language::TypeScript => SourceType::ts().with_module(true),
+        Language::JavaScript | Language::Python => SourceType::mjs(),
+    };
+    let allocator = Allocator::default();
+    let parsed = Parser::new(&allocator, code, source_type)
+        .with_options(ParseOptions {
+            allow_return_outside_function: true,
+            ..ParseOptions::default()
+        })
+        .parse();
+    let mut finder = Operations {
+        offset: offset_of(code, frame.line, frame.column),
+        property,
+        call: None,
+        member: None,
+    };
+    finder.visit_program(&parsed.program);
+    finder
 }
 
 /// Finds, around an offset, the innermost call whose callee covers it and the innermost member
@@ -194,9 +243,10 @@ impl<'a> Visit<'a> for Operations<'_> {
     }
 
     fn visit_static_member_expression(&mut self, member: &StaticMemberExpression<'a>) {
+        // The object as written, without parentheses or a TypeScript `as` around it.
         self.member(
             member.span,
-            member.object.span(),
+            member.object.get_inner_expression().span(),
             Some(member.property.name.as_str()),
         );
         walk_static_member_expression(self, member);

@@ -205,7 +205,7 @@ fn refuse_modules(code: &str, program: &Program<'_>) -> Result<(), EngineError> 
             _ => continue,
         };
         let message = if is_import {
-            "`import` is not available in toolweave code; call tools through `tools.<server>.<tool>()`"
+            "`import` is not available in toolweave code: there are no modules, no network and no file system here; the only way out of the sandbox is a tool call, `tools.<server>.<tool>()` (`searchTools(\"what you need\")` finds one)"
         } else {
             "`export` is not available in toolweave code; `return` the value instead"
         };

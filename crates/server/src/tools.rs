@@ -23,11 +23,11 @@ const EXECUTE_USAGE: &str = "TypeScript/JavaScript (default): `await tools.<serv
      Promise.all for parallel calls; also `searchTools(query)`, `describeTools([names])`, \
      `resources.<server>.list()`/`.read(uri)`, `prompts.<server>.get(name, args)`, \
      console.log. Python (language \"python\"; a subset: no class bases, generators or \
-     third-party modules): `await tools.<server>.<tool>(a=1)`, `asyncio.gather` for parallel \
+     packages): `await tools.<server>.<tool>(a=1)`, `asyncio.gather` for parallel \
      calls, `call_tool(\"server.tool\", {...})`, `search_tools`, `describe_tools`, \
      `resources`, `prompts`, print. \
      `store.get/set/delete/keys` persist across runs. \
-     Filter results in code and return only what is needed.";
+     Filter results in code and return only what is needed. No fetch, files or Intl.";
 
 /// The three tool definitions; `namespaces` are the guest server names listed in the execute
 /// description.

@@ -70,7 +70,7 @@ fn required_and_optional_properties() {
             "properties": {"a": {"type": "string"}, "b": {"type": "integer"}},
             "required": ["a", "c"]
         })),
-        "declare namespace tools.fixture {\n  function t(args: { a: string; b?: number; c: unknown }): Promise<unknown>;\n}\n"
+        "declare namespace tools.fixture {\n  function t(args: { a: string; b?: number /* integer */; c: unknown }): Promise<unknown>;\n}\n"
     );
 }
 
@@ -94,7 +94,18 @@ fn arguments_are_optional_when_nothing_is_required() {
 fn scalar_types() {
     assert_eq!(type_of(json!({"type": "string"})), "string");
     assert_eq!(type_of(json!({"type": "number"})), "number");
-    assert_eq!(type_of(json!({"type": "integer"})), "number");
+    // TypeScript has no integer type: the comment says what validation holds the value to.
+    assert_eq!(type_of(json!({"type": "integer"})), "number /* integer */");
+    assert_eq!(
+        type_of(json!({"type": "array", "items": {"type": "integer"}})),
+        "(number /* integer */)[]"
+    );
+    // A number may be an integer: `number` says both.
+    assert_eq!(type_of(json!({"type": ["integer", "number"]})), "number");
+    assert_eq!(
+        type_of(json!({"type": ["integer", "string"]})),
+        "number /* integer */ | string"
+    );
     assert_eq!(type_of(json!({"type": "boolean"})), "boolean");
     assert_eq!(type_of(json!({"type": "null"})), "null");
     assert_eq!(type_of(json!({})), "unknown");
@@ -137,7 +148,7 @@ fn arrays_and_tuples() {
     );
     assert_eq!(
         type_of(json!({"type": "array", "items": {"type": "array", "items": {"type": "integer"}}})),
-        "number[][]"
+        "(number /* integer */)[][]"
     );
 }
 
@@ -211,7 +222,7 @@ fn nullable() {
     );
     assert_eq!(
         type_of(json!({"anyOf": [{"type": "integer"}, {"type": "null"}]})),
-        "number | null"
+        "number /* integer */ | null"
     );
     assert_eq!(
         type_of(json!({"type": ["array", "null"], "items": {"type": "string"}})),
@@ -421,7 +432,7 @@ fn documentation_becomes_doc_comments() {
    */
   function t(args?: {
     /** How many. Default: 3. Minimum: 1. Maximum: 10. */
-    count?: number;
+    count?: number /* integer */;
     /** Greater than 0. Less than 1. */
     ratio?: number;
     /** Format: uri. Pattern: "^https://". */

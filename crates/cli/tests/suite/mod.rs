@@ -29,6 +29,7 @@ mod shapes;
 mod tiers;
 mod upstreams;
 mod waits;
+mod web;
 mod worker_protocol;
 
 use std::path::{Path, PathBuf};

@@ -33,6 +33,8 @@ use crate::{HostRequest, LlmAsk, Manifest, ServerAsk, SessionAsk};
 
 /// The global names the engine provides.
 const CALL_TOOL: &str = "call_tool";
+/// code-executor-mcp's name for `call_tool`, with the same arguments, which models bring.
+const CALL_MCP_TOOL: &str = "call_mcp_tool";
 const SEARCH_TOOLS: &str = "search_tools";
 const DESCRIBE_TOOLS: &str = "describe_tools";
 /// The most hits `search_tools` may ask for.
@@ -105,6 +107,11 @@ impl GuestApi {
         }
     }
 
+    /// The execution's manifest: its servers and the tools of those that are ready.
+    pub(super) fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
     /// A global name of the API: `tools`, `store`, the functions, ...; `Undefined` for others.
     fn global(&self, name: &str) -> NameLookupResult {
         match name {
@@ -119,9 +126,8 @@ impl GuestApi {
                 RESULTS_ID,
                 DictPairs::default(),
             )),
-            CALL_TOOL | SEARCH_TOOLS | DESCRIBE_TOOLS | HANDLE | EMIT | PROGRESS => {
-                NameLookupResult::Value(function(name.to_owned()))
-            }
+            CALL_TOOL | CALL_MCP_TOOL | SEARCH_TOOLS | DESCRIBE_TOOLS | HANDLE | EMIT
+            | PROGRESS => NameLookupResult::Value(function(name.to_owned())),
             "llm" => {
                 NameLookupResult::Value(instance("llm".to_owned(), LLM_ID, DictPairs::default()))
             }
@@ -267,7 +273,7 @@ impl GuestApi {
             HANDLE => session_call(HANDLE, args, kwargs),
             EMIT => emit(args, kwargs),
             PROGRESS => progress(args, kwargs),
-            CALL_TOOL => call_tool(args, kwargs),
+            CALL_TOOL | CALL_MCP_TOOL => call_tool(args, kwargs),
             SEARCH_TOOLS => search_tools(args, kwargs),
             DESCRIBE_TOOLS => describe_tools(args, kwargs),
             // Only the engine hands out functions with a dot in their name: `tools.<ns>.<tool>`.
@@ -540,18 +546,28 @@ fn tool_call(name: &str, args: &[MontyObject], kwargs: &[(MontyObject, MontyObje
                 Err(message) => return Call::Raise(type_error(message)),
             }
         }
-        [other] => {
-            return Call::Raise(type_error(format!(
-                "{label} takes keyword arguments or one dict of arguments, not a {}",
-                type_name(other)
-            )));
-        }
-        _ => {
-            return Call::Raise(type_error(format!(
-                "{label} takes keyword arguments or one dict of arguments, got {} positional \
-                 arguments",
-                args.len()
-            )));
+        // Positional arguments: the host refuses them with the tool's signature, which only
+        // it knows.
+        positional => {
+            let mut values = Vec::with_capacity(positional.len());
+            for (index, value) in positional.iter().enumerate() {
+                let path = format!("positional argument {} of {label}", index + 1);
+                match to_json(value, &mut ValuePath::new(path)) {
+                    Ok(value) => values.push(value),
+                    Err(_) => {
+                        return Call::Raise(type_error(format!(
+                            "{label} takes keyword arguments or one dict of arguments, got {} \
+                             positional arguments",
+                            args.len()
+                        )));
+                    }
+                }
+            }
+            return Call::Host(HostRequest::Tool {
+                name: name.to_owned(),
+                args: Value::Array(values),
+                raw: false,
+            });
         }
     };
     for (key, value) in kwargs {

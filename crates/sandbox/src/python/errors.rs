@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use monty_types::{ExcType, MontyException, StackFrame};
 
-use crate::EngineError;
+use crate::{EngineError, Language, Manifest, hints};
 
 /// Run before the guest's code, on a line of its own: `asyncio` is there without an import.
 pub(super) const PRELUDE: &str = "import asyncio\n";
@@ -31,9 +31,6 @@ const MAX_NESTING: u32 = 200;
 
 /// Added to an uncaught `ImportError` of a name a module lacks.
 const SUBSET_HINT: &str = "toolweave's Python implements part of the standard library";
-/// Added to an uncaught `ModuleNotFoundError`: the model should know there is nothing to install.
-const NO_MODULES_HINT: &str = "toolweave's Python has no third-party modules and no file, network \
-     or OS access: the only way out of the sandbox is a tool call (tools.<server>.<tool>(...))";
 
 /// The line in the guest's code for a line Monty reports; `None` inside the prelude.
 fn user_line(line: u32) -> Option<u32> {
@@ -70,14 +67,30 @@ pub(super) fn raiser(exception: &MontyException) -> Raiser {
     }
 }
 
-/// An uncaught exception as a guest error, positioned in the guest's code.
-pub(super) fn guest_error(exception: &MontyException) -> EngineError {
+/// An uncaught exception as a guest error, positioned in the guest's code. A module or a name
+/// the sandbox does not have gets the way out (the tools of `manifest` that may do it).
+pub(super) fn guest_error(exception: &MontyException, manifest: &Manifest) -> EngineError {
     let name = exception.exc_type().to_string();
     let mut message = exception.message().unwrap_or_default().to_owned();
-    match exception.exc_type() {
-        ExcType::ModuleNotFoundError => message = format!("{message} ({NO_MODULES_HINT})"),
-        ExcType::ImportError => message = format!("{message} ({SUBSET_HINT})"),
-        _ => {}
+    let quoted = |prefix: &str| {
+        message
+            .strip_prefix(prefix)
+            .and_then(|rest| rest.split('\'').next())
+            .map(str::to_owned)
+    };
+    let hint = match exception.exc_type() {
+        ExcType::ModuleNotFoundError => quoted("No module named '")
+            .map(|module| hints::missing_module(&module, Language::Python, manifest)),
+        ExcType::ImportError => Some(SUBSET_HINT.to_owned()),
+        ExcType::NameError => quoted("name '")
+            .and_then(|missing| hints::missing_name(&missing, Language::Python, manifest)),
+        ExcType::TypeError => quoted("'tools.")
+            .filter(|_| message.ends_with("' object is not callable"))
+            .map(|server| hints::server_called(&server, manifest)),
+        _ => None,
+    };
+    if let Some(hint) = hint {
+        message = format!("{message} ({hint})");
     }
     let innermost = exception
         .traceback()

@@ -10,7 +10,7 @@ const standard = new Set([
   "FinalizationRegistry", "Proxy", "Reflect", "decodeURI", "decodeURIComponent", "encodeURI",
   "encodeURIComponent", "escape", "unescape", "eval", "isFinite", "isNaN", "Iterator", "performance",
   "queueMicrotask", "structuredClone", "InternalError", "DisposableStack", "AsyncDisposableStack",
-  "SuppressedError", "Performance",
+  "SuppressedError", "Performance", "URL", "URLSearchParams", "TextEncoder", "TextDecoder", "crypto",
 ]);
 const extra = Object.getOwnPropertyNames(globalThis).filter((name) => !standard.has(name)).sort();
 const viaFunction = Function("return this")();
