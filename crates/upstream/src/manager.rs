@@ -452,14 +452,14 @@ impl UpstreamManager {
         }
     }
 
-    /// A client session connected, declaring `capabilities` in its `initialize`: upstream servers'
-    /// requests may go to it (see [`ClientSession`]), and over stdio, servers start once the one
-    /// client has declared what it supports. The session stays known until the returned
-    /// connection is dropped.
+    /// A client session connected, declaring `capabilities` in its `initialize`, or (`None`) on
+    /// each request as MCP 2026-07-28 clients do: upstream servers' requests may go to it (see
+    /// [`ClientSession`]), and over stdio, servers start once the one client has connected. The
+    /// session stays known until the returned connection is dropped.
     pub fn client_connected(
         &self,
         session: Arc<dyn ClientSession>,
-        capabilities: &rmcp::model::ClientCapabilities,
+        capabilities: Option<&rmcp::model::ClientCapabilities>,
     ) -> ClientConnection {
         let number = session.session();
         self.shared.clients.connect(session, capabilities);
