@@ -531,6 +531,26 @@ impl ToolweaveServer {
 }
 
 impl ToolweaveServer {
+    /// The retry of a call that answered with questions (MCP 2026-07-28): the paused work goes on
+    /// with the client's answers.
+    async fn resume(
+        &self,
+        request: &CallToolRequestParams,
+        caller: &str,
+        ct: &tokio_util::sync::CancellationToken,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Some(state) = request.request_state.as_deref() else {
+            return Err(invalid(
+                "\"inputResponses\" came without the \"requestState\" of the answer that asked \
+                 for them; send both back as that answer gave them",
+            ));
+        };
+        let responses = request.input_responses.clone().unwrap_or_default();
+        self.rounds
+            .resume(state, responses, caller, &request.name, ct)
+            .await
+    }
+
     /// The answer to an `execute_code` call: the execution's result, or the arguments' error.
     async fn execute_answer(
         &self,
@@ -1133,18 +1153,8 @@ impl ServerHandler for ToolweaveServer {
             .as_ref()
             .map(|caller| caller.identity().name().to_owned())
             .unwrap_or_default();
-        if let Some(state) = request.request_state.as_deref() {
-            let responses = request.input_responses.clone().unwrap_or_default();
-            return self
-                .rounds
-                .resume(state, responses, &caller_name, &request.name, &context.ct)
-                .await;
-        }
-        if request.input_responses.is_some() {
-            return Err(invalid(
-                "\"inputResponses\" came without the \"requestState\" of the answer that asked \
-                 for them; send both back as that answer gave them",
-            ));
+        if request.request_state.is_some() || request.input_responses.is_some() {
+            return self.resume(&request, &caller_name, &context.ct).await;
         }
         let arguments = request.arguments.unwrap_or_default();
         let warnings = tools::unknown_argument_warnings(&request.name, &arguments);
