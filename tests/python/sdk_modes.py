@@ -10,7 +10,8 @@ Checks, over each transport: the first execute_code with a tool call is answered
 connecting is printed, not checked); one execution asks the client five things in turn (llm.ask,
 the fixture's elicitation, an approval of the destructive call, the fixture's sampling and roots,
 llm.ask again) and each reaches the callback once, in order, with no call run twice, and code gets
-every answer; a client without callbacks is refused naming the capability it did not declare; in
+every answer; in the default mode, a retry with a changed or already used requestState is
+refused and the paused execution goes on with the right one; a client without callbacks is refused naming the capability it did not declare; in
 the default mode, server/discover advertises tools and a ttlMs of an hour.
 Prints one "timing:" line per transport. Exits 0 and prints "sdk_modes: ok" when every check passes;
 prints the failure and exits 1 otherwise.
@@ -20,6 +21,7 @@ import time
 
 from mcp import Client, types
 from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPError
 from session import run_script, serving_http, text_of
 
 FIRST = 'return await tools.fixture.echo({ message: "first" })'
@@ -40,6 +42,10 @@ return {
   asked: await tried(() => tools.fixture.ask({ message: "Your name?" })),
   llm: await tried(() => llm.ask("one", { maxTokens: 10 })),
 };
+"""
+
+REMOVE_TWICE = """
+return [await tools.fixture.remove({ name: "a" }), await tools.fixture.remove({ name: "b" })];
 """
 
 
@@ -89,6 +95,45 @@ async def value(connected: Client, code: str):
     return result.structured_content["result"]
 
 
+async def refused(session, arguments: dict, responses, state: str) -> str:
+    try:
+        await session.call_tool(
+            "execute_code", arguments, input_responses=responses, request_state=state, allow_input_required=True
+        )
+    except MCPError as error:
+        return str(error)
+    raise AssertionError(f"a retry with requestState {state!r} was not refused")
+
+
+async def check_retries(connected: Client) -> None:
+    """Drives the rounds by hand: a changed or used requestState is refused, and does not disturb
+    the paused execution, which goes on with the right one."""
+    session = connected.session
+    arguments = {"code": REMOVE_TWICE}
+    first = await session.call_tool("execute_code", arguments, allow_input_required=True)
+    assert isinstance(first, types.InputRequiredResult), first
+    ((key, asked),) = first.input_requests.items()
+    assert "fixture.remove" in asked.params.message, asked
+    approve = {key: types.ElicitResult(action="accept", content={"approve": True, "scope": "call"})}
+    state = first.request_state
+    changed = state[:-1] + ("A" if state[-1] != "A" else "B")
+    why = await refused(session, arguments, approve, changed)
+    assert "toolweave cannot resume this call: its requestState was not made by this toolweave process" in why, why
+    second = await session.call_tool(
+        "execute_code", arguments, input_responses=approve, request_state=state, allow_input_required=True
+    )
+    assert isinstance(second, types.InputRequiredResult), second
+    why = await refused(session, arguments, approve, state)
+    assert "already used, or is of an earlier round" in why, why
+    ((key, _),) = second.input_requests.items()
+    approve = {key: types.ElicitResult(action="accept", content={"approve": True, "scope": "call"})}
+    done = await session.call_tool(
+        "execute_code", arguments, input_responses=approve, request_state=second.request_state, allow_input_required=True
+    )
+    assert isinstance(done, types.CallToolResult), done
+    assert done.structured_content["result"] == ["removed a", "removed b"], done
+
+
 async def check(target, mode: str, transport: str) -> None:
     person = Person()
     started = time.monotonic()
@@ -121,6 +166,9 @@ async def check(target, mode: str, transport: str) -> None:
         assert "answer to 2 + 2?" in json.dumps(answers["sampled"]), answers
         assert answers["roots"]["roots"][0]["uri"] == "file:///work/project", answers
         assert answers["second"] == "answer to two", answers
+
+        if mode == "default":
+            await check_retries(connected)
 
     async with client(target, mode) as bare:
         refused = await value(bare, UNDECLARED)
