@@ -1110,8 +1110,13 @@ impl ServerHandler for ToolweaveServer {
 
     async fn discover(
         &self,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<DiscoverResult, ErrorData> {
+        // A client that discovers in MCP 2026-07-28 sends no `initialize`: over stdio, upstream
+        // servers start now rather than at its first request.
+        if modern(&context) {
+            self.gateway.upstream().client_declares_per_request();
+        }
         // The same for every caller: what toolweave serves, not what a caller may call.
         Ok(DiscoverResult::from_server_info(
             self.supported_protocol_versions().into_owned(),

@@ -466,6 +466,13 @@ impl UpstreamManager {
         ClientConnection::new(self.shared.clients.clone(), number)
     }
 
+    /// A client speaking MCP 2026-07-28 asked `server/discover`: over stdio, upstream servers start
+    /// now, told toolweave supports elicitation, sampling and roots (each request of the client is
+    /// checked against what it declares), instead of waiting for an `initialize` it never sends.
+    pub fn client_declares_per_request(&self) {
+        self.shared.clients.expect_per_request();
+    }
+
     /// A client said its roots changed (`notifications/roots/list_changed`): every ready server
     /// is told, when servers were told toolweave has roots.
     pub async fn roots_changed(&self) {

@@ -319,6 +319,19 @@ impl Clients {
         self.lock().insert(session.session(), session);
     }
 
+    /// A client that declares what it supports on each request (MCP 2026-07-28) is coming, before
+    /// any session of its connects (it asked `server/discover`): over stdio, servers start now,
+    /// told every capability, instead of waiting for a declaration it will never send.
+    pub(crate) fn expect_per_request(&self) {
+        self.declared.send_if_modified(|declared| {
+            if declared.is_some() {
+                return false;
+            }
+            *declared = Some(every_capability());
+            true
+        });
+    }
+
     /// Session `session` ended.
     pub(crate) fn disconnect(&self, session: u64) {
         self.lock().remove(&session);
@@ -502,6 +515,11 @@ mod tests {
         let per_request = Clients::new(ClientSessions::One);
         per_request.connect(Arc::new(Nobody), None);
         assert_eq!(per_request.capabilities(), every_capability());
+        // Its server/discover already starts them, before any session connects.
+        let discovered = Clients::new(ClientSessions::One);
+        discovered.expect_per_request();
+        assert_eq!(discovered.capabilities(), every_capability());
+        assert!(discovered.only().is_none());
     }
 
     /// rmcp reads an elicitation's schema into types of its own and writes it again for the
