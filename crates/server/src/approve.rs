@@ -19,15 +19,15 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::future::BoxFuture;
-use rmcp::RoleServer;
 use rmcp::model::{
     ElicitRequestParams, ElicitationAction, ElicitationSchema, LoggingLevel,
     LoggingMessageNotificationParam,
 };
-use rmcp::service::{ElicitationMode, Peer};
+use rmcp::service::ElicitationMode;
 use serde_json::{Map, Value, json};
 use toolweave_core::{AnsweredVia, Approval, ApprovalRequest, ApprovalScope, Approver};
 
+use crate::forward::ClientPeer;
 use crate::page::{ApprovalMode, ApprovalPages, PageAnswer, PendingCall};
 
 /// The most of a call's arguments shown in the question.
@@ -81,7 +81,9 @@ pub(crate) struct SessionApprovals {
 /// directly).
 #[derive(Debug)]
 pub(crate) struct AskTheClient {
-    peer: Peer<RoleServer>,
+    /// The client, as the request being served reaches it (by request, or as a question of its
+    /// multi round-trip request).
+    client: ClientPeer,
     /// The SHA-256 of the execution's code, when code asks for the calls (else the client called
     /// a tool listed directly, and there is no execution to approve a tool for).
     code_sha256: Option<String>,
@@ -98,14 +100,14 @@ impl AskTheClient {
     /// An approver for one execution (whose code has `code_sha256`) or, without it, one direct
     /// call in `session`, whose log level is `log_level`.
     pub(crate) fn new(
-        peer: Peer<RoleServer>,
+        client: ClientPeer,
         code_sha256: Option<String>,
         session: Arc<SessionApprovals>,
         pages: Arc<ApprovalPages>,
         log_level: LoggingLevel,
     ) -> Self {
         Self {
-            peer,
+            client,
             code_sha256,
             execution: Arc::default(),
             session,
@@ -151,7 +153,7 @@ fn covered(
 
 impl Approver for AskTheClient {
     fn approve(&self, request: ApprovalRequest) -> BoxFuture<'static, Approval> {
-        let peer = self.peer.clone();
+        let client = self.client.clone();
         let code_sha256 = self.code_sha256.clone();
         let execution = self.execution.clone();
         let session = self.session.clone();
@@ -161,7 +163,7 @@ impl Approver for AskTheClient {
             if let Some(answer) = covered(&execution, &session, &request) {
                 return answer;
             }
-            let modes = peer.supported_elicitation_modes();
+            let modes = client.elicitation_modes();
             let form = match pages.options().mode {
                 ApprovalMode::Auto => modes.contains(&ElicitationMode::Form),
                 ApprovalMode::Page => false,
@@ -180,7 +182,7 @@ impl Approver for AskTheClient {
             let from_code = code_sha256.is_some();
             let offered = scopes(&request, from_code);
             let answer = if form {
-                ask_by_form(&peer, &request, from_code, &offered).await
+                ask_by_form(&client, &request, from_code, &offered).await
             } else {
                 let call = PendingCall {
                     id: String::new(),
@@ -193,7 +195,7 @@ impl Approver for AskTheClient {
                     pid: 0,
                 };
                 let url_mode = modes.contains(&ElicitationMode::Url);
-                ask_at_page(&peer, &pages, call, url_mode, notify).await
+                ask_at_page(&client, &pages, call, url_mode, notify).await
             };
             let answer = match answer {
                 Ok(answer) => answer,
@@ -314,7 +316,7 @@ pub(crate) fn scopes(request: &ApprovalRequest, from_code: bool) -> Vec<(String,
 
 /// Asks through the client's form. `Err` is the approval when nobody could be asked.
 async fn ask_by_form(
-    peer: &Peer<RoleServer>,
+    client: &ClientPeer,
     request: &ApprovalRequest,
     from_code: bool,
     offered: &[(String, String)],
@@ -322,8 +324,8 @@ async fn ask_by_form(
     let params = question(request, from_code, offered).map_err(|error| {
         Approval::Unavailable(format!("the question could not be built: {error}"))
     })?;
-    let answer = peer
-        .create_elicitation(params)
+    let answer = client
+        .elicit_own(params)
         .await
         .map_err(|error| Approval::Unavailable(format!("asking the client failed ({error})")))?;
     let content = answer.content.unwrap_or_default();
@@ -349,7 +351,7 @@ async fn ask_by_form(
 /// client is told by a log message when `notify` (its log level lets warnings through), and by a
 /// URL-mode elicitation when `url_mode`.
 async fn ask_at_page(
-    peer: &Peer<RoleServer>,
+    client: &ClientPeer,
     pages: &ApprovalPages,
     call: PendingCall,
     url_mode: bool,
@@ -368,7 +370,7 @@ async fn ask_at_page(
             json!({ "message": message, "url": call.url, "id": call.id, "tool": call.tool }),
         );
         params.logger = Some("toolweave/approval".to_owned());
-        if let Err(error) = peer.notify_logging_message(params).await {
+        if let Err(error) = client.peer().notify_logging_message(params).await {
             tracing::debug!(%error, "the approval notification could not be sent");
         }
     }
@@ -380,7 +382,7 @@ async fn ask_at_page(
             return answer.await.ok();
         }
         // The client shows the address itself; its person may decline there instead.
-        let asked = peer.create_elicitation(ElicitRequestParams::UrlElicitationParams {
+        let asked = client.elicit_own(ElicitRequestParams::UrlElicitationParams {
             meta: None,
             message: format!(
                 "Approve or deny a call of {} at toolweave's approval page",

@@ -9,6 +9,11 @@
 //! elicitation's message is prefixed with the server's name: the client sees toolweave asking, and
 //! the person should know which server wants to know. A session's roots are asked once and kept
 //! until the client says they changed.
+//!
+//! What a client supports is read from each request when it declares it there (MCP 2026-07-28),
+//! else from its `initialize`. A 2026-07-28 client takes no requests from the server: what is
+//! asked of it during a call becomes a question of that call's multi round-trip request
+//! (`rounds.rs`).
 
 // Sampling and roots are deprecated by SEP-2577 for the newest protocol version; clients speaking
 // 2025-11-25 and before still serve them.
@@ -20,13 +25,17 @@ use futures::future::BoxFuture;
 use rmcp::RoleServer;
 use rmcp::model::{
     CancelledNotificationParam, ClientCapabilities, ClientResult, CreateMessageRequest,
-    ElicitRequest, ElicitRequestParams, GetExtensions, ListRootsRequest, ListRootsResult,
-    RequestId, ServerRequest,
+    ElicitRequest, ElicitRequestParams, ElicitResult, GetExtensions, ListRootsRequest,
+    ListRootsResult, RequestId, ServerRequest,
 };
-use rmcp::service::{OriginatingRequestId, Peer, PeerRequestOptions, ServiceError};
+use rmcp::service::{
+    ElicitationMode, OriginatingRequestId, Peer, PeerRequestOptions, ServiceError,
+};
 use toolweave_core::{
     CancellationToken, ClientSession, ForwardedAnswer, ForwardedRequest, Refusal,
 };
+
+use crate::rounds::Mailbox;
 
 /// What one client session keeps for requests from upstream servers.
 #[derive(Debug, Default)]
@@ -61,6 +70,14 @@ pub(crate) struct ClientPeer {
     /// The `execute_code` request whose calls the asking server works on, when there is one.
     originating: Option<RequestId>,
     state: Arc<SessionRequests>,
+    /// What the request being served declared it supports, when it declared it itself (MCP
+    /// 2026-07-28); else what the client's `initialize` declared.
+    declared: Option<ClientCapabilities>,
+    /// Where questions go for a client that speaks MCP 2026-07-28: the multi round-trip request
+    /// of the call being served, when there is one.
+    mailbox: Option<Mailbox>,
+    /// Whether the client speaks MCP 2026-07-28 or later (and so takes no requests).
+    modern: bool,
 }
 
 impl ClientPeer {
@@ -77,14 +94,66 @@ impl ClientPeer {
             peer,
             originating,
             state,
+            declared: None,
+            mailbox: None,
+            modern: false,
         }
     }
 
+    /// The same, for a request that declared `declared` (when it declared anything itself), of a
+    /// client that speaks MCP 2026-07-28 or later when `modern`, whose questions go to `mailbox`.
+    pub(crate) fn for_request(
+        mut self,
+        declared: Option<ClientCapabilities>,
+        modern: bool,
+        mailbox: Option<Mailbox>,
+    ) -> Self {
+        self.declared = declared;
+        self.modern = modern;
+        self.mailbox = mailbox;
+        self
+    }
+
+    /// rmcp's peer of the session, for notifications.
+    pub(crate) fn peer(&self) -> &Peer<RoleServer> {
+        &self.peer
+    }
+
     fn capabilities(&self) -> ClientCapabilities {
-        self.peer
-            .peer_info()
-            .map(|info| info.capabilities.clone())
-            .unwrap_or_default()
+        self.declared.clone().unwrap_or_else(|| {
+            self.peer
+                .peer_info()
+                .map(|info| info.capabilities.clone())
+                .unwrap_or_default()
+        })
+    }
+
+    /// The modes of elicitation the client supports.
+    pub(crate) fn elicitation_modes(&self) -> Vec<ElicitationMode> {
+        let Some(declared) = self.capabilities().elicitation else {
+            return Vec::new();
+        };
+        let mut modes = Vec::new();
+        // A client that declares elicitation with no mode supports forms (as before modes).
+        if declared.form.is_some() || declared.url.is_none() {
+            modes.push(ElicitationMode::Form);
+        }
+        if declared.url.is_some() {
+            modes.push(ElicitationMode::Url);
+        }
+        modes
+    }
+
+    /// Asks toolweave's own question (an approval) by elicitation; the client's answer.
+    pub(crate) async fn elicit_own(
+        &self,
+        params: ElicitRequestParams,
+    ) -> Result<ElicitResult, Refusal> {
+        let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
+        match self.send(request, CancellationToken::new()).await? {
+            ClientResult::ElicitResult(answer) => Ok(answer),
+            _ => Err(mismatched()),
+        }
     }
 
     /// Sends `request` to the client and waits for its answer, or for `cancel` (then the client
@@ -94,6 +163,15 @@ impl ClientPeer {
         mut request: ServerRequest,
         cancel: CancellationToken,
     ) -> Result<ClientResult, Refusal> {
+        if let Some(mailbox) = &self.mailbox {
+            return mailbox.ask(request, &cancel).await;
+        }
+        if self.modern {
+            return Err(Refusal::SessionGone(
+                "the client speaks MCP 2026-07-28, which takes questions only as part of a call it                  made (a multi round-trip request), and no call of its that could carry this one                  is in flight"
+                    .to_owned(),
+            ));
+        }
         if let Some(id) = &self.originating {
             request
                 .extensions_mut()

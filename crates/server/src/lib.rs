@@ -26,6 +26,8 @@ mod incoming;
 mod listing;
 pub mod metrics;
 pub mod page;
+mod rounds;
+mod sealed;
 pub mod sessions;
 pub mod stdio;
 pub mod telemetry;
@@ -34,11 +36,11 @@ mod tools;
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
-    CustomResult, Implementation, InitializeRequestParams, InitializeResult, ListToolsResult,
-    LoggingLevel, LoggingMessageNotificationParam, PaginatedRequestParams,
-    ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerConfig,
-    SetLevelRequestParams,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
+    CustomRequest, CustomResult, DiscoverResult, Implementation, InitializeRequestParams,
+    InitializeResult, ListToolsResult, LoggingLevel, LoggingMessageNotificationParam,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    ServerCapabilities, ServerConfig, SetLevelRequestParams,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -54,6 +56,7 @@ use toolweave_core::{
 use crate::approve::{AskTheClient, SessionApprovals};
 use crate::forward::{ClientPeer, SessionRequests};
 use crate::listing::{Joined, Listing};
+use crate::rounds::{Mailbox, Rounds};
 pub use listing::{MAX_DECLARED_BYTES, ToolsOptions};
 use tools::MAX_SEARCH_LIMIT;
 pub use tools::{DESCRIBE_TOOLS, EXECUTE_CODE, SEARCH_TOOLS, tool_definitions};
@@ -98,6 +101,33 @@ pub struct ToolweaveServer {
     /// gateway's own token or none), once its first request came: later requests must be made
     /// as the same.
     identity: Arc<std::sync::OnceLock<Option<String>>>,
+    /// Executions paused for the answers of clients that speak MCP 2026-07-28, shared by every
+    /// session.
+    rounds: Arc<Rounds>,
+}
+
+/// How long a client may keep `server/discover`'s answer: it changes only when toolweave is
+/// started again with other settings.
+const DISCOVER_TTL_MS: u64 = 60 * 60 * 1000;
+
+/// Whether the request is made in MCP 2026-07-28 or later: its client declares what it supports
+/// on each request, sends no `initialize`, and takes no requests from the server.
+fn modern(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28)
+}
+
+/// `context` for work run across the rounds of a multi round-trip request: cancelled by
+/// `cancel`, its questions going to `mailbox`.
+fn in_rounds(
+    mut context: RequestContext<RoleServer>,
+    mailbox: Mailbox,
+    cancel: tokio_util::sync::CancellationToken,
+) -> RequestContext<RoleServer> {
+    context.ct = cancel;
+    context.extensions.insert(mailbox);
+    context
 }
 
 /// Numbers handed to sessions.
@@ -131,6 +161,7 @@ impl ToolweaveServer {
             pages: Arc::new(page::ApprovalPages::new(page::ApprovalOptions::default())),
             state: gateway.session_state(),
             identity: Arc::default(),
+            rounds: Arc::default(),
             gateway,
         }
     }
@@ -204,6 +235,39 @@ impl ToolweaveServer {
             originating,
             self.requests.clone(),
         )
+    }
+
+    /// The client as the request in `context` reaches it: with the capabilities the request
+    /// declared, and, for a client speaking MCP 2026-07-28, the multi round-trip request its
+    /// questions go to.
+    fn request_client(&self, context: &RequestContext<RoleServer>) -> ClientPeer {
+        self.client_peer(&context.peer, Some(context.id.clone()))
+            .for_request(
+                context.meta.client_capabilities(),
+                modern(context),
+                context.extensions.get::<Mailbox>().cloned(),
+            )
+    }
+
+    /// A client speaking MCP 2026-07-28 sends no `initialize`: its first request makes it known
+    /// to upstream connections (so that, over stdio, upstream servers start at once), as one
+    /// that declares what it supports on each request.
+    fn connect_per_request(&self, context: &RequestContext<RoleServer>) {
+        if !modern(context) {
+            return;
+        }
+        let mut connection = self
+            .connection
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if connection.is_some() {
+            return;
+        }
+        let client = Arc::new(
+            self.client_peer(&context.peer, None)
+                .for_request(None, true, None),
+        );
+        *connection = Some(self.gateway.upstream().client_connected(client, None));
     }
 
     /// A handle for one request that stands alone (stateless HTTP): state of its own like a
@@ -435,7 +499,7 @@ impl ToolweaveServer {
                         listener: Some(listener),
                         session,
                         approver: Some(Arc::new(AskTheClient::new(
-                            context.peer.clone(),
+                            self.request_client(context),
                             Some(code_sha256(code)),
                             self.approvals.clone(),
                             self.pages.clone(),
@@ -463,6 +527,45 @@ impl ToolweaveServer {
             metrics.execution(language, outcome, duration);
         }
         Ok(execution_result(&report))
+    }
+}
+
+impl ToolweaveServer {
+    /// The retry of a call that answered with questions (MCP 2026-07-28): the paused work goes on
+    /// with the client's answers.
+    async fn resume(
+        &self,
+        request: &CallToolRequestParams,
+        caller: &str,
+        ct: &tokio_util::sync::CancellationToken,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Some(state) = request.request_state.as_deref() else {
+            return Err(invalid(
+                "\"inputResponses\" came without the \"requestState\" of the answer that asked \
+                 for them; send both back as that answer gave them",
+            ));
+        };
+        let responses = request.input_responses.clone().unwrap_or_default();
+        self.rounds
+            .resume(state, responses, caller, &request.name, ct)
+            .await
+    }
+
+    /// The answer to an `execute_code` call: the execution's result, or the arguments' error.
+    async fn execute_answer(
+        &self,
+        arguments: &Map<String, Value>,
+        warnings: Vec<String>,
+        context: &RequestContext<RoleServer>,
+        caller: Option<Arc<http::IdentityToken>>,
+    ) -> CallToolResult {
+        match self
+            .execute(arguments, warnings.clone(), context, caller)
+            .await
+        {
+            Ok(result) => result,
+            Err(error) => with_warnings(invalid_arguments(error), &warnings),
+        }
     }
 }
 
@@ -563,9 +666,7 @@ impl ToolweaveServer {
         work: impl FnOnce(Listener) -> F,
     ) -> T {
         let (listener, notices) = Listener::new();
-        let listener = listener.with_client(Arc::new(
-            self.client_peer(&context.peer, Some(context.id.clone())),
-        ));
+        let listener = listener.with_client(Arc::new(self.request_client(context)));
         let (finished, done) = oneshot::channel();
         let working = async {
             let value = work(listener).await;
@@ -612,7 +713,7 @@ impl ToolweaveServer {
                         listener: Some(listener),
                         session,
                         approver: Some(Arc::new(AskTheClient::new(
-                            context.peer.clone(),
+                            self.request_client(context),
                             None,
                             self.approvals.clone(),
                             self.pages.clone(),
@@ -987,7 +1088,7 @@ impl ServerHandler for ToolweaveServer {
         let connection = self
             .gateway
             .upstream()
-            .client_connected(client, &request.capabilities);
+            .client_connected(client, Some(&request.capabilities));
         *self
             .connection
             .lock()
@@ -1010,11 +1111,30 @@ impl ServerHandler for ToolweaveServer {
         self.gateway.upstream().roots_changed().await;
     }
 
+    async fn discover(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, ErrorData> {
+        // A client that discovers in MCP 2026-07-28 sends no `initialize`: over stdio, upstream
+        // servers start now rather than at its first request.
+        if modern(&context) {
+            self.gateway.upstream().client_declares_per_request();
+        }
+        // The same for every caller: what toolweave serves, not what a caller may call.
+        Ok(DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        )
+        .with_ttl_ms(DISCOVER_TTL_MS)
+        .with_cache_scope(CacheScope::Public))
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        self.connect_per_request(&context);
         let listed = self.listing.current(&self.gateway, true).await;
         Ok(ListToolsResult::with_all_items(listed.show()))
     }
@@ -1036,6 +1156,14 @@ impl ServerHandler for ToolweaveServer {
         let caller = self
             .caller(&context)
             .map_err(|message| ErrorData::invalid_request(message, None))?;
+        self.connect_per_request(&context);
+        let caller_name = caller
+            .as_ref()
+            .map(|caller| caller.identity().name().to_owned())
+            .unwrap_or_default();
+        if request.request_state.is_some() || request.input_responses.is_some() {
+            return self.resume(&request, &caller_name, &context.ct).await;
+        }
         let arguments = request.arguments.unwrap_or_default();
         let warnings = tools::unknown_argument_warnings(&request.name, &arguments);
         let mut listed = self.listing.snapshot();
@@ -1046,11 +1174,40 @@ impl ServerHandler for ToolweaveServer {
             listed_now = listed.tools.iter().any(|tool| tool.name == request.name);
         }
         let own = listed_now && !listed.is_direct(&request.name);
+        // A client speaking MCP 2026-07-28 is asked its questions as part of this call: the work
+        // runs on across the call's rounds (`rounds.rs`).
+        let rounds = modern(&context).then(|| (self.clone(), context.clone()));
         if let Some((server, tool)) = listed.direct(&request.name).cloned() {
+            if let Some((this, context)) = rounds {
+                let ct = context.ct.clone();
+                let work = move |mailbox, cancel| async move {
+                    let context = in_rounds(context, mailbox, cancel);
+                    this.call_direct(server, tool, arguments, &context, caller)
+                        .await
+                };
+                return Ok(self
+                    .rounds
+                    .start(&caller_name, &request.name, work, &ct)
+                    .await);
+            }
             return Ok(CallToolResponse::Complete(
                 self.call_direct(server, tool, arguments, &context, caller)
                     .await,
             ));
+        }
+        if request.name == EXECUTE_CODE
+            && let Some((this, context)) = rounds
+        {
+            let ct = context.ct.clone();
+            let work = move |mailbox, cancel| async move {
+                let context = in_rounds(context, mailbox, cancel);
+                this.execute_answer(&arguments, warnings, &context, caller)
+                    .await
+            };
+            return Ok(self
+                .rounds
+                .start(&caller_name, &request.name, work, &ct)
+                .await);
         }
         let result = match request.name.as_ref() {
             SEARCH_TOOLS if own => self.search(&arguments).await,
@@ -1058,13 +1215,8 @@ impl ServerHandler for ToolweaveServer {
             // The execution's answer places them with the program's own warnings.
             EXECUTE_CODE => {
                 return Ok(CallToolResponse::Complete(
-                    match self
-                        .execute(&arguments, warnings.clone(), &context, caller)
-                        .await
-                    {
-                        Ok(result) => result,
-                        Err(error) => with_warnings(invalid_arguments(error), &warnings),
-                    },
+                    self.execute_answer(&arguments, warnings, &context, caller)
+                        .await,
                 ));
             }
             other => Err(ErrorData::invalid_params(

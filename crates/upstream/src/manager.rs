@@ -452,18 +452,25 @@ impl UpstreamManager {
         }
     }
 
-    /// A client session connected, declaring `capabilities` in its `initialize`: upstream servers'
-    /// requests may go to it (see [`ClientSession`]), and over stdio, servers start once the one
-    /// client has declared what it supports. The session stays known until the returned
-    /// connection is dropped.
+    /// A client session connected, declaring `capabilities` in its `initialize`, or (`None`) on
+    /// each request as MCP 2026-07-28 clients do: upstream servers' requests may go to it (see
+    /// [`ClientSession`]), and over stdio, servers start once the one client has connected. The
+    /// session stays known until the returned connection is dropped.
     pub fn client_connected(
         &self,
         session: Arc<dyn ClientSession>,
-        capabilities: &rmcp::model::ClientCapabilities,
+        capabilities: Option<&rmcp::model::ClientCapabilities>,
     ) -> ClientConnection {
         let number = session.session();
         self.shared.clients.connect(session, capabilities);
         ClientConnection::new(self.shared.clients.clone(), number)
+    }
+
+    /// A client speaking MCP 2026-07-28 asked `server/discover`: over stdio, upstream servers start
+    /// now, told toolweave supports elicitation, sampling and roots (each request of the client is
+    /// checked against what it declares), instead of waiting for an `initialize` it never sends.
+    pub fn client_declares_per_request(&self) {
+        self.shared.clients.expect_per_request();
     }
 
     /// A client said its roots changed (`notifications/roots/list_changed`): every ready server

@@ -12,10 +12,14 @@
 //! call, and outside any call it goes to the one client session there is, when there is one.
 //!
 //! What toolweave tells upstream servers it supports ([`ClientSessions`]) depends on whom it
-//! serves: over stdio, one client, whose capabilities are passed on as declared (an upstream
-//! server's `initialize` waits for that declaration); over HTTP, sessions that come and go, so
-//! every capability is declared and a session that lacks one gets its requests refused; with no
-//! client at all (`toolweave run`, `servers`, `doctor`), none.
+//! serves: over stdio, one client, whose capabilities are passed on as declared in its
+//! `initialize` (an upstream server's `initialize` waits for that declaration, or for the first
+//! request of a client speaking MCP 2026-07-28, which sends no `initialize` and declares its
+//! capabilities on every request); over HTTP, sessions that come and go, so every capability is
+//! declared and a session that lacks one gets its requests refused; with no client at all
+//! (`toolweave run`, `servers`, `doctor`), none. A client that declares per request is treated as
+//! HTTP sessions are: every capability is declared, and each request is checked against what it
+//! carries.
 
 // Sampling and roots are deprecated by SEP-2577 for the newest protocol version; servers speaking
 // 2025-11-25 and before still send them.
@@ -48,7 +52,8 @@ pub enum ClientSessions {
     #[default]
     None,
     /// One client over stdio: upstream servers are told what it declared in its `initialize`,
-    /// and their start waits for that declaration.
+    /// and their start waits for that declaration (or for its first request, when it declares
+    /// per request).
     One,
     /// Many sessions over HTTP, which come and go: upstream servers are told every capability,
     /// and a request that reaches a session lacking it is refused.
@@ -279,7 +284,8 @@ impl Clients {
     }
 
     /// Waits, up to [`DECLARATION_WAIT`], until the one client has declared what it supports
-    /// (stdio); at once otherwise.
+    /// (stdio: its `initialize`, or its first request when it speaks MCP 2026-07-28); at once
+    /// otherwise.
     pub(crate) async fn declared(&self) {
         if self.serving != ClientSessions::One {
             return;
@@ -296,20 +302,34 @@ impl Clients {
         }
     }
 
-    /// A session connected, declaring `capabilities`.
+    /// A session connected, declaring `capabilities` once for the session, or (`None`) on each
+    /// request it makes, which is checked against what it carries.
     pub(crate) fn connect(
         &self,
         session: Arc<dyn ClientSession>,
-        capabilities: &ClientCapabilities,
+        capabilities: Option<&ClientCapabilities>,
     ) {
         self.declared.send_if_modified(|declared| {
             if declared.is_some() {
                 return false;
             }
-            *declared = Some(capabilities.clone());
+            *declared = Some(capabilities.cloned().unwrap_or_else(every_capability));
             true
         });
         self.lock().insert(session.session(), session);
+    }
+
+    /// A client that declares what it supports on each request (MCP 2026-07-28) is coming, before
+    /// any session of its connects (it asked `server/discover`): over stdio, servers start now,
+    /// told every capability, instead of waiting for a declaration it will never send.
+    pub(crate) fn expect_per_request(&self) {
+        self.declared.send_if_modified(|declared| {
+            if declared.is_some() {
+                return false;
+            }
+            *declared = Some(every_capability());
+            true
+        });
     }
 
     /// Session `session` ended.
@@ -481,7 +501,7 @@ mod tests {
                 Box::pin(async { Err(Refusal::NoCall) })
             }
         }
-        one.connect(Arc::new(Nobody), &declared);
+        one.connect(Arc::new(Nobody), Some(&declared));
         let told = one.capabilities();
         assert!(told.roots.is_some());
         assert!(told.elicitation.is_none() && told.sampling.is_none());
@@ -489,6 +509,17 @@ mod tests {
         assert_eq!(one.only().map(|session| session.session()), Some(7));
         one.disconnect(7);
         assert!(one.only().is_none());
+
+        // A client that declares on each request (MCP 2026-07-28): servers are told every
+        // capability at once, as over HTTP, and each request is checked against its own.
+        let per_request = Clients::new(ClientSessions::One);
+        per_request.connect(Arc::new(Nobody), None);
+        assert_eq!(per_request.capabilities(), every_capability());
+        // Its server/discover already starts them, before any session connects.
+        let discovered = Clients::new(ClientSessions::One);
+        discovered.expect_per_request();
+        assert_eq!(discovered.capabilities(), every_capability());
+        assert!(discovered.only().is_none());
     }
 
     /// rmcp reads an elicitation's schema into types of its own and writes it again for the

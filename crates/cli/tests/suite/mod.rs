@@ -13,6 +13,7 @@ mod failures;
 mod http;
 mod identities;
 mod llm;
+mod modes;
 mod notices;
 mod npm;
 mod oauth;

@@ -1,0 +1,434 @@
+//! Questions for a client speaking MCP 2026-07-28, as multi round-trip requests.
+//!
+//! Such a client takes no requests from the server. When an execution it started needs something
+//! from it (an approval, an upstream server's elicitation, sampling or `roots/list`, `llm.ask`),
+//! the `tools/call` answers with an `InputRequiredResult` carrying the questions and a sealed
+//! `requestState` ([`crate::sealed`]); the client retries the call with the answers
+//! (`inputResponses`) and that state, and the retry resumes the same execution where it waits.
+//! Nothing runs again: the execution runs in a task of its own and is kept here, paused, between
+//! rounds. A round ends when the execution finishes (its answer is the call's result) or asks
+//! something (the answer is the questions). A paused execution whose client does not come back
+//! within [`PAUSE_TTL`] is cancelled and forgotten.
+
+// Sampling and roots are deprecated by SEP-2577 for the newest protocol version; they are still
+// what upstream servers and `llm.ask` ask for, carried as input requests.
+#![allow(deprecated)]
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use rmcp::ErrorData;
+use rmcp::model::{
+    CallToolResponse, CallToolResult, ClientResult, ContentBlock, CreateMessageResult,
+    ElicitResult, InputRequest, InputRequests, InputRequiredResult, InputResponses,
+    ListRootsResult, ServerRequest,
+};
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use toolweave_core::Refusal;
+
+use crate::sealed::{Paused, Sealer};
+
+/// How long a paused execution waits for its client's retry before it is cancelled.
+pub(crate) const PAUSE_TTL: Duration = Duration::from_secs(10 * 60);
+
+/// A question of an execution, and where its answer goes.
+struct Question {
+    request: InputRequest,
+    answer: oneshot::Sender<Value>,
+}
+
+/// Where an execution's questions go when its client speaks MCP 2026-07-28: they end the round of
+/// the `tools/call` that runs it, whose answer carries them.
+#[derive(Clone)]
+pub(crate) struct Mailbox {
+    questions: mpsc::UnboundedSender<Question>,
+}
+
+impl std::fmt::Debug for Mailbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Mailbox { .. }")
+    }
+}
+
+impl Mailbox {
+    /// Asks the client `request` (an elicitation, sampling or `roots/list`) and waits for its
+    /// answer from the retry, or for `cancel`.
+    pub(crate) async fn ask(
+        &self,
+        request: ServerRequest,
+        cancel: &CancellationToken,
+    ) -> Result<ClientResult, Refusal> {
+        let (kind, request) = match request {
+            ServerRequest::ElicitRequest(request) => {
+                (Kind::Elicitation, InputRequest::Elicitation(request))
+            }
+            ServerRequest::CreateMessageRequest(request) => {
+                (Kind::Sampling, InputRequest::CreateMessage(request))
+            }
+            ServerRequest::ListRootsRequest(request) => {
+                (Kind::Roots, InputRequest::ListRoots(request))
+            }
+            _ => {
+                return Err(Refusal::SessionGone(
+                    "only elicitation, sampling and roots/list can be asked of an MCP 2026-07-28 \
+                     client"
+                        .to_owned(),
+                ));
+            }
+        };
+        let (answer, answered) = oneshot::channel();
+        self.questions
+            .send(Question { request, answer })
+            .map_err(|_| Refusal::SessionGone("the call that asks has ended".to_owned()))?;
+        let answer = tokio::select! {
+            answer = answered => answer.map_err(|_| Refusal::SessionGone(
+                "the client retried the call without an answer to this question".to_owned(),
+            ))?,
+            () = cancel.cancelled() => return Err(Refusal::CallEnded),
+        };
+        kind.result(answer)
+    }
+}
+
+/// What a question asked, to read its answer as.
+#[derive(Clone, Copy)]
+enum Kind {
+    Elicitation,
+    Sampling,
+    Roots,
+}
+
+impl Kind {
+    fn result(self, answer: Value) -> Result<ClientResult, Refusal> {
+        let unreadable = |error: serde_json::Error| {
+            Refusal::SessionGone(format!(
+                "its answer in inputResponses is not a result of the request asked: {error}"
+            ))
+        };
+        Ok(match self {
+            Self::Elicitation => ClientResult::ElicitResult(
+                serde_json::from_value::<ElicitResult>(answer).map_err(unreadable)?,
+            ),
+            Self::Sampling => ClientResult::CreateMessageResult(Box::new(
+                serde_json::from_value::<CreateMessageResult>(answer).map_err(unreadable)?,
+            )),
+            Self::Roots => ClientResult::ListRootsResult(
+                serde_json::from_value::<ListRootsResult>(answer).map_err(unreadable)?,
+            ),
+        })
+    }
+}
+
+/// An execution that runs across rounds.
+struct Execution {
+    /// The identity that started it (empty for none), and the tool called.
+    caller: String,
+    tool: String,
+    /// Held by the round that drives it.
+    driver: tokio::sync::Mutex<Driver>,
+    /// The questions sent to the client, by key, and the round they were sent in (0 when no round
+    /// waits for a retry).
+    waiting: Mutex<Waiting>,
+    cancel: CancellationToken,
+}
+
+#[derive(Default)]
+struct Waiting {
+    round: u64,
+    answers: HashMap<String, oneshot::Sender<Value>>,
+}
+
+struct Driver {
+    /// The execution's task, until its result is taken.
+    result: Option<JoinHandle<CallToolResult>>,
+    questions: mpsc::UnboundedReceiver<Question>,
+    /// Rounds and questions so far, for the next round's number and question keys.
+    rounds: u64,
+    asked: u64,
+}
+
+/// The executions paused for their clients' answers, in this process.
+pub(crate) struct Rounds {
+    sealer: Option<Sealer>,
+    paused: Mutex<HashMap<String, Arc<Execution>>>,
+}
+
+impl std::fmt::Debug for Rounds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Rounds { .. }")
+    }
+}
+
+impl Default for Rounds {
+    fn default() -> Self {
+        let sealer = Sealer::new()
+            .map_err(|error| {
+                tracing::error!(
+                    %error,
+                    "questions for MCP 2026-07-28 clients are off: their requestState cannot be sealed"
+                );
+            })
+            .ok();
+        Self {
+            sealer,
+            paused: Mutex::default(),
+        }
+    }
+}
+
+impl Rounds {
+    fn paused(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Execution>>> {
+        // The map stays whole whatever panicked while the lock was held.
+        self.paused.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Starts `work` (an execution, or a call of a tool listed directly) for `caller` calling
+    /// `tool` in a task of its own, with the mailbox its questions go to and the token that
+    /// cancels it; the first round's answer. `ct` is the call's: when it is cancelled, so is the
+    /// work.
+    pub(crate) async fn start<F>(
+        self: &Arc<Self>,
+        caller: &str,
+        tool: &str,
+        work: impl FnOnce(Mailbox, CancellationToken) -> F,
+        ct: &CancellationToken,
+    ) -> CallToolResponse
+    where
+        F: Future<Output = CallToolResult> + Send + 'static,
+    {
+        let (questions, asked) = mpsc::unbounded_channel();
+        let cancel = CancellationToken::new();
+        let task = tokio::spawn(work(Mailbox { questions }, cancel.clone()));
+        let execution = Arc::new(Execution {
+            caller: caller.to_owned(),
+            tool: tool.to_owned(),
+            driver: tokio::sync::Mutex::new(Driver {
+                result: Some(task),
+                questions: asked,
+                rounds: 0,
+                asked: 0,
+            }),
+            waiting: Mutex::default(),
+            cancel,
+        });
+        let id = execution_id();
+        self.paused().insert(id.clone(), execution.clone());
+        self.drive(&id, &execution, ct).await
+    }
+
+    /// Resumes the execution `state` names with the client's `responses`; the next round's
+    /// answer. `Err` when the state does not open for `caller` calling `tool`, or names no
+    /// execution waiting for this retry.
+    pub(crate) async fn resume(
+        self: &Arc<Self>,
+        state: &str,
+        mut responses: InputResponses,
+        caller: &str,
+        tool: &str,
+        ct: &CancellationToken,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let refused = |why: String| {
+            ErrorData::invalid_params(format!("toolweave cannot resume this call: {why}"), None)
+        };
+        let sealer = self
+            .sealer
+            .as_ref()
+            .ok_or_else(|| refused("this process cannot seal or open requestState".to_owned()))?;
+        let Paused {
+            execution: id,
+            round,
+        } = sealer
+            .open(state, caller, tool)
+            .map_err(|why| refused(why.to_string()))?;
+        let execution = self.paused().get(&id).cloned().ok_or_else(|| {
+            refused(format!(
+                "the execution it names is no longer paused here: it was answered, or given up on \
+                 after {} minutes without a retry; run the code again",
+                PAUSE_TTL.as_secs() / 60
+            ))
+        })?;
+        // The state was sealed for this caller and tool; the execution was started by them too.
+        if execution.caller != caller || execution.tool != tool {
+            return Err(refused("it names another caller's call".to_owned()));
+        }
+        let answers = {
+            let mut waiting = execution
+                .waiting
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if waiting.round != round {
+                return Err(refused(
+                    "its requestState was already used, or is of an earlier round; send the \
+                     requestState of the call's latest answer"
+                        .to_owned(),
+                ));
+            }
+            waiting.round = 0;
+            std::mem::take(&mut waiting.answers)
+        };
+        for (key, answer) in answers {
+            match responses.remove(&key) {
+                Some(response) => {
+                    // The question may have been given up on meanwhile (its call ended).
+                    let _ = answer.send(response);
+                }
+                None => tracing::debug!(key, "a retry carried no answer to a question"),
+            }
+        }
+        if !responses.is_empty() {
+            tracing::debug!(
+                keys = ?responses.keys().collect::<Vec<_>>(),
+                "a retry carried answers to questions that were not asked; they are ignored"
+            );
+        }
+        Ok(self.drive(&id, &execution, ct).await)
+    }
+
+    /// Runs one round: until the execution finishes, asks something, or `ct` is cancelled.
+    async fn drive(
+        self: &Arc<Self>,
+        id: &str,
+        execution: &Arc<Execution>,
+        ct: &CancellationToken,
+    ) -> CallToolResponse {
+        let mut driver = execution.driver.lock().await;
+        let driver = &mut *driver;
+        let Some(task) = driver.result.as_mut() else {
+            return CallToolResponse::Complete(failed("the call was answered already"));
+        };
+        enum Ended {
+            Finished(Result<CallToolResult, tokio::task::JoinError>),
+            Asked(Question),
+            Cancelled,
+        }
+        let ended = tokio::select! {
+            biased;
+            finished = task => Ended::Finished(finished),
+            Some(question) = driver.questions.recv() => Ended::Asked(question),
+            () = ct.cancelled() => Ended::Cancelled,
+        };
+        let finished = match ended {
+            Ended::Finished(finished) => finished,
+            Ended::Asked(question) => {
+                let mut questions = vec![question];
+                while let Ok(question) = driver.questions.try_recv() {
+                    questions.push(question);
+                }
+                return self.pause(id, execution, driver, questions);
+            }
+            Ended::Cancelled => {
+                execution.cancel.cancel();
+                match driver.result.as_mut() {
+                    Some(task) => task.await,
+                    None => return CallToolResponse::Complete(failed("the call was cancelled")),
+                }
+            }
+        };
+        driver.result = None;
+        self.paused().remove(id);
+        CallToolResponse::Complete(
+            finished
+                .unwrap_or_else(|error| failed(&format!("the execution's task failed: {error}"))),
+        )
+    }
+
+    /// Ends the round with `questions`: they wait for the retry under a new round's sealed state.
+    fn pause(
+        self: &Arc<Self>,
+        id: &str,
+        execution: &Arc<Execution>,
+        driver: &mut Driver,
+        questions: Vec<Question>,
+    ) -> CallToolResponse {
+        driver.rounds += 1;
+        let round = driver.rounds;
+        let mut requests = InputRequests::new();
+        let mut answers = HashMap::new();
+        // A question given up on before it went out (its call ended) is not asked.
+        for question in questions.into_iter().filter(|q| !q.answer.is_closed()) {
+            driver.asked += 1;
+            let key = format!("toolweave-{}", driver.asked);
+            requests.insert(key.clone(), question.request);
+            answers.insert(key, question.answer);
+        }
+        let paused = Paused {
+            execution: id.to_owned(),
+            round,
+        };
+        let sealed = self
+            .sealer
+            .as_ref()
+            .ok_or_else(|| "this process cannot seal requestState".to_owned())
+            .and_then(|sealer| sealer.seal(&paused, &execution.caller, &execution.tool, PAUSE_TTL));
+        let state = match sealed {
+            Ok(state) => state,
+            Err(error) => {
+                execution.cancel.cancel();
+                self.paused().remove(id);
+                return CallToolResponse::Complete(failed(&format!(
+                    "the execution needs an answer from the client, and toolweave could not \
+                     pause it: {error}"
+                )));
+            }
+        };
+        *execution
+            .waiting
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Waiting { round, answers };
+        self.expire(id, execution, round);
+        let requests = (!requests.is_empty()).then_some(requests);
+        CallToolResponse::InputRequired(InputRequiredResult::new(requests, Some(state)))
+    }
+
+    /// Cancels and forgets the execution when no retry of round `round` came within
+    /// [`PAUSE_TTL`].
+    fn expire(self: &Arc<Self>, id: &str, execution: &Arc<Execution>, round: u64) {
+        let rounds = Arc::downgrade(self);
+        let execution = Arc::downgrade(execution);
+        let id = id.to_owned();
+        tokio::spawn(async move {
+            tokio::time::sleep(PAUSE_TTL).await;
+            let (Some(rounds), Some(execution)) = (rounds.upgrade(), execution.upgrade()) else {
+                return;
+            };
+            let still_waiting = execution
+                .waiting
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .round
+                == round;
+            if still_waiting {
+                tracing::info!(
+                    execution = %id,
+                    "a paused execution's client did not retry within {} s; it is cancelled",
+                    PAUSE_TTL.as_secs()
+                );
+                execution.cancel.cancel();
+                rounds.paused().remove(&id);
+            }
+        });
+    }
+}
+
+/// A random id for a paused execution.
+fn execution_id() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        // Unique within the process is all the id needs; the sealed state is what protects it.
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        return format!(
+            "n{}",
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+    }
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+fn failed(message: &str) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(message.to_owned())])
+}

@@ -1,0 +1,173 @@
+//! The `requestState` of a paused execution, sealed: what a client speaking MCP 2026-07-28 echoes
+//! back when it retries an `execute_code` call with the answers to toolweave's questions.
+//!
+//! The client may send back anything, so the state is never trusted as it comes: it is sealed
+//! with rmcp's [`RequestStateCodec`] (HMAC-SHA256 under a key drawn at random when the process
+//! starts and never shown), bound to the identity that made the call and to the tool it called,
+//! and it expires. It names a paused execution, kept in memory ([`crate::rounds`]), and the round
+//! it paused at; it carries nothing else. A state sealed by another process (another copy, or
+//! this one before a restart) does not open.
+
+use std::time::Duration;
+
+use rmcp::model::{RequestStateCodec, RequestStateError, SealOptions};
+use serde::{Deserialize, Serialize};
+
+/// Bytes of key drawn for the process.
+const KEY_BYTES: usize = 32;
+
+/// What a sealed state names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Paused {
+    /// The paused execution's id (random).
+    pub(crate) execution: String,
+    /// The round it paused at: a state of an earlier round does not resume it again.
+    pub(crate) round: u64,
+}
+
+/// Seals and opens states with this process's key.
+pub(crate) struct Sealer {
+    codec: RequestStateCodec,
+}
+
+impl std::fmt::Debug for Sealer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Sealer { .. }")
+    }
+}
+
+/// Why a state did not open, in words for the client.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Unsealed {
+    #[error(
+        "its requestState has expired: the paused execution was given up on; run the code again"
+    )]
+    Expired,
+    #[error(
+        "its requestState was not made by this toolweave process for this caller and tool (it \
+         was changed, made for another identity or tool, or by another process, such as before \
+         a restart); send back the requestState of the last answer unchanged, or run the code \
+         again"
+    )]
+    Forged,
+}
+
+impl Sealer {
+    /// A sealer with a fresh random key. `Err` when the system gives no randomness.
+    pub(crate) fn new() -> Result<Self, String> {
+        let mut key = vec![0u8; KEY_BYTES];
+        getrandom::fill(&mut key).map_err(|error| format!("no randomness for a key: {error}"))?;
+        let codec = RequestStateCodec::try_new(key).map_err(|error| error.to_string())?;
+        Ok(Self { codec })
+    }
+
+    /// `paused`, sealed for `caller` (the identity's name, empty for none) calling `tool`,
+    /// valid for `ttl`.
+    pub(crate) fn seal(
+        &self,
+        paused: &Paused,
+        caller: &str,
+        tool: &str,
+        ttl: Duration,
+    ) -> Result<String, String> {
+        let bound = bound_to(caller, tool);
+        self.codec
+            .seal_json_with(paused, &SealOptions::new().associated_data(&bound).ttl(ttl))
+            .map_err(|error| error.to_string())
+    }
+
+    /// What `state` names, if this process sealed it for `caller` calling `tool` and it has not
+    /// expired.
+    pub(crate) fn open(&self, state: &str, caller: &str, tool: &str) -> Result<Paused, Unsealed> {
+        self.codec
+            .open_json_with(state, &bound_to(caller, tool))
+            .map_err(|error| match error {
+                RequestStateError::Expired => Unsealed::Expired,
+                _ => Unsealed::Forged,
+            })
+    }
+}
+
+/// The context a state is bound to: the caller and the tool, each length-prefixed so that no
+/// two pairs run together into the same bytes.
+fn bound_to(caller: &str, tool: &str) -> Vec<u8> {
+    let mut bound = Vec::with_capacity(16 + caller.len() + tool.len());
+    for part in [caller, tool] {
+        bound.extend_from_slice(&(part.len() as u64).to_be_bytes());
+        bound.extend_from_slice(part.as_bytes());
+    }
+    bound
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paused() -> Paused {
+        Paused {
+            execution: "e1".to_owned(),
+            round: 2,
+        }
+    }
+
+    #[test]
+    fn a_state_opens_only_for_its_caller_and_tool() {
+        let sealer = Sealer::new().unwrap();
+        let state = sealer
+            .seal(&paused(), "alice", "execute_code", Duration::from_secs(60))
+            .unwrap();
+        assert_eq!(sealer.open(&state, "alice", "execute_code"), Ok(paused()));
+        assert_eq!(
+            sealer.open(&state, "bob", "execute_code"),
+            Err(Unsealed::Forged)
+        );
+        assert_eq!(
+            sealer.open(&state, "alice", "other_tool"),
+            Err(Unsealed::Forged)
+        );
+        // The caller and tool cannot be shifted into each other.
+        assert_eq!(
+            sealer.open(&state, "aliceexecute_code", ""),
+            Err(Unsealed::Forged)
+        );
+    }
+
+    #[test]
+    fn a_changed_or_foreign_state_does_not_open() {
+        let sealer = Sealer::new().unwrap();
+        let state = sealer
+            .seal(&paused(), "", "execute_code", Duration::from_secs(60))
+            .unwrap();
+        let mut changed = state.clone().into_bytes();
+        let last = changed.len() - 1;
+        changed[last] = if changed[last] == b'A' { b'B' } else { b'A' };
+        let changed = String::from_utf8(changed).unwrap();
+        assert_eq!(
+            sealer.open(&changed, "", "execute_code"),
+            Err(Unsealed::Forged)
+        );
+        assert_eq!(
+            sealer.open("not a state", "", "execute_code"),
+            Err(Unsealed::Forged)
+        );
+        // Another process's key.
+        let other = Sealer::new().unwrap();
+        assert_eq!(
+            other.open(&state, "", "execute_code"),
+            Err(Unsealed::Forged)
+        );
+    }
+
+    #[test]
+    fn a_state_expires() {
+        let sealer = Sealer::new().unwrap();
+        let state = sealer
+            .seal(&paused(), "", "execute_code", Duration::from_millis(1))
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(
+            sealer.open(&state, "", "execute_code"),
+            Err(Unsealed::Expired)
+        );
+    }
+}
