@@ -88,6 +88,7 @@ impl Gateway {
             identity: call.identity.as_deref(),
             llm: None,
             waiting: None,
+            warnings: std::sync::Mutex::default(),
         };
         // By original names, which no other tool's guest name can take over.
         let request = HostRequest::Tool {

@@ -857,6 +857,21 @@ pub enum CallError {
         /// The tool's signature in the code's language.
         signature: String,
     },
+    /// An argument the tool's input schema does not declare, close to a declared one that was
+    /// not given (`ttl` for `expire_seconds`): the call was not sent.
+    #[error(
+        "invalid arguments for {tool}: \"{given}\" is not an argument of {tool}; did you mean \"{meant}\"? The call was not sent.\nexpected: {signature}"
+    )]
+    ArgumentMisnamed {
+        /// The tool, by its guest name.
+        tool: String,
+        /// The argument given, cut.
+        given: String,
+        /// The declared argument it most likely meant.
+        meant: String,
+        /// The tool's signature in the code's language.
+        signature: String,
+    },
     /// The tool's provider failed the call (the server's error, a timeout, a lost connection),
     /// or a server's request (`server.resources/read`, ...) failed.
     #[error("{name} failed: {error}")]

@@ -71,6 +71,7 @@ mod provider;
 mod render;
 mod runner;
 mod session_state;
+mod text_result;
 mod worker_entry;
 mod workers;
 
@@ -103,6 +104,7 @@ pub use render::{describe_text, execution_text, search_text};
 pub use rmcp::model::{CallToolResult, Tool, ToolAnnotations};
 pub use runner::{RemoteRunner, Runner, RunnerService};
 pub use session_state::SessionState;
+pub use text_result::TEXT_RESULT_RULE;
 pub use tokio_util::sync::CancellationToken;
 pub use toolweave_catalog::{
     Annotations, MAX_SCHEMA_DEPTH, SchemaTooDeep, ToolDefinition, ToolSchema,
