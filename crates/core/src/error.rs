@@ -22,7 +22,7 @@ pub(crate) const MAX_ERROR_TEXT: usize = 2000;
 const MAX_TRACEBACK_TEXT: usize = 16 * 1024;
 
 /// `text`, cut to at most `max` bytes on a character boundary, with "… (cut)" after the cut.
-pub(crate) fn cut(mut text: String, max: usize) -> String {
+pub fn cut(mut text: String, max: usize) -> String {
     if text.len() > max {
         let mut end = max;
         while !text.is_char_boundary(end) {
