@@ -697,9 +697,9 @@ fn undeclared_arguments(
         text
     };
     let given = quoted(&mut undeclared.iter().copied(), undeclared.len());
-    let (noun, verb) = match undeclared.len() {
-        1 => ("argument", "is"),
-        _ => ("arguments", "are"),
+    let (is_not, them) = match undeclared.len() {
+        1 => ("is not an argument", "it"),
+        _ => ("are not arguments", "them"),
     };
     let takes = if declared.names.is_empty() {
         "declares no arguments".to_owned()
@@ -710,9 +710,8 @@ fn undeclared_arguments(
         )
     };
     format!(
-        "{given} {verb} not {noun} of {tool} (its schema does not declare {them}): sent as \
-         given, and the server may ignore {them}. {tool} {takes}.",
-        them = if undeclared.len() == 1 { "it" } else { "them" },
+        "{given} {is_not} of {tool} (its schema does not declare {them}): sent as given, and \
+         the server may ignore {them}. {tool} {takes}.",
     )
 }
 

@@ -780,7 +780,7 @@ pub enum CallError {
     /// The execution's `allowedTools` leaves the tool out.
     #[error(
         "{tool} was not called: this execution's allowedTools ({}) leaves out {configured}. Run it in an execution whose allowedTools names it, or leave allowedTools out",
-        patterns.join(", ")
+        listed(patterns, "none")
     )]
     NotInAllowedTools {
         /// The tool (or server method), as the code named it.

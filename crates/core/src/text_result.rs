@@ -11,10 +11,8 @@
 use serde_json::Value;
 
 /// What the model reads of the rule, in the `execute_code` description and describe answers.
-pub const TEXT_RESULT_RULE: &str = "A tool without an output schema resolves to its text as \
-     sent, or when the text is a JSON object or array to that value, where a number a double \
-     cannot hold exactly is a string of its digits (`.raw(args)`, in Python \
-     `call_tool(name, args, raw=True)`, gives the whole result).";
+pub const TEXT_RESULT_RULE: &str = "Text results arrive as sent; a JSON object or array is \
+     parsed, its numbers a double cannot hold exactly kept as strings.";
 
 /// How many of the numbers kept as text a warning names.
 const MAX_NAMED_NUMBERS: usize = 3;
