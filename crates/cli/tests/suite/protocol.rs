@@ -26,7 +26,8 @@ async fn tools_list_is_three_small_tools() {
     let execute = tools[2].description.as_deref().unwrap_or_default();
     assert!(execute.contains("Servers: alpha, fixture."), "{execute}");
     let tokens = tools_list_tokens(&tools);
-    assert!(tokens <= 600, "tools/list costs {tokens} tokens");
+    // 600 for the tools, and one line on what code receives of a text result.
+    assert!(tokens <= 620, "tools/list costs {tokens} tokens");
     insta::assert_json_snapshot!("tools_list", tools);
     server.stop().await.unwrap();
 }
