@@ -163,7 +163,7 @@ pub fn meant_argument<'a>(given: &str, declared: &'a [String]) -> Option<&'a str
 }
 
 /// The one name of `names` that `matches`, when exactly one does.
-fn only<'a>(names: &'a [String], matches: impl Fn(&String) -> bool) -> Option<&'a str> {
+fn only(names: &[String], matches: impl Fn(&String) -> bool) -> Option<&str> {
     let mut found = names.iter().filter(|name| matches(name));
     let first = found.next()?;
     found.next().is_none().then_some(first.as_str())
