@@ -110,7 +110,7 @@ async def handle_checks(client) -> None:
 async def narrowing_checks(client) -> None:
     # allowedTools keeps a call out...
     summed = await value(client, "return await tools.fixture.add({ a: 2, b: 3 })", allowedTools=["fixture.add"])
-    assert summed == 5, summed
+    assert summed == "5", summed
     message = await failure(client, 'return await tools.fixture.echo({ message: "hi" })', allowedTools=["fixture.add"])
     assert "allowedTools (fixture.add) leaves out fixture.echo" in message, message
     # ...and cannot let in what the policy denies.

@@ -11,7 +11,8 @@ use crate::{DEFAULT_SEARCH_LIMIT, Entry};
 
 /// What the guest sees besides the tools: result types and the helper functions.
 const PRELUDE: &str = r#"// Upstream MCP tools as toolweave's guest code sees them: `await tools.<server>.<tool>(args)`
-// resolves to the tool's structuredContent (else its text, parsed as JSON when it parses).
+// resolves to the tool's structuredContent (else its text as sent; a JSON object or array as that
+// value, a number a double cannot hold exactly in it as a string of its digits).
 
 /** One item of a tool result's content. */
 type ContentBlock =

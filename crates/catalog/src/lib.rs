@@ -20,6 +20,7 @@
     )
 )]
 
+pub mod arguments;
 mod declarations;
 mod docs;
 mod lookup;

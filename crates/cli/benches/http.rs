@@ -67,7 +67,10 @@ async fn run(sessions: &[Arc<Toolweave>], executions: usize) -> (Duration, Vec<D
                     .await
                     .expect("execution");
                 took.push(sent.elapsed());
-                assert_eq!(result.value().expect("a value"), &json!(a + b));
+                assert_eq!(
+                    result.value().expect("a value"),
+                    &json!((a + b).to_string())
+                );
             }
             took
         })

@@ -16,6 +16,7 @@ use rmcp::model::{
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 use toolweave_catalog::Entry;
+use toolweave_catalog::arguments::{DeclaredArguments, meant_argument};
 use toolweave_sandbox::{HostRequest, ServerAsk};
 use toolweave_upstream::{Capability, Listener};
 
@@ -32,6 +33,7 @@ use crate::identity::Identity;
 use crate::observe::CallOutcome;
 use crate::provider::{CallContext, ToolProvider};
 use crate::session_state::SessionState;
+use crate::text_result::{self, KeptAsText};
 use toolweave_config::{Policy, ToolGlobs};
 
 /// What one execution's calls answer to besides the gateway: where upstream notices go, its
@@ -56,6 +58,9 @@ pub(crate) struct Scope<'a> {
     /// The execution's calls waiting for a person's answer; `None` for a call of a tool listed
     /// directly.
     pub(crate) waiting: Option<&'a crate::approval::Waiting>,
+    /// What the model should know about this call that its value does not say (arguments the
+    /// tool does not declare, numbers kept as text), for the execution's answer.
+    pub(crate) warnings: std::sync::Mutex<Vec<String>>,
 }
 
 /// What became of a call that needed approval, as the audit log records it.
@@ -90,6 +95,24 @@ impl Scope<'_> {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone()
+    }
+
+    /// Adds a warning for the execution's answer.
+    fn warn(&self, warning: String) {
+        self.warnings
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(warning);
+    }
+
+    /// The warnings this scope's calls added, taken out of it.
+    pub(crate) fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(
+            &mut *self
+                .warnings
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
     }
 }
 
@@ -532,7 +555,7 @@ async fn call_tool(
     outside_identity(scope, &display, &entry.server, &entry.tool)?;
     outside_allowed(scope, &display, &entry.server, &entry.tool)?;
 
-    let arguments = checked_arguments(&state, index, entry, &display, args, flavor)?;
+    let arguments = checked_arguments(&state, index, entry, &display, args, flavor, scope)?;
     match approval::tier(scope.policy(gateway), entry) {
         Tier::Allow(AllowReason::PreApproved { .. }) => scope.decided(Decision {
             approval: "pre-approved",
@@ -578,13 +601,16 @@ async fn call_tool(
     let value = if raw {
         serde_json::to_value(&result).map_err(|error| internal(error.to_string()))?
     } else {
-        checked_result(&state, index, &display, result)?
+        checked_result(&state, index, &display, result, scope)?
     };
     within_result_memory(gateway, display, value, received, scope).await
 }
 
 /// The arguments of a call of `entry` (shown as `display`) as the object the server gets,
-/// checked against its input schema; a model's mistake is named with the tool's signature.
+/// checked against its input schema; a model's mistake is named with the tool's signature. A
+/// required argument left out whose schema has a default gets it, as the server would; an
+/// argument the schema does not declare is refused when it is a near miss of a declared one
+/// that was not given, and otherwise sent with a warning in the execution's answer.
 fn checked_arguments(
     state: &CatalogState,
     index: usize,
@@ -592,8 +618,9 @@ fn checked_arguments(
     display: &str,
     args: Value,
     flavor: Flavor,
+    scope: &Scope<'_>,
 ) -> Result<Map<String, Value>, CallError> {
-    let arguments = match args {
+    let mut arguments = match args {
         Value::Null => Map::new(),
         Value::Object(map) => map,
         other => {
@@ -604,6 +631,30 @@ fn checked_arguments(
             });
         }
     };
+    let declared = DeclaredArguments::of(&entry.input_schema.value());
+    for (name, default) in &declared.defaults {
+        if !arguments.contains_key(name) {
+            arguments.insert(name.clone(), default.clone());
+        }
+    }
+    let undeclared: Vec<&String> = arguments
+        .keys()
+        .filter(|name| !declared.declares(name))
+        .collect();
+    for given in &undeclared {
+        if let Some(meant) = meant_argument(given, &declared.names)
+            && !arguments.contains_key(meant)
+        {
+            return Err(CallError::ArgumentMisnamed {
+                tool: display.to_owned(),
+                given: cut((*given).clone(), MAX_ARGUMENT_NAME),
+                meant: meant.to_owned(),
+                signature: flavor.signature(&state.catalog, entry),
+            });
+        }
+    }
+    let undeclared_warning =
+        (!undeclared.is_empty()).then(|| undeclared_arguments(display, &undeclared, &declared));
     let arguments_value = Value::Object(arguments);
     let violations = check(state, index, Direction::Input, &arguments_value);
     if !violations.is_empty() {
@@ -616,7 +667,53 @@ fn checked_arguments(
     let Value::Object(arguments) = arguments_value else {
         return Err(internal("arguments stopped being an object"));
     };
+    if let Some(warning) = undeclared_warning {
+        scope.warn(warning);
+    }
     Ok(arguments)
+}
+
+/// The most of one argument's name, as the code wrote it, an answer shows.
+const MAX_ARGUMENT_NAME: usize = 64;
+
+/// How many undeclared arguments, and declared ones, a warning names.
+const MAX_NAMED_ARGUMENTS: usize = 10;
+
+/// The warning for arguments of `tool` its schema does not declare: the first few of them, and
+/// what the tool takes.
+fn undeclared_arguments(
+    tool: &str,
+    undeclared: &[&String],
+    declared: &DeclaredArguments,
+) -> String {
+    let quoted = |names: &mut dyn Iterator<Item = &String>, count: usize| {
+        let mut text = names
+            .take(MAX_NAMED_ARGUMENTS)
+            .map(|name| format!("\"{}\"", cut(name.clone(), MAX_ARGUMENT_NAME)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if count > MAX_NAMED_ARGUMENTS {
+            text.push_str(&format!(" and {} more", count - MAX_NAMED_ARGUMENTS));
+        }
+        text
+    };
+    let given = quoted(&mut undeclared.iter().copied(), undeclared.len());
+    let (is_not, them) = match undeclared.len() {
+        1 => ("is not an argument", "it"),
+        _ => ("are not arguments", "them"),
+    };
+    let takes = if declared.names.is_empty() {
+        "declares no arguments".to_owned()
+    } else {
+        format!(
+            "takes {}",
+            quoted(&mut declared.names.iter(), declared.names.len())
+        )
+    };
+    format!(
+        "{given} {is_not} of {tool} (its schema does not declare {them}): sent as given, and \
+         the server may ignore {them}. {tool} {takes}.",
+    )
 }
 
 /// What the guest gets of a tool's result: its error as an error, its structured content
@@ -626,6 +723,7 @@ fn checked_result(
     index: usize,
     display: &str,
     result: CallToolResult,
+    scope: &Scope<'_>,
 ) -> Result<Value, CallError> {
     if result.is_error == Some(true) {
         return Err(CallError::ToolError {
@@ -642,7 +740,11 @@ fn checked_result(
             });
         }
     }
-    Ok(convert(result))
+    let (value, kept_as_text) = convert(result);
+    if !kept_as_text.is_empty() {
+        scope.warn(text_result::kept_as_text_warning(display, &kept_as_text));
+    }
+    Ok(value)
 }
 
 /// `value`, unless its JSON (`received` bytes as the server sent it) is larger than the guest's
@@ -969,23 +1071,19 @@ fn namespace_part(name: &str) -> Option<&str> {
 }
 
 /// The value a tool call resolves to: `structuredContent` when present; else the text of a single
-/// text item, parsed as JSON when it parses; else the content array.
-pub(crate) fn convert(result: CallToolResult) -> Value {
+/// text item as [`text_result::text_value`] reads it (with the numbers it kept as text); else the
+/// content array.
+pub(crate) fn convert(result: CallToolResult) -> (Value, Vec<KeptAsText>) {
     if let Some(structured) = result.structured_content {
-        return structured;
+        return (structured, Vec::new());
     }
     // The text is moved, not copied: it may be tens of megabytes.
     let content = match <[ContentBlock; 1]>::try_from(result.content) {
-        Ok([ContentBlock::Text(text)]) => {
-            return match serde_json::from_str(&text.text) {
-                Ok(value) => value,
-                Err(_) => Value::String(text.text),
-            };
-        }
+        Ok([ContentBlock::Text(text)]) => return text_result::text_value(text.text),
         Ok(only) => serde_json::to_value(only),
         Err(content) => serde_json::to_value(content),
     };
-    content.unwrap_or(Value::Null)
+    (content.unwrap_or(Value::Null), Vec::new())
 }
 
 fn error_text(result: &CallToolResult) -> String {
@@ -1016,15 +1114,33 @@ mod tests {
 
     #[test]
     fn conversion_follows_the_contract() {
+        let value = |result: CallToolResult| convert(result).0;
+        let text = |text: &str| value(CallToolResult::success(vec![ContentBlock::text(text)]));
         let structured = CallToolResult::structured(serde_json::json!({"a": 1}));
-        assert_eq!(convert(structured), serde_json::json!({"a": 1}));
-        let json_text = CallToolResult::success(vec![ContentBlock::text("[1, 2]")]);
-        assert_eq!(convert(json_text), serde_json::json!([1, 2]));
-        let plain = CallToolResult::success(vec![ContentBlock::text("hello")]);
-        assert_eq!(convert(plain), serde_json::json!("hello"));
+        assert_eq!(value(structured), serde_json::json!({"a": 1}));
+        assert_eq!(text("[1, 2]"), serde_json::json!([1, 2]));
+        assert_eq!(text("{\"a\": 1.10}"), serde_json::json!({"a": 1.1}));
+        // Anything but an object or array is the string the server sent.
+        for sent in [
+            "hello",
+            "1.10",
+            "12345678901234567890",
+            "-0",
+            "1e3",
+            "null",
+            "\"quoted\"",
+        ] {
+            assert_eq!(text(sent), serde_json::json!(sent), "{sent}");
+        }
+        // A number no double holds is its text, and said so.
+        let (huge, kept) = convert(CallToolResult::success(vec![ContentBlock::text(
+            "{\"id\": 12345678901234567890}",
+        )]));
+        assert_eq!(huge, serde_json::json!({"id": "12345678901234567890"}));
+        assert_eq!(kept.len(), 1);
         let two = CallToolResult::success(vec![ContentBlock::text("a"), ContentBlock::text("b")]);
         assert_eq!(
-            convert(two),
+            value(two),
             serde_json::json!([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}])
         );
     }

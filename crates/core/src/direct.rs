@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use rmcp::model::CallToolResult;
+use rmcp::model::{CallToolResult, ContentBlock};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -88,6 +88,7 @@ impl Gateway {
             identity: call.identity.as_deref(),
             llm: None,
             waiting: None,
+            warnings: std::sync::Mutex::default(),
         };
         // By original names, which no other tool's guest name can take over.
         let request = HostRequest::Tool {
@@ -97,7 +98,21 @@ impl Gateway {
         };
         let (answer, mut record) =
             bridge::answer_recorded(self, request, Flavor::TypeScript, cancel, &scope).await;
-        let answer = answer.and_then(|value| self.direct_result(&call.server, &call.tool, value));
+        // Warnings (arguments the tool does not declare) follow the server's content in a block
+        // of their own: what the server sent stays as it sent it.
+        let warnings = scope.take_warnings();
+        let answer = answer
+            .and_then(|value| self.direct_result(&call.server, &call.tool, value))
+            .map(|mut result| {
+                if !warnings.is_empty() {
+                    let lines: Vec<String> = warnings
+                        .iter()
+                        .map(|warning| format!("Warning: {warning}"))
+                        .collect();
+                    result.content.push(ContentBlock::text(lines.join("\n")));
+                }
+                result
+            });
         if let Some(audit) = &self.audit {
             if let Some(record) = &mut record {
                 record.name.clone_from(&name);

@@ -23,7 +23,7 @@ pub(crate) const MAX_ERROR_TEXT: usize = 2000;
 const MAX_TRACEBACK_TEXT: usize = 16 * 1024;
 
 /// `text`, cut to at most `max` bytes on a character boundary, with "… (cut)" after the cut.
-pub(crate) fn cut(mut text: String, max: usize) -> String {
+pub fn cut(mut text: String, max: usize) -> String {
     if text.len() > max {
         let mut end = max;
         while !text.is_char_boundary(end) {
@@ -802,7 +802,7 @@ pub enum CallError {
     /// The execution's `allowedTools` leaves the tool out.
     #[error(
         "{tool} was not called: this execution's allowedTools ({}) leaves out {configured}. Run it in an execution whose allowedTools names it, or leave allowedTools out",
-        patterns.join(", ")
+        listed(patterns, "none")
     )]
     NotInAllowedTools {
         /// The tool (or server method), as the code named it.
@@ -880,6 +880,21 @@ pub enum CallError {
         tool: String,
         /// Each violation, as `path: message`.
         violations: Vec<String>,
+        /// The tool's signature in the code's language.
+        signature: String,
+    },
+    /// An argument the tool's input schema does not declare, close to a declared one that was
+    /// not given (`ttl` for `expire_seconds`): the call was not sent.
+    #[error(
+        "invalid arguments for {tool}: \"{given}\" is not an argument of {tool}; did you mean \"{meant}\"? The call was not sent.\nexpected: {signature}"
+    )]
+    ArgumentMisnamed {
+        /// The tool, by its guest name.
+        tool: String,
+        /// The argument given, cut.
+        given: String,
+        /// The declared argument it most likely meant.
+        meant: String,
         /// The tool's signature in the code's language.
         signature: String,
     },

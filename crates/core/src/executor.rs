@@ -39,8 +39,9 @@ use toolweave_config::ToolGlobs;
 const CANCEL_GRACE: Duration = Duration::from_secs(2);
 /// Extra time the engine gets past its own deadline before the host gives up on it.
 const DEADLINE_GRACE: Duration = Duration::from_millis(1500);
-/// Warnings one execution's answer carries at most (an engine sends a few; this bounds a worker
-/// that misbehaves).
+/// Warnings one execution's answer carries at most, then how many more there were (an engine
+/// sends a few, its calls may add one each; this bounds a worker that misbehaves and a program
+/// that calls a tool ten thousand times with an argument it does not declare).
 const MAX_WARNINGS: usize = 20;
 
 /// How to run one program, beyond its code and language. The default: nobody listening, a
@@ -247,11 +248,12 @@ impl Gateway {
             };
             self.audit_execution(trail, &run, &result, &stats);
         }
+        let warnings = run.take_warnings();
         ExecutionReport {
             result,
             logs: run.console.lines.into(),
             logs_omitted: run.console.omitted,
-            warnings: std::mem::take(&mut run.warnings),
+            warnings,
             stats,
             blocks: run.emitted.into_blocks(),
         }
@@ -298,8 +300,9 @@ impl Gateway {
             // Told after the run: servers that were starting when it began may be up now.
             let catalog = self.current_catalog().await;
             let settled = self.unavailable().is_empty();
-            run.warnings
-                .extend(allowed_tools_notes(&catalog, allowed, settled));
+            for note in allowed_tools_notes(&catalog, allowed, settled) {
+                run.warn(note);
+            }
         }
         match result {
             Ok(value) => run
@@ -404,13 +407,14 @@ impl CallContext {
                 identity: self.identity.as_deref(),
                 llm: Some(&self.llm),
                 waiting: Some(&self.waiting),
+                warnings: std::sync::Mutex::default(),
             };
             let (answer, record) =
                 bridge::answer_recorded(&self.gateway, call.request, self.flavor, token, &scope)
                     .await;
             let memory_limit = self.gateway.limits.memory_bytes;
             let answer = answer.map_err(|error| error.guest_text(memory_limit));
-            (call.id, answer, record)
+            (call.id, answer, record, scope.take_warnings())
         })
     }
 }
@@ -426,6 +430,8 @@ struct Run {
     console: Console,
     emitted: Emitted,
     warnings: Vec<String>,
+    /// Warnings left out of `warnings`, which holds [`MAX_WARNINGS`].
+    warnings_omitted: usize,
     log_bytes: usize,
     tool_calls: u32,
     max_tool_calls: u32,
@@ -449,6 +455,7 @@ impl Run {
             console: Console::default(),
             emitted: Emitted::new(limits),
             warnings,
+            warnings_omitted: 0,
             log_bytes: 0,
             tool_calls: 0,
             max_tool_calls: limits.max_tool_calls,
@@ -514,12 +521,7 @@ impl Run {
                     .map_err(|error| error.to_string());
                 self.session.reply(HostReply::Result { id, outcome }).await;
             }
-            Some(FromWorker::Event(EngineEvent::Warning { text })) => {
-                if self.warnings.len() < MAX_WARNINGS {
-                    self.warnings
-                        .push(crate::error::cut(text, crate::error::MAX_ERROR_TEXT));
-                }
-            }
+            Some(FromWorker::Event(EngineEvent::Warning { text })) => self.warn(text),
             Some(FromWorker::Event(EngineEvent::Call(call))) => self.start_call(call),
             None => {
                 let error = self.session.ended_early().await;
@@ -530,6 +532,33 @@ impl Run {
             }
         }
         None
+    }
+
+    /// Adds a warning to the execution's answer (the engine's, or one its calls added), cut to
+    /// [`crate::error::MAX_ERROR_TEXT`]: the same one once, and at most [`MAX_WARNINGS`], then
+    /// how many more there were.
+    fn warn(&mut self, text: String) {
+        let text = crate::error::cut(text, crate::error::MAX_ERROR_TEXT);
+        if self.warnings.contains(&text) {
+            return;
+        }
+        if self.warnings.len() < MAX_WARNINGS {
+            self.warnings.push(text);
+        } else {
+            self.warnings_omitted += 1;
+        }
+    }
+
+    /// The warnings of the execution's answer, with how many more there were.
+    fn take_warnings(&mut self) -> Vec<String> {
+        let mut warnings = std::mem::take(&mut self.warnings);
+        if self.warnings_omitted > 0 {
+            warnings.push(format!(
+                "… and {} more warnings",
+                std::mem::take(&mut self.warnings_omitted)
+            ));
+        }
+        warnings
     }
 
     /// Keeps one console line and tells the client about it.
@@ -566,8 +595,11 @@ impl Run {
     }
 
     /// Replies to the guest with a finished call, unless it overdrew the execution's budget.
-    async fn on_answer(&mut self, (id, outcome, record): CallAnswer) {
+    async fn on_answer(&mut self, (id, outcome, record, warnings): CallAnswer) {
         self.call_records.extend(record);
+        for warning in warnings {
+            self.warn(warning);
+        }
         if self.host_error.is_none()
             && let Some(error) = self.context.budget.overdrawn()
         {
@@ -753,8 +785,9 @@ fn stream_name(stream: LogStream) -> &'static str {
     }
 }
 
-/// A finished tool call: its id, the answer for the guest, and its audit record.
-type CallAnswer = (u64, Result<Value, String>, Option<CallRecord>);
+/// A finished tool call: its id, the answer for the guest, its audit record, and the warnings it
+/// added to the execution's answer.
+type CallAnswer = (u64, Result<Value, String>, Option<CallRecord>, Vec<String>);
 
 fn language_name(language: Language) -> &'static str {
     match language {

@@ -71,6 +71,7 @@ mod provider;
 mod render;
 mod runner;
 mod session_state;
+mod text_result;
 mod worker_entry;
 mod workers;
 
@@ -84,7 +85,7 @@ pub use direct::DirectCall;
 pub use engines::{Engines, Executor, Isolation, Running, failed};
 pub use error::{
     BlockError, BuildError, CallError, DiscoveryError, ExecutionError, LlmError, NamedServer,
-    ProviderError, SessionStateError,
+    ProviderError, SessionStateError, cut,
 };
 pub use executor::{
     ExecuteOptions, ExecutionReport, ExecutionStats, LogLine, MAX_LOG_LINES, OmittedLogs,
@@ -103,6 +104,7 @@ pub use render::{describe_text, execution_text, search_text};
 pub use rmcp::model::{CallToolResult, Tool, ToolAnnotations};
 pub use runner::{RemoteRunner, Runner, RunnerService};
 pub use session_state::SessionState;
+pub use text_result::TEXT_RESULT_RULE;
 pub use tokio_util::sync::CancellationToken;
 pub use toolweave_catalog::{
     Annotations, MAX_SCHEMA_DEPTH, SchemaTooDeep, ToolDefinition, ToolSchema,

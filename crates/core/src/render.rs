@@ -85,6 +85,7 @@ pub fn describe_text(answer: &DescribeAnswer) -> String {
             )
         })
         .chain(Some(answer.declarations.trim_end().to_owned()).filter(|text| !text.is_empty()))
+        .chain((!answer.tools.is_empty()).then(|| crate::TEXT_RESULT_RULE.to_owned()))
         .collect::<Vec<_>>()
         .join("\n\n");
     if !answer.omitted.is_empty() {

@@ -136,7 +136,7 @@ fn the_example_calls_a_closure_and_an_mcp_server_together() {
             output.status,
             String::from_utf8_lossy(&output.stderr)
         );
-        assert_eq!(stdout.trim(), r#"{"product":42,"sum":5}"#, "{isolation}");
+        assert_eq!(stdout.trim(), r#"{"product":42,"sum":"5"}"#, "{isolation}");
     }
 }
 

@@ -496,7 +496,8 @@ async fn authorize(
 ///
 /// - while this copy drains, nothing new starts (see [`refuse_while_draining`]);
 /// - a `DELETE` naming a session that does not exist gets `404`, as MCP asks (rmcp answers
-///   `202` whatever the id);
+///   `202` whatever the id), and one that ends a session `200` (rmcp's `202` is taken by the
+///   official Python SDK for a failure);
 /// - a `POST` body is read here, at most [`MAX_REQUEST_BYTES`]: one that cannot be read (its
 ///   chunked framing is broken, as when `Content-Length` and `Transfer-Encoding: chunked` frame
 ///   one body two ways) gets `400` rather than rmcp's `500`, one too long `413`;
@@ -520,7 +521,12 @@ async fn screen(State(served): State<Arc<Served>>, request: Request, next: Next)
                 .into_response();
         }
         served.request_arrived();
-        return next.run(request).await;
+        let mut response = next.run(request).await;
+        // rmcp answers an ended session `202`; the SDKs take `200` (or `204`) as ended.
+        if response.status() == StatusCode::ACCEPTED {
+            *response.status_mut() = StatusCode::OK;
+        }
+        return response;
     }
     if request.method() != Method::POST {
         // A client's event stream (`GET`) stays open, or comes back, whatever it is doing: it

@@ -871,6 +871,9 @@ async fn forward_notices(
     }
 }
 
+/// The most of a tool name a client sent that an answer echoes.
+const MAX_ECHOED_NAME: usize = 256;
+
 /// The least time between two progress notifications of an execution's code.
 const CODE_PROGRESS_INTERVAL: std::time::Duration = std::time::Duration::from_millis(50);
 
@@ -1220,7 +1223,11 @@ impl ServerHandler for ToolweaveServer {
                 ));
             }
             other => Err(ErrorData::invalid_params(
-                format!("unknown tool {other:?}: toolweave has {}", listed.names()),
+                format!(
+                    "unknown tool {:?}: toolweave has {}",
+                    toolweave_core::cut(other.to_owned(), MAX_ECHOED_NAME),
+                    listed.names()
+                ),
                 None,
             )),
         };

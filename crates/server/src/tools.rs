@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use rmcp::model::{Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
+use toolweave_catalog::arguments::meant_argument;
 use toolweave_catalog::{DEFAULT_SEARCH_LIMIT, MAX_NAME_BYTES};
-use toolweave_core::{MAX_DESCRIBE_NAMES, MAX_QUERY_BYTES};
+use toolweave_core::{MAX_DESCRIBE_NAMES, MAX_QUERY_BYTES, TEXT_RESULT_RULE};
 
 /// Ranked search over every upstream tool.
 pub const SEARCH_TOOLS: &str = "search_tools";
@@ -39,8 +40,8 @@ pub fn tool_definitions(namespaces: &[String]) -> Vec<Tool> {
     };
     let execute = format!(
         "Run code in a sandbox where every upstream tool is an async function. Servers: {servers}. \
-         {EXECUTE_USAGE} Find tools with search_tools and read their types with describe_tools \
-         first."
+         {EXECUTE_USAGE} {TEXT_RESULT_RULE} Find tools with search_tools and read their types \
+         with describe_tools first."
     );
     let flavor = json!({
         "type": "string",
@@ -91,7 +92,7 @@ pub fn tool_definitions(namespaces: &[String]) -> Vec<Tool> {
 pub(crate) fn single_definition(declarations: &str) -> Tool {
     execute_tool(&format!(
         "Run code in a sandbox where every upstream tool is an async function, declared below. \
-         {EXECUTE_USAGE}\n\n{declarations}"
+         {EXECUTE_USAGE} {TEXT_RESULT_RULE}\n\n{declarations}"
     ))
 }
 
@@ -160,9 +161,15 @@ fn accepted_arguments(tool: &str) -> &'static [&'static str] {
     }
 }
 
+/// How many unknown arguments of one call get a warning of their own; the rest are counted.
+const MAX_ARGUMENT_WARNINGS: usize = 5;
+/// The most of an unknown argument's name a warning shows.
+const MAX_ARGUMENT_NAME: usize = 64;
+
 /// One warning per argument `tool` does not read, in the order given, naming it and what the
-/// tool takes instead. The call still runs: an argument other code-mode servers accept should
-/// cost the model a sentence, not a failed call.
+/// tool takes instead, for the first [`MAX_ARGUMENT_WARNINGS`]; then one saying how many more.
+/// The call still runs: an argument other code-mode servers accept should cost the model a
+/// sentence, not a failed call.
 pub(crate) fn unknown_argument_warnings(tool: &str, arguments: &Map<String, Value>) -> Vec<String> {
     let accepted = accepted_arguments(tool);
     if accepted.is_empty() {
@@ -174,30 +181,26 @@ pub(crate) fn unknown_argument_warnings(tool: &str, arguments: &Map<String, Valu
         .map(|name| format!("\"{name}\""))
         .collect::<Vec<_>>()
         .join(", ");
-    arguments
+    let accepted_names: Vec<String> = accepted.iter().map(|name| (*name).to_owned()).collect();
+    let mut unknown = arguments
         .keys()
-        .filter(|name| !accepted.contains(&name.as_str()))
+        .filter(|name| !accepted.contains(&name.as_str()));
+    let mut warnings: Vec<String> = unknown
+        .by_ref()
+        .take(MAX_ARGUMENT_WARNINGS)
         .map(|name| {
-            let hint = closest_argument(name, accepted)
+            let hint = meant_argument(name, &accepted_names)
                 .map(|close| format!(" Did you mean \"{close}\"?"))
                 .unwrap_or_default();
+            let name = toolweave_core::cut(name.clone(), MAX_ARGUMENT_NAME);
             format!("\"{name}\" is not an argument of {tool}; it was ignored.{hint} {tool} takes {takes}.")
         })
-        .collect()
-}
-
-/// The accepted argument `name` most likely meant: the same but for case, or sharing its first
-/// four letters (`lang`, `Query`, `names_list`).
-fn closest_argument(name: &str, accepted: &[&'static str]) -> Option<&'static str> {
-    let lowered = name.to_ascii_lowercase();
-    let prefix = |text: &str| text.chars().take(4).collect::<String>();
-    accepted
-        .iter()
-        .find(|known| known.eq_ignore_ascii_case(&lowered))
-        .or_else(|| {
-            accepted
-                .iter()
-                .find(|known| lowered.len() >= 4 && prefix(known) == prefix(&lowered))
-        })
-        .copied()
+        .collect();
+    let more = unknown.count();
+    if more > 0 {
+        warnings.push(format!(
+            "… and {more} more arguments that {tool} does not read were ignored too."
+        ));
+    }
+    warnings
 }

@@ -11,7 +11,9 @@
 //!
 //! Tools: `add`, `get-sum`, `echo`, `whoami`, `env`, `slow`, `fail`, `structured`, `image`,
 //! `large`, `dotted.name`, `dash-name`, `crash`, `register`, `remove` (annotated destructive),
-//! `stats`, `ask`, `sample` and `roots`, which ask the client (elicitation, sampling, roots) and
+//! `stats`, `keep` (whose schema leaves `additionalProperties` unsaid and gives a required
+//! argument a default; it answers with the arguments it got, as JSON text), `ask`, `sample` and
+//! `roots`, which ask the client (elicitation, sampling, roots) and
 //! answer with what it said, and `capabilities`, what the client declared (see
 //! [`tool_definitions`]). When the client says its roots changed, the fixture asks for them at
 //! once, as servers do, and keeps them for `roots` with `kept: true`. `--instructions TEXT` gives the
@@ -387,6 +389,7 @@ impl FixtureServer {
         let result = match name {
             "add" | "get-sum" => text(sum(number(arguments, "a")?, number(arguments, "b")?)),
             "echo" => text(string(arguments, "message")?),
+            "keep" => text(Value::Object(arguments.clone()).to_string()),
             "remove" => text(format!("removed {}", string(arguments, "name")?)),
             "whoami" => text(self.name.clone()),
             "env" => text(std::env::var(string(arguments, "name")?).unwrap_or_default()),
@@ -843,6 +846,20 @@ pub fn tool_definitions() -> Vec<Tool> {
             "stats",
             "Count the slow calls this server started, saw cancelled, and finished.",
             empty_schema(),
+        ),
+        tool(
+            "keep",
+            "Pretend to keep a value under a key, expiring after some seconds; answer with the arguments received, as JSON text.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "key": { "type": "string", "description": "Where the value goes." },
+                    "value": { "type": "string", "description": "What to keep." },
+                    "expire_seconds": { "type": "integer", "minimum": 1, "description": "How long to keep it." },
+                    "mode": { "type": "string", "enum": ["plain", "json"], "default": "plain", "description": "How the value is read." }
+                },
+                "required": ["key", "value", "mode"]
+            }),
         ),
         tool(
             "ask",

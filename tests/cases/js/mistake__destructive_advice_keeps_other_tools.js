@@ -1,6 +1,6 @@
 // The refusal advises an approve rule for this one tool (and the settings key), never an allow
 // rule; the other tools of the server keep working after it.
-// expect: {"approve":true,"settings":true,"allow":false,"sum":3}
+// expect: {"approve":true,"settings":true,"allow":false,"sum":"3"}
 let message = "";
 try {
   await tools.fixture.remove({ name: "draft" });

@@ -1,6 +1,6 @@
 // Several destructive calls at once with Promise.allSettled: each is refused on its own with the
 // same advice, and the harmless call beside them goes through.
-// expect: {"statuses":["rejected","rejected","fulfilled"],"advised":true,"sum":3}
+// expect: {"statuses":["rejected","rejected","fulfilled"],"advised":true,"sum":"3"}
 const settled = await Promise.allSettled([
   tools.fixture.remove({ name: "a" }),
   tools.fixture.remove({ name: "b" }),

@@ -1,5 +1,5 @@
 // Listing tools says what exists (and a misspelled name is not "in" it), while any name still reads as something callable.
-// expect: {"servers":["alpha","beta","fixture"],"hasAdd":true,"hasAd":false,"hasFs":false,"count":20,"typeofAd":"function","frozen":true}
+// expect: {"servers":["alpha","beta","fixture"],"hasAdd":true,"hasAd":false,"hasFs":false,"count":21,"typeofAd":"function","frozen":true}
 return {
   servers: Object.keys(tools),
   hasAdd: "add" in tools.fixture,

@@ -5,4 +5,4 @@ import asyncio
 
 async def main():
     total = await tools.fixture.add(a=2, b=3)
-    return total + 4
+    return int(total) + 4

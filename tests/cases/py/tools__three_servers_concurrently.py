@@ -6,4 +6,4 @@ a, b, c = await asyncio.gather(
     tools.fixture.add(a=5, b=6),
 )
 echoes = await asyncio.gather(*[server.whoami() for server in [tools.alpha, tools.beta, tools.fixture]])
-{"total": a + b + c, "echoes": echoes}
+{"total": int(a) + int(b) + int(c), "echoes": echoes}

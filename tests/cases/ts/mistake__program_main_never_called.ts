@@ -2,5 +2,5 @@
 // expect: 9
 async function main(): Promise<number> {
   const a = await tools.fixture.add({ a: 2, b: 3 });
-  return a + 4;
+  return Number(a) + 4;
 }

@@ -8,4 +8,4 @@ const [a, b, c] = await Promise.all([
 const echoes = await Promise.all(
   [tools.alpha, tools.beta, tools.fixture].map((server) => server.whoami({})),
 );
-return { total: a + b + c, echoes };
+return { total: Number(a) + Number(b) + Number(c), echoes };

@@ -91,7 +91,7 @@ async fn saturated(isolation: &str) {
         // the execution itself ran out of time, sharing two cores with sixty busy loops (in
         // process, it may also wait for an engine thread once the address space holds no more).
         // Never an error that blames the server.
-        let fine = execution.value().ok() == Some(&json!(5))
+        let fine = execution.value().ok() == Some(&json!("5"))
             || execution.text.contains("most of it spent in toolweave")
             || (execution.error_kind() == Some("Timeout")
                 && execution

@@ -34,7 +34,7 @@ async fn remove_with(config: &std::path::Path, flags: &[&str]) -> (String, bool)
         )
         .await
         .unwrap();
-    let add_works = added.value().unwrap() == &json!(3);
+    let add_works = added.value().unwrap() == &json!("3");
     server.stop().await.unwrap();
     (removed, add_works)
 }

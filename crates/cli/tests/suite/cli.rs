@@ -210,7 +210,7 @@ fn doctor_checks_the_sandbox_and_every_server() {
     let stdout = text(&output.stdout);
     for server in ["alpha", "beta"] {
         assert!(
-            stdout.contains(&format!("  {server} (stdio): ready, 20 tools (")),
+            stdout.contains(&format!("  {server} (stdio): ready, 21 tools (")),
             "{stdout}"
         );
     }
@@ -263,7 +263,7 @@ fn servers_shows_each_upstream_state_tools_and_error() {
         "a failed server fails the command: {stdout}"
     );
     assert!(
-        stdout.contains("good (stdio): ready, 20 tools ("),
+        stdout.contains("good (stdio): ready, 21 tools ("),
         "{stdout}"
     );
     // What the server says about using it, under its line.
@@ -284,7 +284,7 @@ fn servers_shows_each_upstream_state_tools_and_error() {
     assert_eq!(servers.len(), 2, "{report}");
     let good = servers.iter().find(|s| s["name"] == "good").unwrap();
     assert_eq!(good["state"], "ready");
-    assert_eq!(good["tools"], 20);
+    assert_eq!(good["tools"], 21);
     assert!(good["error"].is_null());
     assert_eq!(
         good["instructions"],

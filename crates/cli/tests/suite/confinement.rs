@@ -545,12 +545,12 @@ async fn engine_threads_are_kept_only_where_guest_code_runs_on_them() {
             .execute("await tools.fixture.add({ a: 1, b: 2 })", "javascript")
             .await
             .unwrap();
-        assert_eq!(javascript.value().unwrap(), &json!(3), "{isolation}");
+        assert_eq!(javascript.value().unwrap(), &json!("3"), "{isolation}");
         let python = server
             .execute("await tools.fixture.add(a=2, b=3)", "python")
             .await
             .unwrap();
-        assert_eq!(python.value().unwrap(), &json!(5), "{isolation}");
+        assert_eq!(python.value().unwrap(), &json!("5"), "{isolation}");
         // The pool settles at its idle target once its threads have handed back their outcome.
         let deadline = Instant::now() + Duration::from_secs(5);
         while threads_named(gateway, "toolweave-engine") != kept && Instant::now() < deadline {

@@ -165,7 +165,7 @@ async fn initialize_does_not_wait_for_slow_upstreams() {
         .execute("await tools.slow.add({ a: 2, b: 3 })", "typescript")
         .await
         .unwrap();
-    assert_eq!(sum.value().unwrap(), &json!(5));
+    assert_eq!(sum.value().unwrap(), &json!("5"));
     server.stop().await.unwrap();
 }
 
@@ -187,7 +187,7 @@ async fn a_hung_call_times_out_and_others_continue() {
     let result = server.execute(code, "typescript").await.unwrap();
     let value = result.value().unwrap();
     assert_eq!(value["slow"], "rejected");
-    assert_eq!(value["fast"], 3);
+    assert_eq!(value["fast"], "3");
     assert!(value["reason"].as_str().unwrap().contains("300"), "{value}");
     server.stop().await.unwrap();
 }
@@ -239,7 +239,7 @@ async fn an_answer_too_large_is_named_at_once_and_the_server_comes_back() {
             .await
             .unwrap();
         if !result.is_error {
-            assert_eq!(result.value().unwrap(), &json!(5));
+            assert_eq!(result.value().unwrap(), &json!("5"));
             break;
         }
         assert!(Instant::now() < until, "not started again: {}", result.text);

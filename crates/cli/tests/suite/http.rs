@@ -523,7 +523,7 @@ async fn more_hosts_and_origins_can_be_allowed() {
 }
 
 /// Over HTTP every request gets an answer that says what is wrong: a DELETE of a session that
-/// does not exist 404 (as MCP asks), a body framed both ways 400, one too long 413, a request that is no message
+/// does not exist 404 (as MCP asks), of one that does 200, a body framed both ways 400, one too long 413, a request that is no message
 /// toolweave can serve 400 with its JSON-RPC error (addressed to its id), and a request with a
 /// lone surrogate escape is served.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -650,4 +650,16 @@ async fn every_http_request_gets_an_answer() {
     // The session still serves.
     let connected = server.connect(None).await.unwrap();
     assert_eq!(connected.list_tools().await.unwrap().len(), 3);
+
+    // Ending the session answers 200, as the SDKs expect (the official Python SDK logs
+    // "Session termination failed" for 202); it is gone then.
+    let delete = || {
+        client
+            .delete(&url)
+            .header("mcp-session-id", &session)
+            .header("mcp-protocol-version", "2025-06-18")
+            .send()
+    };
+    assert_eq!(delete().await.unwrap().status().as_u16(), 200);
+    assert_eq!(delete().await.unwrap().status().as_u16(), 404);
 }

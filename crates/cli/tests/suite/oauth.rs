@@ -152,7 +152,7 @@ async fn login_keeps_an_owner_only_token_that_serve_uses_and_logout_revokes() {
     assert!(login.status.success(), "{stdout}\n{stderr}");
     assert!(
         stdout.starts_with(
-            "Logged in to \"fx\" (http, scopes fixture:use): 20 tools; the token expires "
+            "Logged in to \"fx\" (http, scopes fixture:use): 21 tools; the token expires "
         ) && stdout.ends_with(" and is renewed on use.\n"),
         "{stdout}"
     );
@@ -174,7 +174,7 @@ async fn login_keeps_an_owner_only_token_that_serve_uses_and_logout_revokes() {
     // The running gateway takes the login on a later call (after the backoff of a failed start).
     tokio::time::sleep(Duration::from_millis(1100)).await;
     let answered = gateway.execute(code, "javascript").await.unwrap();
-    assert_eq!(answered.value().unwrap(), &json!(5), "{}", answered.text);
+    assert_eq!(answered.value().unwrap(), &json!("5"), "{}", answered.text);
     gateway.stop().await.unwrap();
 
     let servers = setup.run(&["servers", "--json"], "");
@@ -196,7 +196,7 @@ async fn login_keeps_an_owner_only_token_that_serve_uses_and_logout_revokes() {
     let doctor = setup.run(&["doctor"], "");
     let (stdout, _) = text(&doctor);
     assert!(
-        stdout.contains("fx (http): ready, 20 tools (")
+        stdout.contains("fx (http): ready, 21 tools (")
             && stdout.contains("; logged in, token expires "),
         "{stdout}"
     );
@@ -296,7 +296,7 @@ async fn login_to_a_server_that_wants_none_changes_nothing() {
     assert!(output.status.success(), "{stderr}");
     assert_eq!(
         stdout,
-        "\"fx\" lets toolweave in without a login (20 tools) and names no authorization server: nothing to do.\n"
+        "\"fx\" lets toolweave in without a login (21 tools) and names no authorization server: nothing to do.\n"
     );
     assert!(!setup.logins().exists() || setup.tokens().is_empty());
     let servers = setup.run(&["servers"], "");

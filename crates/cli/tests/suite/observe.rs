@@ -148,7 +148,7 @@ async fn metrics_count_executions_tool_calls_states_workers_sessions_and_refusal
         )
         .await
         .unwrap();
-    assert_eq!(ok.value().unwrap(), &json!(3), "{}", ok.text);
+    assert_eq!(ok.value().unwrap(), &json!("3"), "{}", ok.text);
     let thrown = session
         .execute("throw new Error('on purpose')", "javascript")
         .await
@@ -417,7 +417,7 @@ async fn traces_join_the_callers_trace_and_reach_the_collector() {
         Some(&traceparent),
     )
     .await;
-    assert_eq!(result.value().unwrap(), &json!(5), "{}", result.text);
+    assert_eq!(result.value().unwrap(), &json!("5"), "{}", result.text);
 
     let trace_id = hex(caller_trace);
     let execution = receiver.span("execute_code", &trace_id).await;

@@ -99,7 +99,7 @@ async fn a_changed_definition_is_held_until_trust_accepts_it() {
     // First sight: every tool pinned, owner-only.
     let original = math_config(dir.path(), "original.json", &[]);
     let server = serve(&home, &original).await;
-    assert_eq!(add(&server).await, Ok(json!(5)));
+    assert_eq!(add(&server).await, Ok(json!("5")));
     server.stop().await.unwrap();
     let pins: Value = serde_json::from_slice(&std::fs::read(&pins_path).unwrap()).unwrap();
     assert_eq!(pins["server"], "math");
@@ -191,7 +191,7 @@ async fn a_changed_definition_is_held_until_trust_accepts_it() {
     assert!(pins.get("pending").is_none(), "{pins}");
 
     // The running gateway takes the acceptance without a restart.
-    assert_eq!(add(&server).await, Ok(json!(5)));
+    assert_eq!(add(&server).await, Ok(json!("5")));
     let (shown, structured) = search(&server, "add two numbers").await;
     assert!(
         names(&structured).contains(&"math.add".to_owned()),
@@ -215,7 +215,7 @@ async fn a_definition_changed_at_run_time_is_held() {
     let home = config_home();
     let config = math_config(dir.path(), "mcp.json", &[]);
     let server = serve(&home, &config).await;
-    assert_eq!(add(&server).await, Ok(json!(5)));
+    assert_eq!(add(&server).await, Ok(json!("5")));
 
     // The server changes `add`'s description and sends notifications/tools/list_changed.
     let registered = server
@@ -276,7 +276,7 @@ async fn the_single_pins_file_of_earlier_versions_is_honoured_and_moved_to_one_f
     // The pins as they are now, rewritten as the single file earlier versions kept (indented,
     // every server in one file), and the folder removed.
     let server = serve(&home, &original).await;
-    assert_eq!(add(&server).await, Ok(json!(5)));
+    assert_eq!(add(&server).await, Ok(json!("5")));
     // A call of the second server waits until it is ready, and so pinned: stopping the gateway
     // before then would leave it unpinned.
     let second = server

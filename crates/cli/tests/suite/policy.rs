@@ -81,7 +81,7 @@ async fn denied_tools_are_invisible_and_uncallable() {
         assert!(message.contains(rule), "{key}: {message}");
     }
     assert_eq!(value["listed"], json!(false), "a denied tool is not listed");
-    assert_eq!(value["allowed"], json!(3));
+    assert_eq!(value["allowed"], json!("3"));
     assert_eq!(value["allowedOne"], json!("hi"));
 
     let python = server

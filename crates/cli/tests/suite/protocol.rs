@@ -373,7 +373,7 @@ async fn unknown_arguments_are_warnings_and_the_tool_still_runs() {
     let text = &found.content[0].as_text().unwrap().text;
     assert!(
         text.ends_with(
-            "\nWarning: \"max_results\" is not an argument of search_tools; it was ignored. search_tools takes \"query\", \"limit\", \"language\"."
+            "\nWarning: \"max_results\" is not an argument of search_tools; it was ignored. Did you mean \"limit\"? search_tools takes \"query\", \"limit\", \"language\"."
         ),
         "{text}"
     );
@@ -391,6 +391,44 @@ async fn unknown_arguments_are_warnings_and_the_tool_still_runs() {
         "\"names\" is required: an array of tool names such as [\"server.tool\"]\n\
          Warning: \"tools\" is not an argument of describe_tools; it was ignored. describe_tools takes \"names\", \"language\", \"schemas\"."
     );
+    server.stop().await.unwrap();
+}
+
+/// A client that sends a million arguments `execute_code` does not read gets a warning for
+/// each of the first five and one line counting the rest: an answer of a few kilobytes, not one
+/// that grows with the request (it was 293 MB).
+#[tokio::test]
+async fn a_million_unknown_arguments_get_a_bounded_answer() {
+    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    let server = Toolweave::start(toolweave(), &config, &[]).await.unwrap();
+    let mut arguments = serde_json::Map::new();
+    arguments.insert("code".to_owned(), json!("return 40 + 2"));
+    for index in 0..1_000_000 {
+        arguments.insert(format!("k{index}"), json!(0));
+    }
+    let started = std::time::Instant::now();
+    let executed = server
+        .call("execute_code", Value::Object(arguments))
+        .await
+        .unwrap();
+    let elapsed = started.elapsed();
+    let size = serde_json::to_vec(&executed).unwrap().len();
+    eprintln!("a million unknown arguments: an answer of {size} bytes in {elapsed:?}");
+    assert!(size < 64 * 1024, "{size} bytes");
+    assert_ne!(executed.is_error, Some(true), "{executed:?}");
+    let text = &executed.content[0].as_text().unwrap().text;
+    assert!(
+        text.starts_with("42\nWarning: \"k0\" is not an argument of execute_code"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with(
+            "\nWarning: … and 999995 more arguments that execute_code does not read were ignored too."
+        ),
+        "{text}"
+    );
+    let structured = executed.structured_content.unwrap();
+    assert_eq!(structured["warnings"].as_array().unwrap().len(), 6);
     server.stop().await.unwrap();
 }
 

@@ -126,7 +126,7 @@ async fn the_single_shape_declares_every_allowed_tool_and_runs_code() {
         )
         .await
         .unwrap();
-    assert_eq!(sum.value().unwrap(), &json!(5));
+    assert_eq!(sum.value().unwrap(), &json!("5"));
     let search = server
         .call("search_tools", json!({ "query": "add" }))
         .await

@@ -178,7 +178,7 @@ async fn a_remote_server_that_comes_up_late_answers_within_one_backoff() {
     let _fixture = fixture.unwrap();
     let answered = loop {
         let run = client.execute(code, "javascript").await.unwrap();
-        if run.value().unwrap() == &json!(7) {
+        if run.value().unwrap() == &json!("7") {
             break listening.elapsed();
         }
         assert!(

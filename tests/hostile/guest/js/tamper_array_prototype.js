@@ -1,5 +1,5 @@
 // Array.prototype methods and the array iterator replaced by traps: tool calls and search are unaffected.
-// expect: {"sum":3,"viaName":7,"found":true}
+// expect: {"sum":"3","viaName":"7","found":true}
 const trap = function () { throw new Error("trapped"); };
 for (const name of ["push", "indexOf", "map", "join", "pop", "slice", "concat", "forEach", "filter"]) {
   Array.prototype[name] = trap;

@@ -1,5 +1,5 @@
 // Object.freeze, Object.defineProperty, Object.create, Reflect and String replaced before lazy host objects are built.
-// expect: {"logged":true,"sum":9}
+// expect: {"logged":true,"sum":"9"}
 // expect-logs: ["[warn] {\"k\":1}"]
 Object.freeze = (value) => value;
 Object.defineProperty = () => { throw new Error("defineProperty hijacked"); };

@@ -1,5 +1,5 @@
 // Object.prototype.toJSON sees the bridge's own request object: a tool call must still reach the tool the code named.
-// expect: 3
+// expect: "3"
 Object.prototype.toJSON = function () {
   if (this.raw === false && this.name === "fixture.add") {
     return { name: "fixture.echo", args: { message: "hijacked" }, raw: false };

@@ -1,5 +1,5 @@
 // Promise.prototype.then, Promise.resolve and the Promise global replaced: awaiting a tool call still gets the tool's answer.
-// expect: 7
+// expect: "7"
 Promise.prototype.then = function () { throw new Error("then hijacked"); };
 Promise.prototype.catch = function () { throw new Error("catch hijacked"); };
 Promise.resolve = () => 99;

@@ -1,5 +1,5 @@
 // The tools object, its namespaces and its functions cannot be replaced, extended or deleted.
-// expect: {"attempts":["refused","refused","refused","refused","refused","refused"],"sum":3}
+// expect: {"attempts":["refused","refused","refused","refused","refused","refused"],"sum":"3"}
 const attempts = [
   () => { tools.fixture = { add: async () => 99 }; },
   () => { tools.fixture.add = async () => 99; },

@@ -3,5 +3,5 @@
 pending = tools.fixture.add(a=1, b=2)
 total = 0
 for i in range(60):
-    total += await pending
+    total += int(await pending)
 total

@@ -1,0 +1,23 @@
+# A tool without an output schema resolves to its text as the server sent it, unless the text is
+# a JSON object or array: then to that value, where a number no double holds exactly (here a
+# 20-digit id) is a string of its digits, and the answer says where. The same in JavaScript
+# (tools__text_results.js); the table is in docs/security.md.
+# expect: [["1.10","str"],["12345678901234567890","str"],["-0","str"],["1e3","str"],["null","str"],["\"quoted\"","str"],["hello","str"],[{"id":"12345678901234567890","price":1.1,"count":3,"nested":{"ok":[1,2.5,null]}},"dict"],[[1,"two",null,-0.5,"9007199254740993"],"list"]]
+# expect-message: Warning: fixture.echo answered JSON with 1 number that a double cannot hold exactly; code received it as a string of its digits: /id (12345678901234567890)
+# expect-message: Warning: fixture.echo answered JSON with 1 number that a double cannot hold exactly; code received it as a string of its digits: /4 (9007199254740993)
+sent = [
+    "1.10",
+    "12345678901234567890",
+    "-0",
+    "1e3",
+    "null",
+    '"quoted"',
+    "hello",
+    '{"id": 12345678901234567890, "price": 1.10, "count": 3, "nested": {"ok": [1, 2.5, null]}}',
+    '[1, "two", null, -0.5, 9007199254740993]',
+]
+received = []
+for message in sent:
+    value = await tools.fixture.echo(message=message)
+    received.append([value, type(value).__name__])
+received
