@@ -20,15 +20,15 @@ pub(crate) const MAX_SEARCH_LIMIT: usize = 50;
 
 /// How code calls tools, as both shapes' `execute_code` descriptions say it.
 const EXECUTE_USAGE: &str = "TypeScript/JavaScript (default): `await tools.<server>.<tool>({...})`; the code is an \
-     async function body, its result is the `return` value or the last expression; \
+     async function body returning its `return` value or last expression; \
      Promise.all for parallel calls; also `searchTools(query)`, `describeTools([names])`, \
-     `resources.<server>.list()`/`.read(uri)`, `prompts.<server>.get(name, args)`, \
+     `resources.<server>.read(uri)`, `prompts.<server>.get(name)`, \
      console.log. Python (language \"python\"; a subset: no class bases, generators or \
      packages): `await tools.<server>.<tool>(a=1)`, `asyncio.gather` for parallel \
      calls, `call_tool(\"server.tool\", {...})`, `search_tools`, `describe_tools`, \
      `resources`, `prompts`, print. \
      `store.get/set/delete/keys` persist across runs. \
-     Filter results in code and return only what is needed. No fetch, files or Intl.";
+     Filter in code; return only what is needed. No fetch, files or Intl.";
 
 /// The three tool definitions; `namespaces` are the guest server names listed in the execute
 /// description.
@@ -39,9 +39,9 @@ pub fn tool_definitions(namespaces: &[String]) -> Vec<Tool> {
         namespaces.join(", ")
     };
     let execute = format!(
-        "Run code in a sandbox where every upstream tool is an async function. Servers: {servers}. \
-         {EXECUTE_USAGE} {TEXT_RESULT_RULE} Find tools with search_tools and read their types \
-         with describe_tools first."
+        "Run code in a sandbox; every upstream tool is an async function. Servers: {servers}. \
+         {EXECUTE_USAGE} {TEXT_RESULT_RULE} Find tools with search_tools, their types with \
+         describe_tools."
     );
     let flavor = json!({
         "type": "string",
@@ -66,7 +66,7 @@ pub fn tool_definitions(namespaces: &[String]) -> Vec<Tool> {
         ),
         tool(
             DESCRIBE_TOOLS,
-            "TypeScript declarations or Python stubs (with docs) of tools, by call name \
+            "TypeScript declarations or Python stubs of tools, by call name \
              (e.g. \"github.create_issue\") or server name.",
             json!({
                 "type": "object",

@@ -388,7 +388,7 @@ async fn three_copies_keep_sessions_and_drain_one(balancer: Balancer) {
                         Ok((value, copy)) => {
                             let took = sent.elapsed();
                             tally.latencies.lock().unwrap().push((sent, took));
-                            if value != json!(index * 1000 + round) || copy != client.copy {
+                            if value != json!((index * 1000 + round).to_string()) || copy != client.copy {
                                 tally.failures.lock().unwrap().push(format!(
                                     "client {index} round {round}: {value} from {copy}, its session is on {}",
                                     client.copy

@@ -35,7 +35,7 @@ fn run_prints_the_result_and_logs_apart() {
     ]);
     assert!(output.status.success(), "{}", text(&output.stderr));
     let value: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(value, serde_json::json!({ "n": 42 }));
+    assert_eq!(value, serde_json::json!({ "n": "42" }));
     assert!(
         text(&output.stderr).contains("computed 42"),
         "{}",

@@ -249,7 +249,12 @@ async fn prometheus_scrapes_the_execution_counter() {
             )
             .await
             .unwrap();
-        assert_eq!(result.value().unwrap(), &json!(1 + b), "{}", result.text);
+        assert_eq!(
+            result.value().unwrap(),
+            &json!((1 + b).to_string()),
+            "{}",
+            result.text
+        );
     }
 
     let web_port = free_port();
@@ -601,7 +606,7 @@ async fn stateless_requests_stand_alone() {
     let answer: Value = answer.json().await.unwrap();
     assert_eq!(answer["id"], 2);
     assert_eq!(
-        answer["result"]["structuredContent"]["result"], 42,
+        answer["result"]["structuredContent"]["result"], "42",
         "{answer}"
     );
 

@@ -330,7 +330,7 @@ async fn roots_asked_after_a_change_outlive_the_call_in_flight() {
         .unwrap();
     // The server is up first: a server still starting is told nothing.
     let warm = execute(&client, "return await tools.fixture.add({ a: 1, b: 1 })").await;
-    assert_eq!(warm.value().unwrap(), &json!(2));
+    assert_eq!(warm.value().unwrap(), &json!("2"));
     let in_flight = execute(&client, "return await tools.fixture.slow({ ms: 200 })");
     let change = async {
         tokio::time::sleep(Duration::from_millis(50)).await;

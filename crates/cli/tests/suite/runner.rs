@@ -18,7 +18,7 @@ const TOKEN: &str = "runner-test-token-0123456789";
 
 /// The program every runner here runs: calls of both kinds at once, and a log line.
 const PROGRAM: &str = "const [a, b] = await Promise.all([tools.fixture.add({ a: 1, b: 2 }), \
-                       tools.fixture.add({ a: 3, b: 4 })]); console.log('sum', a + b); return a * b;";
+                       tools.fixture.add({ a: 3, b: 4 })]); console.log('sum', Number(a) + Number(b)); return a * b;";
 
 fn runner_command() -> String {
     format!("{} runner", toolweave().display())
@@ -47,7 +47,7 @@ async fn a_runner_command_runs_javascript_and_python_and_the_gateway_keeps_the_t
     );
     let execution = server
         .execute(
-            "import asyncio\na, b = await asyncio.gather(tools.fixture.add(a=2, b=5), tools.fixture.add(a=1, b=1))\na * b",
+            "import asyncio\na, b = await asyncio.gather(tools.fixture.add(a=2, b=5), tools.fixture.add(a=1, b=1))\nint(a) * int(b)",
             "python",
         )
         .await
@@ -264,7 +264,7 @@ async fn a_lying_runner_cannot_move_the_gateways_verdicts() {
         .execute("CALL:fixture.add", "javascript")
         .await
         .unwrap();
-    assert_eq!(execution.value().unwrap(), &json!({"Ok": 3}));
+    assert_eq!(execution.value().unwrap(), &json!({"Ok": "3"}));
     // More console output than the limit ends the execution at the gateway's limit.
     let execution = server.execute("FLOOD_LOG", "javascript").await.unwrap();
     assert_eq!(

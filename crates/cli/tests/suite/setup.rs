@@ -316,7 +316,7 @@ fn keys_a_client_writes_for_itself_keep_its_entry_with_a_note_and_its_timeout_is
     let output = machine.run(&["run", program.to_str().unwrap()]);
     assert!(output.status.success(), "{}", text(&output.stderr));
     let value: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(value["sum"], 3, "{value}");
+    assert_eq!(value["sum"], "3", "{value}");
     let error = value["error"].as_str().unwrap();
     assert!(
         error.contains(

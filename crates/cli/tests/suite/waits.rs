@@ -153,7 +153,7 @@ async fn a_server_that_never_answers_costs_discovery_seconds_not_the_startup_tim
         .unwrap();
     assert_eq!(
         run.value().unwrap(),
-        &json!({ "quickFound": true, "hungFound": false, "late": 5, "quick": 2 })
+        &json!({ "quickFound": true, "hungFound": false, "late": "5", "quick": "2" })
     );
     assert!(
         asked.elapsed() < PROMPT,

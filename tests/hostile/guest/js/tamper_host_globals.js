@@ -1,5 +1,5 @@
 // callMCPTool, console, setTimeout and friends cannot be overwritten; shadowing them is only local.
-// expect: {"refused":[true,true,true,true,true],"sum":5}
+// expect: {"refused":[true,true,true,true,true],"sum":"5"}
 const refused = ["callMCPTool", "console", "setTimeout", "searchTools", "describeTools"].map((name) => {
   try {
     globalThis[name] = () => "forged";
