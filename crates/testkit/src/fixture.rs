@@ -1080,6 +1080,11 @@ mod tests {
     fn every_schema_is_a_closed_object() {
         for tool in tool_definitions() {
             assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);
+            if tool.name == "keep" {
+                // Left open on purpose: it is how arguments a schema does not declare are tested.
+                assert!(!tool.input_schema.contains_key("additionalProperties"));
+                continue;
+            }
             assert!(
                 tool.input_schema.contains_key("properties"),
                 "{}",

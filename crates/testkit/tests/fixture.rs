@@ -73,6 +73,7 @@ async fn lists_the_known_tools_and_answers_calls() {
             "register",
             "remove",
             "stats",
+            "keep",
             "ask",
             "sample",
             "roots",
@@ -194,7 +195,7 @@ async fn pages_tools_and_announces_new_ones() {
     let first = client.list_tools(None).await.unwrap();
     assert_eq!(first.tools.len(), 4);
     assert_eq!(first.next_cursor.as_deref(), Some("4"));
-    assert_eq!(client.list_all_tools().await.unwrap().len(), 20);
+    assert_eq!(client.list_all_tools().await.unwrap().len(), 21);
 
     assert_eq!(
         text(
@@ -205,7 +206,7 @@ async fn pages_tools_and_announces_new_ones() {
         "registered late"
     );
     let tools = client.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 21);
+    assert_eq!(tools.len(), 22);
     assert_eq!(
         text(&call(&client, "late", json!({})).await.unwrap()),
         "late"
