@@ -868,7 +868,7 @@ pub enum CallError {
     ArgumentsNotObject {
         /// The tool, by its guest name.
         tool: String,
-        /// What they are (`a number`, `2 positional arguments`, ...), see [`arguments_given`].
+        /// What they are (`a number`, `2 positional arguments`, ...).
         got: String,
         /// The tool's signature in the code's language.
         signature: String,
