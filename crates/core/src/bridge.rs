@@ -25,14 +25,14 @@ use crate::approval::{
 };
 use crate::audit::CallRecord;
 use crate::budget::{Budget, content_json_len, value_json_len};
-use crate::catalog_state::{CatalogState, Direction};
+use crate::catalog_state::{CatalogState, Direction, entry_name};
 use crate::error::{CallError, ExecutionError, MAX_ERROR_TEXT, NamedServer, cut};
 use crate::gateway::{Flavor, Gateway, guest_name};
 use crate::identity::Identity;
 use crate::observe::CallOutcome;
 use crate::provider::{CallContext, ToolProvider};
 use crate::session_state::SessionState;
-use toolweave_config::{Policy, ToolGlobs, json_kind};
+use toolweave_config::{Policy, ToolGlobs, ToolName, json_kind};
 
 /// What one execution's calls answer to besides the gateway: where upstream notices go, its
 /// budget, and who approves destructive calls.
@@ -239,9 +239,18 @@ async fn ask_server(
     scope: &Scope<'_>,
 ) -> Result<Value, CallError> {
     let method = ask.method();
-    let server = server_named(&*gateway.current_catalog().await, named, method)?;
+    let state = gateway.current_catalog().await;
+    let server = server_named(&state, named, method)?;
     let name = format!("{server}.{method}");
-    server_method_allowed(gateway, scope, &name, &server, method)?;
+    let guest_server = state.names.server(&server);
+    drop(state);
+    let names = ToolName {
+        server: &server,
+        tool: method,
+        guest_server: &guest_server,
+        guest_tool: method,
+    };
+    server_method_allowed(gateway, scope, &name, &names)?;
     scope.budget.take_call(&name).map_err(CallError::Limit)?;
     let Some(provider) = gateway.provider(&server) else {
         return Err(internal(format!("no provider for \"{server}\"")));
@@ -317,23 +326,22 @@ async fn ask_server(
     list_pages(provider.as_ref(), &list, scope, &options).await
 }
 
-/// Refuses `server`'s `method` (named `name`, `server.method`) when the policy or the
+/// Refuses a server's method (`method`, named `name`, `server.method`) when the policy or the
 /// execution's `allowedTools` keep it out.
 fn server_method_allowed(
     gateway: &Gateway,
     scope: &Scope<'_>,
     name: &str,
-    server: &str,
-    method: &str,
+    method: &ToolName<'_>,
 ) -> Result<(), CallError> {
-    if let Err(denial) = scope.policy(gateway).decide(server, method) {
+    if let Err(denial) = scope.policy(gateway).decide(method) {
         return Err(CallError::MethodDenied {
             name: name.to_owned(),
             identity: scope.identity.map(|identity| identity.name().to_owned()),
             denial,
         });
     }
-    outside_allowed(scope, name, server, method)
+    outside_allowed(scope, name, method)
 }
 
 /// The configured name of the server `named` in code or as configured, whose `method`
@@ -529,8 +537,8 @@ async fn call_tool(
         return Err(internal(format!("tool index {index} out of range")));
     };
     let display = guest_name(entry);
-    outside_identity(scope, &display, &entry.server, &entry.tool)?;
-    outside_allowed(scope, &display, &entry.server, &entry.tool)?;
+    outside_identity(scope, &display, &entry_name(entry))?;
+    outside_allowed(scope, &display, &entry_name(entry))?;
 
     let arguments = checked_arguments(&state, index, entry, &display, args, flavor)?;
     match approval::tier(scope.policy(gateway), entry) {
@@ -678,19 +686,18 @@ async fn within_result_memory(
     Ok(value)
 }
 
-/// Refuses a call of `server`'s `tool` (shown as `display`) that the rules of the identity the
+/// Refuses a call of the tool `name` (shown as `display`) that the rules of the identity the
 /// execution runs for keep out; the gateway's rules have admitted it already (it is in the
 /// catalog).
 fn outside_identity(
     scope: &Scope<'_>,
     display: &str,
-    server: &str,
-    tool: &str,
+    name: &ToolName<'_>,
 ) -> Result<(), CallError> {
     let Some(identity) = scope.identity else {
         return Ok(());
     };
-    let Err(denial) = identity.policy().decide(server, tool) else {
+    let Err(denial) = identity.policy().decide(name) else {
         return Ok(());
     };
     Err(CallError::IdentityDenied {
@@ -700,24 +707,19 @@ fn outside_identity(
     })
 }
 
-/// Refuses a call of `server`'s `tool` (shown as `display`) that this execution's
+/// Refuses a call of the tool `name` (shown as `display`) that this execution's
 /// `allowedTools` leaves out; the policy has admitted it already, and `allowedTools` can only
 /// narrow that.
-fn outside_allowed(
-    scope: &Scope<'_>,
-    display: &str,
-    server: &str,
-    tool: &str,
-) -> Result<(), CallError> {
+fn outside_allowed(scope: &Scope<'_>, display: &str, name: &ToolName<'_>) -> Result<(), CallError> {
     let Some(allowed) = scope.allowed else {
         return Ok(());
     };
-    if allowed.matches(server, tool) {
+    if allowed.matches(name) {
         return Ok(());
     }
     Err(CallError::NotInAllowedTools {
         tool: display.to_owned(),
-        configured: format!("{server}.{tool}"),
+        configured: name.upstream_name(),
         patterns: allowed.patterns().map(str::to_owned).collect(),
     })
 }
