@@ -244,13 +244,7 @@ async fn ask_server(
     let name = format!("{server}.{method}");
     let guest_server = state.names.server(&server);
     drop(state);
-    let names = ToolName {
-        server: &server,
-        tool: method,
-        guest_server: &guest_server,
-        guest_tool: method,
-    };
-    server_method_allowed(gateway, scope, &name, &names)?;
+    server_method_allowed(gateway, scope, &name, [&server, &guest_server], method)?;
     scope.budget.take_call(&name).map_err(CallError::Limit)?;
     let Some(provider) = gateway.provider(&server) else {
         return Err(internal(format!("no provider for \"{server}\"")));
@@ -326,14 +320,21 @@ async fn ask_server(
     list_pages(provider.as_ref(), &list, scope, &options).await
 }
 
-/// Refuses a server's method (`method`, named `name`, `server.method`) when the policy or the
-/// execution's `allowedTools` keep it out.
+/// Refuses the `method` of the server `[configured, guest]` (named `name`, `server.method`) when
+/// the policy or the execution's `allowedTools` keep it out.
 fn server_method_allowed(
     gateway: &Gateway,
     scope: &Scope<'_>,
     name: &str,
-    method: &ToolName<'_>,
+    [server, guest_server]: [&str; 2],
+    method: &str,
 ) -> Result<(), CallError> {
+    let method = &ToolName {
+        server,
+        tool: method,
+        guest_server,
+        guest_tool: method,
+    };
     if let Err(denial) = scope.policy(gateway).decide(method) {
         return Err(CallError::MethodDenied {
             name: name.to_owned(),

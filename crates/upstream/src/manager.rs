@@ -1007,20 +1007,6 @@ fn restart_delay(failures: u32) -> Duration {
         .min(MAX_RESTART_DELAY)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn restart_delay_doubles_up_to_a_cap() {
-        assert_eq!(restart_delay(0), Duration::from_secs(1));
-        assert_eq!(restart_delay(1), Duration::from_secs(1));
-        assert_eq!(restart_delay(2), Duration::from_secs(2));
-        assert_eq!(restart_delay(4), Duration::from_secs(8));
-        assert_eq!(restart_delay(40), MAX_RESTART_DELAY);
-    }
-}
-
 /// A server's `toolTimeouts` keyed by the names of the tools in `listed` they name: each key the
 /// tool's name as the server lists it, or its name in code (guest names, assigned over the
 /// whole list as the catalog assigns them). A key that names no listed tool is logged.
@@ -1053,4 +1039,18 @@ fn tool_timeouts(
         }
     }
     resolved
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn restart_delay_doubles_up_to_a_cap() {
+        assert_eq!(restart_delay(0), Duration::from_secs(1));
+        assert_eq!(restart_delay(1), Duration::from_secs(1));
+        assert_eq!(restart_delay(2), Duration::from_secs(2));
+        assert_eq!(restart_delay(4), Duration::from_secs(8));
+        assert_eq!(restart_delay(40), MAX_RESTART_DELAY);
+    }
 }
