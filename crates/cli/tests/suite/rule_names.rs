@@ -157,3 +157,114 @@ fn a_rule_that_matches_no_tool_is_named_with_the_closest() {
         "{stdout}"
     );
 }
+
+/// A config of server-everything and server-filesystem, the latter named `file-system` (so its
+/// guest name, `file_system`, differs too), with `timeouts` as everything's `toolTimeouts`.
+fn dashed_config(
+    dir: &std::path::Path,
+    timeouts: serde_json::Value,
+) -> Result<std::path::PathBuf, String> {
+    let base = npm_config(dir)?;
+    let mut config: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&base).unwrap()).unwrap();
+    let servers = config["mcpServers"].as_object_mut().unwrap();
+    let filesystem = servers.remove("filesystem").unwrap();
+    servers.remove("memory");
+    servers.insert("file-system".to_owned(), filesystem);
+    servers["everything"]["toolTimeouts"] = timeouts;
+    let path = dir.join("dashed.json");
+    std::fs::write(&path, config.to_string()).unwrap();
+    Ok(path)
+}
+
+/// Approve rules in each spelling of server-filesystem's destructive `write_file` (of a server
+/// named `file-system`): under `toolweave run`, where nobody can be asked, the call goes ahead
+/// only when an approve rule matches it. `toolTimeouts` keyed by either spelling of
+/// everything's `trigger-long-running-operation` cuts a slow call short and names the entry.
+/// `--direct` in each spelling lists the tool to the client.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approve_timeouts_and_direct_take_every_spelling() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = match dashed_config(dir.path(), json!({})) {
+        Ok(config) => config,
+        Err(why) => {
+            missing_prerequisite("approve_timeouts_and_direct_take_every_spelling", &why);
+            return;
+        }
+    };
+    let target = dir.path().join("files").join("written.txt");
+    let write = format!(
+        "try {{ return await tools.file_system.write_file({{ path: {:?}, content: 'written' }}); }} catch (e) {{ return String(e); }}",
+        target.to_str().unwrap()
+    );
+    let refused = run(&config, &write, &[]);
+    assert!(refused.contains("nobody can be asked"), "{refused}");
+    assert!(!target.exists(), "{refused}");
+    for spelling in [
+        "file_system.write_file",
+        "file-system.write_file",
+        "mcp__file-system__write_file",
+        "file_system.write_*",
+        "file-system.write_*",
+        "mcp__file-system__write_*",
+    ] {
+        let approved = run(&config, &write, &["--approve", spelling]);
+        assert!(
+            std::fs::read_to_string(&target).is_ok_and(|text| text == "written"),
+            "--approve {spelling}: {approved}"
+        );
+        std::fs::remove_file(&target).unwrap();
+    }
+
+    let slow = "try { return await tools.everything.trigger_long_running_operation({ duration: 5, steps: 1 }); } catch (e) { return String(e); }";
+    for key in [
+        "trigger_long_running_operation",
+        "trigger-long-running-operation",
+    ] {
+        let config = dashed_config(dir.path(), json!({ key: 300 })).unwrap();
+        let started = std::time::Instant::now();
+        let timed_out = run(&config, slow, &[]);
+        assert!(
+            timed_out.contains("within 300 ms") && timed_out.contains("toolTimeouts"),
+            "toolTimeouts {key}: {timed_out}"
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "toolTimeouts {key}: {timed_out}"
+        );
+    }
+
+    // One gateway, one --direct per spelling, each naming a different tool.
+    let server = Toolweave::start(
+        toolweave(),
+        &config,
+        &[
+            "--direct",
+            "everything.get_sum",
+            "--direct",
+            "everything.get-env",
+            "--direct",
+            "mcp__everything__get-tiny-image",
+            "--direct",
+            "file_system.read_text*",
+        ],
+    )
+    .await
+    .unwrap();
+    let names: Vec<String> = server
+        .list_tools()
+        .await
+        .unwrap()
+        .iter()
+        .map(|tool| tool.name.to_string())
+        .collect();
+    server.stop().await.unwrap();
+    for tool in ["get-sum", "get-env", "get-tiny-image", "read_text_file"] {
+        assert!(
+            names
+                .iter()
+                .any(|name| name.ends_with(&format!("__{tool}"))),
+            "{tool}: {names:?}"
+        );
+    }
+}
