@@ -268,3 +268,54 @@ async fn approve_timeouts_and_direct_take_every_spelling() {
         );
     }
 }
+
+/// Identities' rules in each spelling: one HTTP gateway, an identity per spelling of a deny
+/// rule over everything's `get-sum`, and one without rules that gets the sum.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn identity_rules_take_every_spelling() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = match npm_config(dir.path()) {
+        Ok(config) => config,
+        Err(why) => {
+            missing_prerequisite("identity_rules_take_every_spelling", &why);
+            return;
+        }
+    };
+    let mut identities = serde_json::Map::new();
+    let mut tokens = Vec::new();
+    for (index, spelling) in SPELLINGS.iter().map(Some).chain([None]).enumerate() {
+        let variable = format!("TW_RULE_TOKEN_{index}");
+        let mut identity = json!({ "tokenEnv": variable });
+        if let Some(spelling) = spelling {
+            identity["deny"] = json!([spelling]);
+        }
+        identities.insert(format!("id{index}"), identity);
+        tokens.push((variable, format!("tw-rule-token-{index}-5c1d"), spelling));
+    }
+    let settings = dir.path().join("settings.json");
+    std::fs::write(&settings, json!({ "identities": identities }).to_string()).unwrap();
+    let env: Vec<(&str, &str)> = tokens
+        .iter()
+        .map(|(variable, token, _)| (variable.as_str(), token.as_str()))
+        .collect();
+    let server = toolweave_testkit::http::HttpToolweave::start(
+        toolweave(),
+        &config,
+        &["--settings", settings.to_str().unwrap()],
+        &env,
+    )
+    .await
+    .unwrap();
+    for (_, token, spelling) in &tokens {
+        let session = server.connect(Some(token)).await.unwrap();
+        let text = session.execute(CALL, "javascript").await.unwrap().text;
+        match spelling {
+            Some(spelling) => assert!(
+                text.contains(&format!("the deny rule \\\"{spelling}\\\" matches it"))
+                    || text.contains(&format!("the deny rule \"{spelling}\" matches it")),
+                "identity deny {spelling}: {text}"
+            ),
+            None => assert!(text.contains("The sum of 1 and 2 is 3"), "{text}"),
+        }
+    }
+}
