@@ -36,7 +36,7 @@ mod walk;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 pub use docs::{strip_invisible, visible};
-pub use names::sanitize_identifier;
+pub use names::{GuestNames, sanitize_identifier};
 pub use search::{DEFAULT_SEARCH_LIMIT, Hit};
 pub use tool_schema::{Annotations, MAX_SCHEMA_DEPTH, SchemaTooDeep, ToolSchema};
 
@@ -129,42 +129,65 @@ impl Catalog {
     /// second tool with the same name on one server is dropped (calls go by name, so only one
     /// can be reached).
     pub fn new(servers: &[String], tools: Vec<ToolDefinition>) -> Self {
-        Self::build(servers, tools, None)
+        Self::build(servers, tools, None, None)
     }
 
     /// Builds the catalog as [`new`](Self::new) does, taking what it can from `self`: the
     /// search terms of every tool that is the same as in `self`, so a change of one server's
     /// tools costs about that server's part of a build.
     pub fn rebuilt(&self, servers: &[String], tools: Vec<ToolDefinition>) -> Self {
-        Self::build(servers, tools, Some(self))
+        Self::build(servers, tools, Some(self), None)
     }
 
-    fn build(servers: &[String], tools: Vec<ToolDefinition>, previous: Option<&Catalog>) -> Self {
-        let mut server_names: Vec<String> = Vec::new();
-        for server in servers {
-            if !server_names.contains(server) {
-                server_names.push(server.clone());
-            }
-        }
-        let mut unlisted: Vec<String> = tools
-            .iter()
-            .map(|tool| tool.server.clone())
-            .filter(|server| !server_names.contains(server))
-            .collect();
-        unlisted.sort_unstable();
-        unlisted.dedup();
-        server_names.extend(unlisted);
+    /// Builds the catalog as [`new`](Self::new) does (or [`rebuilt`](Self::rebuilt), with
+    /// `previous`), with the guest names in `names` instead of names assigned over `tools`:
+    /// names assigned over longer lists than the tools kept, so leaving a tool out renames none
+    /// of the others. A server or tool `names` lacks gets its name made an identifier.
+    pub fn named(
+        servers: &[String],
+        tools: Vec<ToolDefinition>,
+        names: &GuestNames,
+        previous: Option<&Catalog>,
+    ) -> Self {
+        Self::build(servers, tools, previous, Some(names))
+    }
 
-        let guest_servers = names::assign_unique(server_names.iter().map(String::as_str), &[]);
-        let namespaces: Vec<(String, String)> = server_names
+    fn build(
+        servers: &[String],
+        tools: Vec<ToolDefinition>,
+        previous: Option<&Catalog>,
+        names: Option<&GuestNames>,
+    ) -> Self {
+        let assigned;
+        let names = match names {
+            Some(names) => names,
+            None => {
+                assigned = GuestNames::assign(
+                    servers,
+                    tools
+                        .iter()
+                        .map(|tool| (tool.server.as_str(), tool.name.as_str())),
+                );
+                &assigned
+            }
+        };
+        let mut namespaces: Vec<(String, String)> = names.namespaces().to_vec();
+        let mut unnamed: Vec<&str> = servers
             .iter()
-            .map(|server| {
-                let guest = guest_servers
-                    .get(server)
-                    .cloned()
-                    .unwrap_or_else(|| sanitize_identifier(server));
-                (guest, server.clone())
-            })
+            .map(String::as_str)
+            .chain(tools.iter().map(|tool| tool.server.as_str()))
+            .filter(|server| !namespaces.iter().any(|(_, named)| named == server))
+            .collect();
+        unnamed.sort_unstable();
+        unnamed.dedup();
+        namespaces.extend(
+            unnamed
+                .into_iter()
+                .map(|server| (names.server(server), server.to_owned())),
+        );
+        let server_names: Vec<&str> = namespaces
+            .iter()
+            .map(|(_, server)| server.as_str())
             .collect();
 
         let mut by_server: BTreeMap<usize, Vec<ToolDefinition>> = BTreeMap::new();
@@ -181,13 +204,8 @@ impl Catalog {
         let mut entries = Vec::with_capacity(by_server.values().map(Vec::len).sum());
         for (position, server_tools) in by_server {
             let guest_server = &namespaces[position].0;
-            let guest_tools =
-                names::assign_unique(server_tools.iter().map(|tool| tool.name.as_str()), &[]);
             for tool in server_tools {
-                let guest_tool = guest_tools
-                    .get(&tool.name)
-                    .cloned()
-                    .unwrap_or_else(|| sanitize_identifier(&tool.name));
+                let guest_tool = names.tool(&tool.server, &tool.name);
                 entries.push(Entry {
                     server: tool.server,
                     tool: tool.name,

@@ -4,7 +4,7 @@
 //! become `_`, a leading digit or a reserved word is escaped, and collisions are resolved the
 //! same way whatever order the upstream lists its tools in.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Words a guest name must not be, each escaped by appending `_`.
 ///
@@ -204,6 +204,108 @@ pub fn assign_unique<'a>(
     assigned
 }
 
+/// The guest names of servers and of their tools, each assigned over a whole list: the server
+/// names over every configured server (then those only tools name, sorted), each server's tool
+/// names over every tool it lists, as [`assign_unique`] does.
+///
+/// The gateway assigns them over a server's whole list before its rules keep tools out, so a
+/// rule naming `everything.get_sum` and the catalog showing that name mean the same tool
+/// whichever tools the rules leave in.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GuestNames {
+    /// `(guest, configured)` server names, in the order described above.
+    namespaces: Vec<(String, String)>,
+    /// Per configured server name: each upstream tool name's guest name.
+    tools: HashMap<String, BTreeMap<String, String>>,
+}
+
+impl GuestNames {
+    /// Assigns names to `servers` (configured names, in order) and to `tools`
+    /// (`(server, tool)` as listed).
+    pub fn assign<'a>(
+        servers: &[String],
+        tools: impl IntoIterator<Item = (&'a str, &'a str)> + Clone,
+    ) -> Self {
+        let mut server_names: Vec<String> = Vec::new();
+        for server in servers {
+            if !server_names.contains(server) {
+                server_names.push(server.clone());
+            }
+        }
+        let mut unlisted: Vec<String> = tools
+            .clone()
+            .into_iter()
+            .map(|(server, _)| server)
+            .filter(|server| !server_names.iter().any(|name| name == server))
+            .map(str::to_owned)
+            .collect();
+        unlisted.sort_unstable();
+        unlisted.dedup();
+        server_names.extend(unlisted);
+        let guest_servers = assign_unique(server_names.iter().map(String::as_str), &[]);
+        let namespaces = server_names
+            .into_iter()
+            .map(|server| {
+                let guest = guest_servers
+                    .get(&server)
+                    .cloned()
+                    .unwrap_or_else(|| sanitize_identifier(&server));
+                (guest, server)
+            })
+            .collect();
+        let mut by_server: HashMap<&str, Vec<&str>> = HashMap::new();
+        for (server, tool) in tools {
+            by_server.entry(server).or_default().push(tool);
+        }
+        let tools = by_server
+            .into_iter()
+            .map(|(server, tools)| (server.to_owned(), assign_unique(tools, &[])))
+            .collect();
+        Self { namespaces, tools }
+    }
+
+    /// `(guest, configured)` for every server, configured ones first in the order given.
+    pub fn namespaces(&self) -> &[(String, String)] {
+        &self.namespaces
+    }
+
+    /// The guest name of the server configured as `server`; itself made an identifier when
+    /// it was not among those names were assigned to.
+    pub fn server(&self, server: &str) -> String {
+        self.namespaces
+            .iter()
+            .find(|(_, original)| original == server)
+            .map_or_else(|| sanitize_identifier(server), |(guest, _)| guest.clone())
+    }
+
+    /// The guest name of `server`'s tool `tool`; itself made an identifier when it was not
+    /// among those names were assigned to.
+    pub fn tool(&self, server: &str, tool: &str) -> String {
+        self.tools
+            .get(server)
+            .and_then(|tools| tools.get(tool))
+            .cloned()
+            .unwrap_or_else(|| sanitize_identifier(tool))
+    }
+
+    /// Every tool names were assigned to, as `[server, guest server, tool, guest tool]`,
+    /// servers in [`namespaces`](Self::namespaces) order, each server's tools sorted.
+    pub fn tools(&self) -> impl Iterator<Item = [&str; 4]> {
+        self.namespaces.iter().flat_map(|(guest_server, server)| {
+            self.tools.get(server).into_iter().flat_map(move |tools| {
+                tools.iter().map(move |(tool, guest_tool)| {
+                    [
+                        server.as_str(),
+                        guest_server.as_str(),
+                        tool.as_str(),
+                        guest_tool.as_str(),
+                    ]
+                })
+            })
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,5 +339,34 @@ mod tests {
         assert_eq!(names["a_b_2"], "a_b_2");
         assert_eq!(names["a-b"], "a_b");
         assert_eq!(names["a.b"], "a_b_3");
+    }
+
+    #[test]
+    fn guest_names_are_assigned_per_server_over_whole_lists() {
+        let servers = ["my-server".to_owned(), "my_server".to_owned()];
+        let names = GuestNames::assign(
+            &servers,
+            [
+                ("my-server", "get-sum"),
+                ("my-server", "get_sum"),
+                ("my_server", "get-sum"),
+                ("extra", "x"),
+            ],
+        );
+        assert_eq!(names.server("my_server"), "my_server");
+        assert_eq!(names.server("my-server"), "my_server_2");
+        assert_eq!(names.server("extra"), "extra");
+        assert_eq!(names.tool("my-server", "get-sum"), "get_sum_2");
+        assert_eq!(names.tool("my_server", "get-sum"), "get_sum");
+        assert_eq!(names.tool("elsewhere", "a-b"), "a_b");
+        assert_eq!(
+            names.tools().collect::<Vec<_>>(),
+            [
+                ["my-server", "my_server_2", "get-sum", "get_sum_2"],
+                ["my-server", "my_server_2", "get_sum", "get_sum"],
+                ["my_server", "my_server", "get-sum", "get_sum"],
+                ["extra", "extra", "x", "x"],
+            ]
+        );
     }
 }

@@ -752,20 +752,23 @@ fn start(common: &CommonArgs, client_sessions: ClientSessions) -> Result<Arc<Gat
             ),
         }
     }
-    if let Some(runner) = runner(common)? {
+    let gateway = if let Some(runner) = runner(common)? {
         tracing::info!(runner = %runner.describe(), "guest code runs on a runner");
-        return Ok(builder.runner(runner).build()?);
-    }
-    let isolation = match common.isolation {
-        IsolationArg::InProcess => Isolation::InProcess,
-        IsolationArg::Worker => Isolation::Worker,
+        builder.runner(runner).build()?
+    } else {
+        let isolation = match common.isolation {
+            IsolationArg::InProcess => Isolation::InProcess,
+            IsolationArg::Worker => Isolation::Worker,
+        };
+        match worker_command() {
+            Some(command) => builder = builder.worker(command).isolation(isolation),
+            // Without workers everything runs on engine threads, as it would have to anyway.
+            None => builder = builder.isolation(Isolation::InProcess),
+        }
+        builder.build()?
     };
-    match worker_command() {
-        Some(command) => builder = builder.worker(command).isolation(isolation),
-        // Without workers everything runs on engine threads, as it would have to anyway.
-        None => builder = builder.isolation(Isolation::InProcess),
-    }
-    Ok(builder.build()?)
+    warn_unmatched_rules(&gateway, &settings);
+    Ok(gateway)
 }
 
 /// The rules the settings (and the flags added to them) set.
@@ -789,6 +792,49 @@ fn rules(
         .and_then(|policy| policy.with_ask(ask))
         .and_then(|policy| policy.with_approve(approve))
         .map_err(|error| anyhow::anyhow!("{error}"))
+}
+
+/// Each identity of the settings with its own rules (not set within the settings'), for
+/// checking that each rule matches a tool.
+fn identity_rules(
+    settings: &toolweave_config::Settings,
+) -> Result<Vec<(String, toolweave_config::Policy)>> {
+    settings
+        .identities
+        .iter()
+        .map(|(name, identity)| {
+            rules(
+                &identity.allow,
+                &identity.deny,
+                &identity.ask,
+                &identity.approve,
+            )
+            .with_context(|| format!("identity \"{name}\""))
+            .map(|rules| (name.clone(), rules))
+        })
+        .collect()
+}
+
+/// Logs each rule of the settings and their identities that matches no tool, once every server
+/// is ready or failed.
+fn warn_unmatched_rules(gateway: &Arc<Gateway>, settings: &toolweave_config::Settings) {
+    let Ok(identities) = identity_rules(settings) else {
+        // The identities' own rules are refused with their cause where they are compiled.
+        return;
+    };
+    let gateway = Arc::downgrade(gateway);
+    tokio::spawn(async move {
+        let Some(upstream) = gateway.upgrade().map(|gateway| gateway.upstream().clone()) else {
+            return;
+        };
+        upstream.settle().await;
+        let Some(gateway) = gateway.upgrade() else {
+            return;
+        };
+        for warning in gateway.unmatched_rules(&identities, None).await {
+            tracing::warn!("{warning}");
+        }
+    });
 }
 
 /// The identities of the settings, each with its token from its environment variable and its
@@ -1209,6 +1255,18 @@ async fn tools(args: ToolsArgs) -> Result<ExitCode> {
         let hidden = hidden_text(&gateway, &answer.results).await;
         if !hidden.is_empty() {
             writeln!(stdout, "{hidden}")?;
+        }
+    }
+    let identities = identity_rules(&args.common.policy.settings()?)?;
+    let unmatched = gateway.unmatched_rules(&identities, None).await;
+    if !unmatched.is_empty() && args.json {
+        for line in &unmatched {
+            eprintln!("toolweave: {line}");
+        }
+    } else if !unmatched.is_empty() {
+        writeln!(stdout, "\nRules that match no tool:")?;
+        for line in &unmatched {
+            writeln!(stdout, "  {line}")?;
         }
     }
     for (server, count) in held_by_server(&gateway) {

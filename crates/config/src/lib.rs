@@ -47,7 +47,7 @@ pub use install::{Client, EntryChange, Install, Plan, apply, plan};
 pub use limits::Limits;
 pub use oauth::OAuthSettings;
 pub use pins::{FileStamp, Pin, PinsByTool, PinsFolder, ServerPins, default_pins_folder};
-pub use policy::{Denial, Policy, ToolGlobs, Unannotated};
+pub use policy::{Denial, Policy, ToolGlobs, ToolName, Unannotated, UnmatchedRule};
 pub use servers::{
     Config, Note, ServerConfig, Transport, load_file, parse_str, parse_str_with_env,
 };

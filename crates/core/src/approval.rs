@@ -261,7 +261,8 @@ impl std::fmt::Display for Tier {
 
 /// The tier of `entry` under `policy`: its rules and the tool's annotations.
 pub fn tier(policy: &Policy, entry: &Entry) -> Tier {
-    if let Some(rule) = policy.asking_rule(&entry.server, &entry.tool) {
+    let name = crate::catalog_state::entry_name(entry);
+    if let Some(rule) = policy.asking_rule(&name) {
         return Tier::Ask(AskReason::AskRule(rule.to_owned()));
     }
     let because = match what_it_changes(entry.annotations.as_ref()) {
@@ -273,7 +274,7 @@ pub fn tier(policy: &Policy, entry: &Entry) -> Tier {
         Changes::Unsaid => AskReason::Unannotated,
         Changes::Destroys => AskReason::Destructive,
     };
-    match policy.approving_rule(&entry.server, &entry.tool) {
+    match policy.approving_rule(&name) {
         Some(rule) => Tier::Allow(AllowReason::PreApproved {
             rule: rule.to_owned(),
             because,

@@ -26,7 +26,7 @@ use crate::approval::{
 };
 use crate::audit::CallRecord;
 use crate::budget::{Budget, content_json_len, value_json_len};
-use crate::catalog_state::{CatalogState, Direction};
+use crate::catalog_state::{CatalogState, Direction, entry_name};
 use crate::error::{CallError, ExecutionError, MAX_ERROR_TEXT, NamedServer, arguments_given, cut};
 use crate::gateway::{Flavor, Gateway, guest_name};
 use crate::identity::Identity;
@@ -34,7 +34,7 @@ use crate::observe::CallOutcome;
 use crate::provider::{CallContext, ToolProvider};
 use crate::session_state::SessionState;
 use crate::text_result::{self, KeptAsText};
-use toolweave_config::{Policy, ToolGlobs};
+use toolweave_config::{Policy, ToolGlobs, ToolName};
 
 /// What one execution's calls answer to besides the gateway: where upstream notices go, its
 /// budget, and who approves destructive calls.
@@ -262,9 +262,12 @@ async fn ask_server(
     scope: &Scope<'_>,
 ) -> Result<Value, CallError> {
     let method = ask.method();
-    let server = server_named(&*gateway.current_catalog().await, named, method)?;
+    let state = gateway.current_catalog().await;
+    let server = server_named(&state, named, method)?;
     let name = format!("{server}.{method}");
-    server_method_allowed(gateway, scope, &name, &server, method)?;
+    let guest_server = state.names.server(&server);
+    drop(state);
+    server_method_allowed(gateway, scope, &name, [&server, &guest_server], method)?;
     scope.budget.take_call(&name).map_err(CallError::Limit)?;
     let Some(provider) = gateway.provider(&server) else {
         return Err(internal(format!("no provider for \"{server}\"")));
@@ -340,23 +343,29 @@ async fn ask_server(
     list_pages(provider.as_ref(), &list, scope, &options).await
 }
 
-/// Refuses `server`'s `method` (named `name`, `server.method`) when the policy or the
-/// execution's `allowedTools` keep it out.
+/// Refuses the `method` of the server `[configured, guest]` (named `name`, `server.method`) when
+/// the policy or the execution's `allowedTools` keep it out.
 fn server_method_allowed(
     gateway: &Gateway,
     scope: &Scope<'_>,
     name: &str,
-    server: &str,
+    [server, guest_server]: [&str; 2],
     method: &str,
 ) -> Result<(), CallError> {
-    if let Err(denial) = scope.policy(gateway).decide(server, method) {
+    let method = &ToolName {
+        server,
+        tool: method,
+        guest_server,
+        guest_tool: method,
+    };
+    if let Err(denial) = scope.policy(gateway).decide(method) {
         return Err(CallError::MethodDenied {
             name: name.to_owned(),
             identity: scope.identity.map(|identity| identity.name().to_owned()),
             denial,
         });
     }
-    outside_allowed(scope, name, server, method)
+    outside_allowed(scope, name, method)
 }
 
 /// The configured name of the server `named` in code or as configured, whose `method`
@@ -552,8 +561,8 @@ async fn call_tool(
         return Err(internal(format!("tool index {index} out of range")));
     };
     let display = guest_name(entry);
-    outside_identity(scope, &display, &entry.server, &entry.tool)?;
-    outside_allowed(scope, &display, &entry.server, &entry.tool)?;
+    outside_identity(scope, &display, &entry_name(entry))?;
+    outside_allowed(scope, &display, &entry_name(entry))?;
 
     let arguments = checked_arguments(&state, index, entry, &display, args, flavor, scope)?;
     match approval::tier(scope.policy(gateway), entry) {
@@ -781,19 +790,18 @@ async fn within_result_memory(
     Ok(value)
 }
 
-/// Refuses a call of `server`'s `tool` (shown as `display`) that the rules of the identity the
+/// Refuses a call of the tool `name` (shown as `display`) that the rules of the identity the
 /// execution runs for keep out; the gateway's rules have admitted it already (it is in the
 /// catalog).
 fn outside_identity(
     scope: &Scope<'_>,
     display: &str,
-    server: &str,
-    tool: &str,
+    name: &ToolName<'_>,
 ) -> Result<(), CallError> {
     let Some(identity) = scope.identity else {
         return Ok(());
     };
-    let Err(denial) = identity.policy().decide(server, tool) else {
+    let Err(denial) = identity.policy().decide(name) else {
         return Ok(());
     };
     Err(CallError::IdentityDenied {
@@ -803,24 +811,19 @@ fn outside_identity(
     })
 }
 
-/// Refuses a call of `server`'s `tool` (shown as `display`) that this execution's
+/// Refuses a call of the tool `name` (shown as `display`) that this execution's
 /// `allowedTools` leaves out; the policy has admitted it already, and `allowedTools` can only
 /// narrow that.
-fn outside_allowed(
-    scope: &Scope<'_>,
-    display: &str,
-    server: &str,
-    tool: &str,
-) -> Result<(), CallError> {
+fn outside_allowed(scope: &Scope<'_>, display: &str, name: &ToolName<'_>) -> Result<(), CallError> {
     let Some(allowed) = scope.allowed else {
         return Ok(());
     };
-    if allowed.matches(server, tool) {
+    if allowed.matches(name) {
         return Ok(());
     }
     Err(CallError::NotInAllowedTools {
         tool: display.to_owned(),
-        configured: format!("{server}.{tool}"),
+        configured: name.upstream_name(),
         patterns: allowed.patterns().map(str::to_owned).collect(),
     })
 }

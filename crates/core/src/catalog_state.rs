@@ -4,8 +4,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use jsonschema::Validator;
-use toolweave_catalog::{Catalog, Entry, ToolDefinition};
-use toolweave_config::{Denial, Policy};
+use toolweave_catalog::{Catalog, Entry, GuestNames, ToolDefinition};
+use toolweave_config::{Denial, Policy, ToolName};
 use toolweave_sandbox::{Manifest, Namespace};
 
 use crate::pins::{HeldTool, ToolPins};
@@ -23,6 +23,9 @@ pub(crate) struct CatalogState {
     pub(crate) denied: Vec<DeniedTool>,
     /// Tools held out of the catalog because their definitions differ from their pins.
     pub(crate) held: Vec<HeldTool>,
+    /// The guest names of every server and of every tool of the ready servers, kept or not:
+    /// what rules are matched against and what the catalog shows.
+    pub(crate) names: GuestNames,
     validators: Mutex<HashMap<(usize, Direction), CompiledSchema>>,
     /// What guest code may call, made once per snapshot: engines prepared for it ahead of an
     /// execution recognise it, and skip setting the tools up on the execution's time.
@@ -35,8 +38,34 @@ pub(crate) struct DeniedTool {
     pub(crate) server: String,
     /// The tool's name, as the server lists it.
     pub(crate) tool: String,
+    /// The server's name in code.
+    pub(crate) guest_server: String,
+    /// The tool's name in code, had it been kept.
+    pub(crate) guest_tool: String,
     /// Why it may not be called.
     pub(crate) denial: Denial,
+}
+
+impl DeniedTool {
+    /// Its names, as rules match them.
+    pub(crate) fn name(&self) -> ToolName<'_> {
+        ToolName {
+            server: &self.server,
+            tool: &self.tool,
+            guest_server: &self.guest_server,
+            guest_tool: &self.guest_tool,
+        }
+    }
+}
+
+/// The names of a tool of the catalog, as rules match them.
+pub fn entry_name(entry: &Entry) -> ToolName<'_> {
+    ToolName {
+        server: &entry.server,
+        tool: &entry.tool,
+        guest_server: &entry.guest_server,
+        guest_tool: &entry.guest_tool,
+    }
 }
 
 /// A compiled schema, or why the upstream's schema could not be compiled.
@@ -54,6 +83,11 @@ impl CatalogState {
     /// leaving out the tools `policy` denies, and then, with `pins`, those whose definitions
     /// differ from their pins (pinning the ones seen for the first time). What `previous`
     /// already built for a tool that has not changed is taken from it.
+    ///
+    /// Guest names are assigned over each server's whole list, before any tool is left out:
+    /// rules match a tool by the name code would call it by, and leaving a tool out renames no
+    /// other (a server listing `get_sum` and `get-sum` has them as `get_sum` and `get_sum_2`
+    /// whichever the rules keep).
     pub(crate) fn new(
         servers: &[String],
         tools: Vec<(String, Vec<ToolDefinition>)>,
@@ -63,21 +97,41 @@ impl CatalogState {
         previous: Option<&CatalogState>,
     ) -> Self {
         let ready = tools.iter().map(|(server, _)| server.clone()).collect();
+        let names = GuestNames::assign(
+            servers,
+            tools.iter().flat_map(|(server, tools)| {
+                tools
+                    .iter()
+                    .map(move |tool| (server.as_str(), tool.name.as_str()))
+            }),
+        );
         let mut denied = Vec::new();
         let tools: Vec<(String, Vec<ToolDefinition>)> = tools
             .into_iter()
             .map(|(server, tools)| {
+                let guest_server = names.server(&server);
                 let allowed = tools
                     .into_iter()
-                    .filter(|tool| match policy.decide(&server, &tool.name) {
-                        Ok(()) => true,
-                        Err(denial) => {
-                            denied.push(DeniedTool {
-                                server: server.clone(),
-                                tool: tool.name.to_string(),
-                                denial,
-                            });
-                            false
+                    .filter(|tool| {
+                        let guest_tool = names.tool(&server, &tool.name);
+                        let name = ToolName {
+                            server: &server,
+                            tool: &tool.name,
+                            guest_server: &guest_server,
+                            guest_tool: &guest_tool,
+                        };
+                        match policy.decide(&name) {
+                            Ok(()) => true,
+                            Err(denial) => {
+                                denied.push(DeniedTool {
+                                    server: server.clone(),
+                                    tool: tool.name.clone(),
+                                    guest_server: guest_server.clone(),
+                                    guest_tool,
+                                    denial,
+                                });
+                                false
+                            }
                         }
                     })
                     .collect();
@@ -93,14 +147,17 @@ impl CatalogState {
         };
         let upstream_tools = tools.into_iter().flat_map(|(_, tools)| tools).collect();
         Self {
-            catalog: match previous {
-                Some(previous) => previous.catalog.rebuilt(servers, upstream_tools),
-                None => Catalog::new(servers, upstream_tools),
-            },
+            catalog: Catalog::named(
+                servers,
+                upstream_tools,
+                &names,
+                previous.map(|previous| &previous.catalog),
+            ),
             version,
             ready,
             denied,
             held,
+            names,
             validators: Mutex::new(HashMap::new()),
             manifest: OnceLock::new(),
         }
@@ -180,6 +237,19 @@ impl CatalogState {
             .find(|denied| self.names(name, &denied.server, &denied.tool))
     }
 
+    /// The names of every tool of the ready servers, kept or not, as rules match them.
+    pub(crate) fn tool_names(&self) -> Vec<ToolName<'_>> {
+        self.names
+            .tools()
+            .map(|[server, guest_server, tool, guest_tool]| ToolName {
+                server,
+                tool,
+                guest_server,
+                guest_tool,
+            })
+            .collect()
+    }
+
     /// The held tool a call name means, if any, spelled as [`denied_tool`](Self::denied_tool)
     /// takes it.
     pub(crate) fn held_tool(&self, name: &str) -> Option<&HeldTool> {
@@ -202,8 +272,7 @@ impl CatalogState {
                 .catalog
                 .namespaces()
                 .any(|(guest, original)| guest == namespace && original == server);
-        server_matches
-            && (tool == called || toolweave_catalog::names::sanitize_identifier(tool) == called)
+        server_matches && (tool == called || self.names.tool(server, tool) == called)
     }
 }
 

@@ -735,14 +735,12 @@ fn allowed_tools_notes(
         let denied: Vec<String> = catalog
             .denied
             .iter()
-            .filter(|denied| allowed.pattern_matches(pattern, &denied.server, &denied.tool))
+            .filter(|denied| allowed.pattern_matches(pattern, &denied.name()))
             .map(|denied| format!("{}.{}", denied.server, denied.tool))
             .collect();
-        let callable = catalog
-            .catalog
-            .entries()
-            .iter()
-            .any(|entry| allowed.pattern_matches(pattern, &entry.server, &entry.tool));
+        let callable = catalog.catalog.entries().iter().any(|entry| {
+            allowed.pattern_matches(pattern, &crate::catalog_state::entry_name(entry))
+        });
         if !denied.is_empty() {
             let mut listed = denied[..denied.len().min(10)].join(", ");
             if denied.len() > 10 {

@@ -72,6 +72,7 @@ mod render;
 mod runner;
 mod session_state;
 mod text_result;
+mod unmatched_rules;
 mod worker_entry;
 mod workers;
 
@@ -80,6 +81,7 @@ pub use approval::{
 };
 pub use audit::{AuditLog, AuditOptions, CallRecord, LlmRecord, RequestRecord};
 pub use builder::GatewayBuilder;
+pub use catalog_state::entry_name;
 pub use closures::{ClosureProvider, ToolError};
 pub use direct::DirectCall;
 pub use engines::{Engines, Executor, Isolation, Running, failed};
@@ -109,7 +111,7 @@ pub use tokio_util::sync::CancellationToken;
 pub use toolweave_catalog::{
     Annotations, MAX_SCHEMA_DEPTH, SchemaTooDeep, ToolDefinition, ToolSchema,
 };
-pub use toolweave_config::{self as config, Config, Limits, Policy, ToolGlobs};
+pub use toolweave_config::{self as config, Config, Limits, Policy, ToolGlobs, ToolName};
 pub use toolweave_sandbox::confine;
 pub use toolweave_sandbox::limit_malloc_arenas;
 pub use toolweave_sandbox::{

@@ -569,7 +569,7 @@ impl ToolweaveServer {
     }
 }
 
-/// `allowedTools` of `execute_code`: globs over `server.tool`, compiled as the policy's are.
+/// `allowedTools` of `execute_code`: globs over a tool's names, compiled as the policy's are.
 fn allowed_tools(arguments: &Map<String, Value>) -> Result<Option<ToolGlobs>, ErrorData> {
     let patterns: Vec<String> = match arguments.get("allowedTools") {
         None | Some(Value::Null) => return Ok(None),

@@ -173,7 +173,11 @@ impl Listing {
         let chosen: Vec<&Entry> = catalog
             .entries()
             .iter()
-            .filter(|entry| self.options.direct.matches(&entry.server, &entry.tool))
+            .filter(|entry| {
+                self.options
+                    .direct
+                    .matches(&toolweave_core::entry_name(entry))
+            })
             .collect();
         for (entry, name) in chosen.iter().zip(direct_names(&chosen, taken)) {
             tools.push(direct_tool(entry, &name));
@@ -375,30 +379,20 @@ pub(crate) fn follow(listing: &Arc<Listing>, gateway: &Arc<Gateway>) {
 /// out, or the closest tools and the servers not available.
 async fn unmatched_globs(globs: &ToolGlobs, gateway: &Gateway) -> Vec<String> {
     let unavailable = unavailable(gateway);
-    let mut upstream_tools = Vec::new();
-    for status in gateway.upstream().status() {
-        if let Ok(list) = gateway.upstream().tools(&status.name).await {
-            upstream_tools.extend(
-                list.into_iter()
-                    .map(|tool| (status.name.clone(), tool.name)),
-            );
-        }
-    }
     gateway
-        .read_catalog(false, |catalog, _| {
+        .read_tool_names(|catalog, names| {
             globs
                 .patterns()
                 .filter(|pattern| {
-                    !catalog
-                        .entries()
-                        .iter()
-                        .any(|entry| globs.pattern_matches(pattern, &entry.server, &entry.tool))
+                    !catalog.entries().iter().any(|entry| {
+                        globs.pattern_matches(pattern, &toolweave_core::entry_name(entry))
+                    })
                 })
                 .map(|pattern| {
-                    let denied: Vec<String> = upstream_tools
+                    let denied: Vec<String> = names
                         .iter()
-                        .filter(|(server, tool)| globs.pattern_matches(pattern, server, tool))
-                        .map(|(server, tool)| format!("{server}.{tool}"))
+                        .filter(|name| globs.pattern_matches(pattern, name))
+                        .map(toolweave_core::ToolName::upstream_name)
                         .collect();
                     unmatched_glob(pattern, &denied, catalog, &unavailable)
                 })
@@ -426,8 +420,8 @@ fn unmatched_glob(
     let mut message = format!("--direct \"{pattern}\" matches no tool");
     if suggestions.is_empty() {
         message.push_str(
-            "; a glob names server.tool as the server is configured and the tool is listed \
-             (`toolweave tools` shows them)",
+            "; a glob names server.tool (in code's names or the server's) or \
+             mcp__server__tool (`toolweave tools` shows them)",
         );
     } else {
         message.push_str(&format!("; did you mean {}?", suggestions.join(", ")));

@@ -1,5 +1,6 @@
 //! The manager: every configured server's state, and the calls that wait on it.
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -102,6 +103,10 @@ struct Slot {
     /// Failures in a row (exits, lost connections, failed starts), for the delay before the next
     /// start.
     failures: u32,
+    /// The server's `toolTimeouts` by the tool's name as the server lists it, each entry keyed
+    /// by that name or by the tool's name in code (`get_sum` for `get-sum`), as of the last
+    /// tool list.
+    tool_timeouts: BTreeMap<String, Duration>,
 }
 
 enum State {
@@ -174,6 +179,7 @@ impl UpstreamManager {
                     state: State::Starting,
                     starts: 0,
                     failures: 0,
+                    tool_timeouts: BTreeMap::new(),
                 }),
             })
             .collect();
@@ -683,8 +689,9 @@ impl Shared {
         let Some(server) = self.servers.get(index) else {
             return (self.options.call_timeout, LimitFrom::Flag);
         };
-        if let Some(limit) = server.config.tool_timeouts.get(tool) {
-            return (*limit, LimitFrom::ToolConfig);
+        let resolved = server.lock().tool_timeouts.get(tool).copied();
+        if let Some(limit) = resolved.or_else(|| server.config.tool_timeouts.get(tool).copied()) {
+            return (limit, LimitFrom::ToolConfig);
         }
         match server.config.tool_timeout {
             Some(limit) => (limit, LimitFrom::ServerConfig),
@@ -817,15 +824,11 @@ impl Shared {
         if slot.starts != run {
             return;
         }
-        for tool in server.config.tool_timeouts.keys() {
-            if !ready
-                .tools
-                .iter()
-                .any(|listed| listed.name == tool.as_str())
-            {
-                tracing::warn!(server = %server.config.name, tool = %tool, "\"toolTimeouts\" names the tool {tool:?}, which the server does not list; its entry has no effect (tools are named as the server lists them)");
-            }
-        }
+        slot.tool_timeouts = tool_timeouts(
+            &server.config.name,
+            &server.config.tool_timeouts,
+            &ready.tools,
+        );
         slot.state = State::Ready {
             peer: ready.peer,
             tools: Arc::new(listed(&server.config.name, ready.tools)),
@@ -1009,6 +1012,40 @@ fn restart_delay(failures: u32) -> Duration {
     FIRST_RESTART_DELAY
         .saturating_mul(1 << doublings)
         .min(MAX_RESTART_DELAY)
+}
+
+/// A server's `toolTimeouts` keyed by the names of the tools in `listed` they name: each key the
+/// tool's name as the server lists it, or its name in code (guest names, assigned over the
+/// whole list as the catalog assigns them). A key that names no listed tool is logged.
+fn tool_timeouts(
+    server: &str,
+    configured: &BTreeMap<String, Duration>,
+    listed: &[rmcp::model::Tool],
+) -> BTreeMap<String, Duration> {
+    let guest_names =
+        toolweave_catalog::names::assign_unique(listed.iter().map(|tool| tool.name.as_ref()), &[]);
+    let mut resolved = BTreeMap::new();
+    for (key, limit) in configured {
+        let tool = listed
+            .iter()
+            .find(|tool| tool.name == key.as_str())
+            .map(|tool| tool.name.as_ref())
+            .or_else(|| {
+                guest_names
+                    .iter()
+                    .find(|(_, guest)| *guest == key)
+                    .map(|(tool, _)| tool.as_str())
+            });
+        match tool {
+            Some(tool) => {
+                resolved.entry(tool.to_owned()).or_insert(*limit);
+            }
+            None => {
+                tracing::warn!(server = %server, tool = %key, "\"toolTimeouts\" names the tool {key:?}, which the server does not list; its entry has no effect (name the tool as the server lists it or as code calls it)");
+            }
+        }
+    }
+    resolved
 }
 
 #[cfg(test)]

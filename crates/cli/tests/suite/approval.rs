@@ -124,7 +124,7 @@ async fn the_settings_file_approves_and_a_rule_without_a_dot_is_refused_with_exa
         assert_eq!(
             stderr.trim(),
             format!(
-                "toolweave: {kind} rule \"{rule}\": a rule names server.tool, such as \"{rule}.*\" for every tool of a server \"{rule}\" or \"*.{rule}\" for a tool \"{rule}\" of any server (\"*\" alone is every tool)"
+                "toolweave: {kind} rule \"{rule}\": a rule names server.tool or mcp__server__tool, such as \"{rule}.*\" for every tool of a server \"{rule}\" or \"*.{rule}\" for a tool \"{rule}\" of any server (\"*\" alone is every tool)"
             )
         );
     }

@@ -23,6 +23,7 @@ mod policy;
 mod protocol;
 mod requests;
 mod results;
+mod rule_names;
 mod runner;
 mod session_state;
 mod setup;

@@ -8,7 +8,7 @@ use super::protocol::tools_list_tokens;
 use super::{repo_root, run_sdk_script, toolweave};
 
 /// The config for the three npm servers, or why they cannot run here.
-fn npm_config(dir: &std::path::Path) -> Result<std::path::PathBuf, String> {
+pub(super) fn npm_config(dir: &std::path::Path) -> Result<std::path::PathBuf, String> {
     let modules = repo_root().join("tests/npm/node_modules/@modelcontextprotocol");
     let entry = |package: &str| modules.join(package).join("dist/index.js");
     for package in ["server-everything", "server-memory", "server-filesystem"] {

@@ -375,7 +375,7 @@ fn a_direct_glob_that_is_wrong_or_matches_nothing_is_named() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.contains(
-            "--direct rule \"add\": a rule names server.tool, such as \"add.*\" for every tool of a server \"add\" or \"*.add\""
+            "--direct rule \"add\": a rule names server.tool or mcp__server__tool, such as \"add.*\" for every tool of a server \"add\" or \"*.add\""
         ),
         "{stderr}"
     );
