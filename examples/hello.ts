@@ -16,5 +16,5 @@ const [sum, ...forecasts] = await Promise.all([
 const warmest = forecasts.reduce((best, f) => (f.temperature > best.temperature ? f : best));
 console.log(`checked ${forecasts.length} cities`);
 
-// Only what matters goes back to the model.
-return { sum, warmest: warmest.city, conditions: warmest.conditions };
+// Only what matters goes back to the model. `add` answers with text ("7"), which arrives as sent.
+return { sum: Number(sum), warmest: warmest.city, conditions: warmest.conditions };

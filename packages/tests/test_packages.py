@@ -159,7 +159,7 @@ class Npm(Packages):
             # Nothing but protocol came out: every line was a JSON-RPC message (parsed above),
             # and nothing followed the last answer.
             self.assertEqual(server.stdout.read(), "")
-        self.assertEqual(answers[1]["result"]["structuredContent"]["result"], 7)
+        self.assertEqual(answers[1]["result"]["structuredContent"]["result"], "7")
 
     def test_sigterm_reaches_the_binary_which_stops_gracefully(self) -> None:
         with self.serve() as server:
