@@ -103,16 +103,35 @@ pub(crate) fn review(
     Ok(true)
 }
 
-/// The held tools `names` name (all when empty), by server and tool name.
+/// The held tools `names` name (all when empty): a server by its name or its name in code, a
+/// tool by any of its names (`server.tool`, the name in code, `mcp__server__tool`), guest names
+/// assigned over each server's pinned and held tools as the catalog assigns them.
 fn held_tools(
     servers: &std::collections::BTreeMap<String, ServerPins>,
     names: &[String],
 ) -> Vec<Held> {
+    let configured: Vec<String> = servers.keys().cloned().collect();
+    let known: Vec<(&str, &str)> = servers
+        .iter()
+        .flat_map(|(server, pins)| {
+            pins.pinned()
+                .chain(pins.pending().keys().map(String::as_str))
+                .map(move |tool| (server.as_str(), tool))
+        })
+        .collect();
+    let guest = toolweave_catalog::names::GuestNames::assign(&configured, known.iter().copied());
     let named = |server: &str, tool: &str| {
+        let (guest_server, guest_tool) = (guest.server(server), guest.tool(server, tool));
+        let spellings = [
+            format!("{server}.{tool}"),
+            format!("{guest_server}.{guest_tool}"),
+            format!("mcp__{server}__{tool}"),
+        ];
         names.is_empty()
-            || names
-                .iter()
-                .any(|name| name == server || *name == format!("{server}.{tool}"))
+            || names.iter().any(|name| {
+                let name = name.trim();
+                name == server || name == guest_server || spellings.iter().any(|s| s == name)
+            })
     };
     let mut held = Vec::new();
     for (server, pins) in servers {

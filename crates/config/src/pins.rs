@@ -128,6 +128,11 @@ impl ServerPins {
         self.tools.get(tool)
     }
 
+    /// The names of the tools with an accepted definition, as the server lists them.
+    pub fn pinned(&self) -> impl Iterator<Item = &str> {
+        self.tools.keys().map(String::as_str)
+    }
+
     /// The held definition of `tool`, if there is one.
     pub fn held(&self, tool: &str) -> Option<&Pin> {
         self.pending.get(tool)

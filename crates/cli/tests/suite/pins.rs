@@ -402,3 +402,41 @@ async fn characters_that_do_not_show_never_reach_the_model() {
         "{listed}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trust_takes_a_tool_by_the_name_code_calls_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = config_home();
+    let original = math_config(dir.path(), "original.json", &[]);
+    let server = serve(&home, &original).await;
+    assert_eq!(add(&server).await, Ok(json!("5")));
+    server.stop().await.unwrap();
+
+    // `get-sum` changes; code calls it `get_sum`, the name toolweave shows.
+    let poison = format!("get-sum={POISON}");
+    let changed = math_config(
+        dir.path(),
+        "changed.json",
+        &["--append-description", &poison],
+    );
+    let server = serve(&home, &changed).await;
+    let held = server
+        .execute("await tools.math.get_sum({ a: 2, b: 3 })", "typescript")
+        .await
+        .unwrap();
+    assert!(held.is_error, "{}", held.text);
+    assert!(held.text.contains("`toolweave trust`"), "{}", held.text);
+    server.stop().await.unwrap();
+
+    let output = command(&home, &["trust", "--yes", "math.get_sum"]);
+    let review = text(&output.stdout);
+    assert!(output.status.success(), "{review}{}", text(&output.stderr));
+    assert!(review.contains("Accepted 1 definition"), "{review}");
+    let server = serve(&home, &changed).await;
+    let accepted = server
+        .execute("await tools.math.get_sum({ a: 2, b: 3 })", "typescript")
+        .await
+        .unwrap();
+    assert!(!accepted.is_error, "{}", accepted.text);
+    server.stop().await.unwrap();
+}
