@@ -26,7 +26,7 @@ use crate::approval::{
 };
 use crate::audit::CallRecord;
 use crate::budget::{Budget, content_json_len, value_json_len};
-use crate::catalog_state::{CatalogState, Direction, entry_name};
+use crate::catalog_state::{CatalogState, Direction, entry_name, namespace_part};
 use crate::error::{CallError, ExecutionError, MAX_ERROR_TEXT, NamedServer, arguments_given, cut};
 use crate::gateway::{Flavor, Gateway, guest_name};
 use crate::identity::Identity;
@@ -495,7 +495,7 @@ fn observe_call(
         Err(error) if error.is_refusal() => CallOutcome::Denied,
         Err(_) => CallOutcome::Error,
     };
-    let server = server_of(&gateway.snapshot(), name);
+    let server = gateway.snapshot().server_of_call(name).map(str::to_owned);
     if let Some(server) = &server {
         span.record("server", server.as_str());
     }
@@ -943,7 +943,7 @@ async fn resolve_after_waiting(
     flavor: Flavor,
 ) -> Result<(Arc<CatalogState>, usize), CallError> {
     let snapshot = gateway.snapshot();
-    let server = server_of(&snapshot, name);
+    let server = snapshot.server_of_call(name).map(str::to_owned);
     let state = match &server {
         Some(server) => {
             if let Some(provider) = gateway.provider(server)
@@ -1049,27 +1049,6 @@ fn unknown_tool(
         suggestions,
         search: flavor.search_function(),
         unavailable,
-    }
-}
-
-/// The configured server a call name refers to, if its namespace part names one.
-fn server_of(state: &CatalogState, name: &str) -> Option<String> {
-    let namespace = namespace_part(name)?;
-    state
-        .catalog
-        .namespaces()
-        .find(|(guest, original)| *guest == namespace || *original == namespace)
-        .map(|(_, original)| original.to_owned())
-}
-
-/// The part of a call name that names a server: `server` of `server.tool`, `tools.server.tool`
-/// and `mcp__server__tool`.
-fn namespace_part(name: &str) -> Option<&str> {
-    let name = name.trim();
-    let name = name.strip_prefix("tools.").unwrap_or(name);
-    match name.strip_prefix("mcp__") {
-        Some(rest) => rest.split_once("__").map(|(server, _)| server),
-        None => name.split_once('.').map(|(server, _)| server),
     }
 }
 

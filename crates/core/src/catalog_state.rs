@@ -277,16 +277,24 @@ impl CatalogState {
 }
 
 impl CatalogState {
-    /// The configured server (as configured) a name refers to: the server part of `server.tool`,
-    /// `tools.server.tool` or `mcp__server__tool`, or a server's name alone, each by the
-    /// server's guest or configured name. It says nothing of whether the tool exists.
-    pub(crate) fn server_named(&self, name: &str) -> Option<&str> {
-        let name = name.trim();
-        let name = name.strip_prefix("tools.").unwrap_or(name);
-        let namespace = match name.strip_prefix("mcp__") {
-            Some(rest) => rest.split_once("__").map_or(rest, |(server, _)| server),
-            None => name.split_once('.').map_or(name, |(server, _)| server),
-        };
+    /// The configured server (as configured) a call name's namespace part names: `server` of
+    /// `server.tool`, `tools.server.tool` or `mcp__server__tool`, by its guest or configured
+    /// name. It says nothing of whether the tool exists.
+    pub(crate) fn server_of_call(&self, name: &str) -> Option<&str> {
+        self.server_by_name(namespace_part(name)?)
+    }
+
+    /// The configured server a name mentions: as [`server_of_call`](Self::server_of_call), or
+    /// a server's name alone (guest or configured), as a describe takes it.
+    pub(crate) fn server_mentioned(&self, name: &str) -> Option<&str> {
+        self.server_of_call(name).or_else(|| {
+            let name = name.trim();
+            self.server_by_name(name.strip_prefix("tools.").unwrap_or(name))
+        })
+    }
+
+    /// The configured server whose guest or configured name is `namespace`.
+    fn server_by_name(&self, namespace: &str) -> Option<&str> {
         self.catalog
             .namespaces()
             .find(|(guest, original)| *guest == namespace || *original == namespace)
@@ -296,5 +304,16 @@ impl CatalogState {
     /// Whether the configured server `server` was ready when this snapshot was built.
     pub(crate) fn is_ready(&self, server: &str) -> bool {
         self.ready.iter().any(|ready| ready == server)
+    }
+}
+
+/// The part of a call name that names a server: `server` of `server.tool`, `tools.server.tool`
+/// and `mcp__server__tool`.
+pub(crate) fn namespace_part(name: &str) -> Option<&str> {
+    let name = name.trim();
+    let name = name.strip_prefix("tools.").unwrap_or(name);
+    match name.strip_prefix("mcp__") {
+        Some(rest) => rest.split_once("__").map(|(server, _)| server),
+        None => name.split_once('.').map(|(server, _)| server),
     }
 }

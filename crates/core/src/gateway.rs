@@ -262,7 +262,7 @@ impl DescribeAnswer {
     /// Records `name` (`trimmed` of spaces and `tools.`), which matched no tool: held, when its
     /// definition changed since it was pinned, else unknown with close names.
     fn not_found(&mut self, state: &CatalogState, name: &str, trimmed: &str) {
-        if let Some(server) = state.server_named(trimmed)
+        if let Some(server) = state.server_mentioned(trimmed)
             && !state.is_ready(server)
         {
             self.unready.push((name.to_owned(), server.to_owned()));
@@ -643,7 +643,7 @@ impl Gateway {
             {
                 continue;
             }
-            let Some(server) = state.server_named(trimmed) else {
+            let Some(server) = state.server_mentioned(trimmed) else {
                 continue;
             };
             if let Some(provider) = self.provider(server)
