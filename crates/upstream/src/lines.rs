@@ -15,7 +15,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::Mutex;
 
 use crate::bounded::BoundedLines;
-use crate::wire::Wire;
+use crate::wire::{Reader, Wire};
 
 /// The most a connection keeps of the buffer it reads lines into, between lines.
 const KEPT_LINE_CAPACITY: usize = 1 << 20;
@@ -26,6 +26,8 @@ pub(crate) struct LineTransport<R, W> {
     /// The line being read; kept across reads, since rmcp may drop a read to do something else
     /// and read again.
     line: Vec<u8>,
+    /// Reads lines, long ones elsewhere; kept across reads like `line`.
+    reader_of_lines: Reader,
     /// `None` once closed. A lock, since rmcp may have several writes in flight.
     writer: Arc<Mutex<Option<W>>>,
     wire: Arc<Wire>,
@@ -37,6 +39,7 @@ impl<R: AsyncRead + Unpin, W> LineTransport<R, W> {
         Self {
             reader: BufReader::new(reader),
             line: Vec::new(),
+            reader_of_lines: Reader::default(),
             writer: Arc::new(Mutex::new(Some(writer))),
             wire,
         }
@@ -75,6 +78,9 @@ where
     }
 
     async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
+        if let Some(message) = self.reader_of_lines.unfinished().await {
+            return Some(message);
+        }
         loop {
             match self.reader.read_until(b'\n', &mut self.line).await {
                 // The end of the stream; an unfinished last line is no message.
@@ -87,7 +93,10 @@ where
                     return None;
                 }
             }
-            let received = self.judge(&self.line);
+            let received = self
+                .reader_of_lines
+                .read(&self.wire, &mut self.line, judge)
+                .await;
             if self.line.capacity() > KEPT_LINE_CAPACITY {
                 // A large result's bytes are read: hand them back now rather than hold them
                 // for the connection's life (nor while the result goes on to the code).
@@ -107,23 +116,20 @@ where
     }
 }
 
-impl<R, W> LineTransport<R, W> {
-    /// The message on one line, if it holds one rmcp should see.
-    fn judge(&self, line: &[u8]) -> Option<ServerJsonRpcMessage> {
-        let line = line.strip_suffix(b"\n").unwrap_or(line);
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        // Blank lines, and lines that are not messages (which `BoundedLines` reported), are
-        // skipped: a message starts with `{` or `[`, after blanks or a byte order mark.
-        let start = line
-            .iter()
-            .position(|byte| !byte.is_ascii_whitespace() && !matches!(byte, 0xEF | 0xBB | 0xBF))?;
-        if !matches!(line[start], b'{' | b'[') {
-            return None;
-        }
-        self.wire
-            .receive(&line[start..])
-            .map(|received| received.message)
+/// The message on one line, if it holds one rmcp should see.
+fn judge(wire: &Wire, line: &[u8]) -> Option<ServerJsonRpcMessage> {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    // Blank lines, and lines that are not messages (which `BoundedLines` reported), are
+    // skipped: a message starts with `{` or `[`, after blanks or a byte order mark.
+    let start = line
+        .iter()
+        .position(|byte| !byte.is_ascii_whitespace() && !matches!(byte, 0xEF | 0xBB | 0xBF))?;
+    if !matches!(line[start], b'{' | b'[') {
+        return None;
     }
+    wire.receive(&line[start..])
+        .map(|received| received.message)
 }
 
 #[cfg(test)]
@@ -161,5 +167,45 @@ mod tests {
         );
         // The answer with the id "1" was dropped and counted.
         assert_eq!(wire.untied().unwrap().0, 1);
+    }
+
+    /// A line long enough to be read on a blocking thread arrives whole, and a read dropped
+    /// while it was being read hands its message to the next read.
+    #[tokio::test]
+    async fn a_long_line_read_elsewhere_survives_a_dropped_read() {
+        let wire = Wire::new("test");
+        let request = ClientJsonRpcMessage::request(
+            ClientRequest::CallToolRequest(CallToolRequest::new(CallToolRequestParams::new("t"))),
+            RequestId::Number(1),
+        );
+        let text = "x".repeat(3 << 20);
+        let input = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"{text}\"}}]}}}}\n"
+        );
+        let reader = BoundedLines::new(
+            std::io::Cursor::new(input.into_bytes()),
+            8 << 20,
+            "test",
+            Arc::new(StdoutFindings::default()),
+        );
+        let (writer, _server_side) = tokio::io::duplex(4096);
+        let mut transport = LineTransport::new(reader, writer, wire);
+        transport.send(request).await.unwrap();
+        // Dropped at its first wait: the line is read by then and its reading has begun.
+        {
+            let mut receiving = std::pin::pin!(transport.receive());
+            let polled = futures::poll!(receiving.as_mut());
+            assert!(polled.is_pending(), "read at once, not elsewhere");
+        }
+        let message = transport.receive().await.unwrap();
+        let ServerJsonRpcMessage::Response(response) = message else {
+            panic!("not the answer: {message:?}");
+        };
+        let rmcp::model::ServerResult::CallToolResult(result) = response.result else {
+            panic!("not a tool result: {:?}", response.result);
+        };
+        let item = result.content[0].as_text().expect("a text item");
+        assert_eq!(item.text.len(), text.len());
+        assert!(transport.receive().await.is_none());
     }
 }

@@ -30,7 +30,7 @@ use crate::auth::Authorization;
 use crate::bounded::MAX_MESSAGE_BYTES;
 use crate::events::{Event, EventError, Events};
 use crate::remote::{HttpFailure, describe_reqwest, describe_status, header_map, http_client};
-use crate::wire::Wire;
+use crate::wire::{Reader, Wire};
 
 /// Why the event stream ended, recorded by the transport for the server's error.
 #[derive(Debug, Clone, Default)]
@@ -60,6 +60,8 @@ pub(crate) struct SseTransport {
     events: BoxStream<'static, Result<Event, EventError>>,
     closed: ClosedReason,
     wire: Arc<Wire>,
+    /// Reads events' data, long ones elsewhere; kept across reads.
+    reader: Reader,
     /// The login requests carry, unless the entry sends its own credentials.
     authorization: Option<Arc<Authorization>>,
 }
@@ -168,6 +170,7 @@ impl SseTransport {
             events,
             closed,
             wire,
+            reader: Reader::default(),
             authorization,
         })
     }
@@ -269,20 +272,24 @@ impl Transport<RoleClient> for SseTransport {
     }
 
     async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
+        if let Some(message) = self.reader.unfinished().await {
+            return Some(message);
+        }
         loop {
             match self.events.next().await {
                 Some(Ok(event)) => {
                     if !event.is_message() {
                         continue;
                     }
-                    let Some(data) = event.data else {
+                    let Some(mut data) = event.data else {
                         continue;
                     };
                     if data.iter().all(u8::is_ascii_whitespace) {
                         continue;
                     }
-                    if let Some(received) = self.wire.receive(&data) {
-                        return Some(received.message);
+                    let read = |wire: &Wire, data: &[u8]| wire.receive(data).map(|r| r.message);
+                    if let Some(message) = self.reader.read(&self.wire, &mut data, read).await {
+                        return Some(message);
                     }
                 }
                 Some(Err(error)) => {

@@ -26,6 +26,7 @@ use rmcp::model::{
     ClientJsonRpcMessage, ClientNotification, CustomRequest, ErrorCode, ErrorData, RequestId,
     ServerJsonRpcMessage, ServerRequest,
 };
+use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::decode::{Decoded, Method, decode};
@@ -173,10 +174,12 @@ impl Wire {
 
     /// Reads one message; `answering` is the request it can only answer, when the framing says.
     fn read(&self, bytes: &[u8], answering: Option<&RequestId>) -> Option<Received> {
-        let mut state = self.lock();
+        // Not locked while decoding, which may take a while (a long line is decoded on a thread
+        // of its own): what is found is checked against the pending requests again below.
         let decoded = decode(bytes, |id| {
-            state.pending.get(id).map(|request| request.method)
+            self.lock().pending.get(id).map(|request| request.method)
         });
+        let mut state = self.lock();
         match decoded {
             Decoded::Message {
                 message,
@@ -385,6 +388,46 @@ fn other_type(id: &RequestId) -> Option<RequestId> {
     match id {
         RequestId::Number(number) => Some(RequestId::String(number.to_string().into())),
         RequestId::String(text) => text.parse::<i64>().ok().map(RequestId::Number),
+    }
+}
+
+/// A message longer than this is read on a blocking thread: reading tens of megabytes of JSON
+/// takes tens of milliseconds, and the gateway's runtime has one thread for every connection.
+const READ_ELSEWHERE_BYTES: usize = 1 << 20;
+
+/// Reads a transport's messages, the long ones on a blocking thread. Cancel-safe: a read
+/// dropped while its message was being read elsewhere hands that message to the next read.
+#[derive(Default)]
+pub(crate) struct Reader {
+    elsewhere: Option<JoinHandle<Option<ServerJsonRpcMessage>>>,
+}
+
+impl Reader {
+    /// The message of a read dropped before it ended, if it had one.
+    pub(crate) async fn unfinished(&mut self) -> Option<ServerJsonRpcMessage> {
+        let reading = self.elsewhere.as_mut()?;
+        let received = reading.await;
+        self.elsewhere = None;
+        received.unwrap_or_else(|error| {
+            tracing::warn!(%error, "reading a message of the server failed");
+            None
+        })
+    }
+
+    /// Reads `bytes` with `read` (which hands them to `wire`). Long ones are read elsewhere and
+    /// taken (their memory is freed there); short ones are left to the caller to reuse.
+    pub(crate) async fn read(
+        &mut self,
+        wire: &Arc<Wire>,
+        bytes: &mut Vec<u8>,
+        read: fn(&Wire, &[u8]) -> Option<ServerJsonRpcMessage>,
+    ) -> Option<ServerJsonRpcMessage> {
+        if bytes.len() <= READ_ELSEWHERE_BYTES {
+            return read(wire, bytes);
+        }
+        let (wire, bytes) = (wire.clone(), std::mem::take(bytes));
+        self.elsewhere = Some(tokio::task::spawn_blocking(move || read(&wire, &bytes)));
+        self.unfinished().await
     }
 }
 
