@@ -109,6 +109,10 @@ struct DoctorArgs {
     /// Time each server may take to start.
     #[arg(long, value_name = "MS", default_value_t = Limits::default().startup_timeout.as_millis() as u64)]
     startup_timeout_ms: u64,
+    /// toolweave's settings file, whose rules are checked against the servers' tools; by default
+    /// ~/.config/toolweave/settings.json when it exists.
+    #[arg(long, value_name = "FILE", env = "TOOLWEAVE_SETTINGS")]
+    settings: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -266,20 +270,7 @@ const DEFAULT_AUDIT_LOG_MAX_BYTES: u64 = 10 * 1024 * 1024;
 impl PolicyArgs {
     /// The settings file (named, or the default one when it exists), with the flags added.
     fn settings(&self) -> Result<toolweave_config::Settings> {
-        let path = match &self.settings {
-            Some(path) => Some(path.clone()),
-            None => toolweave_config::default_settings_path(
-                std::env::var_os("XDG_CONFIG_HOME")
-                    .map(PathBuf::from)
-                    .as_deref(),
-                std::env::var_os("HOME").map(PathBuf::from).as_deref(),
-            )
-            .filter(|path| path.is_file()),
-        };
-        let mut settings = match path {
-            Some(path) => toolweave_config::load_settings(&path)?,
-            None => toolweave_config::Settings::default(),
-        };
+        let mut settings = settings_file(self.settings.as_deref())?;
         settings.allow.extend(self.allow.iter().cloned());
         settings.deny.extend(self.deny.iter().cloned());
         settings.approve.extend(self.approve.iter().cloned());
@@ -304,6 +295,24 @@ impl PolicyArgs {
             });
         }
         Ok(settings)
+    }
+}
+
+/// The settings file `path`, else the default one when it exists, else no settings.
+pub(crate) fn settings_file(path: Option<&Path>) -> Result<toolweave_config::Settings> {
+    let path = match path {
+        Some(path) => Some(path.to_owned()),
+        None => toolweave_config::default_settings_path(
+            std::env::var_os("XDG_CONFIG_HOME")
+                .map(PathBuf::from)
+                .as_deref(),
+            std::env::var_os("HOME").map(PathBuf::from).as_deref(),
+        )
+        .filter(|path| path.is_file()),
+    };
+    match path {
+        Some(path) => Ok(toolweave_config::load_settings(&path)?),
+        None => Ok(toolweave_config::Settings::default()),
     }
 }
 
@@ -772,7 +781,7 @@ fn start(common: &CommonArgs, client_sessions: ClientSessions) -> Result<Arc<Gat
 }
 
 /// The rules the settings (and the flags added to them) set.
-fn policy_of(settings: &toolweave_config::Settings) -> Result<toolweave_config::Policy> {
+pub(crate) fn policy_of(settings: &toolweave_config::Settings) -> Result<toolweave_config::Policy> {
     rules(
         &settings.allow,
         &settings.deny,
@@ -796,7 +805,7 @@ fn rules(
 
 /// Each identity of the settings with its own rules (not set within the settings'), for
 /// checking that each rule matches a tool.
-fn identity_rules(
+pub(crate) fn identity_rules(
     settings: &toolweave_config::Settings,
 ) -> Result<Vec<(String, toolweave_config::Policy)>> {
     settings
@@ -1418,6 +1427,7 @@ async fn doctor(args: DoctorArgs) -> Result<ExitCode> {
         for disabled in &config.disabled {
             writeln!(out, "  {disabled}: disabled in the config")?;
         }
+        problems += doctor_rules(&mut out, args.settings.as_deref(), &config, checks)?;
     }
     if problems == 0 {
         writeln!(out, "everything checked is in order")?;
@@ -1426,6 +1436,47 @@ async fn doctor(args: DoctorArgs) -> Result<ExitCode> {
         writeln!(out, "{problems} problem(s) found")?;
         Ok(ExitCode::FAILURE)
     }
+}
+
+/// `doctor`'s rules section: each rule of the settings file (and of its identities) that matches
+/// no tool of the servers that started; the number of problems found.
+fn doctor_rules(
+    out: &mut impl Write,
+    settings: Option<&Path>,
+    config: &Config,
+    checks: Vec<ServerCheck>,
+) -> Result<usize> {
+    let rules = settings_file(settings)
+        .and_then(|settings| Ok((policy_of(&settings)?, identity_rules(&settings)?)));
+    let (policy, identities) = match rules {
+        Ok(rules) => rules,
+        Err(error) => {
+            writeln!(out, "rules\n  FAILED: {error:#}")?;
+            return Ok(1);
+        }
+    };
+    if policy.names_no_tool() && identities.is_empty() {
+        return Ok(0);
+    }
+    writeln!(out, "rules")?;
+    let servers: Vec<String> = config
+        .servers
+        .iter()
+        .map(|server| server.name.clone())
+        .collect();
+    let tools = checks
+        .into_iter()
+        .filter(|check| check.error.is_none())
+        .map(|check| (check.name, check.listed))
+        .collect();
+    let unmatched = toolweave_core::unmatched_rules_among(&servers, tools, &policy, &identities);
+    if unmatched.is_empty() {
+        writeln!(out, "  every rule matches a tool")?;
+    }
+    for line in &unmatched {
+        writeln!(out, "  {line}")?;
+    }
+    Ok(unmatched.len())
 }
 
 /// `doctor`'s sandbox section: what confinement this machine offers, and whether a worker is
@@ -1541,6 +1592,9 @@ struct ServerCheck {
     /// Its tools whose definitions differ from their pins: a gateway holds them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     held: Vec<String>,
+    /// Its tools, when it is ready.
+    #[serde(skip)]
+    listed: Vec<toolweave_catalog::ToolDefinition>,
 }
 
 impl ServerCheck {
@@ -1703,9 +1757,9 @@ async fn check_server(
         }
         _ => Vec::new(),
     };
-    let (state, tools, error) = match outcome {
-        Ok(tools) => ("ready", Some(tools.len()), None),
-        Err(error) => ("failed", None, Some(error.to_string())),
+    let (state, tools, error, listed) = match outcome {
+        Ok(tools) => ("ready", Some(tools.len()), None, tools),
+        Err(error) => ("failed", None, Some(error.to_string()), Vec::new()),
     };
     let instructions = upstream
         .status()
@@ -1722,6 +1776,7 @@ async fn check_server(
         login,
         instructions,
         held,
+        listed,
     }
 }
 

@@ -24,26 +24,88 @@ pub(crate) struct ConfigArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+    /// toolweave's settings file, whose rules are checked against the tools last pinned; by
+    /// default ~/.config/toolweave/settings.json when it exists.
+    #[arg(long, value_name = "FILE", env = "TOOLWEAVE_SETTINGS")]
+    settings: Option<PathBuf>,
 }
 
-/// `toolweave config`: every server, where it came from, what overrode what, what was skipped.
+/// `toolweave config`: every server, where it came from, what overrode what, what was skipped,
+/// and the rules that match none of the tools last pinned.
 pub(crate) fn config(args: ConfigArgs) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
-    if let Some(path) = &args.config {
-        config_file(&mut out, path, args.json)?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    let discovery = Machine::here()?.discover();
-    if args.json {
-        discovery_json(&mut out, &discovery)?;
+    let config = if let Some(path) = &args.config {
+        config_file(&mut out, path, args.json)?
     } else {
-        discovery_text(&mut out, &discovery)?;
+        let discovery = Machine::here()?.discover();
+        if args.json {
+            discovery_json(&mut out, &discovery)?;
+        } else {
+            discovery_text(&mut out, &discovery)?;
+        }
+        discovery.config
+    };
+    let unmatched = unmatched_pinned(args.settings.as_deref(), &config)?;
+    if args.json {
+        for line in &unmatched {
+            eprintln!("toolweave: {line}");
+        }
+    } else if !unmatched.is_empty() {
+        writeln!(
+            out,
+            "\nRules that match none of the tools last pinned (`toolweave doctor` checks them against the servers as they are now):"
+        )?;
+        for line in &unmatched {
+            writeln!(out, "  {line}")?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
 
+/// Each rule of the settings file (and its identities) that matches none of the tools pinned
+/// for the servers of `config`; a server with no pins yet is not checked.
+fn unmatched_pinned(
+    settings: Option<&Path>,
+    config: &toolweave_config::Config,
+) -> Result<Vec<String>> {
+    let settings = crate::cli::settings_file(settings)?;
+    let policy = crate::cli::policy_of(&settings)?;
+    let identities = crate::cli::identity_rules(&settings)?;
+    let Some(folder) = crate::machine::pins_folder().map(toolweave_config::PinsFolder::new) else {
+        return Ok(Vec::new());
+    };
+    if policy.names_no_tool() && identities.is_empty() {
+        return Ok(Vec::new());
+    }
+    let servers: Vec<String> = config
+        .servers
+        .iter()
+        .map(|server| server.name.clone())
+        .collect();
+    let mut tools = Vec::new();
+    for server in &servers {
+        let pins = folder.load(server)?;
+        if pins.pinned().next().is_none() {
+            continue;
+        }
+        let listed = pins
+            .pinned()
+            .filter_map(|tool| pins.pin(tool)?.definition().ok())
+            .filter_map(|definition| serde_json::from_value(definition).ok())
+            .filter_map(|tool| toolweave_upstream::definition(server, tool).ok())
+            .collect();
+        tools.push((server.clone(), listed));
+    }
+    Ok(toolweave_core::unmatched_rules_among(
+        &servers,
+        tools,
+        &policy,
+        &identities,
+    ))
+}
+
 /// `toolweave config --config FILE`: the servers of that file alone.
-fn config_file(out: &mut impl Write, path: &Path, json: bool) -> Result<()> {
+fn config_file(out: &mut impl Write, path: &Path, json: bool) -> Result<toolweave_config::Config> {
     let config = toolweave_config::load_file(path)?;
     let servers: Vec<_> = config
         .servers
@@ -92,7 +154,7 @@ fn config_file(out: &mut impl Write, path: &Path, json: bool) -> Result<()> {
             writeln!(out, "  {name:<20} disabled")?;
         }
     }
-    Ok(())
+    Ok(config)
 }
 
 /// `toolweave config --json` with discovery: the servers, the sources read, every entry found.

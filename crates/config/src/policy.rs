@@ -277,6 +277,13 @@ impl Policy {
         .collect()
     }
 
+    /// Whether no rule names a tool (these, not those they are set within).
+    pub fn names_no_tool(&self) -> bool {
+        [&self.allow, &self.deny, &self.ask, &self.approve]
+            .iter()
+            .all(|rules| rules.is_empty())
+    }
+
     /// The rules as written, for people: `allow: a, b; deny: c; ask: d; approve: e;
     /// unannotated: ask`.
     pub fn describe(&self) -> String {

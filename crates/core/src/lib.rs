@@ -73,6 +73,7 @@ mod runner;
 mod session_state;
 mod text_result;
 mod unmatched_rules;
+pub use unmatched_rules::unmatched_rules_among;
 mod worker_entry;
 mod workers;
 

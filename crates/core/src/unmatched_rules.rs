@@ -2,7 +2,7 @@
 //! in a spelling no tool has) keeps out, asks or approves nothing, so toolweave says so at start
 //! and in `toolweave tools`, naming the closest tools.
 
-use toolweave_catalog::Catalog;
+use toolweave_catalog::{Catalog, ToolDefinition};
 use toolweave_config::{Policy, ToolGlobs, ToolName, UnmatchedRule};
 
 use crate::catalog_state::CatalogState;
@@ -19,39 +19,8 @@ impl Gateway {
         direct: Option<&ToolGlobs>,
     ) -> Vec<String> {
         let state = self.current_catalog().await;
-        let unavailable: Vec<String> = self
-            .unavailable()
-            .into_iter()
-            .map(|unavailable| unavailable.server)
-            .collect();
-        let names = state.tool_names();
-        let mut found: Vec<(String, UnmatchedRule)> = self
-            .policy()
-            .unmatched(&names)
-            .into_iter()
-            .map(|rule| (String::new(), rule))
-            .collect();
-        for (identity, rules) in identities {
-            found.extend(
-                rules
-                    .unmatched(&names)
-                    .into_iter()
-                    .map(|rule| (format!("identity \"{identity}\": "), rule)),
-            );
-        }
-        if let Some(direct) = direct {
-            found.extend(
-                direct
-                    .unmatched("--direct", &names)
-                    .into_iter()
-                    .map(|rule| (String::new(), rule)),
-            );
-        }
-        found
-            .into_iter()
-            .filter(|(_, rule)| unavailable.is_empty() || names_ready_server(&rule.pattern, &state))
-            .map(|(whose, rule)| sentence(&whose, &rule, &state.catalog))
-            .collect()
+        let all_ready = self.unavailable().is_empty();
+        unmatched_in(&state, self.policy(), identities, direct, all_ready)
     }
 
     /// Runs `read` on the current catalog and the names of every tool of the ready servers,
@@ -60,6 +29,61 @@ impl Gateway {
         let state = self.current_catalog().await;
         read(&state.catalog, &state.tool_names())
     }
+}
+
+/// The sentences of [`Gateway::unmatched_rules`] for tool lists read without a gateway
+/// (`toolweave doctor` starts the servers itself, `toolweave config` reads the tools last
+/// pinned): `tools` holds each server of `servers` whose list is known.
+pub fn unmatched_rules_among(
+    servers: &[String],
+    tools: Vec<(String, Vec<ToolDefinition>)>,
+    policy: &Policy,
+    identities: &[(String, Policy)],
+) -> Vec<String> {
+    let all_ready = servers
+        .iter()
+        .all(|server| tools.iter().any(|(known, _)| known == server));
+    let state = CatalogState::new(servers, tools, 0, policy, None, None);
+    unmatched_in(&state, policy, identities, None, all_ready)
+}
+
+/// The rules of `policy`, `identities` and `direct` that match no tool of `state`. Unless
+/// `all_ready`, only rules that name a ready server are checked (a rule for the others may match
+/// once they are).
+fn unmatched_in(
+    state: &CatalogState,
+    policy: &Policy,
+    identities: &[(String, Policy)],
+    direct: Option<&ToolGlobs>,
+    all_ready: bool,
+) -> Vec<String> {
+    let names = state.tool_names();
+    let mut found: Vec<(String, UnmatchedRule)> = policy
+        .unmatched(&names)
+        .into_iter()
+        .map(|rule| (String::new(), rule))
+        .collect();
+    for (identity, rules) in identities {
+        found.extend(
+            rules
+                .unmatched(&names)
+                .into_iter()
+                .map(|rule| (format!("identity \"{identity}\": "), rule)),
+        );
+    }
+    if let Some(direct) = direct {
+        found.extend(
+            direct
+                .unmatched("--direct", &names)
+                .into_iter()
+                .map(|rule| (String::new(), rule)),
+        );
+    }
+    found
+        .into_iter()
+        .filter(|(_, rule)| all_ready || names_ready_server(&rule.pattern, state))
+        .map(|(whose, rule)| sentence(&whose, &rule, &state.catalog))
+        .collect()
 }
 
 /// Whether `pattern` names, without a glob, a server that is ready (in either spelling).

@@ -156,6 +156,64 @@ fn a_rule_that_matches_no_tool_is_named_with_the_closest() {
         stdout.contains("everything.get_sum: ask (the ask rule \"everything.get_sum\" matches it)"),
         "{stdout}"
     );
+
+    // The settings file's rules and its identities', in `doctor` (servers started) and in
+    // `config` (the tools last pinned, here by the `tools` run above).
+    let home = tempfile::tempdir().unwrap();
+    let settings = dir.path().join("settings.json");
+    std::fs::write(
+        &settings,
+        json!({
+            "deny": ["everything.get_summ"],
+            "ask": ["mcp__everything__get-sum"],
+            "identities": { "ci": { "tokenEnv": "TW_UNMATCHED_TOKEN", "allow": ["everything.ech*", "everything.nope"] } }
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let command = |args: &[&str]| {
+        let output = std::process::Command::new(toolweave())
+            .env("XDG_CONFIG_HOME", home.path())
+            .args(args)
+            .arg("--config")
+            .arg(&config)
+            .arg("--settings")
+            .arg(&settings)
+            .output()
+            .unwrap();
+        (
+            output.status.success(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+        )
+    };
+    let summ = "deny rule \"everything.get_summ\" matches no tool of the ready servers, so it has no effect; did you mean everything.get_sum";
+    let nope = "identity \"ci\": allow rule \"everything.nope\" matches no tool";
+    let (config_ok, listed) = command(&["config"]);
+    assert!(config_ok, "{listed}");
+    assert!(
+        !listed.contains("matches no tool"),
+        "nothing is pinned yet, so nothing is checked: {listed}"
+    );
+    let (doctor_ok, doctor) = command(&["doctor"]);
+    assert!(!doctor_ok, "two rules match nothing: {doctor}");
+    assert!(doctor.contains(summ) && doctor.contains(nope), "{doctor}");
+    assert!(doctor.contains("2 problem(s) found"), "{doctor}");
+    assert!(
+        !doctor.contains("mcp__everything__get-sum\" matches no"),
+        "{doctor}"
+    );
+    assert!(!doctor.contains("everything.ech*\" matches no"), "{doctor}");
+    let (_, pinned) = command(&["tools", "echo"]);
+    assert!(pinned.contains(summ), "{pinned}");
+    let (config_ok, listed) = command(&["config"]);
+    assert!(config_ok, "{listed}");
+    assert!(
+        listed.contains("Rules that match none of the tools last pinned")
+            && listed.contains(summ)
+            && listed.contains(nope),
+        "{listed}"
+    );
+    assert!(!listed.contains("everything.ech*\" matches no"), "{listed}");
 }
 
 /// A config of server-everything and server-filesystem, the latter named `file-system` (so its
