@@ -62,6 +62,11 @@ pub(crate) fn millis(value: f64) -> f64 {
 pub struct CallRecord {
     /// The name the code called.
     pub name: String,
+    /// The tool that name means, as its server names it (`server.tool`), whichever of its names
+    /// the code called it by (`everything.get_sum`, `mcp__everything__get-sum`): every call of
+    /// one tool is found under one name. Absent when the name means no tool.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
     /// From request to answer, in milliseconds.
     pub duration_ms: f64,
     /// `ok`, `error` or `denied` (refused by the policy, or not approved).

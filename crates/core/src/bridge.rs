@@ -166,8 +166,10 @@ pub(crate) async fn answer_recorded(
         Err(_) => ("error", 0, None),
     };
     let decision = scope.decision().unwrap_or_default();
+    let tool = gateway.snapshot().tool_called(&name);
     let record = CallRecord {
         name,
+        tool,
         duration_ms,
         outcome,
         approval: Some(decision.approval).filter(|approval| !approval.is_empty()),

@@ -237,6 +237,19 @@ impl CatalogState {
             .find(|denied| self.names(name, &denied.server, &denied.tool))
     }
 
+    /// The tool the call name `name` means, kept out or not, as its server names it:
+    /// `server.tool`.
+    pub(crate) fn tool_called(&self, name: &str) -> Option<String> {
+        if let Some(entry) = self.catalog.resolve(name) {
+            return Some(format!("{}.{}", entry.server, entry.tool));
+        }
+        if let Some(denied) = self.denied_tool(name) {
+            return Some(format!("{}.{}", denied.server, denied.tool));
+        }
+        self.held_tool(name)
+            .map(|held| format!("{}.{}", held.server, held.tool))
+    }
+
     /// The names of every tool of the ready servers, kept or not, as rules match them.
     pub(crate) fn tool_names(&self) -> Vec<ToolName<'_>> {
         self.names

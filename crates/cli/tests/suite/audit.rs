@@ -39,6 +39,7 @@ async fn every_execution_is_one_line_without_contents() {
     let code = format!(
         "const e = await tools.fixture.echo({{ message: \"{PRIVATE}\" }}); \
          let refused = ''; try {{ await tools.fixture.crash({{}}) }} catch (err) {{ refused = String(err) }} \
+         await tools.fixture.get_sum({{ a: 1, b: 2 }}); await callMCPTool('mcp__fixture__get-sum', {{ a: 1, b: 2 }}); \
          return [e.length, refused.includes('may not be called')]"
     );
     let first = server.execute(&code, "typescript").await.unwrap();
@@ -77,8 +78,16 @@ async fn every_execution_is_one_line_without_contents() {
     assert_eq!(first["outcome"], "ok");
     assert_eq!(first["deniedCalls"], 1);
     let calls = first["toolCalls"].as_array().unwrap();
-    assert_eq!(calls.len(), 2, "{first}");
+    assert_eq!(calls.len(), 4, "{first}");
     assert_eq!(calls[0]["name"], "fixture.echo");
+    assert_eq!(calls[0]["tool"], "fixture.echo");
+    // One tool, called by two of its names: both calls are found under the server's name.
+    assert_eq!(calls[2]["name"], "fixture.get_sum");
+    assert_eq!(calls[3]["name"], "mcp__fixture__get-sum");
+    for call in &calls[2..] {
+        assert_eq!(call["tool"], "fixture.get-sum", "{call}");
+        assert_eq!(call["outcome"], "ok", "{call}");
+    }
     assert_eq!(calls[0]["outcome"], "ok");
     assert_eq!(
         calls[0]["argumentBytes"],
@@ -87,6 +96,10 @@ async fn every_execution_is_one_line_without_contents() {
     assert!(calls[0]["resultBytes"].as_u64().unwrap() > 0);
     assert!(calls[0].get("arguments").is_none());
     assert_eq!(calls[1]["name"], "fixture.crash");
+    assert_eq!(
+        calls[1]["tool"], "fixture.crash",
+        "a tool kept out is named too"
+    );
     assert_eq!(calls[1]["outcome"], "denied");
     assert_eq!(records[1]["outcome"], "error");
     assert_eq!(records[1]["error"], "Timeout");
