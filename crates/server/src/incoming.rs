@@ -78,12 +78,20 @@ impl Invalid {
     }
 }
 
+/// The most arguments (members of `params.arguments`) one request may carry. No tool takes
+/// nearly so many; a request with more is refused before it is decoded, since decoding (one map
+/// entry and one warning per argument) would take a second per million.
+pub(crate) const MAX_ARGUMENTS: usize = 10_000;
+
 /// Decodes one message. Lone surrogate escapes are replaced by `\ufffd` first when they are what
 /// keeps the text from decoding.
 pub(crate) fn decode(text: &[u8]) -> Incoming {
     let text = text.strip_prefix(BYTE_ORDER_MARK).unwrap_or(text);
     if text.iter().all(u8::is_ascii_whitespace) {
         return Incoming::Skip;
+    }
+    if let Some(refused) = too_many_arguments(text) {
+        return Incoming::Invalid(refused);
     }
     let error = match serde_json::from_slice(text) {
         Ok(message) => return Incoming::Message(Box::new(message)),
@@ -98,6 +106,67 @@ pub(crate) fn decode(text: &[u8]) -> Incoming {
         };
     }
     explain(text, &error)
+}
+
+/// The refusal of a request whose `params.arguments` has more than [`MAX_ARGUMENTS`] members.
+/// Only a message long enough to hold that many is counted (each member takes at least 6 bytes,
+/// `"a":0,`), without building anything.
+fn too_many_arguments(text: &[u8]) -> Option<Invalid> {
+    /// The members of an object, counted.
+    struct Count(usize);
+    impl<'de> serde::Deserialize<'de> for Count {
+        fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct Members;
+            impl<'de> serde::de::Visitor<'de> for Members {
+                type Value = Count;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(
+                    self,
+                    mut map: A,
+                ) -> Result<Count, A::Error> {
+                    let mut count = 0;
+                    while map
+                        .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                        .is_some()
+                    {
+                        count += 1;
+                    }
+                    Ok(Count(count))
+                }
+            }
+            deserializer.deserialize_map(Members)
+        }
+    }
+    #[derive(serde::Deserialize)]
+    struct Params {
+        arguments: Option<Count>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Message {
+        params: Option<Params>,
+    }
+    if text.len() < MAX_ARGUMENTS * 6 {
+        return None;
+    }
+    // Whatever does not read this way is explained by the ordinary decoding.
+    let count = serde_json::from_slice::<Message>(text)
+        .ok()?
+        .params?
+        .arguments?
+        .0;
+    (count > MAX_ARGUMENTS).then(|| {
+        Invalid::new(
+            request_id::find(text),
+            ErrorCode::INVALID_PARAMS,
+            format!(
+                "\"params.arguments\" has {count} members, more than the {MAX_ARGUMENTS} toolweave \
+                 reads in one request; send only the arguments the tool takes (describe_tools \
+                 shows them)"
+            ),
+        )
+    })
 }
 
 /// Why `text` is not a message rmcp can serve; `error` is what decoding it as one said.
@@ -263,6 +332,36 @@ mod tests {
             Incoming::Invalid(invalid) => invalid,
             other => panic!("{}: {other:?}", String::from_utf8_lossy(text)),
         }
+    }
+
+    /// A call with `count` arguments besides `code`.
+    fn call_with(count: usize) -> String {
+        let mut arguments = serde_json::Map::new();
+        arguments.insert("code".to_owned(), json!("return 1"));
+        for index in 0..count {
+            arguments.insert(format!("k{index}"), json!(0));
+        }
+        json!({ "jsonrpc": "2.0", "id": "c-1", "method": "tools/call",
+                "params": { "name": "execute_code", "arguments": arguments } })
+        .to_string()
+    }
+
+    #[test]
+    fn arguments_past_the_bound_are_refused_with_the_request_id() {
+        assert!(matches!(
+            decode(call_with(MAX_ARGUMENTS - 1).as_bytes()),
+            Incoming::Message(_)
+        ));
+        let refused = invalid(call_with(MAX_ARGUMENTS));
+        assert_eq!(refused.reply_to, Some(json!("c-1")));
+        assert_eq!(refused.code, ErrorCode::INVALID_PARAMS);
+        assert!(
+            refused
+                .message
+                .starts_with("\"params.arguments\" has 10001 members, more than the 10000"),
+            "{}",
+            refused.message
+        );
     }
 
     #[test]
