@@ -23,6 +23,7 @@
 pub mod arguments;
 mod declarations;
 mod docs;
+pub mod findings;
 mod lookup;
 pub mod names;
 mod python;

@@ -1,6 +1,7 @@
 //! Shared helpers for the catalog tests.
 
 mod declarations;
+mod findings;
 mod names;
 mod python;
 mod real_servers;
