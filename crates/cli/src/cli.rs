@@ -246,6 +246,20 @@ struct PolicyArgs {
     /// file's "pinTools"].
     #[arg(long, value_enum, value_name = "MODE")]
     pin_tools: Option<PinToolsArg>,
+    /// What a tool seen for the first time gets when its definition has instructions aimed at
+    /// the model, directions to move data out or hidden text: held until `toolweave trust`
+    /// accepts it, pinned with a warning, or not read [default: hold, or the settings file's
+    /// "checkDefinitions"].
+    #[arg(long, value_enum, value_name = "MODE")]
+    check_definitions: Option<CheckDefinitionsArg>,
+}
+
+/// `--check-definitions`' values.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum CheckDefinitionsArg {
+    Hold,
+    Warn,
+    Off,
 }
 
 /// `--pin-tools`' values.
@@ -288,6 +302,13 @@ impl PolicyArgs {
             settings.audit_log_max_bytes = Some(bytes);
         }
         settings.audit_log_contents |= self.audit_log_contents;
+        if let Some(mode) = self.check_definitions {
+            settings.check_definitions = Some(match mode {
+                CheckDefinitionsArg::Hold => toolweave_config::CheckDefinitions::Hold,
+                CheckDefinitionsArg::Warn => toolweave_config::CheckDefinitions::Warn,
+                CheckDefinitionsArg::Off => toolweave_config::CheckDefinitions::Off,
+            });
+        }
         if let Some(mode) = self.pin_tools {
             settings.pin_tools = Some(match mode {
                 PinToolsArg::On => toolweave_config::PinTools::On,
@@ -755,7 +776,9 @@ fn start(common: &CommonArgs, client_sessions: ClientSessions) -> Result<Arc<Gat
     }
     if settings.pin_tools.unwrap_or_default() == toolweave_config::PinTools::On {
         match crate::machine::pins_folder() {
-            Some(path) => builder = builder.pins(path),
+            Some(path) => {
+                builder = builder.pins(path, settings.check_definitions.unwrap_or_default());
+            }
             None => tracing::warn!(
                 "tool definitions are not pinned: neither HOME nor XDG_CONFIG_HOME is set, so there is no place to keep them"
             ),

@@ -1,6 +1,7 @@
 //! The held tools `toolweave trust` reviews: each tool whose definition changed since toolweave
-//! pinned it, shown as a line diff of the accepted definition and the new one, and accepted once
-//! confirmed.
+//! pinned it, shown as a line diff of the accepted definition and the new one, and each tool held
+//! at first sight for what its definition says (its findings, and the whole definition); each
+//! accepted once confirmed.
 //!
 //! The new definitions come from the `pending` entry of the server's pins file, which the
 //! gateway writes when it holds a tool: reviewing needs no server started (no login, no start-up wait, nothing run),
@@ -13,11 +14,12 @@ use anyhow::{Result, bail};
 use serde_json::Value;
 use toolweave_config::{Pin, PinsFolder, ServerPins};
 
-/// One held tool: the definition accepted before, and the one its server lists now.
+/// One held tool: the definition accepted before (none for a tool held at first sight), and the
+/// one its server lists now.
 struct Held {
     server: String,
     tool: String,
-    pinned: Pin,
+    pinned: Option<Pin>,
     listed: Pin,
 }
 
@@ -50,7 +52,7 @@ pub(crate) fn review(
     }
     writeln!(
         out,
-        "These tools changed their definitions since toolweave pinned them, and are held: the model does not see them and code cannot call them until you accept the new definitions. A description is text the model acts on: read what changed."
+        "These tools are held: the model does not see them and code cannot call them until you accept their definitions. A description is text the model acts on: read what changed, and what toolweave found."
     )?;
     let mut server = "";
     for held in &held {
@@ -58,8 +60,18 @@ pub(crate) fn review(
             server = &held.server;
             writeln!(out, "\nserver \"{server}\":")?;
         }
-        writeln!(out, "  {}.{}", held.server, held.tool)?;
-        for line in diff(&held.pinned, &held.listed).lines() {
+        let (why, shown) = match &held.pinned {
+            Some(pinned) => (
+                "its definition changed since it was pinned",
+                diff(pinned, &held.listed),
+            ),
+            None => ("its first definition has findings", readable(&held.listed)),
+        };
+        writeln!(out, "  {}.{} ({why})", held.server, held.tool)?;
+        for finding in findings(&held.server, &held.listed) {
+            writeln!(out, "    found: {finding}")?;
+        }
+        for line in shown.lines() {
             writeln!(out, "    {line}")?;
         }
     }
@@ -136,13 +148,11 @@ fn held_tools(
     let mut held = Vec::new();
     for (server, pins) in servers {
         for (tool, listed) in pins.pending() {
-            if let Some(pinned) = pins.pin(tool)
-                && named(server, tool)
-            {
+            if named(server, tool) {
                 held.push(Held {
                     server: server.clone(),
                     tool: tool.clone(),
-                    pinned: pinned.clone(),
+                    pinned: pins.pin(tool).cloned(),
                     listed: listed.clone(),
                 });
             }
@@ -151,18 +161,36 @@ fn held_tools(
     held
 }
 
-/// `N tool(s) held: definition changed since pinned (`toolweave trust` reviews it)`.
+/// `N tool(s) held until accepted (`toolweave trust` reviews it)`.
 pub(crate) fn held_note(count: usize) -> String {
     format!(
-        "{count} tool{} held: {} changed since pinned (`toolweave trust` reviews {})",
+        "{count} tool{} held: {} changed since pinned or {} findings (`toolweave trust` reviews {})",
         if count == 1 { "" } else { "s" },
         if count == 1 {
             "its definition"
         } else {
             "their definitions"
         },
+        if count == 1 { "has" } else { "have" },
         if count == 1 { "it" } else { "them" }
     )
+}
+
+/// What the held definition `listed` of a tool of `server` has that a definition should not
+/// (`toolweave_catalog::findings`).
+fn findings(server: &str, listed: &Pin) -> Vec<String> {
+    let Some(definition) = listed
+        .definition()
+        .ok()
+        .and_then(|definition| serde_json::from_value::<rmcp::model::Tool>(definition).ok())
+        .and_then(|tool| toolweave_upstream::definition(server, tool).ok())
+    else {
+        return Vec::new();
+    };
+    toolweave_catalog::findings::findings(&definition)
+        .iter()
+        .map(ToString::to_string)
+        .collect()
 }
 
 /// A line diff of two definitions as a person reads them: `-` before what was accepted, `+`

@@ -52,8 +52,8 @@ pub use servers::{
     Config, Note, ServerConfig, Transport, load_file, parse_str, parse_str_with_env,
 };
 pub use settings::{
-    ApprovalMode, IdentitySettings, LlmKind, LlmProvider, LlmWhen, PinTools, Settings, Shape,
-    default_settings_path, load_settings,
+    ApprovalMode, CheckDefinitions, IdentitySettings, LlmKind, LlmProvider, LlmWhen, PinTools,
+    Settings, Shape, default_settings_path, load_settings,
 };
 pub use trust::{Trusted, default_trust_path, fingerprint};
 

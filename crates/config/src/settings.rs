@@ -74,6 +74,8 @@ pub struct Settings {
     pub direct: Vec<String>,
     /// Whether tool definitions are pinned on first sight and held when they change.
     pub pin_tools: Option<PinTools>,
+    /// What a tool seen for the first time whose definition has findings gets.
+    pub check_definitions: Option<CheckDefinitions>,
     /// How calls in the ask tier ask the person: `auto`, `page` or `elicitation`.
     pub approval: Option<ApprovalMode>,
     /// How long a call waits for an answer at the approval page, in milliseconds.
@@ -139,6 +141,20 @@ pub enum PinTools {
     #[default]
     On,
     /// Take every definition as the server lists it.
+    Off,
+}
+
+/// What a tool seen for the first time gets when its definition has findings: instructions
+/// aimed at the model, directions to move data out, hidden text.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CheckDefinitions {
+    /// Held until `toolweave trust` accepts it, as a changed definition is.
+    #[default]
+    Hold,
+    /// Pinned, with the findings logged.
+    Warn,
+    /// Pinned without being read.
     Off,
 }
 

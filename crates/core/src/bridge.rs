@@ -974,6 +974,7 @@ async fn resolve_after_waiting(
         return Err(CallError::Held {
             server: held.server.clone(),
             tool: held.tool.clone(),
+            finding: held.finding.clone(),
         });
     }
     // A name that names no server may mean a tool of a server that is not up.

@@ -51,7 +51,7 @@ pub struct GatewayBuilder {
     executor: Option<ExecutorChoice>,
     approver: Option<Arc<dyn Approver>>,
     audit: Option<AuditLog>,
-    pins: Option<std::path::PathBuf>,
+    pins: Option<(std::path::PathBuf, toolweave_config::CheckDefinitions)>,
     llm: crate::llm::LlmOptions,
 }
 
@@ -133,10 +133,16 @@ impl GatewayBuilder {
     /// Pins each tool's definition in the file at `path` the first time the gateway sees it
     /// (`toolweave_config::default_pins_path` is the user's own), and holds a tool whose
     /// definition then differs from its pin out of the catalog until it is accepted (`toolweave
-    /// trust`). Default: definitions are taken as providers list them.
+    /// trust`). A definition seen for the first time is read for findings (instructions aimed at
+    /// the model, directions to move data out, hidden text) and gets what `check` says.
+    /// Default: definitions are taken as providers list them.
     #[must_use]
-    pub fn pins(mut self, path: std::path::PathBuf) -> Self {
-        self.pins = Some(path);
+    pub fn pins(
+        mut self,
+        path: std::path::PathBuf,
+        check: toolweave_config::CheckDefinitions,
+    ) -> Self {
+        self.pins = Some((path, check));
         self
     }
 
@@ -236,7 +242,9 @@ impl GatewayBuilder {
             providers,
             limits: self.limits,
             policy: self.policy,
-            pins: self.pins.map(crate::pins::ToolPins::new),
+            pins: self
+                .pins
+                .map(|(path, check)| crate::pins::ToolPins::new(path, check)),
             audit: self.audit,
             llm: self.llm,
             executor,

@@ -50,9 +50,16 @@ fn cut_traceback(traceback: String) -> String {
 
 /// The refusal of a call to a tool held because its definition changed since it was pinned
 /// (`crate::pins`).
-pub(crate) fn held_tool(server: &str, tool: &str) -> String {
+pub(crate) fn held_tool(server: &str, tool: &str, finding: Option<&str>) -> String {
+    let why = match finding {
+        Some(finding) => format!(
+            "its definition has {}, so it is held until the person running toolweave reads it and accepts it with `toolweave trust`",
+            cut(finding.to_owned(), MAX_ERROR_TEXT)
+        ),
+        None => "its definition (description, schemas or annotations) changed since toolweave pinned it, so it is held until the person running toolweave reviews the change and accepts it with `toolweave trust`".to_owned(),
+    };
     format!(
-        "{server}.{tool} may not be called now: its definition (description, schemas or annotations) changed since toolweave pinned it, so it is held until the person running toolweave reviews the change and accepts it with `toolweave trust`. Neither code nor the model can change this: use other tools meanwhile"
+        "{server}.{tool} may not be called now: {why}. Neither code nor the model can change this: use other tools meanwhile"
     )
 }
 
@@ -779,13 +786,16 @@ pub enum CallError {
         /// The rule that keeps it out.
         denial: Denial,
     },
-    /// The tool's definition changed since it was pinned (`crate::pins`).
-    #[error("{}", held_tool(server, tool))]
+    /// The tool's definition changed since it was pinned, or its first one has findings
+    /// (`crate::pins`).
+    #[error("{}", held_tool(server, tool, finding.as_deref()))]
     Held {
         /// The server, as configured.
         server: String,
         /// The tool, as the server lists it.
         tool: String,
+        /// The finding that holds it; none when its definition changed since it was pinned.
+        finding: Option<String>,
     },
     /// The rules of the identity the execution runs for keep the tool out.
     #[error(

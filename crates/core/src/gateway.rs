@@ -271,7 +271,7 @@ impl DescribeAnswer {
         match state.held_tool(trimmed) {
             Some(held) => self.held.push((
                 name.to_owned(),
-                crate::error::held_tool(&held.server, &held.tool),
+                crate::error::held_tool(&held.server, &held.tool, held.finding.as_deref()),
             )),
             None => self
                 .unknown
