@@ -71,6 +71,16 @@ fn push_hit(text: &mut String, result: &SearchResult) {
     text.push('\n');
 }
 
+/// The JSON Schemas of a described tool, when they were asked for, as the model reads them.
+fn schemas_text(tool: &crate::Described) -> Option<String> {
+    let input = tool.input_schema.as_ref()?;
+    let mut text = format!("JSON Schema of {}'s arguments: {input}", tool.name);
+    if let Some(output) = &tool.output_schema {
+        text.push_str(&format!("\nJSON Schema of its structuredContent: {output}"));
+    }
+    Some(text)
+}
+
 /// The instructions of servers named as a whole, declarations of every described tool (one
 /// block per server), then the ones left out for size, then the names that matched nothing.
 pub fn describe_text(answer: &DescribeAnswer) -> String {
@@ -85,6 +95,7 @@ pub fn describe_text(answer: &DescribeAnswer) -> String {
             )
         })
         .chain(Some(answer.declarations.trim_end().to_owned()).filter(|text| !text.is_empty()))
+        .chain(answer.tools.iter().filter_map(schemas_text))
         .chain((!answer.tools.is_empty()).then(|| crate::TEXT_RESULT_RULE.to_owned()))
         .collect::<Vec<_>>()
         .join("\n\n");

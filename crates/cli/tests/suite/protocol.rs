@@ -74,10 +74,24 @@ async fn search_ranks_the_adder_first_and_describe_declares_it() {
         )
         .await
         .unwrap();
+    // In the text the model reads too, not only in structuredContent.
+    let text = with_schemas.content[0].as_text().unwrap().text.clone();
+    assert!(
+        text.contains("JSON Schema of fixture.add's arguments: {")
+            && text.contains("\"required\":[\"a\",\"b\"]"),
+        "{text}"
+    );
     let structured = with_schemas.structured_content.unwrap();
     assert_eq!(
         structured["tools"][0]["inputSchema"]["required"],
         json!(["a", "b"])
+    );
+    assert!(
+        !described.content[0]
+            .as_text()
+            .unwrap()
+            .text
+            .contains("JSON Schema of")
     );
 
     let nothing = server
