@@ -67,8 +67,16 @@ impl ToolProvider for McpProvider {
         match self.status().map(|status| status.state) {
             Some(ServerState::Ready { .. }) => ProviderState::Ready,
             Some(ServerState::Starting) => ProviderState::Starting,
-            Some(ServerState::Failed { error, .. }) => ProviderState::Failed {
-                reason: error.to_string(),
+            Some(ServerState::Failed {
+                error,
+                failures,
+                next_try_in,
+                ..
+            }) => ProviderState::Failed {
+                reason: match failures {
+                    0 | 1 => error.to_string(),
+                    _ => toolweave_upstream::failed_text(&error, failures, next_try_in),
+                },
             },
             Some(ServerState::Stopped) | None => ProviderState::Stopped,
         }

@@ -80,7 +80,7 @@ pub use requests::{
     ClientConnection, ClientSession, ClientSessions, ForwardedAnswer, ForwardedRequest, Refusal,
     RequestKind,
 };
-pub use status::{ServerState, ServerStatus};
+pub use status::{ServerState, ServerStatus, failed_text};
 
 /// toolweave's HTTP client (rustls with the platform's verifier, same-origin redirects only),
 /// for the gateway's other HTTP requests (an LLM provider). `Err` says why it cannot be set up.

@@ -278,10 +278,13 @@ impl UpstreamManager {
                         *process_id,
                         instructions.as_deref().map(str::to_owned),
                     ),
-                    State::Down { error, .. } => (
+                    State::Down { error, at } => (
                         ServerState::Failed {
                             error: error.clone(),
                             restarts_on_use: !self.shared.shutdown.is_cancelled(),
+                            failures: slot.failures,
+                            next_try_in: (!self.shared.shutdown.is_cancelled())
+                                .then(|| restart_delay(slot.failures).saturating_sub(at.elapsed())),
                         },
                         None,
                         None,

@@ -39,9 +39,34 @@ pub enum ServerState {
         /// Whether a later call starts it again (after a delay that grows with each failure in a
         /// row); not once toolweave is shutting down.
         restarts_on_use: bool,
+        /// Its failures in a row (starts that failed, runs that ended soon after starting).
+        failures: u32,
+        /// How long until a call may start it again (zero: the next call does), when one may.
+        next_try_in: Option<std::time::Duration>,
     },
     /// Stopped because toolweave is shutting down.
     Stopped,
+}
+
+/// `failed: <error>`; for a server that failed more than once in a row, `failing: <the last
+/// error>; 3 failures in a row, next try in 4 s (at the next call that needs it)`.
+pub fn failed_text(
+    error: &Error,
+    failures: u32,
+    next_try_in: Option<std::time::Duration>,
+) -> String {
+    if failures < 2 {
+        return format!("failed: {error}");
+    }
+    let next = match next_try_in {
+        Some(wait) if !wait.is_zero() => format!(
+            ", next try in {} s (at the next call that needs it)",
+            wait.as_secs_f64().ceil()
+        ),
+        Some(_) => ", next try at the next call that needs it".to_owned(),
+        None => String::new(),
+    };
+    format!("failing: {error}; {failures} failures in a row{next}")
 }
 
 impl ServerStatus {
@@ -72,7 +97,12 @@ impl ServerStatus {
             ServerState::Starting => "starting".to_owned(),
             ServerState::Ready { tool_count: 1 } => "ready, 1 tool".to_owned(),
             ServerState::Ready { tool_count } => format!("ready, {tool_count} tools"),
-            ServerState::Failed { error, .. } => format!("failed: {error}"),
+            ServerState::Failed {
+                error,
+                failures,
+                next_try_in,
+                ..
+            } => failed_text(error, *failures, *next_try_in),
             ServerState::Stopped => "stopped".to_owned(),
         }
     }

@@ -580,6 +580,21 @@ async fn failures_to_start_say_why() {
             ..
         }
     ));
+    // Failing again when tried again (after its one-second delay): reported as failing, with
+    // the count and when it is tried next.
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let error = call_text(&upstream, "broken", "add", json!({ "a": 1, "b": 1 }))
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("failing on purpose"), "{error}");
+    let described = upstream.status()[0].describe();
+    assert!(
+        described.starts_with("failing: server \"broken\" exited during startup")
+            && described.contains(
+                "; 2 failures in a row, next try in 2 s (at the next call that needs it)"
+            ),
+        "{described}"
+    );
     upstream.shutdown().await;
 }
 
