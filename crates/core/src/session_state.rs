@@ -338,6 +338,11 @@ impl SessionState {
         (handles.kept.len(), handles.bytes)
     }
 
+    /// Whether nothing is kept: no store key and no result handle.
+    pub fn is_empty(&self) -> bool {
+        self.store().values.is_empty() && self.handles().kept.is_empty()
+    }
+
     /// Whether this state belongs to a session (see [`SessionState::sessionless`]).
     pub(crate) fn has_session(&self) -> bool {
         self.session

@@ -5,7 +5,9 @@
 //! page`) gets toolweave's approval page (`page.rs`): the call waits while the page's address
 //! goes to toolweave's log (stderr), to the client as a log notification (logger
 //! `toolweave/approval`), to the client as a URL-mode elicitation when it declares that, and to
-//! `--approval-browser` when set; `toolweave approve` answers from a terminal.
+//! `--approval-browser` when set; `toolweave approve` answers from a terminal. A client that cannot
+//! show the page (no URL-mode elicitation) leaves the model to be told: the execution answers
+//! early, saying where the call waits and how to pick its answer up (`rounds.rs`).
 //!
 //! The question offers scopes: this call only, this tool for the rest of this execution, this
 //! tool for the rest of the client session, or, for the rest of the session, the calls of this
@@ -29,6 +31,7 @@ use toolweave_core::{AnsweredVia, Approval, ApprovalRequest, ApprovalScope, Appr
 
 use crate::forward::ClientPeer;
 use crate::page::{ApprovalMode, ApprovalPages, PageAnswer, PendingCall};
+use crate::rounds::{PageWait, PageWaits};
 
 /// The most of a call's arguments shown in the question.
 const MAX_SHOWN_ARGUMENTS: usize = 2000;
@@ -77,6 +80,21 @@ pub(crate) struct SessionApprovals {
     asking: tokio::sync::Mutex<()>,
 }
 
+impl SessionApprovals {
+    /// Whether nothing was approved for the rest of the session.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.tools
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_empty()
+            && self
+                .matching
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .is_empty()
+    }
+}
+
 /// Asks the person at the client about the calls of one execution (or one call of a tool listed
 /// directly).
 #[derive(Debug)]
@@ -94,6 +112,9 @@ pub(crate) struct AskTheClient {
     /// The session's log level: the page's address goes to the client as a log message only
     /// when warnings pass it.
     log_level: LoggingLevel,
+    /// Told when a call waits at the approval page and the client cannot show it: the round of
+    /// the execution answers early, saying where (`rounds.rs`).
+    page_waits: Option<PageWaits>,
 }
 
 impl AskTheClient {
@@ -113,7 +134,15 @@ impl AskTheClient {
             session,
             pages,
             log_level,
+            page_waits: None,
         }
+    }
+
+    /// The same, telling `page_waits` when a call waits at the approval page and the client
+    /// cannot show it.
+    pub(crate) fn telling(mut self, page_waits: Option<PageWaits>) -> Self {
+        self.page_waits = page_waits;
+        self
     }
 }
 
@@ -158,6 +187,7 @@ impl Approver for AskTheClient {
         let execution = self.execution.clone();
         let session = self.session.clone();
         let pages = self.pages.clone();
+        let page_waits = self.page_waits.clone();
         let notify = crate::severity(LoggingLevel::Warning) >= crate::severity(self.log_level);
         Box::pin(async move {
             if let Some(answer) = covered(&execution, &session, &request) {
@@ -195,7 +225,9 @@ impl Approver for AskTheClient {
                     pid: 0,
                 };
                 let url_mode = modes.contains(&ElicitationMode::Url);
-                ask_at_page(&client, &pages, call, url_mode, notify).await
+                // A client that cannot show the page leaves the model to be told.
+                let tell = page_waits.filter(|_| !url_mode);
+                ask_at_page(&client, &pages, call, url_mode, notify, tell).await
             };
             let answer = match answer {
                 Ok(answer) => answer,
@@ -349,16 +381,20 @@ async fn ask_by_form(
 /// Asks at the approval page: registers the call, tells the person where it waits, and waits
 /// for an answer there (or from `toolweave approve`), bounded by `--approval-timeout-ms`. The
 /// client is told by a log message when `notify` (its log level lets warnings through), and by a
-/// URL-mode elicitation when `url_mode`.
+/// URL-mode elicitation when `url_mode`; `tell`, when given, is told the call waits (the model
+/// is told by the execution's early answer).
 async fn ask_at_page(
     client: &ClientPeer,
     pages: &ApprovalPages,
     call: PendingCall,
     url_mode: bool,
     notify: bool,
+    tell: Option<PageWaits>,
 ) -> Result<PageAnswer, Approval> {
     let mut ticket = pages.register(call).await.map_err(Approval::Unavailable)?;
     let call = ticket.call.clone();
+    // Over once this call is answered or no longer waits.
+    let _over = tell.map(|tell| tell_waiting(&tell, &call).drop_guard());
     let message = format!(
         "toolweave asks for approval: a call of {} ({}) waits at {} (or answer it with `toolweave approve {}`)",
         call.tool, call.reason, call.url, call.id
@@ -416,6 +452,19 @@ async fn ask_at_page(
             timeout.as_millis()
         ))),
     }
+}
+
+/// Tells `tell` that `call` waits at the approval page; the token that says it no longer does.
+fn tell_waiting(tell: &PageWaits, call: &PendingCall) -> tokio_util::sync::CancellationToken {
+    let over = tokio_util::sync::CancellationToken::new();
+    tell.waiting(PageWait {
+        tool: call.tool.clone(),
+        reason: call.reason.clone(),
+        url: call.url.clone(),
+        id: call.id.clone(),
+        over: over.clone(),
+    });
+    over
 }
 
 /// Runs `--approval-browser` with `url`, when set.

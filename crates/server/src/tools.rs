@@ -27,7 +27,8 @@ const EXECUTE_USAGE: &str = "TypeScript/JavaScript (default): `await tools.<serv
      packages): `await tools.<server>.<tool>(a=1)`, `asyncio.gather` for parallel \
      calls, `call_tool(\"server.tool\", {...})`, `search_tools`, `describe_tools`, \
      `resources`, `prompts`, print. \
-     `store.get/set/delete/keys` persist across runs. \
+     `store.get/set/delete/keys` persist across runs; pass back an answer's `session` as \
+     \"session\". \
      Filter in code; return only what is needed. No fetch, files or Intl.";
 
 /// The three tool definitions; `namespaces` are the guest server names listed in the execute
@@ -107,7 +108,9 @@ fn execute_tool(description: &str) -> Tool {
                 "code": {"type": "string"},
                 "language": {"type": "string", "enum": ["typescript", "javascript", "python"], "default": "typescript"},
                 "allowedTools": {"type": "array", "items": {"type": "string"}},
-                "timeoutMs": {"type": "integer"}
+                "timeoutMs": {"type": "integer"},
+                "session": {"type": "string"},
+                "resume": {"type": "string"}
             },
             "required": ["code"]
         }),
@@ -127,7 +130,8 @@ fn execution_output_schema() -> Value {
             "result": {},
             "error": {"type": "object", "description": "{kind, message}"},
             "warnings": {"type": "array", "items": {"type": "string"}},
-            "stats": {"type": "object"}
+            "stats": {"type": "object"},
+            "session": {"type": "string"}
         }
     })
 }
@@ -156,7 +160,14 @@ fn accepted_arguments(tool: &str) -> &'static [&'static str] {
     match tool {
         SEARCH_TOOLS => &["query", "limit", "language"],
         DESCRIBE_TOOLS => &["names", "language", "schemas"],
-        EXECUTE_CODE => &["code", "language", "allowedTools", "timeoutMs"],
+        EXECUTE_CODE => &[
+            "code",
+            "language",
+            "allowedTools",
+            "timeoutMs",
+            "session",
+            "resume",
+        ],
         _ => &[],
     }
 }
