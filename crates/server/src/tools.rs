@@ -27,8 +27,7 @@ const EXECUTE_USAGE: &str = "TypeScript/JavaScript (default): `await tools.<serv
      packages): `await tools.<server>.<tool>(a=1)`, `asyncio.gather` for parallel \
      calls, `call_tool(\"server.tool\", {...})`, `search_tools`, `describe_tools`, \
      `resources`, `prompts`, print. \
-     `store.get/set/delete/keys` persist across runs; pass back an answer's `session` as \
-     \"session\". \
+     `store.get/set/delete/keys` persist across runs; pass back an answer's `session`. \
      Filter in code; return only what is needed. No fetch, files or Intl.";
 
 /// The three tool definitions; `namespaces` are the guest server names listed in the execute
@@ -41,19 +40,18 @@ pub fn tool_definitions(namespaces: &[String]) -> Vec<Tool> {
     };
     let execute = format!(
         "Run code in a sandbox; every upstream tool is an async function. Servers: {servers}. \
-         {EXECUTE_USAGE} {TEXT_RESULT_RULE} Find tools with search_tools, their types with \
-         describe_tools."
+         {EXECUTE_USAGE} {TEXT_RESULT_RULE} Find tools with search_tools and describe_tools."
     );
     let flavor = json!({
         "type": "string",
         "enum": ["typescript", "python"],
-        "description": "Language of signatures (default typescript)"
+        "description": "Default typescript"
     });
     vec![
         tool(
             SEARCH_TOOLS,
-            "Search the upstream tools by task, e.g. \"create an issue\". Returns call names, \
-             signatures and one-line descriptions.",
+            "Search upstream tools by task, e.g. \"create an issue\": call names, signatures, \
+             one-line descriptions.",
             json!({
                 "type": "object",
                 "properties": {
@@ -106,11 +104,14 @@ fn execute_tool(description: &str) -> Tool {
             "type": "object",
             "properties": {
                 "code": {"type": "string"},
-                "language": {"type": "string", "enum": ["typescript", "javascript", "python"], "default": "typescript"},
+                // The description says TypeScript is the default: a "default" here costs every
+                // session tokens in tools/list.
+                "language": {"type": "string", "enum": ["typescript", "javascript", "python"]},
                 "allowedTools": {"type": "array", "items": {"type": "string"}},
                 "timeoutMs": {"type": "integer"},
-                "session": {"type": "string"},
-                "resume": {"type": "string"}
+                // `resume` is read too, and not listed: the answer that gives one says how to pass
+                // it, and every session pays for each property listed here.
+                "session": {"type": "string"}
             },
             "required": ["code"]
         }),
@@ -130,8 +131,7 @@ fn execution_output_schema() -> Value {
             "result": {},
             "error": {"type": "object", "description": "{kind, message}"},
             "warnings": {"type": "array", "items": {"type": "string"}},
-            "stats": {"type": "object"},
-            "session": {"type": "string"}
+            "stats": {"type": "object"}
         }
     })
 }
