@@ -601,21 +601,30 @@ impl ToolweaveServer {
             let duration = std::time::Duration::from_secs_f64(report.stats.duration_ms / 1000.0);
             metrics.execution(language, outcome, duration);
         }
-        let handle = match &scope.named {
-            Some(named) => match self.handles.hand_out(named).await {
-                Ok(handle) => Some(handle),
-                Err(error) => {
-                    report.warnings.push(error.to_string());
-                    None
-                }
-            },
-            None => None,
+        Ok(self.answer_in(&scope, report).await)
+    }
+
+    /// The answer for an execution's `report`, run in `scope`: with a fresh handle of its
+    /// session when handles name it.
+    async fn answer_in(
+        &self,
+        scope: &Scope,
+        mut report: toolweave_core::ExecutionReport,
+    ) -> CallToolResult {
+        let Some(named) = &scope.named else {
+            return execution_result(&report);
         };
-        let mut result = execution_result(&report);
-        if let Some(handle) = handle {
-            with_session_handle(&mut result, handle);
+        match self.handles.hand_out(named).await {
+            Ok(handle) => {
+                let mut result = execution_result(&report);
+                with_session_handle(&mut result, handle);
+                result
+            }
+            Err(error) => {
+                report.warnings.push(error.to_string());
+                execution_result(&report)
+            }
         }
-        Ok(result)
     }
 }
 
