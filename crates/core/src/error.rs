@@ -719,7 +719,7 @@ pub enum SessionStateError {
     },
     /// The request belongs to no session, so nothing is kept for a later execution.
     #[error(
-        "{function} keeps nothing here: this request belongs to no MCP session (the client speaks streamable HTTP without one, as protocol 2026-07-28 does, or toolweave serves --stateless), so no execution can read what another kept. Connect with a session (protocol 2025-11-25 or earlier) to keep values across executions, or do the work in one execution."
+        "{function} keeps nothing here: this execution belongs to no session, so no execution can read what another kept. Over HTTP without an MCP session, pass execute_code the \"session\" of an earlier answer to keep values across executions, or do the work in one execution."
     )]
     NoSession {
         /// The function code called.
