@@ -11,7 +11,8 @@ of it waits for approval). MODE is "default" (the SDK's default, MCP 2026-07-28,
 Checks, with a client that declares no elicitation:
 - over stdio, a call waiting at the approval page makes the execution answer early, naming the
   page and how to pick the answer up; `execute_code` with "resume" waits for the execution, which
-  goes on once the person approves at the page; a garbage or used "resume" is refused;
+  goes on once the person approves at the page; a call of another execution waiting behind that
+  question answers early too; a garbage or used "resume" is refused;
 - over HTTP without an MCP session, each answer carries a "session" handle (in
   structuredContent, and one line of the text); with it, store.set then store.get in the next
   execution, a result handle read back, and an approval "for the rest of this session" honoured
@@ -117,6 +118,22 @@ async def early_answer_over_stdio(binary: str, config: str, mode: str) -> None:
         assert first == "once", text
         assert "the person asked declined this call" in refused, text
         assert any('"code" was not run' in warning for warning in result.structured_content["warnings"]), text
+
+        # A call of another execution waits behind the question still open: it answers early
+        # too, naming where that question waits; once it is answered, its own question does.
+        first = waiting_of(*await execute(connected, remove("one")))
+        result, text = await execute(connected, remove("two"))
+        queued = result.structured_content["waiting"]
+        assert queued["approvals"][0]["url"] == first["approvals"][0]["url"], text
+        assert "asked once the earlier call of fixture.remove is answered" in text, text
+        answer_page(first["approvals"][0]["url"], "approve", "call")
+        result, text = await resumed(connected, first)
+        assert result.structured_content["result"] == "removed one", text
+        second = waiting_of(*await resumed(connected, queued))
+        assert second["approvals"][0]["url"] != first["approvals"][0]["url"], second
+        answer_page(second["approvals"][0]["url"], "approve", "call")
+        result, text = await resumed(connected, second)
+        assert result.structured_content["result"] == "removed two", text
 
         # A used "resume", and one that is not toolweave's, are refused naming what to do.
         result, text = await resumed(connected, waiting)

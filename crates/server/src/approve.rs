@@ -78,6 +78,9 @@ pub(crate) struct SessionApprovals {
     matching: Mutex<Vec<Pattern>>,
     /// Held while a question is open: one question at a time per session.
     asking: tokio::sync::Mutex<()>,
+    /// The call whose question is open at the approval page, if one is: a call that waits for
+    /// its turn is said to wait there.
+    open_at_page: Mutex<Option<PageWait>>,
 }
 
 impl SessionApprovals {
@@ -204,7 +207,21 @@ impl Approver for AskTheClient {
                     "this MCP client cannot be asked (it does not support form elicitation, and --approval elicitation keeps toolweave's approval page off)".to_owned(),
                 );
             }
-            let _turn = session.asking.lock().await;
+            let url_mode = modes.contains(&ElicitationMode::Url);
+            // A client that cannot show the page leaves the model to be told.
+            let tell = page_waits.filter(|_| !form && !url_mode);
+            let _turn = match session.asking.try_lock() {
+                Ok(turn) => turn,
+                Err(_) => {
+                    // Another call's question is open: this one waits behind it, and the model
+                    // is told where that question is.
+                    let _queued = tell
+                        .as_ref()
+                        .and_then(|tell| tell_queued(tell, &session, &request))
+                        .map(tokio_util::sync::CancellationToken::drop_guard);
+                    session.asking.lock().await
+                }
+            };
             // An answer given while this call waited for its turn may cover it.
             if let Some(answer) = covered(&execution, &session, &request) {
                 return answer;
@@ -224,10 +241,12 @@ impl Approver for AskTheClient {
                     scopes: offered,
                     pid: 0,
                 };
-                let url_mode = modes.contains(&ElicitationMode::Url);
-                // A client that cannot show the page leaves the model to be told.
-                let tell = page_waits.filter(|_| !url_mode);
-                ask_at_page(&client, &pages, call, url_mode, notify, tell).await
+                let page = Page {
+                    pages: &pages,
+                    session: &session,
+                    tell,
+                };
+                ask_at_page(&client, page, call, url_mode, notify).await
             };
             let answer = match answer {
                 Ok(answer) => answer,
@@ -385,16 +404,25 @@ async fn ask_by_form(
 /// is told by the execution's early answer).
 async fn ask_at_page(
     client: &ClientPeer,
-    pages: &ApprovalPages,
+    page: Page<'_>,
     call: PendingCall,
     url_mode: bool,
     notify: bool,
-    tell: Option<PageWaits>,
 ) -> Result<PageAnswer, Approval> {
+    let Page {
+        pages,
+        session,
+        tell,
+    } = page;
     let mut ticket = pages.register(call).await.map_err(Approval::Unavailable)?;
     let call = ticket.call.clone();
     // Over once this call is answered or no longer waits.
-    let _over = tell.map(|tell| tell_waiting(&tell, &call).drop_guard());
+    let over = tokio_util::sync::CancellationToken::new();
+    let _over = over.clone().drop_guard();
+    let _open = OpenAtPage::new(session, &call, &over);
+    if let Some(tell) = tell {
+        tell_waiting(&tell, &call, &over);
+    }
     let message = format!(
         "toolweave asks for approval: a call of {} ({}) waits at {} (or answer it with `toolweave approve {}`)",
         call.tool, call.reason, call.url, call.id
@@ -454,17 +482,81 @@ async fn ask_at_page(
     }
 }
 
-/// Tells `tell` that `call` waits at the approval page; the token that says it no longer does.
-fn tell_waiting(tell: &PageWaits, call: &PendingCall) -> tokio_util::sync::CancellationToken {
-    let over = tokio_util::sync::CancellationToken::new();
-    tell.waiting(PageWait {
+/// Where a call is asked at the approval page: the page, the session's approvals (which note
+/// the question open there), and whom to tell that the call waits.
+struct Page<'a> {
+    pages: &'a ApprovalPages,
+    session: &'a SessionApprovals,
+    tell: Option<PageWaits>,
+}
+
+/// The session's note of the question open at the page, while it is open.
+struct OpenAtPage<'a> {
+    session: &'a SessionApprovals,
+}
+
+impl<'a> OpenAtPage<'a> {
+    fn new(
+        session: &'a SessionApprovals,
+        call: &PendingCall,
+        over: &tokio_util::sync::CancellationToken,
+    ) -> Self {
+        *session
+            .open_at_page
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(page_wait(call, over));
+        Self { session }
+    }
+}
+
+impl Drop for OpenAtPage<'_> {
+    fn drop(&mut self) {
+        *self
+            .session
+            .open_at_page
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = None;
+    }
+}
+
+fn page_wait(call: &PendingCall, over: &tokio_util::sync::CancellationToken) -> PageWait {
+    PageWait {
         tool: call.tool.clone(),
         reason: call.reason.clone(),
         url: call.url.clone(),
         id: call.id.clone(),
         over: over.clone(),
+    }
+}
+
+/// Tells `tell` that `call` waits at the approval page until `over`.
+fn tell_waiting(tell: &PageWaits, call: &PendingCall, over: &tokio_util::sync::CancellationToken) {
+    tell.waiting(page_wait(call, over));
+}
+
+/// Tells `tell` that the call `request` waits for its turn behind the question open at the
+/// approval page, if one is; the token that says it no longer waits.
+fn tell_queued(
+    tell: &PageWaits,
+    session: &SessionApprovals,
+    request: &ApprovalRequest,
+) -> Option<tokio_util::sync::CancellationToken> {
+    let open = session
+        .open_at_page
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone()?;
+    let over = tokio_util::sync::CancellationToken::new();
+    tell.waiting(PageWait {
+        tool: request.tool.clone(),
+        reason: format!(
+            "{}; asked once the earlier call of {} is answered",
+            request.reason, open.tool
+        ),
+        over: over.clone(),
+        ..open
     });
-    over
+    Some(over)
 }
 
 /// Runs `--approval-browser` with `url`, when set.
