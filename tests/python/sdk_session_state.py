@@ -7,7 +7,8 @@ Checks the store (a value set in one execution is read in the next, in both lang
 is named in the error), result handles (a 5 MB result becomes a handle and is read back exactly in
 pieces; paths, handle(value), unknown and expired handles), allowedTools and timeoutMs (they
 narrow, never widen), that two HTTP sessions never see each other's store or handles, and that
-a request without a session (protocol 2026-07-28) is told nothing is kept.
+a request without a session (protocol 2026-07-28) keeps its store through the answer's session
+handle.
 Exits 0 and prints "sdk_session_state: ok" when every check passes; prints the failure and exits 1
 otherwise.
 """
@@ -164,11 +165,15 @@ async def over_http(binary: str, config: str) -> None:
             message = await failure(first, f'return await results.get("{kept}")')
             assert f'result handle "{kept}" has expired' in message and "--handle-ttl-ms 1500" in message, message
 
-        # Protocol 2026-07-28 has no sessions: nothing is kept, and code that asks is told why.
+        # Protocol 2026-07-28 has no sessions: each answer carries a session handle, and a request
+        # without one starts a session of its own (sdk_handles.py checks the handle at length).
         async with Client(url, read_timeout_seconds=60) as alone:
             assert alone.protocol_version == "2026-07-28", alone.protocol_version
-            message = await failure(alone, 'await store.set("a", 1)')
-            assert "store.set keeps nothing here: this request belongs to no MCP session" in message, message
+            result, text = await run(alone, 'await store.set("a", 1); return await store.get("a")')
+            assert not result.is_error and result.structured_content["result"] == 1, text
+            session = result.structured_content["session"]
+            assert await value(alone, 'return await store.get("a")') is None
+            assert await value(alone, 'return await store.get("a")', session=session) == 1
 
 
 async def main(binary: str, config: str) -> None:

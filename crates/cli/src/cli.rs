@@ -409,6 +409,10 @@ struct LimitArgs {
     /// How long a result handle is kept after it is made.
     #[arg(long, value_name = "MS", default_value_t = Limits::default().handle_ttl.as_millis() as u64)]
     handle_ttl_ms: u64,
+    /// How long a session named by handles (HTTP without an MCP session) is kept unused, and
+    /// how long each handle of it is valid.
+    #[arg(long, value_name = "MS", default_value_t = Limits::default().session_ttl.as_millis() as u64)]
+    session_ttl_ms: u64,
     /// Content blocks (images, audio) one execution's answer may carry, from emit(block) and a
     /// returned block.
     #[arg(long, value_name = "N", default_value_t = Limits::default().max_emitted_blocks)]
@@ -424,10 +428,11 @@ impl LimitArgs {
             || self.tool_timeout_ms == 0
             || self.startup_timeout_ms == 0
             || self.handle_ttl_ms == 0
+            || self.session_ttl_ms == 0
         {
             bail!(
-                "--timeout-ms, --tool-timeout-ms, --startup-timeout-ms and --handle-ttl-ms must be \
-                 greater than 0"
+                "--timeout-ms, --tool-timeout-ms, --startup-timeout-ms, --handle-ttl-ms and \
+                 --session-ttl-ms must be greater than 0"
             );
         }
         if self.max_calls_per_tool == 0 || self.max_upstream_bytes == 0 {
@@ -454,6 +459,7 @@ impl LimitArgs {
             max_store_keys: self.max_store_keys,
             max_handle_bytes: self.max_handle_bytes,
             handle_ttl: Duration::from_millis(self.handle_ttl_ms),
+            session_ttl: Duration::from_millis(self.session_ttl_ms),
             max_emitted_blocks: self.max_emitted_blocks,
             max_emitted_bytes: self.max_emitted_bytes,
         })

@@ -39,6 +39,9 @@ pub struct Limits {
     pub max_handle_bytes: usize,
     /// How long a result handle is kept after it is made (`--handle-ttl-ms`).
     pub handle_ttl: Duration,
+    /// How long a session named by handles (over HTTP without an MCP session) is kept unused,
+    /// and how long each of its handles is valid (`--session-ttl-ms`).
+    pub session_ttl: Duration,
     /// Content blocks (images, audio, ...) one execution's answer may carry
     /// (`--max-emitted-blocks`).
     pub max_emitted_blocks: usize,
@@ -63,6 +66,7 @@ impl Default for Limits {
             max_store_keys: 1000,
             max_handle_bytes: 64 * 1024 * 1024,
             handle_ttl: Duration::from_secs(15 * 60),
+            session_ttl: Duration::from_secs(60 * 60),
             max_emitted_blocks: 8,
             max_emitted_bytes: 4 * 1024 * 1024,
         }

@@ -639,6 +639,36 @@ pub(crate) fn handle_note(
     )
 }
 
+/// Why the `"session"` of an `execute_code` call (over HTTP without an MCP session) names no
+/// session its caller may use.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SessionHandleError {
+    /// Not a string.
+    #[error("\"session\" must be a string: the \"session\" of an earlier execute_code answer")]
+    NotAString,
+    /// Not sealed by this process for this caller.
+    #[error(
+        "\"session\" is not a session handle this toolweave made for this caller: it was changed, made with another token, or by another toolweave process (such as before a restart). Pass the \"session\" of an execute_code answer made with this token unchanged, or leave \"session\" out to start a new session (its store and result handles start empty)."
+    )]
+    Forged,
+    /// Its time was up.
+    #[error(
+        "\"session\" has expired: a session unused for {} (--session-ttl-ms {}) is forgotten, with its store, result handles and approvals. Pass the \"session\" of the latest answer, or leave \"session\" out to start a new session (its store and result handles start empty).",
+        human_duration(*ttl),
+        ttl.as_millis()
+    )]
+    Expired {
+        /// How long an unused session is kept.
+        ttl: Duration,
+    },
+    /// Handles cannot be sealed or opened in this process.
+    #[error("toolweave cannot keep a session through a handle here: {why}")]
+    Unavailable {
+        /// Why.
+        why: String,
+    },
+}
+
 /// Why code's ask of its session's store or result handles failed, as the guest reads it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SessionStateError {
@@ -696,7 +726,7 @@ pub enum SessionStateError {
     },
     /// The request belongs to no session, so nothing is kept for a later execution.
     #[error(
-        "{function} keeps nothing here: this request belongs to no MCP session (the client speaks streamable HTTP without one, as protocol 2026-07-28 does, or toolweave serves --stateless), so no execution can read what another kept. Connect with a session (protocol 2025-11-25 or earlier) to keep values across executions, or do the work in one execution."
+        "{function} keeps nothing here: this execution belongs to no session, so no execution can read what another kept. Over HTTP without an MCP session, pass execute_code the \"session\" of an earlier answer to keep values across executions, or do the work in one execution."
     )]
     NoSession {
         /// The function code called.
@@ -704,7 +734,7 @@ pub enum SessionStateError {
     },
     /// No such handle in this session.
     #[error(
-        "no result handle \"{id}\" in this session: a handle is the \"handle\" of an answer or of handle(value), and is kept only by the MCP session that made it, for --handle-ttl-ms"
+        "no result handle \"{id}\" in this session: a handle is the \"handle\" of an answer or of handle(value), and is kept only by the session that made it, for --handle-ttl-ms (over HTTP without an MCP session, pass execute_code the \"session\" of the answer that made it)"
     )]
     UnknownHandle {
         /// The id code gave.

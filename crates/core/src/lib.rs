@@ -88,7 +88,7 @@ pub use direct::DirectCall;
 pub use engines::{Engines, Executor, Isolation, Running, failed};
 pub use error::{
     BlockError, BuildError, CallError, DiscoveryError, ExecutionError, LlmError, NamedServer,
-    ProviderError, SessionStateError, cut,
+    ProviderError, SessionHandleError, SessionStateError, cut,
 };
 pub use executor::{
     ExecuteOptions, ExecutionReport, ExecutionStats, LogLine, MAX_LOG_LINES, OmittedLogs,

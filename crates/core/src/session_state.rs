@@ -115,9 +115,9 @@ impl SessionState {
         Self::made(limits, true)
     }
 
-    /// The state of a request that belongs to no session (streamable HTTP at protocol
-    /// 2026-07-28, which has none, or `--stateless`): nothing can be kept for a later
-    /// execution, and code that asks is told why.
+    /// The state of an execution that belongs to no session: nothing can be kept for a later
+    /// execution, and code that asks is told why. (toolweave's MCP server gives a request
+    /// without a protocol session the session its handle names instead.)
     pub fn sessionless(limits: &Limits) -> Arc<Self> {
         Self::made(limits, false)
     }
@@ -336,6 +336,11 @@ impl SessionState {
     pub fn handles_kept(&self) -> (usize, usize) {
         let handles = self.handles();
         (handles.kept.len(), handles.bytes)
+    }
+
+    /// Whether nothing is kept: no store key and no result handle.
+    pub fn is_empty(&self) -> bool {
+        self.store().values.is_empty() && self.handles().kept.is_empty()
     }
 
     /// Whether this state belongs to a session (see [`SessionState::sessionless`]).

@@ -5,7 +5,9 @@
 //! page`) gets toolweave's approval page (`page.rs`): the call waits while the page's address
 //! goes to toolweave's log (stderr), to the client as a log notification (logger
 //! `toolweave/approval`), to the client as a URL-mode elicitation when it declares that, and to
-//! `--approval-browser` when set; `toolweave approve` answers from a terminal.
+//! `--approval-browser` when set; `toolweave approve` answers from a terminal. A client that cannot
+//! show the page (no URL-mode elicitation) leaves the model to be told: the execution answers
+//! early, saying where the call waits and how to pick its answer up (`rounds.rs`).
 //!
 //! The question offers scopes: this call only, this tool for the rest of this execution, this
 //! tool for the rest of the client session, or, for the rest of the session, the calls of this
@@ -29,6 +31,7 @@ use toolweave_core::{AnsweredVia, Approval, ApprovalRequest, ApprovalScope, Appr
 
 use crate::forward::ClientPeer;
 use crate::page::{ApprovalMode, ApprovalPages, PageAnswer, PendingCall};
+use crate::rounds::{PageWait, PageWaits};
 
 /// The most of a call's arguments shown in the question.
 const MAX_SHOWN_ARGUMENTS: usize = 2000;
@@ -75,6 +78,24 @@ pub(crate) struct SessionApprovals {
     matching: Mutex<Vec<Pattern>>,
     /// Held while a question is open: one question at a time per session.
     asking: tokio::sync::Mutex<()>,
+    /// The call whose question is open at the approval page, if one is: a call that waits for
+    /// its turn is said to wait there.
+    open_at_page: Mutex<Option<PageWait>>,
+}
+
+impl SessionApprovals {
+    /// Whether nothing was approved for the rest of the session.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.tools
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_empty()
+            && self
+                .matching
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .is_empty()
+    }
 }
 
 /// Asks the person at the client about the calls of one execution (or one call of a tool listed
@@ -94,6 +115,9 @@ pub(crate) struct AskTheClient {
     /// The session's log level: the page's address goes to the client as a log message only
     /// when warnings pass it.
     log_level: LoggingLevel,
+    /// Told when a call waits at the approval page and the client cannot show it: the round of
+    /// the execution answers early, saying where (`rounds.rs`).
+    page_waits: Option<PageWaits>,
 }
 
 impl AskTheClient {
@@ -113,7 +137,15 @@ impl AskTheClient {
             session,
             pages,
             log_level,
+            page_waits: None,
         }
+    }
+
+    /// The same, telling `page_waits` when a call waits at the approval page and the client
+    /// cannot show it.
+    pub(crate) fn telling(mut self, page_waits: Option<PageWaits>) -> Self {
+        self.page_waits = page_waits;
+        self
     }
 }
 
@@ -158,6 +190,7 @@ impl Approver for AskTheClient {
         let execution = self.execution.clone();
         let session = self.session.clone();
         let pages = self.pages.clone();
+        let page_waits = self.page_waits.clone();
         let notify = crate::severity(LoggingLevel::Warning) >= crate::severity(self.log_level);
         Box::pin(async move {
             if let Some(answer) = covered(&execution, &session, &request) {
@@ -174,7 +207,21 @@ impl Approver for AskTheClient {
                     "this MCP client cannot be asked (it does not support form elicitation, and --approval elicitation keeps toolweave's approval page off)".to_owned(),
                 );
             }
-            let _turn = session.asking.lock().await;
+            let url_mode = modes.contains(&ElicitationMode::Url);
+            // A client that cannot show the page leaves the model to be told.
+            let tell = page_waits.filter(|_| !form && !url_mode);
+            let _turn = match session.asking.try_lock() {
+                Ok(turn) => turn,
+                Err(_) => {
+                    // Another call's question is open: this one waits behind it, and the model
+                    // is told where that question is.
+                    let _queued = tell
+                        .as_ref()
+                        .and_then(|tell| tell_queued(tell, &session, &request))
+                        .map(tokio_util::sync::CancellationToken::drop_guard);
+                    session.asking.lock().await
+                }
+            };
             // An answer given while this call waited for its turn may cover it.
             if let Some(answer) = covered(&execution, &session, &request) {
                 return answer;
@@ -194,8 +241,12 @@ impl Approver for AskTheClient {
                     scopes: offered,
                     pid: 0,
                 };
-                let url_mode = modes.contains(&ElicitationMode::Url);
-                ask_at_page(&client, &pages, call, url_mode, notify).await
+                let page = Page {
+                    pages: &pages,
+                    session: &session,
+                    tell,
+                };
+                ask_at_page(&client, page, call, url_mode, notify).await
             };
             let answer = match answer {
                 Ok(answer) => answer,
@@ -349,16 +400,29 @@ async fn ask_by_form(
 /// Asks at the approval page: registers the call, tells the person where it waits, and waits
 /// for an answer there (or from `toolweave approve`), bounded by `--approval-timeout-ms`. The
 /// client is told by a log message when `notify` (its log level lets warnings through), and by a
-/// URL-mode elicitation when `url_mode`.
+/// URL-mode elicitation when `url_mode`; `tell`, when given, is told the call waits (the model
+/// is told by the execution's early answer).
 async fn ask_at_page(
     client: &ClientPeer,
-    pages: &ApprovalPages,
+    page: Page<'_>,
     call: PendingCall,
     url_mode: bool,
     notify: bool,
 ) -> Result<PageAnswer, Approval> {
+    let Page {
+        pages,
+        session,
+        tell,
+    } = page;
     let mut ticket = pages.register(call).await.map_err(Approval::Unavailable)?;
     let call = ticket.call.clone();
+    // Over once this call is answered or no longer waits.
+    let over = tokio_util::sync::CancellationToken::new();
+    let _over = over.clone().drop_guard();
+    let _open = OpenAtPage::new(session, &call, &over);
+    if let Some(tell) = tell {
+        tell_waiting(&tell, &call, &over);
+    }
     let message = format!(
         "toolweave asks for approval: a call of {} ({}) waits at {} (or answer it with `toolweave approve {}`)",
         call.tool, call.reason, call.url, call.id
@@ -416,6 +480,83 @@ async fn ask_at_page(
             timeout.as_millis()
         ))),
     }
+}
+
+/// Where a call is asked at the approval page: the page, the session's approvals (which note
+/// the question open there), and whom to tell that the call waits.
+struct Page<'a> {
+    pages: &'a ApprovalPages,
+    session: &'a SessionApprovals,
+    tell: Option<PageWaits>,
+}
+
+/// The session's note of the question open at the page, while it is open.
+struct OpenAtPage<'a> {
+    session: &'a SessionApprovals,
+}
+
+impl<'a> OpenAtPage<'a> {
+    fn new(
+        session: &'a SessionApprovals,
+        call: &PendingCall,
+        over: &tokio_util::sync::CancellationToken,
+    ) -> Self {
+        *session
+            .open_at_page
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(page_wait(call, over));
+        Self { session }
+    }
+}
+
+impl Drop for OpenAtPage<'_> {
+    fn drop(&mut self) {
+        *self
+            .session
+            .open_at_page
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = None;
+    }
+}
+
+fn page_wait(call: &PendingCall, over: &tokio_util::sync::CancellationToken) -> PageWait {
+    PageWait {
+        tool: call.tool.clone(),
+        reason: call.reason.clone(),
+        url: call.url.clone(),
+        id: call.id.clone(),
+        over: over.clone(),
+    }
+}
+
+/// Tells `tell` that `call` waits at the approval page until `over`.
+fn tell_waiting(tell: &PageWaits, call: &PendingCall, over: &tokio_util::sync::CancellationToken) {
+    tell.waiting(page_wait(call, over));
+}
+
+/// Tells `tell` that the call `request` waits for its turn behind the question open at the
+/// approval page, if one is; the token that says it no longer waits.
+fn tell_queued(
+    tell: &PageWaits,
+    session: &SessionApprovals,
+    request: &ApprovalRequest,
+) -> Option<tokio_util::sync::CancellationToken> {
+    let open = session
+        .open_at_page
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone()?;
+    let over = tokio_util::sync::CancellationToken::new();
+    tell.waiting(PageWait {
+        tool: request.tool.clone(),
+        reason: format!(
+            "{}; asked once the earlier call of {} is answered",
+            request.reason, open.tool
+        ),
+        over: over.clone(),
+        ..open
+    });
+    Some(over)
 }
 
 /// Runs `--approval-browser` with `url`, when set.

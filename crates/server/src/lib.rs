@@ -19,6 +19,7 @@
 
 mod approve;
 mod forward;
+mod handles;
 pub mod health;
 pub mod http;
 mod http_error;
@@ -50,13 +51,13 @@ use tokio_util::task::TaskTracker;
 
 use toolweave_core::{
     ClientConnection, DirectCall, ExecuteOptions, Flavor, Gateway, Language, Listener, Notice,
-    SessionState, ToolGlobs,
+    SessionHandleError, SessionState, ToolGlobs,
 };
 
 use crate::approve::{AskTheClient, SessionApprovals};
 use crate::forward::{ClientPeer, SessionRequests};
 use crate::listing::{Joined, Listing};
-use crate::rounds::{Mailbox, Rounds};
+use crate::rounds::{Mailbox, PageWaits, Rounds};
 pub use listing::{MAX_DECLARED_BYTES, ToolsOptions};
 use tools::MAX_SEARCH_LIMIT;
 pub use tools::{DESCRIBE_TOOLS, EXECUTE_CODE, SEARCH_TOOLS, tool_definitions};
@@ -104,6 +105,22 @@ pub struct ToolweaveServer {
     /// Executions paused for the answers of clients that speak MCP 2026-07-28, shared by every
     /// session.
     rounds: Arc<Rounds>,
+    /// Sessions named by handles, for requests over HTTP without an MCP session, shared by
+    /// every handler.
+    handles: Arc<handles::SessionHandles>,
+}
+
+/// Where an execution keeps what outlives it and what its person approves for the rest of the
+/// session: its protocol session's (stdio's process, an HTTP session), or those of the session a
+/// handle names (HTTP without an MCP session).
+struct Scope {
+    state: Arc<SessionState>,
+    approvals: Arc<SessionApprovals>,
+    /// How the audit log names the session.
+    name: String,
+    /// The session handles name, when the request belongs to no protocol session: the answer
+    /// carries a fresh handle of it.
+    named: Option<Arc<handles::HandleSession>>,
 }
 
 /// How long a client may keep `server/discover`'s answer: it changes only when toolweave is
@@ -118,15 +135,22 @@ fn modern(context: &RequestContext<RoleServer>) -> bool {
         .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28)
 }
 
-/// `context` for work run across the rounds of a multi round-trip request: cancelled by
-/// `cancel`, its questions going to `mailbox`.
+/// `context` for work run across rounds (`rounds.rs`): cancelled by `cancel`, its questions going
+/// to `mailbox` when its client speaks MCP 2026-07-28 (`modern`; else they are requests to the
+/// client), and its calls waiting at the approval page told to `waits` when given.
 fn in_rounds(
     mut context: RequestContext<RoleServer>,
     mailbox: Mailbox,
+    waits: Option<PageWaits>,
     cancel: tokio_util::sync::CancellationToken,
 ) -> RequestContext<RoleServer> {
     context.ct = cancel;
-    context.extensions.insert(mailbox);
+    if modern(&context) {
+        context.extensions.insert(mailbox);
+    }
+    if let Some(waits) = waits {
+        context.extensions.insert(waits);
+    }
     context
 }
 
@@ -162,6 +186,7 @@ impl ToolweaveServer {
             state: gateway.session_state(),
             identity: Arc::default(),
             rounds: Arc::default(),
+            handles: Arc::default(),
             gateway,
         }
     }
@@ -303,18 +328,58 @@ impl ToolweaveServer {
             .map_or_else(|| self.session.to_string(), str::to_owned)
     }
 
-    /// What this request's executions keep across runs: the session's store and handles, or,
-    /// for an HTTP request that belongs to no session, a state that keeps nothing and says so.
-    fn session_state(&self, context: &RequestContext<RoleServer>) -> Arc<SessionState> {
-        let sessionless = context
+    /// Whether the request came over HTTP without an MCP session (a client speaking MCP
+    /// 2026-07-28, or `--stateless`).
+    fn sessionless(context: &RequestContext<RoleServer>) -> bool {
+        context
             .extensions
             .get::<axum::http::request::Parts>()
-            .is_some_and(|parts| !parts.headers.contains_key("mcp-session-id"));
-        if sessionless {
-            SessionState::sessionless(self.gateway.limits())
-        } else {
-            self.state.clone()
+            .is_some_and(|parts| !parts.headers.contains_key("mcp-session-id"))
+    }
+
+    /// Where this request's execution keeps what outlives it: its protocol session, or, for an
+    /// HTTP request that belongs to none, the session its `"session"` handle names (a new one
+    /// without). A handle given where there is a protocol session is not used, and `warnings`
+    /// says so.
+    async fn scope(
+        &self,
+        arguments: &Map<String, Value>,
+        context: &RequestContext<RoleServer>,
+        caller: &str,
+        warnings: &mut Vec<String>,
+    ) -> Result<Scope, ErrorData> {
+        let handle = match arguments.get("session") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(handle)) => Some(handle.as_str()),
+            Some(_) => return Err(invalid(SessionHandleError::NotAString.to_string())),
+        };
+        if !Self::sessionless(context) {
+            if handle.is_some() {
+                warnings.push(
+                    "\"session\" was not used: this request belongs to an MCP session (stdio, or \
+                     HTTP with an Mcp-Session-Id), whose store, result handles and approvals \
+                     the execution has."
+                        .to_owned(),
+                );
+            }
+            return Ok(Scope {
+                state: self.state.clone(),
+                approvals: self.approvals.clone(),
+                name: self.session_name(context),
+                named: None,
+            });
         }
+        let named = self
+            .handles
+            .open(handle, caller, self.gateway.limits())
+            .await
+            .map_err(|error| invalid(error.to_string()))?;
+        Ok(Scope {
+            state: named.state.clone(),
+            approvals: named.approvals.clone(),
+            name: named.name(),
+            named: Some(named),
+        })
     }
 
     /// The identity this request was made as (its token's, over HTTP), checked against the one
@@ -485,10 +550,17 @@ impl ToolweaveServer {
         };
         let allowed_tools = allowed_tools(arguments)?;
         let timeout = requested_timeout(arguments)?;
+        let caller_name = caller
+            .as_ref()
+            .map(|caller| caller.identity().name().to_owned())
+            .unwrap_or_default();
+        let mut warnings = warnings;
+        let scope = self
+            .scope(arguments, context, &caller_name, &mut warnings)
+            .await?;
         if let Some(refusal) = self.rate_limited(caller.as_deref()) {
             return Ok(refusal);
         }
-        let session = self.session_name(context);
         let span = telemetry::execution_span(language, &context.meta);
         let mut report = tracing::Instrument::instrument(
             self.with_notices(context, |listener| {
@@ -497,16 +569,19 @@ impl ToolweaveServer {
                     language,
                     ExecuteOptions {
                         listener: Some(listener),
-                        session,
-                        approver: Some(Arc::new(AskTheClient::new(
-                            self.request_client(context),
-                            Some(code_sha256(code)),
-                            self.approvals.clone(),
-                            self.pages.clone(),
-                            context.meta.log_level().unwrap_or_else(|| self.log_level()),
-                        ))),
+                        session: scope.name.clone(),
+                        approver: Some(Arc::new(
+                            AskTheClient::new(
+                                self.request_client(context),
+                                Some(code_sha256(code)),
+                                scope.approvals.clone(),
+                                self.pages.clone(),
+                                context.meta.log_level().unwrap_or_else(|| self.log_level()),
+                            )
+                            .telling(context.extensions.get::<PageWaits>().cloned()),
+                        )),
                         cancel: context.ct.clone(),
-                        state: Some(self.session_state(context)),
+                        state: Some(scope.state.clone()),
                         allowed_tools,
                         timeout,
                         identity: caller.map(|caller| caller.identity().clone()),
@@ -526,7 +601,30 @@ impl ToolweaveServer {
             let duration = std::time::Duration::from_secs_f64(report.stats.duration_ms / 1000.0);
             metrics.execution(language, outcome, duration);
         }
-        Ok(execution_result(&report))
+        Ok(self.answer_in(&scope, report).await)
+    }
+
+    /// The answer for an execution's `report`, run in `scope`: with a fresh handle of its
+    /// session when handles name it.
+    async fn answer_in(
+        &self,
+        scope: &Scope,
+        mut report: toolweave_core::ExecutionReport,
+    ) -> CallToolResult {
+        let Some(named) = &scope.named else {
+            return execution_result(&report);
+        };
+        match self.handles.hand_out(named).await {
+            Ok(handle) => {
+                let mut result = execution_result(&report);
+                with_session_handle(&mut result, handle);
+                result
+            }
+            Err(error) => {
+                report.warnings.push(error.to_string());
+                execution_result(&report)
+            }
+        }
     }
 }
 
@@ -547,8 +645,57 @@ impl ToolweaveServer {
         };
         let responses = request.input_responses.clone().unwrap_or_default();
         self.rounds
-            .resume(state, responses, caller, &request.name, ct)
+            .resume(state, responses, caller, &request.name, "requestState", ct)
             .await
+    }
+
+    /// `execute_code` with `"resume"`: waits for the answer of the execution that answered early
+    /// (a call of it waits at the approval page) and gave that state.
+    async fn resume_execution(
+        &self,
+        arguments: &Map<String, Value>,
+        warnings: &[String],
+        caller: &str,
+        ct: &tokio_util::sync::CancellationToken,
+    ) -> CallToolResponse {
+        let Some(Value::String(state)) = arguments.get("resume") else {
+            return CallToolResponse::Complete(invalid_arguments(invalid(
+                "\"resume\" must be a string: the \"resume\" of an execute_code answer that \
+                 said the execution waits",
+            )));
+        };
+        let mut warnings = warnings.to_vec();
+        if arguments
+            .get("code")
+            .and_then(Value::as_str)
+            .is_some_and(|code| !code.trim().is_empty())
+        {
+            warnings.push(
+                "\"code\" was not run: with \"resume\", execute_code waits for the answer of the \
+                 execution that is already running"
+                    .to_owned(),
+            );
+        }
+        let resumed = self
+            .rounds
+            .resume(
+                state,
+                rmcp::model::InputResponses::new(),
+                caller,
+                EXECUTE_CODE,
+                "\"resume\"",
+                ct,
+            )
+            .await;
+        match resumed {
+            Ok(CallToolResponse::Complete(result)) => {
+                CallToolResponse::Complete(with_warnings(result, &warnings))
+            }
+            Ok(other) => other,
+            Err(error) => {
+                CallToolResponse::Complete(with_warnings(invalid_arguments(error), &warnings))
+            }
+        }
     }
 
     /// The answer to an `execute_code` call: the execution's result, or the arguments' error.
@@ -801,12 +948,36 @@ pub fn execution_result(report: &toolweave_core::ExecutionReport) -> CallToolRes
     with_warnings_structured(result, &report.warnings)
 }
 
-/// `result` with `warnings` under `warnings` in its structured content (its text has them).
+/// `result` with the handle of its session: under `session` in its structured content, and one
+/// line of its text.
+fn with_session_handle(result: &mut CallToolResult, handle: String) {
+    let line = format!(
+        "\nSession: {handle} (pass it as \"session\" to execute_code to keep this session's \
+         store, result handles and approvals)"
+    );
+    match result.content.first_mut() {
+        Some(ContentBlock::Text(text)) => text.text.push_str(&line),
+        _ => result
+            .content
+            .insert(0, ContentBlock::text(line.trim_start())),
+    }
+    if let Some(Value::Object(structured)) = &mut result.structured_content {
+        structured.insert("session".to_owned(), Value::String(handle));
+    }
+}
+
+/// `result` with `warnings` under `warnings` in its structured content, after those it has (its
+/// text has them).
 fn with_warnings_structured(mut result: CallToolResult, warnings: &[String]) -> CallToolResult {
     if let Some(Value::Object(structured)) = &mut result.structured_content
         && !warnings.is_empty()
     {
-        structured.insert("warnings".to_owned(), json!(warnings));
+        match structured.get_mut("warnings") {
+            Some(Value::Array(had)) => had.extend(warnings.iter().map(|warning| json!(warning))),
+            _ => {
+                structured.insert("warnings".to_owned(), json!(warnings));
+            }
+        }
     }
     result
 }
@@ -1183,8 +1354,8 @@ impl ServerHandler for ToolweaveServer {
         if let Some((server, tool)) = listed.direct(&request.name).cloned() {
             if let Some((this, context)) = rounds {
                 let ct = context.ct.clone();
-                let work = move |mailbox, cancel| async move {
-                    let context = in_rounds(context, mailbox, cancel);
+                let work = move |mailbox, _waits, cancel| async move {
+                    let context = in_rounds(context, mailbox, None, cancel);
                     this.call_direct(server, tool, arguments, &context, caller)
                         .await
                 };
@@ -1198,12 +1369,18 @@ impl ServerHandler for ToolweaveServer {
                     .await,
             ));
         }
-        if request.name == EXECUTE_CODE
-            && let Some((this, context)) = rounds
-        {
+        if request.name == EXECUTE_CODE {
+            if arguments.contains_key("resume") {
+                return Ok(self
+                    .resume_execution(&arguments, &warnings, &caller_name, &context.ct)
+                    .await);
+            }
+            // Whatever the client speaks, the execution runs on across rounds: a round also ends
+            // early when a call waits at the approval page, which the client cannot show.
+            let this = self.clone();
             let ct = context.ct.clone();
-            let work = move |mailbox, cancel| async move {
-                let context = in_rounds(context, mailbox, cancel);
+            let work = move |mailbox, waits, cancel| async move {
+                let context = in_rounds(context, mailbox, Some(waits), cancel);
                 this.execute_answer(&arguments, warnings, &context, caller)
                     .await
             };
@@ -1215,13 +1392,6 @@ impl ServerHandler for ToolweaveServer {
         let result = match request.name.as_ref() {
             SEARCH_TOOLS if own => self.search(&arguments).await,
             DESCRIBE_TOOLS if own => self.describe(&arguments).await,
-            // The execution's answer places them with the program's own warnings.
-            EXECUTE_CODE => {
-                return Ok(CallToolResponse::Complete(
-                    self.execute_answer(&arguments, warnings, &context, caller)
-                        .await,
-                ));
-            }
             other => Err(ErrorData::invalid_params(
                 format!(
                     "unknown tool {:?}: toolweave has {}",

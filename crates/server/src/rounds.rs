@@ -9,6 +9,13 @@
 //! rounds. A round ends when the execution finishes (its answer is the call's result) or asks
 //! something (the answer is the questions). A paused execution whose client does not come back
 //! within [`PAUSE_TTL`] is cancelled and forgotten.
+//!
+//! Every `execute_code` runs this way, whatever its client speaks, for one more end of a round:
+//! a call that waits for a person at the approval page, where the client cannot show it (it
+//! declares neither form nor URL elicitation, or `--approval page` keeps the form out). Then,
+//! after [`PAGE_GRACE`], the round answers early, saying where the person approves and that
+//! `execute_code` with `"resume"` (the round's sealed state) waits for the execution's answer;
+//! the execution goes on meanwhile, and the model is never left waiting in silence.
 
 // Sampling and roots are deprecated by SEP-2577 for the newest protocol version; they are still
 // what upstream servers and `llm.ask` ask for, carried as input requests.
@@ -36,6 +43,24 @@ use crate::sealed::{Paused, Sealer};
 /// How long a paused execution waits for its client's retry before it is cancelled.
 pub(crate) const PAUSE_TTL: Duration = Duration::from_secs(10 * 60);
 
+/// How long a round waits for a call at the approval page to be answered before it answers
+/// early, saying where the call waits.
+pub(crate) const PAGE_GRACE: Duration = Duration::from_millis(500);
+
+/// A call of an execution that waits for a person at toolweave's approval page, which its client
+/// cannot show.
+#[derive(Debug, Clone)]
+pub(crate) struct PageWait {
+    /// The tool called (`server.tool`) and why it asks.
+    pub(crate) tool: String,
+    pub(crate) reason: String,
+    /// The page's address and the call's id there (for `toolweave approve`).
+    pub(crate) url: String,
+    pub(crate) id: String,
+    /// Cancelled once the call is answered, or no longer waits.
+    pub(crate) over: CancellationToken,
+}
+
 /// A question of an execution, and where its answer goes.
 struct Question {
     request: InputRequest,
@@ -47,6 +72,27 @@ struct Question {
 #[derive(Clone)]
 pub(crate) struct Mailbox {
     questions: mpsc::UnboundedSender<Question>,
+}
+
+/// Where an execution says that a call of it waits at the approval page, whatever its client
+/// speaks: the round answers early, saying where.
+#[derive(Clone)]
+pub(crate) struct PageWaits {
+    waits: mpsc::UnboundedSender<PageWait>,
+}
+
+impl std::fmt::Debug for PageWaits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PageWaits { .. }")
+    }
+}
+
+impl PageWaits {
+    /// Says that `wait` waits; nothing when the round is over.
+    pub(crate) fn waiting(&self, wait: PageWait) {
+        // The execution's rounds may have ended (it was cancelled): nobody needs to know.
+        let _ = self.waits.send(wait);
+    }
 }
 
 impl std::fmt::Debug for Mailbox {
@@ -147,6 +193,7 @@ struct Driver {
     /// The execution's task, until its result is taken.
     result: Option<JoinHandle<CallToolResult>>,
     questions: mpsc::UnboundedReceiver<Question>,
+    waits: mpsc::UnboundedReceiver<PageWait>,
     /// Rounds and questions so far, for the next round's number and question keys.
     rounds: u64,
     asked: u64,
@@ -195,21 +242,27 @@ impl Rounds {
         self: &Arc<Self>,
         caller: &str,
         tool: &str,
-        work: impl FnOnce(Mailbox, CancellationToken) -> F,
+        work: impl FnOnce(Mailbox, PageWaits, CancellationToken) -> F,
         ct: &CancellationToken,
     ) -> CallToolResponse
     where
         F: Future<Output = CallToolResult> + Send + 'static,
     {
         let (questions, asked) = mpsc::unbounded_channel();
+        let (waits, waiting) = mpsc::unbounded_channel();
         let cancel = CancellationToken::new();
-        let task = tokio::spawn(work(Mailbox { questions }, cancel.clone()));
+        let task = tokio::spawn(work(
+            Mailbox { questions },
+            PageWaits { waits },
+            cancel.clone(),
+        ));
         let execution = Arc::new(Execution {
             caller: caller.to_owned(),
             tool: tool.to_owned(),
             driver: tokio::sync::Mutex::new(Driver {
                 result: Some(task),
                 questions: asked,
+                waits: waiting,
                 rounds: 0,
                 asked: 0,
             }),
@@ -224,12 +277,15 @@ impl Rounds {
     /// Resumes the execution `state` names with the client's `responses`; the next round's
     /// answer. `Err` when the state does not open for `caller` calling `tool`, or names no
     /// execution waiting for this retry.
+    /// `what` names the state as it came, for errors: `requestState` (a client's retry), or
+    /// `"resume"` (the model's pick-up of an execution that answered early).
     pub(crate) async fn resume(
         self: &Arc<Self>,
         state: &str,
         mut responses: InputResponses,
         caller: &str,
         tool: &str,
+        what: &str,
         ct: &CancellationToken,
     ) -> Result<CallToolResponse, ErrorData> {
         let refused = |why: String| {
@@ -244,7 +300,7 @@ impl Rounds {
             round,
         } = sealer
             .open(state, caller, tool)
-            .map_err(|why| refused(why.to_string()))?;
+            .map_err(|why| refused(why.words(what)))?;
         let execution = self.paused().get(&id).cloned().ok_or_else(|| {
             refused(format!(
                 "the execution it names is no longer paused here: it was answered, or given up on \
@@ -262,11 +318,10 @@ impl Rounds {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
             if waiting.round != round {
-                return Err(refused(
-                    "its requestState was already used, or is of an earlier round; send the \
-                     requestState of the call's latest answer"
-                        .to_owned(),
-                ));
+                return Err(refused(format!(
+                    "its {what} was already used, or is of an earlier round; send the {what} of \
+                     the call's latest answer"
+                )));
             }
             waiting.round = 0;
             std::mem::take(&mut waiting.answers)
@@ -304,15 +359,36 @@ impl Rounds {
         enum Ended {
             Finished(Result<CallToolResult, tokio::task::JoinError>),
             Asked(Question),
+            Waiting(Vec<PageWait>),
             Cancelled,
         }
-        let ended = tokio::select! {
-            biased;
-            finished = task => Ended::Finished(finished),
-            Some(question) = driver.questions.recv() => Ended::Asked(question),
-            () = ct.cancelled() => Ended::Cancelled,
+        // Calls waiting at the approval page, and when the round stops waiting for their answers.
+        let mut waits: Vec<PageWait> = Vec::new();
+        let mut grace_until: Option<tokio::time::Instant> = None;
+        let ended = loop {
+            let until = grace_until.unwrap_or_else(tokio::time::Instant::now);
+            break tokio::select! {
+                biased;
+                finished = &mut *task => Ended::Finished(finished),
+                Some(question) = driver.questions.recv() => Ended::Asked(question),
+                Some(wait) = driver.waits.recv() => {
+                    grace_until.get_or_insert_with(|| tokio::time::Instant::now() + PAGE_GRACE);
+                    waits.push(wait);
+                    continue;
+                }
+                () = tokio::time::sleep_until(until), if grace_until.is_some() => {
+                    waits.retain(|wait| !wait.over.is_cancelled());
+                    if waits.is_empty() {
+                        grace_until = None;
+                        continue;
+                    }
+                    Ended::Waiting(std::mem::take(&mut waits))
+                }
+                () = ct.cancelled() => Ended::Cancelled,
+            };
         };
         let finished = match ended {
+            Ended::Waiting(waits) => return self.answer_early(id, execution, driver, &waits),
             Ended::Finished(finished) => finished,
             Ended::Asked(question) => {
                 let mut questions = vec![question];
@@ -356,16 +432,7 @@ impl Rounds {
             requests.insert(key.clone(), question.request);
             answers.insert(key, question.answer);
         }
-        let paused = Paused {
-            execution: id.to_owned(),
-            round,
-        };
-        let sealed = self
-            .sealer
-            .as_ref()
-            .ok_or_else(|| "this process cannot seal requestState".to_owned())
-            .and_then(|sealer| sealer.seal(&paused, &execution.caller, &execution.tool, PAUSE_TTL));
-        let state = match sealed {
+        let state = match self.seal_round(id, execution, round) {
             Ok(state) => state,
             Err(error) => {
                 execution.cancel.cancel();
@@ -383,6 +450,52 @@ impl Rounds {
         self.expire(id, execution, round);
         let requests = (!requests.is_empty()).then_some(requests);
         CallToolResponse::InputRequired(InputRequiredResult::new(requests, Some(state)))
+    }
+
+    /// Ends the round with an answer for the model: `waits` wait for a person at the approval
+    /// page, and `execute_code` with `"resume"` waits for the execution's answer.
+    fn answer_early(
+        self: &Arc<Self>,
+        id: &str,
+        execution: &Arc<Execution>,
+        driver: &mut Driver,
+        waits: &[PageWait],
+    ) -> CallToolResponse {
+        driver.rounds += 1;
+        let round = driver.rounds;
+        let state = match self.seal_round(id, execution, round) {
+            Ok(state) => state,
+            Err(error) => {
+                execution.cancel.cancel();
+                self.paused().remove(id);
+                return CallToolResponse::Complete(failed(&format!(
+                    "a call of the execution waits for a person's approval at {}, and toolweave \
+                     could not keep the execution for later: {error}",
+                    waits.first().map_or("", |wait| wait.url.as_str())
+                )));
+            }
+        };
+        *execution
+            .waiting
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Waiting {
+            round,
+            answers: HashMap::new(),
+        };
+        self.expire(id, execution, round);
+        CallToolResponse::Complete(waiting_answer(waits, &state))
+    }
+
+    /// The sealed state of `execution`'s round `round`, for its caller and tool.
+    fn seal_round(&self, id: &str, execution: &Execution, round: u64) -> Result<String, String> {
+        let paused = Paused {
+            execution: id.to_owned(),
+            round,
+        };
+        self.sealer
+            .as_ref()
+            .ok_or_else(|| "this process cannot seal requestState".to_owned())
+            .and_then(|sealer| sealer.seal(&paused, &execution.caller, &execution.tool, PAUSE_TTL))
     }
 
     /// Cancels and forgets the execution when no retry of round `round` came within
@@ -427,6 +540,44 @@ fn execution_id() -> String {
         );
     }
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// The early answer of an execution whose calls `waits` wait at the approval page: where the
+/// person approves, and how the model gets the execution's answer (`state`, as `"resume"`).
+fn waiting_answer(waits: &[PageWait], state: &str) -> CallToolResult {
+    let calls: Vec<String> = waits
+        .iter()
+        .map(|wait| {
+            format!(
+                "a call of {} ({}) waits at {} (or `toolweave approve {}` on the gateway's machine)",
+                wait.tool, wait.reason, wait.url, wait.id
+            )
+        })
+        .collect();
+    let text = format!(
+        "Not finished: the execution waits for a person's approval: {}. Tell the person where to \
+         answer; the execution goes on once they do. To wait for its answer, call execute_code \
+         with {{\"code\": \"\", \"resume\": \"{state}\"}} (the code is not run again); without that \
+         call it is given up on after {} minutes.",
+        calls.join("; "),
+        PAUSE_TTL.as_secs() / 60
+    );
+    let approvals: Vec<Value> = waits
+        .iter()
+        .map(|wait| {
+            serde_json::json!({
+                "tool": wait.tool,
+                "reason": wait.reason,
+                "url": wait.url,
+                "id": wait.id,
+            })
+        })
+        .collect();
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(serde_json::json!({
+        "waiting": { "approvals": approvals, "resume": state },
+    }));
+    result
 }
 
 fn failed(message: &str) -> CallToolResult {

@@ -1,12 +1,16 @@
-//! The `requestState` of a paused execution, sealed: what a client speaking MCP 2026-07-28 echoes
-//! back when it retries an `execute_code` call with the answers to toolweave's questions.
+//! What toolweave hands out and takes back sealed: the `requestState` of a paused execution (what
+//! a client speaking MCP 2026-07-28 echoes back when it retries an `execute_code` call with the
+//! answers to toolweave's questions, and what the model passes as `"resume"` to pick up an
+//! execution that waits for a person), and session handles (what the model passes as
+//! `"session"` to keep state without a protocol session, [`crate::handles`]).
 //!
-//! The client may send back anything, so the state is never trusted as it comes: it is sealed
-//! with rmcp's [`RequestStateCodec`] (HMAC-SHA256 under a key drawn at random when the process
-//! starts and never shown), bound to the identity that made the call and to the tool it called,
-//! and it expires. It names a paused execution, kept in memory ([`crate::rounds`]), and the round
-//! it paused at; it carries nothing else. A state sealed by another process (another copy, or
-//! this one before a restart) does not open.
+//! The client may send back anything, so nothing is trusted as it comes: it is sealed with rmcp's
+//! [`RequestStateCodec`] (HMAC-SHA256 under a key drawn at random when the process starts and
+//! never shown), bound to what it is for, to the identity that made the call and (for a state) to
+//! the tool it called, and it expires. A state names a paused execution, kept in memory
+//! ([`crate::rounds`]), and the round it paused at; a session handle names a session; neither
+//! carries anything else. What another process sealed (another copy, or this one before a
+//! restart) does not open.
 
 use std::time::Duration;
 
@@ -36,20 +40,52 @@ impl std::fmt::Debug for Sealer {
     }
 }
 
-/// Why a state did not open, in words for the client.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum Unsealed {
-    #[error(
-        "its requestState has expired: the paused execution was given up on; run the code again"
-    )]
+/// What a sealed session handle names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct SessionRef {
+    /// The session's id (random).
+    #[serde(rename = "s")]
+    pub(crate) session: String,
+}
+
+/// Why a session handle did not open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HandleUnsealed {
+    /// Its time was up.
     Expired,
-    #[error(
-        "its requestState was not made by this toolweave process for this caller and tool (it \
-         was changed, made for another identity or tool, or by another process, such as before \
-         a restart); send back the requestState of the last answer unchanged, or run the code \
-         again"
-    )]
+    /// It was changed, made for another identity, or by another process.
     Forged,
+}
+
+/// What a sealed value is for: a value sealed for one purpose never opens as another.
+const PURPOSE_STATE: &str = "requestState";
+const PURPOSE_SESSION: &str = "session";
+
+/// Why a state did not open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unsealed {
+    /// Its time was up.
+    Expired,
+    /// It was changed, made for another identity or tool, or by another process.
+    Forged,
+}
+
+impl Unsealed {
+    /// Why, in words for the client, naming the state as it came (`what`: its `requestState`,
+    /// or its `"resume"`).
+    pub(crate) fn words(self, what: &str) -> String {
+        match self {
+            Self::Expired => format!(
+                "its {what} has expired: the paused execution was given up on; run the code again"
+            ),
+            Self::Forged => format!(
+                "its {what} was not made by this toolweave process for this caller and tool (it \
+                 was changed, made for another identity or tool, or by another process, such as \
+                 before a restart); send back the {what} of the last answer unchanged, or run \
+                 the code again"
+            ),
+        }
+    }
 }
 
 impl Sealer {
@@ -70,7 +106,7 @@ impl Sealer {
         tool: &str,
         ttl: Duration,
     ) -> Result<String, String> {
-        let bound = bound_to(caller, tool);
+        let bound = bound_to(&[PURPOSE_STATE, caller, tool]);
         self.codec
             .seal_json_with(paused, &SealOptions::new().associated_data(&bound).ttl(ttl))
             .map_err(|error| error.to_string())
@@ -80,19 +116,51 @@ impl Sealer {
     /// expired.
     pub(crate) fn open(&self, state: &str, caller: &str, tool: &str) -> Result<Paused, Unsealed> {
         self.codec
-            .open_json_with(state, &bound_to(caller, tool))
+            .open_json_with(state, &bound_to(&[PURPOSE_STATE, caller, tool]))
             .map_err(|error| match error {
                 RequestStateError::Expired => Unsealed::Expired,
                 _ => Unsealed::Forged,
             })
     }
+
+    /// A handle of `session`, sealed for `caller` (the identity's name, empty for none), valid
+    /// for `ttl`.
+    pub(crate) fn seal_session(
+        &self,
+        session: &SessionRef,
+        caller: &str,
+        ttl: Duration,
+    ) -> Result<String, String> {
+        let bound = bound_to(&[PURPOSE_SESSION, caller]);
+        self.codec
+            .seal_json_with(
+                session,
+                &SealOptions::new().associated_data(&bound).ttl(ttl),
+            )
+            .map_err(|error| error.to_string())
+    }
+
+    /// The session `handle` names, if this process sealed it for `caller` and it has not
+    /// expired.
+    pub(crate) fn open_session(
+        &self,
+        handle: &str,
+        caller: &str,
+    ) -> Result<SessionRef, HandleUnsealed> {
+        self.codec
+            .open_json_with(handle, &bound_to(&[PURPOSE_SESSION, caller]))
+            .map_err(|error| match error {
+                RequestStateError::Expired => HandleUnsealed::Expired,
+                _ => HandleUnsealed::Forged,
+            })
+    }
 }
 
-/// The context a state is bound to: the caller and the tool, each length-prefixed so that no
-/// two pairs run together into the same bytes.
-fn bound_to(caller: &str, tool: &str) -> Vec<u8> {
-    let mut bound = Vec::with_capacity(16 + caller.len() + tool.len());
-    for part in [caller, tool] {
+/// The context a sealed value is bound to: its purpose, the caller and (for a state) the tool,
+/// each length-prefixed so that no two lists run together into the same bytes.
+fn bound_to(parts: &[&str]) -> Vec<u8> {
+    let mut bound = Vec::with_capacity(parts.iter().map(|part| 8 + part.len()).sum());
+    for part in parts {
         bound.extend_from_slice(&(part.len() as u64).to_be_bytes());
         bound.extend_from_slice(part.as_bytes());
     }
@@ -155,6 +223,47 @@ mod tests {
         assert_eq!(
             other.open(&state, "", "execute_code"),
             Err(Unsealed::Forged)
+        );
+    }
+
+    #[test]
+    fn a_session_handle_opens_for_its_caller_only_and_never_as_a_state() {
+        let sealer = Sealer::new().unwrap();
+        let named = SessionRef {
+            session: "s1".to_owned(),
+        };
+        let handle = sealer
+            .seal_session(&named, "alice", Duration::from_secs(60))
+            .unwrap();
+        assert_eq!(sealer.open_session(&handle, "alice"), Ok(named));
+        assert_eq!(
+            sealer.open_session(&handle, "bob"),
+            Err(HandleUnsealed::Forged)
+        );
+        assert_eq!(
+            sealer.open(&handle, "alice", "session"),
+            Err(Unsealed::Forged)
+        );
+        let state = sealer
+            .seal(&paused(), "alice", "", Duration::from_secs(60))
+            .unwrap();
+        assert_eq!(
+            sealer.open_session(&state, "alice"),
+            Err(HandleUnsealed::Forged)
+        );
+        let short = sealer
+            .seal_session(
+                &SessionRef {
+                    session: "s2".to_owned(),
+                },
+                "",
+                Duration::from_millis(1),
+            )
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(
+            sealer.open_session(&short, ""),
+            Err(HandleUnsealed::Expired)
         );
     }
 

@@ -27,7 +27,7 @@ const EXECUTE_USAGE: &str = "TypeScript/JavaScript (default): `await tools.<serv
      packages): `await tools.<server>.<tool>(a=1)`, `asyncio.gather` for parallel \
      calls, `call_tool(\"server.tool\", {...})`, `search_tools`, `describe_tools`, \
      `resources`, `prompts`, print. \
-     `store.get/set/delete/keys` persist across runs. \
+     `store.get/set/delete/keys` persist across runs; pass back an answer's `session`. \
      Filter in code; return only what is needed. No fetch, files or Intl.";
 
 /// The three tool definitions; `namespaces` are the guest server names listed in the execute
@@ -40,19 +40,18 @@ pub fn tool_definitions(namespaces: &[String]) -> Vec<Tool> {
     };
     let execute = format!(
         "Run code in a sandbox; every upstream tool is an async function. Servers: {servers}. \
-         {EXECUTE_USAGE} {TEXT_RESULT_RULE} Find tools with search_tools, their types with \
-         describe_tools."
+         {EXECUTE_USAGE} {TEXT_RESULT_RULE} Find tools with search_tools and describe_tools."
     );
     let flavor = json!({
         "type": "string",
         "enum": ["typescript", "python"],
-        "description": "Language of signatures (default typescript)"
+        "description": "Default typescript"
     });
     vec![
         tool(
             SEARCH_TOOLS,
-            "Search the upstream tools by task, e.g. \"create an issue\". Returns call names, \
-             signatures and one-line descriptions.",
+            "Search upstream tools by task, e.g. \"create an issue\": call names, signatures, \
+             one-line descriptions.",
             json!({
                 "type": "object",
                 "properties": {
@@ -105,9 +104,14 @@ fn execute_tool(description: &str) -> Tool {
             "type": "object",
             "properties": {
                 "code": {"type": "string"},
-                "language": {"type": "string", "enum": ["typescript", "javascript", "python"], "default": "typescript"},
+                // The description says TypeScript is the default: a "default" here costs every
+                // session tokens in tools/list.
+                "language": {"type": "string", "enum": ["typescript", "javascript", "python"]},
                 "allowedTools": {"type": "array", "items": {"type": "string"}},
-                "timeoutMs": {"type": "integer"}
+                "timeoutMs": {"type": "integer"},
+                // `resume` is read too, and not listed: the answer that gives one says how to pass
+                // it, and every session pays for each property listed here.
+                "session": {"type": "string"}
             },
             "required": ["code"]
         }),
@@ -156,7 +160,14 @@ fn accepted_arguments(tool: &str) -> &'static [&'static str] {
     match tool {
         SEARCH_TOOLS => &["query", "limit", "language"],
         DESCRIBE_TOOLS => &["names", "language", "schemas"],
-        EXECUTE_CODE => &["code", "language", "allowedTools", "timeoutMs"],
+        EXECUTE_CODE => &[
+            "code",
+            "language",
+            "allowedTools",
+            "timeoutMs",
+            "session",
+            "resume",
+        ],
         _ => &[],
     }
 }

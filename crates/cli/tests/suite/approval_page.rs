@@ -90,16 +90,37 @@ impl Gateway {
         self.execute_with(json!({ "code": code, "language": "javascript" }))
     }
 
-    /// Starts an execution with `arguments`; its answer, when it comes.
+    /// Starts an execution with `arguments`; its answer, when it comes. A call waiting at the
+    /// page makes the execution answer early, saying where; its `resume` waits for the rest.
     fn execute_with(&self, arguments: Value) -> tokio::task::JoinHandle<CallToolResult> {
         let peer = self.client.peer().clone();
         let Value::Object(arguments) = arguments else {
             panic!("arguments must be an object: {arguments}");
         };
         tokio::spawn(async move {
-            peer.call_tool(CallToolRequestParams::new("execute_code").with_arguments(arguments))
+            let mut answer = peer
+                .call_tool(CallToolRequestParams::new("execute_code").with_arguments(arguments))
                 .await
-                .unwrap()
+                .unwrap();
+            while let Some(waiting) = answer
+                .structured_content
+                .as_ref()
+                .and_then(|structured| structured.get("waiting"))
+                .cloned()
+            {
+                let text = Execution::from_result(answer.clone()).unwrap().text;
+                let url = waiting["approvals"][0]["url"].as_str().unwrap();
+                assert!(text.contains(url), "{text}");
+                let Value::Object(resume) = json!({ "code": "", "resume": waiting["resume"] })
+                else {
+                    unreachable!("a literal object");
+                };
+                answer = peer
+                    .call_tool(CallToolRequestParams::new("execute_code").with_arguments(resume))
+                    .await
+                    .unwrap();
+            }
+            answer
         })
     }
 

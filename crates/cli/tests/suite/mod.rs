@@ -10,6 +10,7 @@ mod confinement;
 mod conformance;
 mod emit;
 mod failures;
+mod handles;
 mod http;
 mod identities;
 mod llm;

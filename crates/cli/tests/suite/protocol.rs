@@ -370,7 +370,7 @@ async fn unknown_arguments_are_warnings_and_the_tool_still_runs() {
     assert_eq!(
         text,
         "42\n\
-         Warning: \"lang\" is not an argument of execute_code; it was ignored. Did you mean \"language\"? execute_code takes \"code\", \"language\", \"allowedTools\", \"timeoutMs\"."
+         Warning: \"lang\" is not an argument of execute_code; it was ignored. Did you mean \"language\"? execute_code takes \"code\", \"language\", \"allowedTools\", \"timeoutMs\", \"session\", \"resume\"."
     );
     let structured = executed.structured_content.unwrap();
     assert_eq!(structured["result"], json!(42));
