@@ -91,9 +91,9 @@ pub(crate) struct AskTheClient {
     execution: Arc<Mutex<HashMap<String, AnsweredVia>>>,
     session: Arc<SessionApprovals>,
     pages: Arc<ApprovalPages>,
-    /// The session's log level: the page's address goes to the client as a log message only
-    /// when warnings pass it.
-    log_level: LoggingLevel,
+    /// The request's log level: the page's address goes to the client as a log message only
+    /// when warnings pass it (never without one).
+    log_level: Option<LoggingLevel>,
 }
 
 impl AskTheClient {
@@ -104,7 +104,7 @@ impl AskTheClient {
         code_sha256: Option<String>,
         session: Arc<SessionApprovals>,
         pages: Arc<ApprovalPages>,
-        log_level: LoggingLevel,
+        log_level: Option<LoggingLevel>,
     ) -> Self {
         Self {
             client,
@@ -158,7 +158,9 @@ impl Approver for AskTheClient {
         let execution = self.execution.clone();
         let session = self.session.clone();
         let pages = self.pages.clone();
-        let notify = crate::severity(LoggingLevel::Warning) >= crate::severity(self.log_level);
+        let notify = self
+            .log_level
+            .is_some_and(|least| crate::severity(LoggingLevel::Warning) >= crate::severity(least));
         Box::pin(async move {
             if let Some(answer) = covered(&execution, &session, &request) {
                 return answer;
