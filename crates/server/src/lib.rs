@@ -124,7 +124,8 @@ const FOLLOWING_LIST_TTL_MS: u64 = 60 * 1000;
 const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
 
 /// A request whose `_meta` names a log level MCP does not have is refused (`-32602`), naming the
-/// levels it has.
+/// levels it has, as the logging utility asks. rmcp 3.11 reads such a level as none at all, and
+/// checks nothing: this is that check.
 fn check_log_level(context: &RequestContext<RoleServer>) -> Result<(), ErrorData> {
     match context.meta.get(LOG_LEVEL_KEY) {
         Some(given) if context.meta.log_level().is_none() => Err(ErrorData::invalid_params(
