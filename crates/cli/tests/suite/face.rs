@@ -14,7 +14,7 @@ use toolweave_testkit::http::HttpToolweave;
 use super::{run_sdk_script, toolweave};
 
 /// The fixture's config, its server started with `--record-meta` (the file it records into).
-fn recording_config() -> (tempfile::TempDir, PathBuf, PathBuf) {
+pub(super) fn recording_config() -> (tempfile::TempDir, PathBuf, PathBuf) {
     let (dir, config) = fixture_config(&["fixture"]).unwrap();
     let recorded = dir.path().join("meta.jsonl");
     let mut servers: Value = serde_json::from_slice(&std::fs::read(&config).unwrap()).unwrap();
