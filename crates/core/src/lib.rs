@@ -121,7 +121,7 @@ pub use toolweave_sandbox::{
 };
 pub use toolweave_upstream::{
     Capability, ClientConnection, ClientSession, ClientSessions, ForwardedAnswer, ForwardedRequest,
-    Listener, Notice, Refusal, RequestKind, ServerState, UpstreamManager, definition,
+    Listener, Notice, Refusal, RequestKind, ServerState, TraceContext, UpstreamManager, definition,
 };
 pub use worker_entry::{
     CONFINEMENT_CHECK_ARGUMENT, WORKER_ARGUMENT, run_worker_if_asked, worker_command,

@@ -112,9 +112,9 @@ pub(crate) struct AskTheClient {
     execution: Arc<Mutex<HashMap<String, AnsweredVia>>>,
     session: Arc<SessionApprovals>,
     pages: Arc<ApprovalPages>,
-    /// The session's log level: the page's address goes to the client as a log message only
-    /// when warnings pass it.
-    log_level: LoggingLevel,
+    /// The request's log level: the page's address goes to the client as a log message only
+    /// when warnings pass it (never without one).
+    log_level: Option<LoggingLevel>,
     /// Told when a call waits at the approval page and the client cannot show it: the round of
     /// the execution answers early, saying where (`rounds.rs`).
     page_waits: Option<PageWaits>,
@@ -128,7 +128,7 @@ impl AskTheClient {
         code_sha256: Option<String>,
         session: Arc<SessionApprovals>,
         pages: Arc<ApprovalPages>,
-        log_level: LoggingLevel,
+        log_level: Option<LoggingLevel>,
     ) -> Self {
         Self {
             client,
@@ -191,7 +191,9 @@ impl Approver for AskTheClient {
         let session = self.session.clone();
         let pages = self.pages.clone();
         let page_waits = self.page_waits.clone();
-        let notify = crate::severity(LoggingLevel::Warning) >= crate::severity(self.log_level);
+        let notify = self
+            .log_level
+            .is_some_and(|least| crate::severity(LoggingLevel::Warning) >= crate::severity(least));
         Box::pin(async move {
             if let Some(answer) = covered(&execution, &session, &request) {
                 return answer;

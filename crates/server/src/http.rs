@@ -215,6 +215,7 @@ impl HttpListener {
     /// [`DRAIN_QUIET`] (or after [`SHUTDOWN_GRACE`], cancelling what still runs), every session
     /// is closed and open connections get a moment to close.
     pub async fn serve(self, handler: ToolweaveServer, stop: CancellationToken) {
+        let handler = handler.with_identities(!self.options.identities.is_empty());
         let sessions = CancellationToken::new();
         let config = self
             .protocol_config()

@@ -41,9 +41,9 @@ use rmcp::model::{
     CustomRequest, CustomResult, DiscoverResult, Implementation, InitializeRequestParams,
     InitializeResult, ListToolsResult, LoggingLevel, LoggingMessageNotificationParam,
     PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
-    ServerCapabilities, ServerConfig, SetLevelRequestParams,
+    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscriptionFilter,
 };
-use rmcp::service::{NotificationContext, Peer, RequestContext};
+use rmcp::service::{NotificationContext, Peer, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
@@ -108,6 +108,9 @@ pub struct ToolweaveServer {
     /// Sessions named by handles, for requests over HTTP without an MCP session, shared by
     /// every handler.
     handles: Arc<handles::SessionHandles>,
+    /// Whether identities are set (over HTTP): each token has rules of its own, so what
+    /// `tools/list` answers is cached per token (`cacheScope` private).
+    per_identity: bool,
 }
 
 /// Where an execution keeps what outlives it and what its person approves for the rest of the
@@ -124,8 +127,36 @@ struct Scope {
 }
 
 /// How long a client may keep `server/discover`'s answer: it changes only when toolweave is
-/// started again with other settings.
+/// started again with other settings. The same holds for a tool list that does not follow the
+/// catalog.
 const DISCOVER_TTL_MS: u64 = 60 * 60 * 1000;
+
+/// How long a client may keep a tool list that follows the catalog: it changes when an upstream
+/// server comes or goes, changes its tools, or has tools held by pins. Each change is told at once
+/// on `subscriptions/listen` streams (and to 2025-11-25 sessions); a client without one reads
+/// the list again within a minute.
+const FOLLOWING_LIST_TTL_MS: u64 = 60 * 1000;
+
+/// The `_meta` key of a 2026-07-28 request's log level.
+const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
+
+/// A request whose `_meta` names a log level MCP does not have is refused (`-32602`), naming the
+/// levels it has, as the logging utility asks. rmcp 3.11 reads such a level as none at all, and
+/// checks nothing: this is that check.
+fn check_log_level(context: &RequestContext<RoleServer>) -> Result<(), ErrorData> {
+    match context.meta.get(LOG_LEVEL_KEY) {
+        Some(given) if context.meta.log_level().is_none() => Err(ErrorData::invalid_params(
+            format!(
+                "_meta {LOG_LEVEL_KEY} is {}, which is not an MCP log level: give one of debug, \
+                 info, notice, warning, error, critical, alert or emergency, or leave it out to \
+                 be sent no log messages",
+                toolweave_core::cut(given.to_string(), MAX_ECHOED_NAME)
+            ),
+            None,
+        )),
+        _ => Ok(()),
+    }
+}
 
 /// Whether the request is made in MCP 2026-07-28 or later: its client declares what it supports
 /// on each request, sends no `initialize`, and takes no requests from the server.
@@ -187,8 +218,15 @@ impl ToolweaveServer {
             identity: Arc::default(),
             rounds: Arc::default(),
             handles: Arc::default(),
+            per_identity: false,
             gateway,
         }
+    }
+
+    /// Serves a client whose tokens name identities (`per_identity`), each with rules of its own.
+    pub fn with_identities(mut self, per_identity: bool) -> Self {
+        self.per_identity = per_identity;
+        self
     }
 
     /// Asks for approval as `options` say (form elicitation or the approval page, and how long
@@ -414,6 +452,17 @@ impl ToolweaveServer {
         ))
     }
 
+    /// The least severe log level sent during the request in `context`: a 2026-07-28 request's
+    /// own (`io.modelcontextprotocol/logLevel` in `_meta`; without it, no log message at all),
+    /// else the request's or, failing that, the session's (`logging/setLevel`).
+    fn request_log_level(&self, context: &RequestContext<RoleServer>) -> Option<LoggingLevel> {
+        match context.meta.log_level() {
+            Some(level) => Some(level),
+            None if modern(context) => None,
+            None => Some(self.log_level()),
+        }
+    }
+
     /// The log level this session's client asked for.
     pub fn log_level(&self) -> LoggingLevel {
         *self
@@ -576,7 +625,7 @@ impl ToolweaveServer {
                                 Some(code_sha256(code)),
                                 scope.approvals.clone(),
                                 self.pages.clone(),
-                                context.meta.log_level().unwrap_or_else(|| self.log_level()),
+                                self.request_log_level(context),
                             )
                             .telling(context.extensions.get::<PageWaits>().cloned()),
                         )),
@@ -813,14 +862,16 @@ impl ToolweaveServer {
         work: impl FnOnce(Listener) -> F,
     ) -> T {
         let (listener, notices) = Listener::new();
-        let listener = listener.with_client(Arc::new(self.request_client(context)));
+        let listener = listener
+            .with_client(Arc::new(self.request_client(context)))
+            .with_trace(telemetry::caller_trace(&context.meta));
         let (finished, done) = oneshot::channel();
         let working = async {
             let value = work(listener).await;
             let _ = finished.send(());
             value
         };
-        let level = context.meta.log_level().unwrap_or_else(|| self.log_level());
+        let level = self.request_log_level(context);
         let forwarding = forward_notices(
             notices,
             done,
@@ -864,7 +915,7 @@ impl ToolweaveServer {
                             None,
                             self.approvals.clone(),
                             self.pages.clone(),
-                            context.meta.log_level().unwrap_or_else(|| self.log_level()),
+                            self.request_log_level(context),
                         ))),
                         identity: caller.map(|caller| caller.identity().clone()),
                     },
@@ -984,7 +1035,8 @@ fn with_warnings_structured(mut result: CallToolResult, warnings: &[String]) -> 
 
 /// Sends the notices of an execution (or a direct call) to its client until `done`: upstream
 /// servers' progress and the code's `progress(...)` as progress of the request (when the client
-/// asked for progress with a token), log messages at or above `level` (upstream servers', from
+/// asked for progress with a token), log messages at or above `level` (none without one: a 2026-07-28
+/// request that did not ask for them) (upstream servers', from
 /// `toolweave/<server>`, and the code's console lines, from `toolweave/code`). The code's progress
 /// without a token goes as a log message at info level. The code's progress is sent at most
 /// every [`CODE_PROGRESS_INTERVAL`]: the latest waits for the interval, and the last is always
@@ -994,7 +1046,7 @@ async fn forward_notices(
     mut done: oneshot::Receiver<()>,
     peer: &Peer<RoleServer>,
     progress_token: Option<ProgressToken>,
-    level: LoggingLevel,
+    level: Option<LoggingLevel>,
 ) {
     let mut sender = NoticeSender {
         peer,
@@ -1052,7 +1104,8 @@ const CODE_PROGRESS_INTERVAL: std::time::Duration = std::time::Duration::from_mi
 struct NoticeSender<'a> {
     peer: &'a Peer<RoleServer>,
     progress_token: Option<ProgressToken>,
-    level: LoggingLevel,
+    /// The least severe level sent; `None`: no log message is sent.
+    level: Option<LoggingLevel>,
     last_progress: f64,
 }
 
@@ -1134,7 +1187,10 @@ impl NoticeSender<'_> {
     }
 
     async fn log(&self, level: LoggingLevel, logger: String, data: Value) {
-        if severity(level) < severity(self.level) {
+        if self
+            .level
+            .is_none_or(|least| severity(level) < severity(least))
+        {
             return;
         }
         let mut params = LoggingMessageNotificationParam::new(level, data);
@@ -1308,9 +1364,53 @@ impl ServerHandler for ToolweaveServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        check_log_level(&context)?;
         self.connect_per_request(&context);
         let listed = self.listing.current(&self.gateway, true).await;
-        Ok(ListToolsResult::with_all_items(listed.show()))
+        // A list made while servers still start changes as each becomes ready.
+        let ttl_ms = if !self.listing.follows_catalog() {
+            DISCOVER_TTL_MS
+        } else if self
+            .gateway
+            .upstream()
+            .status()
+            .iter()
+            .any(|status| matches!(status.state, toolweave_core::ServerState::Starting))
+        {
+            0
+        } else {
+            FOLLOWING_LIST_TTL_MS
+        };
+        // Every identity is shown the same list today; with identities set it is still cached
+        // per token, since each token's rules decide which of the tools it may call.
+        let scope = if self.per_identity {
+            CacheScope::Private
+        } else {
+            CacheScope::Public
+        };
+        Ok(ListToolsResult::with_all_items(listed.show())
+            .with_ttl_ms(ttl_ms)
+            .with_cache_scope(scope))
+    }
+
+    /// `subscriptions/listen` (MCP 2026-07-28): tool list changes, for a list that can change;
+    /// nothing else toolweave sends is a change of this kind.
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::new();
+        if self.listing.follows_catalog() && requested.tools_list_changed == Some(true) {
+            accepted.tools_list_changed = Some(true);
+        }
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let _listening = (context.accepted().tools_list_changed == Some(true))
+            .then(|| self.listing.listen(context.sink().clone()));
+        context.cancelled().await;
+        Ok(())
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
@@ -1330,6 +1430,7 @@ impl ServerHandler for ToolweaveServer {
         let caller = self
             .caller(&context)
             .map_err(|message| ErrorData::invalid_request(message, None))?;
+        check_log_level(&context)?;
         self.connect_per_request(&context);
         let caller_name = caller
             .as_ref()

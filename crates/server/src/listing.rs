@@ -1,7 +1,8 @@
 //! What `tools/list` shows: the shape's own tools (the three, or `execute_code` alone with every
 //! tool declared in its description) and the upstream tools listed directly (`--direct`). A list
 //! made from the catalog is made again when the catalog changes, and every session that was
-//! shown the old one is told (`notifications/tools/list_changed`).
+//! shown the old one is told (`notifications/tools/list_changed`), as is every
+//! `subscriptions/listen` stream (MCP 2026-07-28) that asked for tool list changes.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -9,7 +10,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
 
 use rmcp::RoleServer;
 use rmcp::model::{Tool, ToolAnnotations};
-use rmcp::service::Peer;
+use rmcp::service::{Peer, SubscriptionSink};
 use serde_json::{Map, Value};
 use toolweave_catalog::{Catalog, Entry, ToolSchema};
 use toolweave_config::{Shape, ToolGlobs};
@@ -87,6 +88,9 @@ pub(crate) struct Listing {
     current: RwLock<Arc<Listed>>,
     /// Sessions that initialized, by number: told when the list changes.
     sessions: Mutex<HashMap<u64, Peer<RoleServer>>>,
+    /// `subscriptions/listen` streams that asked for tool list changes, by number: told when
+    /// the list changes, whether or not their client was shown it.
+    listening: Mutex<HashMap<u64, SubscriptionSink>>,
     /// The servers the single shape's description last left undeclared (warned about once).
     undeclared: Mutex<Vec<String>>,
 }
@@ -108,6 +112,7 @@ impl Listing {
                 shown: AtomicBool::new(false),
             })),
             sessions: Mutex::new(HashMap::new()),
+            listening: Mutex::new(HashMap::new()),
             undeclared: Mutex::new(Vec::new()),
         }
     }
@@ -131,29 +136,29 @@ impl Listing {
         if !self.follows_catalog() {
             return self.snapshot();
         }
-        let (listed, changed) = gateway
+        let (listed, change) = gateway
             .read_catalog(settle, |catalog, version| {
                 self.update(catalog, version, &unavailable(gateway))
             })
             .await;
-        if changed {
-            self.tell_sessions();
+        if change.changed {
+            self.tell(change.shown);
         }
         listed
     }
 
-    /// Makes the list of `catalog` (at `version`) current; whether it differs from one a client
-    /// was shown.
+    /// Makes the list of `catalog` (at `version`) current; whether it differs from the one
+    /// before, and whether a client was shown that one.
     fn update(
         &self,
         catalog: &Catalog,
         version: u64,
         unavailable: &[String],
-    ) -> (Arc<Listed>, bool) {
+    ) -> (Arc<Listed>, Change) {
         let now = self.snapshot();
         // Never back to an older catalog, should two makers cross.
         if now.version.is_some_and(|made| made >= version) {
-            return (now, false);
+            return (now, Change::default());
         }
         let mut tools = match self.options.shape {
             Shape::Three => now
@@ -170,7 +175,7 @@ impl Listing {
         };
         let mut direct = HashMap::new();
         let taken: Vec<String> = tools.iter().map(|tool| tool.name.to_string()).collect();
-        let chosen: Vec<&Entry> = catalog
+        let mut chosen: Vec<&Entry> = catalog
             .entries()
             .iter()
             .filter(|entry| {
@@ -179,8 +184,17 @@ impl Listing {
                     .matches(&toolweave_core::entry_name(entry))
             })
             .collect();
-        for (entry, name) in chosen.iter().zip(direct_names(&chosen, taken)) {
-            tools.push(direct_tool(entry, &name));
+        // In an order of their own, whatever order servers list them in, so that the same tools
+        // are listed the same way (a client's prompt cache holds) and named the same.
+        chosen.sort_by(|a, b| (&a.server, &a.tool).cmp(&(&b.server, &b.tool)));
+        let mut listed_directly: Vec<(Tool, String, &Entry)> = chosen
+            .iter()
+            .zip(direct_names(&chosen, taken))
+            .map(|(entry, name)| (direct_tool(entry, &name), name, *entry))
+            .collect();
+        listed_directly.sort_by(|a, b| a.1.cmp(&b.1));
+        for (tool, name, entry) in listed_directly {
+            tools.push(tool);
             direct.insert(name, (entry.server.clone(), entry.tool.clone()));
         }
         let changed = tools != now.tools;
@@ -191,7 +205,11 @@ impl Listing {
             shown: AtomicBool::new(!changed && now.shown.load(Ordering::Relaxed)),
         });
         *self.current.write().unwrap_or_else(PoisonError::into_inner) = listed.clone();
-        (listed, changed && now.shown.load(Ordering::Relaxed))
+        let change = Change {
+            changed,
+            shown: now.shown.load(Ordering::Relaxed),
+        };
+        (listed, change)
     }
 
     /// The single shape's declarations: every tool, one namespace block per server, as many
@@ -280,16 +298,41 @@ impl Listing {
             .remove(&session);
     }
 
-    /// Sends `notifications/tools/list_changed` to every session, off the caller's path.
-    fn tell_sessions(&self) {
-        let peers: Vec<Peer<RoleServer>> = self
-            .sessions
+    /// Tells `sink`'s stream when the list changes, until the returned place is dropped.
+    pub(crate) fn listen(self: &Arc<Self>, sink: SubscriptionSink) -> Listening {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let number = NEXT.fetch_add(1, Ordering::Relaxed);
+        self.listening
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(number, sink);
+        Listening {
+            listing: Arc::downgrade(self),
+            number,
+        }
+    }
+
+    /// Sends `notifications/tools/list_changed`, off the caller's path, to every listening
+    /// stream, and to every session when one was `shown` the list before.
+    fn tell(&self, shown: bool) {
+        let peers: Vec<Peer<RoleServer>> = if shown {
+            self.sessions
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .values()
+                .cloned()
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let sinks: Vec<SubscriptionSink> = self
+            .listening
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .values()
             .cloned()
             .collect();
-        if peers.is_empty() {
+        if peers.is_empty() && sinks.is_empty() {
             return;
         }
         tokio::spawn(async move {
@@ -298,7 +341,39 @@ impl Listing {
                     tracing::debug!(%error, "notifications/tools/list_changed could not be sent");
                 }
             }
+            for sink in sinks {
+                if let Err(error) = sink.notify_tool_list_changed().await {
+                    tracing::debug!(%error, "notifications/tools/list_changed could not be sent on a subscriptions/listen stream");
+                }
+            }
         });
+    }
+}
+
+/// What making the list again changed.
+#[derive(Default)]
+struct Change {
+    /// The list differs from the one before.
+    changed: bool,
+    /// A client was shown the one before.
+    shown: bool,
+}
+
+/// A `subscriptions/listen` stream's place among those told of changes; it leaves when dropped.
+pub(crate) struct Listening {
+    listing: Weak<Listing>,
+    number: u64,
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        if let Some(listing) = self.listing.upgrade() {
+            listing
+                .listening
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&self.number);
+        }
     }
 }
 

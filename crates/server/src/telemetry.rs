@@ -5,8 +5,11 @@
 //! manager), which `tracing-opentelemetry` turns into OpenTelemetry spans. They are `TRACE`
 //! spans: without an exporter the log filter leaves them disabled, so tracing costs nothing
 //! when it is off. An execution joins the caller's trace when its request's `_meta` carries W3C
-//! trace context (`traceparent`, `tracestate`), as MCP clients put it there. Spans leave in
-//! batches, from a thread of the SDK's own, so exporting never waits on the protocol thread.
+//! trace context (`traceparent`, `tracestate`), as MCP clients put it there. Every upstream
+//! request carries trace context on in its own `_meta`: its own span's when spans are exported,
+//! else the caller's as it came, so the upstream server's spans join the caller's trace either
+//! way. Spans leave in batches, from a thread of the SDK's own, so exporting never waits on the
+//! protocol thread.
 
 use std::time::Duration;
 
@@ -158,6 +161,29 @@ pub(crate) fn execution_span(language: Language, meta: &RequestMetaObject) -> tr
         let _ = span.set_parent(caller);
     }
     span
+}
+
+/// The caller's W3C trace context in a request's `_meta` (`traceparent`, `tracestate`), when it
+/// is well formed: what upstream requests made for the request carry on when toolweave's own
+/// spans are not exported. A `traceparent` that is not W3C trace context is not passed on.
+pub(crate) fn caller_trace(meta: &RequestMetaObject) -> Option<toolweave_core::TraceContext> {
+    use opentelemetry::trace::TraceContextExt;
+    let caller = TraceContextPropagator::new().extract(&MetaCarrier(meta));
+    let span = caller.span();
+    let context = span.span_context();
+    if !context.is_valid() {
+        return None;
+    }
+    let tracestate = context.trace_state().header();
+    Some(toolweave_core::TraceContext {
+        traceparent: format!(
+            "00-{}-{}-{:02x}",
+            context.trace_id(),
+            context.span_id(),
+            context.trace_flags().to_u8()
+        ),
+        tracestate: (!tracestate.is_empty()).then_some(tracestate),
+    })
 }
 
 /// Marks how an execution ended on its span: `ok`, or the error's kind.

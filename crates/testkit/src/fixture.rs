@@ -102,6 +102,9 @@ pub struct FixtureOptions {
     /// `--append-description TOOL=TEXT` (repeatable): TEXT is added to the end of TOOL's
     /// description, as a server that changed a tool's definition would list it.
     pub appended_descriptions: Vec<(String, String)>,
+    /// `--record-meta FILE`: the `_meta` of every tool call is added to FILE, one JSON line
+    /// `{"tool", "meta"}` each, so a test sees what a client sent beside the arguments.
+    pub record_meta: Option<std::path::PathBuf>,
 }
 
 /// What `--stdout-garbage` does.
@@ -120,6 +123,7 @@ impl Default for FixtureOptions {
             fail_start: false,
             start_delay: Duration::ZERO,
             page_size: None,
+            record_meta: None,
             listen: None,
             require_header: None,
             oauth: None,
@@ -187,6 +191,9 @@ impl FixtureOptions {
                             format!("--page-size takes a positive number, got {text:?}")
                         })?;
                     options.page_size = Some(size);
+                }
+                "--record-meta" => {
+                    options.record_meta = Some(value("--record-meta")?.into());
                 }
                 "--http" => options.listen = Some(Listen::Http(value("--http")?)),
                 "--sse" => options.listen = Some(Listen::Sse(value("--sse")?)),
@@ -266,7 +273,7 @@ impl FixtureOptions {
 }
 
 /// What `--help` prints.
-pub const USAGE: &str = "usage: toolweave-fixture [--name NAME] [--instructions TEXT] [--tools N] [--append-description TOOL=TEXT] [--fail-start] [--start-delay-ms N] [--page-size N] [--http ADDR | --sse ADDR] [--require-header \"Name: value\"] [--oauth [--token-lifetime-secs N]] [--stdout-garbage banner|only] [--exit-after-calls N] [--faults [--fault-initialize KIND] [--fault-tools malformed,deep:N] [--fault-framing events|json]]";
+pub const USAGE: &str = "usage: toolweave-fixture [--name NAME] [--instructions TEXT] [--tools N] [--append-description TOOL=TEXT] [--fail-start] [--start-delay-ms N] [--page-size N] [--record-meta FILE] [--http ADDR | --sse ADDR] [--require-header \"Name: value\"] [--oauth [--token-lifetime-secs N]] [--stdout-garbage banner|only] [--exit-after-calls N] [--faults [--fault-initialize KIND] [--fault-tools malformed,deep:N] [--fault-framing events|json]]";
 
 /// The server handler. Cheap to clone: clones share the tool list.
 #[derive(Debug, Clone)]
@@ -284,6 +291,8 @@ pub struct FixtureServer {
     kept_roots: Arc<RwLock<Option<Value>>>,
     /// Whether the tools are synthetic (`--tools N`).
     synthetic: bool,
+    /// Where each call's `_meta` is added (`--record-meta`).
+    record_meta: Option<std::path::PathBuf>,
 }
 
 /// What became of `slow` calls, reported by the `stats` tool: tests see from outside whether a
@@ -308,6 +317,7 @@ impl FixtureServer {
             instructions: None,
             kept_roots: Arc::default(),
             synthetic: false,
+            record_meta: None,
         }
     }
 
@@ -345,6 +355,12 @@ impl FixtureServer {
         let description = format!("{}{text}", listed.description.as_deref().unwrap_or(""));
         listed.description = Some(description.into());
         true
+    }
+
+    /// Adds the `_meta` of every tool call to `path` (see [`FixtureOptions::record_meta`]).
+    pub fn with_record_meta(mut self, path: Option<std::path::PathBuf>) -> Self {
+        self.record_meta = path;
+        self
     }
 
     /// Exits the process once `calls` tool calls are answered (see
@@ -660,6 +676,19 @@ impl ServerHandler for FixtureServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = request.arguments.unwrap_or_default();
+        if let Some(path) = &self.record_meta {
+            let line = json!({ "tool": request.name, "meta": context.meta });
+            let written = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .and_then(|mut file| {
+                    std::io::Write::write_all(&mut file, format!("{line}\n").as_bytes())
+                });
+            if let Err(error) = written {
+                tracing::warn!(%error, path = %path.display(), "could not record a call's _meta");
+            }
+        }
         let number = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
         let Some(limit) = self.exit_after_calls else {
             let result = self.call(&request.name, &arguments, &context).await?;
@@ -705,6 +734,7 @@ pub async fn serve_stdio(options: FixtureOptions) -> anyhow::Result<()> {
     }
     let server = FixtureServer::new(options.name.clone(), options.page_size)
         .with_exit_after_calls(options.exit_after_calls)
+        .with_record_meta(options.record_meta.clone())
         .with_instructions(options.instructions.clone())
         .with_synthetic_tools(options.synthetic_tools)
         .with_appended_descriptions(&options.appended_descriptions);
@@ -993,6 +1023,8 @@ mod tests {
                 "500",
                 "--append-description",
                 "add= Then more.",
+                "--record-meta",
+                "meta.jsonl",
             ]
             .map(String::from),
         )
@@ -1013,6 +1045,7 @@ mod tests {
                 instructions: None,
                 synthetic_tools: Some(500),
                 appended_descriptions: vec![("add".into(), " Then more.".into())],
+                record_meta: Some("meta.jsonl".into()),
             }
         );
         let options = FixtureOptions::parse(

@@ -44,6 +44,7 @@ pub async fn serve_http(options: FixtureOptions) -> anyhow::Result<()> {
     }
     let server = FixtureServer::new(options.name.clone(), options.page_size)
         .with_exit_after_calls(options.exit_after_calls)
+        .with_record_meta(options.record_meta.clone())
         .with_instructions(options.instructions.clone())
         .with_synthetic_tools(options.synthetic_tools)
         .with_appended_descriptions(&options.appended_descriptions);

@@ -75,7 +75,7 @@ pub use auth::{
 };
 pub use error::{Delivery, Error, LimitFrom, Malformed, Result};
 pub use manager::{CallOptions, Capability, UpstreamManager, definition};
-pub use notices::{Listener, Notice};
+pub use notices::{Listener, Notice, TraceContext};
 pub use requests::{
     ClientConnection, ClientSession, ClientSessions, ForwardedAnswer, ForwardedRequest, Refusal,
     RequestKind,

@@ -7,7 +7,7 @@ use std::time::Duration;
 use rmcp::RoleClient;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-    ClientRequest, RequestId, ServerResult, Tool,
+    ClientRequest, GetMeta, RequestId, ServerResult, Tool,
 };
 use rmcp::service::{Peer, PeerRequestOptions, ServiceError};
 use serde_json::{Map, Value};
@@ -21,7 +21,7 @@ use toolweave_config::{Config, ServerConfig, Transport};
 use crate::auth::Logins;
 use crate::breaker::Breaker;
 use crate::error::LimitFrom;
-use crate::notices::{Listener, Routes};
+use crate::notices::{Listener, Routes, TraceContext};
 use crate::requests::{ClientConnection, ClientSession, Clients};
 use crate::run::{Ending, Launch, Ready, Report};
 use crate::status::{ServerState, ServerStatus};
@@ -428,6 +428,12 @@ impl UpstreamManager {
         // The upstream request, as a span of the trace its execution is part of.
         let method = request.method().to_owned();
         let span = tracing::trace_span!(target: crate::SPAN_TARGET, "upstream request", otel.name = method, otel.kind = "client", otel.status_code = tracing::field::Empty, server, tool);
+        let mut request = request;
+        carry_trace(
+            &mut request,
+            &span,
+            routes.as_ref().map(|(_, listener)| *listener),
+        );
         let sent = tracing::Instrument::instrument(
             tokio::time::timeout_at(
                 taken + limit,
@@ -942,6 +948,46 @@ pub fn definition(server: &str, tool: Tool) -> std::result::Result<ToolDefinitio
 /// it has one. With `routes`, the call's progress token is registered for `listener` as soon as
 /// the request is queued: the answer, and any progress before it, arrive later. Dropping the
 /// future before the answer tells the server the request was cancelled.
+/// Puts trace context in `request`'s `_meta`: that of `span` (the request's) when spans are
+/// exported, else the caller's, when `listener`'s caller sent one.
+fn carry_trace(request: &mut ClientRequest, span: &tracing::Span, listener: Option<&Listener>) {
+    let Some(trace) = request_trace(span).or_else(|| listener.and_then(|l| l.trace().cloned()))
+    else {
+        return;
+    };
+    let meta = request.get_meta_mut();
+    meta.set_traceparent(trace.traceparent);
+    if let Some(tracestate) = trace.tracestate {
+        meta.set_tracestate(tracestate);
+    }
+}
+
+/// The trace context an upstream request carries when toolweave's spans are exported: its own
+/// span's, in the caller's trace when the caller sent one. `None` when spans are not exported;
+/// then the caller's context is passed on as it came.
+fn request_trace(span: &tracing::Span) -> Option<TraceContext> {
+    use opentelemetry::trace::TraceContextExt;
+    use tracing_opentelemetry::OpenTelemetrySpanExt;
+    if span.is_disabled() {
+        return None;
+    }
+    let context = span.context();
+    let span_context = context.span().span_context().clone();
+    if !span_context.is_valid() {
+        return None;
+    }
+    let tracestate = span_context.trace_state().header();
+    Some(TraceContext {
+        traceparent: format!(
+            "00-{}-{}-{:02x}",
+            span_context.trace_id(),
+            span_context.span_id(),
+            span_context.trace_flags().to_u8()
+        ),
+        tracestate: (!tracestate.is_empty()).then_some(tracestate),
+    })
+}
+
 async fn send_call(
     peer: &Peer<RoleClient>,
     request: ClientRequest,

@@ -81,6 +81,19 @@ pub struct Listener {
     sender: mpsc::Sender<Notice>,
     /// The client session requests go to; none for a caller that is no MCP client.
     client: Option<Arc<dyn ClientSession>>,
+    /// The caller's W3C trace context, passed on to upstream requests when toolweave's own
+    /// spans are not exported.
+    trace: Option<TraceContext>,
+}
+
+/// W3C trace context (`traceparent`, and `tracestate` when there is one), as MCP carries it in
+/// `_meta`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceContext {
+    /// `00-<trace id>-<parent span id>-<flags>`.
+    pub traceparent: String,
+    /// Vendors' entries, as given.
+    pub tracestate: Option<String>,
 }
 
 impl Listener {
@@ -93,6 +106,7 @@ impl Listener {
             id,
             sender,
             client: None,
+            trace: None,
         };
         (listener, receiver)
     }
@@ -103,6 +117,16 @@ impl Listener {
             client: Some(client),
             ..self
         }
+    }
+
+    /// The same listener, whose calls belong to the caller's trace `trace`.
+    pub fn with_trace(self, trace: Option<TraceContext>) -> Self {
+        Self { trace, ..self }
+    }
+
+    /// The caller's trace context, when it sent one.
+    pub fn trace(&self) -> Option<&TraceContext> {
+        self.trace.as_ref()
     }
 
     /// The client session requests go to, when there is one.

@@ -9,6 +9,7 @@ mod cli;
 mod confinement;
 mod conformance;
 mod emit;
+mod face;
 mod failures;
 mod handles;
 mod http;

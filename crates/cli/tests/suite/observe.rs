@@ -397,11 +397,12 @@ async fn execute_in_trace(gateway: &Toolweave, code: &str, traceparent: Option<&
 }
 
 /// Traces reach an OTLP receiver: the execution's span in the caller's trace (from `traceparent`
-/// in `_meta`), its tool call under it, and the upstream request under that.
+/// in `_meta`), its tool call under it, and the upstream request under that, whose context the
+/// upstream server is sent in its request's `_meta`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn traces_join_the_callers_trace_and_reach_the_collector() {
     let receiver = Receiver::start().await;
-    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    let (_dir, config, recorded) = super::face::recording_config();
     let endpoint = format!("http://{}", receiver.address);
     let (client, process_id) = toolweave_testkit::harness::serve_with(
         toolweave(),
@@ -441,6 +442,21 @@ async fn traces_join_the_callers_trace_and_reach_the_collector() {
     assert_eq!(attribute(&request, "tool").as_deref(), Some("add"));
     assert!(execution.start_time_unix_nano <= call.start_time_unix_nano);
     assert!(call.end_time_unix_nano <= execution.end_time_unix_nano);
+    // The upstream server was sent the upstream request's span as its parent, in the same trace.
+    let sent = std::fs::read_to_string(&recorded).unwrap();
+    let sent: Value = serde_json::from_str(sent.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        sent["meta"]["traceparent"],
+        json!(format!(
+            "00-{caller_trace}-{}-01",
+            request
+                .span_id
+                .iter()
+                .map(|byte| format!("{byte:02x}"))
+                .collect::<String>()
+        )),
+        "{sent}"
+    );
 
     // Without trace context an execution starts a trace of its own; a failed one says so.
     let failed = execute_in_trace(&gateway, "throw new Error('no')", None).await;

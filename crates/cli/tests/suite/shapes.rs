@@ -232,9 +232,10 @@ async fn the_single_shape_and_direct_tools_follow_late_servers_and_list_changes(
     client.cancel().await.unwrap();
 }
 
-/// Tools listed directly keep their own description, schemas and annotations; a call answers as
-/// the server did, and goes through the checks a call from code does: argument validation, the
-/// policy (a denied tool is never listed), approval of destructive tools, and the audit log.
+/// Tools listed directly keep their own description, schemas and annotations, and come in the
+/// order of their names; a call answers as the server did, and goes through the checks a call
+/// from code does: argument validation, the policy (a denied tool is never listed), approval of
+/// destructive tools, and the audit log.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn direct_tools_are_listed_called_checked_and_audited() {
     let (dir, config) = fixture_config(&["fixture"]).unwrap();
@@ -272,10 +273,10 @@ async fn direct_tools_are_listed_called_checked_and_audited() {
             "describe_tools",
             "execute_code",
             "fixture__add",
-            "fixture__env",
-            "fixture__structured",
             "fixture__dotted_name",
+            "fixture__env",
             "fixture__remove",
+            "fixture__structured",
         ]
     );
     let add = &tools[3];
@@ -286,8 +287,8 @@ async fn direct_tools_are_listed_called_checked_and_audited() {
         "{:?}",
         add.input_schema
     );
-    assert!(tools[5].output_schema.is_some(), "{:?}", tools[5]);
-    let remove = tools[7].annotations.clone().unwrap();
+    assert!(tools[7].output_schema.is_some(), "{:?}", tools[7]);
+    let remove = tools[6].annotations.clone().unwrap();
     assert_eq!(remove.destructive_hint, Some(true));
 
     let sum = server
