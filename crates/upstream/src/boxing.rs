@@ -161,6 +161,10 @@ fn read_paths(entry: &Entry<'_>) -> Vec<PathBuf> {
         .or_else(|| std::env::var("PATH").ok());
     if let Some(program) = find_program(entry.command, path_variable.as_deref(), entry.cwd) {
         paths.extend(install_of(&program, home.as_deref()));
+        // A script's interpreter (a virtual environment's Python, say, installed by pyenv).
+        if let Some(interpreter) = interpreter_of(&program, path_variable.as_deref()) {
+            paths.extend(install_of(&interpreter, home.as_deref()));
+        }
     }
     for arg in entry.args {
         let arg = Path::new(arg.value());
@@ -208,6 +212,25 @@ fn find_program(command: &str, path_variable: Option<&str>, cwd: Option<&Path>) 
     std::env::split_paths(path_variable?)
         .map(|dir| dir.join(command))
         .find(|path| path.is_file())
+}
+
+/// The program a script's `#!` line runs (through `env`, the program it names).
+fn interpreter_of(script: &Path, path_variable: Option<&str>) -> Option<PathBuf> {
+    use std::io::Read;
+    let mut start = [0u8; 256];
+    let read = std::fs::File::open(script)
+        .and_then(|mut file| file.read(&mut start))
+        .ok()?;
+    let line = start[..read].strip_prefix(b"#!")?;
+    let line = line.split(|byte| *byte == b'\n').next()?;
+    let line = std::str::from_utf8(line).ok()?;
+    let mut words = line.split_whitespace();
+    let interpreter = PathBuf::from(words.next()?);
+    if interpreter.file_name().is_some_and(|name| name == "env") {
+        let program = words.find(|word| !word.starts_with('-'))?;
+        return find_program(program, path_variable, None);
+    }
+    Some(interpreter)
 }
 
 /// What running `file` needs, for it as named and as its links resolve: the top `node_modules`

@@ -110,10 +110,11 @@ impl Machine {
         )
         .unwrap();
         let home = self.home.display().to_string();
+        // Destructive tools (a file written, an entity created) are called without asking.
         Toolweave::start_with_env(
             toolweave(),
             &config,
-            &[],
+            &["--approve", "*"],
             &[
                 (CANARY_VARIABLE, CANARY_SECRET),
                 ("HOME", &home),
@@ -228,7 +229,8 @@ async fn server_memory_in_its_box_keeps_its_file_and_server_everything_sees_only
           { name: "Ada", entityType: "person", observations: ["wrote the first program"] },
         ] });
         const graph = await tools.memory.read_graph({});
-        const env = JSON.parse(await tools.everything.get_env({}));
+        const printed = await tools.everything.get_env({});
+        const env = typeof printed === "string" ? JSON.parse(printed) : printed;
         return { people: graph.entities.map((e) => e.name), env };
         "#,
     )
