@@ -173,67 +173,17 @@ pub(crate) fn spawn(
             message: "it is not a stdio server".to_owned(),
         });
     };
-    let mut command_line = Command::new(command);
-    command_line
-        .args(args.iter().map(|arg| arg.value()))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        // Captured: the child's stderr must not mix into ours (or into a terminal UI).
-        .stderr(Stdio::piped())
-        // If this task is dropped without finishing (runtime shut down), the child dies with it.
-        .kill_on_drop(true);
-    if let Some(cwd) = cwd {
-        if !cwd.is_dir() {
-            return Err(Error::Spawn {
-                server: name,
-                command: command.clone(),
-                message: format!(
-                    "the working directory {} does not exist; check \"cwd\" in the config file (a relative \"cwd\" is relative to the config file's folder)",
-                    cwd.display()
-                ),
-            });
-        }
-        command_line.current_dir(cwd);
-    }
-    let boxing = match sandbox {
+    let mut command_line = command_line(&name, command, args, cwd.as_deref())?;
+    let (home, handback) = match sandbox {
         Some(sandbox) => {
-            let entry = crate::boxing::Entry {
-                command,
-                args,
-                env,
-                cwd: cwd.as_deref(),
-                sandbox,
-            };
-            let boxing = crate::boxing::prepare(&entry).map_err(|message| Error::Spawn {
-                server: name.clone(),
-                command: command.clone(),
-                message,
-            })?;
-            command_line.env_clear().envs(&boxing.environment);
-            Some(boxing)
+            let (home, handback) = put_in_box(&mut command_line, config, sandbox)?;
+            (Some(home), handback)
         }
         // Added to the inherited environment, as MCP clients do.
         None => {
             command_line.envs(env.iter().map(|(key, value)| (key, value.value())));
-            None
+            (None, None)
         }
-    };
-    let (home, handback) = match boxing {
-        Some(crate::boxing::Boxing {
-            mut prepared, home, ..
-        }) => {
-            let handback = prepared.take_handback();
-            if !prepared.confines_files() {
-                tracing::warn!(
-                    server = %name,
-                    "SANDBOX WEAKER THAN USUAL: this kernel has no Landlock, so the server's box \
-                     keeps its environment and network but not its files"
-                );
-            }
-            enter_box_in_child(&mut command_line, prepared);
-            (Some(home), handback)
-        }
-        None => (None, None),
     };
     let spawned = command_line.spawn();
     // The child has entered its box (or failed to): the copies of the box's descriptors the
@@ -289,6 +239,89 @@ pub(crate) fn spawn(
         _boxed: boxed,
     };
     Ok((process, handshake))
+}
+
+/// The command that starts a stdio server: its arguments, piped standard streams, its `cwd`.
+fn command_line(
+    name: &str,
+    command: &str,
+    args: &[toolweave_config::Expanded],
+    cwd: Option<&Path>,
+) -> Result<Command, Error> {
+    let mut command_line = Command::new(command);
+    command_line
+        .args(args.iter().map(|arg| arg.value()))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        // Captured: the child's stderr must not mix into ours (or into a terminal UI).
+        .stderr(Stdio::piped())
+        // If this task is dropped without finishing (runtime shut down), the child dies with it.
+        .kill_on_drop(true);
+    if let Some(cwd) = cwd {
+        if !cwd.is_dir() {
+            return Err(Error::Spawn {
+                server: name.to_owned(),
+                command: command.to_owned(),
+                message: format!(
+                    "the working directory {} does not exist; check \"cwd\" in the config file (a relative \"cwd\" is relative to the config file's folder)",
+                    cwd.display()
+                ),
+            });
+        }
+        command_line.current_dir(cwd);
+    }
+    Ok(command_line)
+}
+
+/// Prepares `entry`'s box and has the command enter it: the box's private home folder, and the
+/// descriptor its proxy listener comes back over (when it may reach hosts).
+fn put_in_box(
+    command_line: &mut Command,
+    config: &ServerConfig,
+    sandbox: &toolweave_config::Sandbox,
+) -> Result<(tempfile::TempDir, Option<std::os::fd::OwnedFd>), Error> {
+    let name = &config.name;
+    let Transport::Stdio {
+        command,
+        args,
+        env,
+        cwd,
+        ..
+    } = &config.transport
+    else {
+        return Err(Error::Spawn {
+            server: name.clone(),
+            command: String::new(),
+            message: "it is not a stdio server".to_owned(),
+        });
+    };
+    let entry = &crate::boxing::Entry {
+        command,
+        args,
+        env,
+        cwd: cwd.as_deref(),
+        sandbox,
+    };
+    let crate::boxing::Boxing {
+        mut prepared,
+        home,
+        environment,
+    } = crate::boxing::prepare(entry).map_err(|message| Error::Spawn {
+        server: name.to_owned(),
+        command: entry.command.to_owned(),
+        message,
+    })?;
+    command_line.env_clear().envs(&environment);
+    let handback = prepared.take_handback();
+    if !prepared.confines_files() {
+        tracing::warn!(
+            server = %name,
+            "SANDBOX WEAKER THAN USUAL: this kernel has no Landlock, so the server's box keeps \
+             its environment and network but not its files"
+        );
+    }
+    enter_box_in_child(command_line, prepared);
+    Ok((home, handback))
 }
 
 /// Has the child enter its box between `fork` and `exec`.
