@@ -1618,6 +1618,9 @@ struct ServerCheck {
     login: Option<crate::login::LoginState>,
     /// What the server said about using it (`instructions` in its `initialize` answer).
     instructions: Option<String>,
+    /// What a stdio server may do: its box, or the user's full authority.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    access: Option<String>,
     /// Its tools whose definitions differ from their pins: a gateway holds them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     held: Vec<String>,
@@ -1642,7 +1645,7 @@ impl ServerCheck {
     }
 
     fn line(&self) -> String {
-        match (&self.error, self.tools) {
+        let line = match (&self.error, self.tools) {
             (Some(error), _) => format!(
                 "{} ({}): FAILED after {} ms: {error}",
                 self.name, self.transport, self.elapsed_ms
@@ -1665,6 +1668,10 @@ impl ServerCheck {
                     format!("; {}", crate::pins::held_note(self.held.len()))
                 }
             }
+        };
+        match &self.access {
+            Some(access) => format!("{line}\n  may: {access}"),
+            None => line,
         }
     }
 }
@@ -1804,8 +1811,25 @@ async fn check_server(
         error,
         login,
         instructions,
+        access: server_access(server),
         held,
         listed,
+    }
+}
+
+/// What a stdio server may do, for `doctor`: what its box grants, or everything the user may.
+fn server_access(server: &toolweave_config::ServerConfig) -> Option<String> {
+    match &server.transport {
+        toolweave_config::Transport::Stdio {
+            sandbox: Some(sandbox),
+            ..
+        } => Some(format!("boxed: {}", sandbox.describe())),
+        toolweave_config::Transport::Stdio { .. } => Some(
+            "unboxed: everything you may (your files, the network, toolweave's environment); \
+             add \"sandbox\" to its entry to box it"
+                .to_owned(),
+        ),
+        _ => None,
     }
 }
 

@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use crate::expand::{Expanded, MissingVariable, expand};
 use crate::oauth::OAuthSettings;
+use crate::sandbox::{SANDBOX_KEY, Sandbox};
 use crate::{Error, Result};
 
 /// Every upstream server toolweave fronts, resolved from one or more files.
@@ -94,6 +95,8 @@ pub enum Transport {
         env: BTreeMap<String, Expanded>,
         /// Working directory; relative paths are resolved against the config file's folder.
         cwd: Option<PathBuf>,
+        /// The box it runs in (`"sandbox"`), if any.
+        sandbox: Option<Sandbox>,
     },
     /// Streamable HTTP.
     Http {
@@ -151,10 +154,12 @@ struct RawServer {
     /// Tool name → milliseconds one call to it may take.
     #[serde(rename = "toolTimeouts")]
     tool_timeouts: Option<BTreeMap<String, Value>>,
+    /// The box a stdio server runs in (see [`crate::sandbox`]).
+    sandbox: Option<Value>,
 }
 
 /// The keys [`RawServer`] reads.
-const RAW_KEYS: [&str; 12] = [
+const RAW_KEYS: [&str; 13] = [
     "type",
     "command",
     "args",
@@ -167,6 +172,7 @@ const RAW_KEYS: [&str; 12] = [
     "auth",
     "disabled",
     "toolTimeouts",
+    SANDBOX_KEY,
 ];
 
 /// The key whose value is the server's tool-call timeout, in milliseconds.
@@ -609,6 +615,7 @@ fn resolve_remote(
         ("env", raw.env.is_some()),
         ("envFile", raw.env_file.is_some()),
         ("cwd", raw.cwd.is_some()),
+        (SANDBOX_KEY, raw.sandbox.is_some()),
     ] {
         if present {
             return Err(format!(
@@ -685,11 +692,18 @@ fn resolve_stdio(
         let value = expand_key(&value, &format!("\"env\".{name}"), lookup)?;
         env.insert(name, value);
     }
+    let sandbox = match &raw.sandbox {
+        Some(value) => crate::sandbox::read(value, base, &|text, key| {
+            expand_key(text, key, lookup).map(|expanded| expanded.value().to_owned())
+        })?,
+        None => None,
+    };
     Ok(Transport::Stdio {
         command,
         args,
         env,
         cwd,
+        sandbox,
     })
 }
 
@@ -723,6 +737,7 @@ mod tests {
                 args: vec![],
                 env: BTreeMap::new(),
                 cwd: Some(PathBuf::from("/etc/tw/srv")),
+                sandbox: None,
             }
         );
         assert_eq!(config.servers[0].transport.kind(), "sse");
@@ -794,7 +809,7 @@ mod tests {
         let error = parse(r#"{"mcpServers": {"gh": {"comand": "x"}}}"#).unwrap_err();
         assert_eq!(
             error.to_string(),
-            "/etc/tw/mcp.json: server \"gh\": unknown key \"comand\" (did you mean \"command\"?); the keys a server entry may have are type, command, args, env, envFile, cwd, url, headers, oauth, auth, disabled, toolTimeouts, timeout"
+            "/etc/tw/mcp.json: server \"gh\": unknown key \"comand\" (did you mean \"command\"?); the keys a server entry may have are type, command, args, env, envFile, cwd, url, headers, oauth, auth, disabled, toolTimeouts, sandbox, timeout"
         );
         let error = parse(r#"{"mcpServers": {"gh": {"args": []}}}"#).unwrap_err();
         assert!(
@@ -911,7 +926,7 @@ mod tests {
             assert_eq!(
                 error,
                 format!(
-                    "/etc/tw/mcp.json: server \"s\": unknown key \"{key}\"{hint}; the keys a server entry may have are type, command, args, env, envFile, cwd, url, headers, oauth, auth, disabled, toolTimeouts, timeout"
+                    "/etc/tw/mcp.json: server \"s\": unknown key \"{key}\"{hint}; the keys a server entry may have are type, command, args, env, envFile, cwd, url, headers, oauth, auth, disabled, toolTimeouts, sandbox, timeout"
                 )
             );
         }

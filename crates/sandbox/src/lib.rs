@@ -25,6 +25,7 @@ mod pool;
 mod program;
 mod python;
 mod report;
+pub mod server_box;
 pub mod surrogates;
 mod transpile;
 mod worker;

@@ -48,6 +48,7 @@
 
 mod auth;
 mod bounded;
+mod boxing;
 mod breaker;
 mod client;
 mod decode;
@@ -58,6 +59,7 @@ mod lines;
 mod manager;
 mod notices;
 mod process;
+mod proxy;
 mod remote;
 mod requests;
 mod run;

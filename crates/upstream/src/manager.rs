@@ -339,7 +339,7 @@ impl UpstreamManager {
             answer,
         };
         match self.send(server, tool, request, None, options).await? {
-            ServerResult::CallToolResult(result) => Ok(result),
+            ServerResult::CallToolResult(result) => Ok(self.with_denial_note(server, result)),
             // `{}`: a result with no content.
             ServerResult::EmptyResult(_) => Ok(CallToolResult::success(Vec::new())),
             ServerResult::InputRequiredResult(_) => {
@@ -525,6 +525,44 @@ impl UpstreamManager {
                 SHUTDOWN_LIMIT.as_millis()
             );
         }
+    }
+
+    /// `result`, with a note naming the entry key to change added to it when its server is boxed
+    /// and its error looks like the box's doing (see `boxing::denial_note`).
+    fn with_denial_note(&self, server: &str, mut result: CallToolResult) -> CallToolResult {
+        if result.is_error != Some(true) {
+            return result;
+        }
+        let Some(config) = self
+            .index_of(server)
+            .ok()
+            .map(|index| &self.shared.servers[index].config)
+        else {
+            return result;
+        };
+        let Transport::Stdio {
+            sandbox: Some(sandbox),
+            env,
+            ..
+        } = &config.transport
+        else {
+            return result;
+        };
+        let text: String = result
+            .content
+            .iter()
+            .filter_map(|content| content.as_text().map(|text| text.text.as_str()))
+            .collect::<Vec<_>>()
+            .join("\n");
+        if let Some(note) =
+            crate::boxing::denial_note(&config.name, &config.source, sandbox, env, &text)
+        {
+            // First: a long error is cut at its end before the model reads it.
+            result
+                .content
+                .insert(0, rmcp::model::ContentBlock::text(note));
+        }
+        result
     }
 
     fn index_of(&self, server: &str) -> Result<usize> {

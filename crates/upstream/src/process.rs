@@ -10,7 +10,7 @@ use rmcp::ServiceExt;
 use rmcp::service::ClientInitializeError;
 use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
-use toolweave_config::Transport;
+use toolweave_config::{Network, ServerConfig, Transport};
 
 use crate::Error;
 use crate::bounded::{BoundedLines, MAX_MESSAGE_BYTES, StdoutFindings};
@@ -34,6 +34,22 @@ pub(crate) struct Process {
     /// What its stdout carried besides messages: a line too long, lines that are not MCP (see
     /// `bounded`).
     stdout: Arc<StdoutFindings>,
+    /// Its box's private home folder (removed when the process is dropped) and proxy.
+    _boxed: Option<BoxedParts>,
+}
+
+/// What a boxed process holds on to while it runs.
+struct BoxedParts {
+    _home: tempfile::TempDir,
+    proxy: Option<JoinHandle<()>>,
+}
+
+impl Drop for BoxedParts {
+    fn drop(&mut self) {
+        if let Some(proxy) = &self.proxy {
+            proxy.abort();
+        }
+    }
 }
 
 impl Process {
@@ -135,21 +151,21 @@ impl Process {
     }
 }
 
-/// Spawns a stdio server's process: the process, and the handshake to run under the startup
-/// timeout.
+/// Spawns a stdio server's process (in its box, when its entry has one): the process, and the
+/// handshake to run under the startup timeout.
 pub(crate) fn spawn(
-    name: &str,
-    transport: &Transport,
+    config: &ServerConfig,
     client: UpstreamClient,
     wire: Arc<Wire>,
 ) -> Result<(Process, Handshake), Error> {
-    let name = name.to_owned();
+    let name = config.name.clone();
     let Transport::Stdio {
         command,
         args,
         env,
         cwd,
-    } = transport
+        sandbox,
+    } = &config.transport
     else {
         return Err(Error::Spawn {
             server: name,
@@ -157,33 +173,37 @@ pub(crate) fn spawn(
             message: "it is not a stdio server".to_owned(),
         });
     };
-    let mut command_line = Command::new(command);
-    command_line
-        .args(args.iter().map(|arg| arg.value()))
-        // Added to the inherited environment, as MCP clients do.
-        .envs(env.iter().map(|(key, value)| (key, value.value())))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        // Captured: the child's stderr must not mix into ours (or into a terminal UI).
-        .stderr(Stdio::piped())
-        // If this task is dropped without finishing (runtime shut down), the child dies with it.
-        .kill_on_drop(true);
-    if let Some(cwd) = cwd {
-        if !cwd.is_dir() {
-            return Err(Error::Spawn {
-                server: name,
-                command: command.clone(),
-                message: format!(
-                    "the working directory {} does not exist; check \"cwd\" in the config file (a relative \"cwd\" is relative to the config file's folder)",
-                    cwd.display()
-                ),
-            });
+    let mut command_line = command_line(&name, command, args, cwd.as_deref())?;
+    let (home, handback) = match sandbox {
+        Some(sandbox) => {
+            let (home, handback) = put_in_box(&mut command_line, config, sandbox)?;
+            (Some(home), handback)
         }
-        command_line.current_dir(cwd);
-    }
-    let mut child = command_line
-        .spawn()
-        .map_err(|error| spawn_error(&name, command, cwd.as_deref(), &error))?;
+        // Added to the inherited environment, as MCP clients do.
+        None => {
+            command_line.envs(env.iter().map(|(key, value)| (key, value.value())));
+            (None, None)
+        }
+    };
+    let spawned = command_line.spawn();
+    // The child has entered its box (or failed to): the copies of the box's descriptors the
+    // command holds are closed, so a handback that never comes reads as its end.
+    drop(command_line);
+    let mut child = spawned.map_err(|error| match &home {
+        Some(_) => box_error(&name, command, &error),
+        None => spawn_error(&name, command, cwd.as_deref(), &error),
+    })?;
+    let boxed = match home {
+        Some(home) => Some(BoxedParts {
+            proxy: start_proxy(config, handback).map_err(|message| Error::Spawn {
+                server: name.clone(),
+                command: command.clone(),
+                message,
+            })?,
+            _home: home,
+        }),
+        None => None,
+    };
     let (Some(stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
@@ -216,8 +236,158 @@ pub(crate) fn spawn(
         stderr_reader,
         tail,
         stdout: stdout_findings,
+        _boxed: boxed,
     };
     Ok((process, handshake))
+}
+
+/// The command that starts a stdio server: its arguments, piped standard streams, its `cwd`.
+fn command_line(
+    name: &str,
+    command: &str,
+    args: &[toolweave_config::Expanded],
+    cwd: Option<&Path>,
+) -> Result<Command, Error> {
+    let mut command_line = Command::new(command);
+    command_line
+        .args(args.iter().map(|arg| arg.value()))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        // Captured: the child's stderr must not mix into ours (or into a terminal UI).
+        .stderr(Stdio::piped())
+        // If this task is dropped without finishing (runtime shut down), the child dies with it.
+        .kill_on_drop(true);
+    if let Some(cwd) = cwd {
+        if !cwd.is_dir() {
+            return Err(Error::Spawn {
+                server: name.to_owned(),
+                command: command.to_owned(),
+                message: format!(
+                    "the working directory {} does not exist; check \"cwd\" in the config file (a relative \"cwd\" is relative to the config file's folder)",
+                    cwd.display()
+                ),
+            });
+        }
+        command_line.current_dir(cwd);
+    }
+    Ok(command_line)
+}
+
+/// Prepares `entry`'s box and has the command enter it: the box's private home folder, and the
+/// descriptor its proxy listener comes back over (when it may reach hosts).
+fn put_in_box(
+    command_line: &mut Command,
+    config: &ServerConfig,
+    sandbox: &toolweave_config::Sandbox,
+) -> Result<(tempfile::TempDir, Option<std::os::fd::OwnedFd>), Error> {
+    let name = &config.name;
+    let Transport::Stdio {
+        command,
+        args,
+        env,
+        cwd,
+        ..
+    } = &config.transport
+    else {
+        return Err(Error::Spawn {
+            server: name.clone(),
+            command: String::new(),
+            message: "it is not a stdio server".to_owned(),
+        });
+    };
+    let entry = &crate::boxing::Entry {
+        command,
+        args,
+        env,
+        cwd: cwd.as_deref(),
+        sandbox,
+    };
+    let crate::boxing::Boxing {
+        mut prepared,
+        home,
+        environment,
+    } = crate::boxing::prepare(entry).map_err(|message| Error::Spawn {
+        server: name.to_owned(),
+        command: entry.command.to_owned(),
+        message,
+    })?;
+    command_line.env_clear().envs(&environment);
+    let handback = prepared.take_handback();
+    if !prepared.confines_files() {
+        tracing::warn!(
+            server = %name,
+            "SANDBOX WEAKER THAN USUAL: this kernel has no Landlock, so the server's box keeps \
+             its environment and network but not its files"
+        );
+    }
+    enter_box_in_child(command_line, prepared);
+    Ok((home, handback))
+}
+
+/// Has the child enter its box between `fork` and `exec`.
+#[allow(unsafe_code)]
+fn enter_box_in_child(
+    command_line: &mut Command,
+    prepared: toolweave_sandbox::server_box::Prepared,
+) {
+    // SAFETY: `enter` makes system calls only, on memory prepared before the fork (no
+    // allocation, no lock), which is what code between fork and exec may do.
+    unsafe {
+        command_line.pre_exec(move || prepared.enter());
+    }
+}
+
+/// Serves the box's proxy on the listener the child handed back, when its entry lists hosts.
+fn start_proxy(
+    config: &ServerConfig,
+    handback: Option<std::os::fd::OwnedFd>,
+) -> Result<Option<JoinHandle<()>>, String> {
+    let (
+        Some(handback),
+        Transport::Stdio {
+            sandbox: Some(sandbox),
+            ..
+        },
+    ) = (handback, &config.transport)
+    else {
+        return Ok(None);
+    };
+    let Network::Hosts(hosts) = &sandbox.network else {
+        return Ok(None);
+    };
+    let listener = toolweave_sandbox::server_box::receive_descriptor(&handback)
+        .map_err(|error| format!("its box's proxy listener did not arrive: {error}"))?;
+    let listener = std::net::TcpListener::from(listener);
+    listener
+        .set_nonblocking(true)
+        .and_then(|()| tokio::net::TcpListener::from_std(listener))
+        .map(|listener| {
+            let allowed = crate::proxy::Allowed {
+                server: config.name.clone(),
+                source: config.source.display().to_string(),
+                hosts: hosts.clone(),
+            };
+            Some(tokio::spawn(crate::proxy::serve(
+                listener,
+                Arc::new(allowed),
+            )))
+        })
+        .map_err(|error| format!("its box's proxy cannot listen: {error}"))
+}
+
+/// The child could not enter its box, or run its command once inside.
+fn box_error(server: &str, command: &str, error: &std::io::Error) -> Error {
+    Error::Spawn {
+        server: server.to_owned(),
+        command: command.to_owned(),
+        message: format!(
+            "it could not be started in its box (\"sandbox\" in its entry): {error}. The box needs \
+             network namespaces (root, or unprivileged user namespaces) and sees only what the \
+             entry grants: check that \"command\" is inside the system's folders, its install, its \
+             \"cwd\" or a path in \"sandbox\".\"read\"; `toolweave doctor` shows what this \
+             machine supports"
+        ),
+    }
 }
 
 /// What became of a command that could not be started for "no such file".

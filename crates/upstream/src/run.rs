@@ -350,10 +350,8 @@ fn connect(launch: &Launch, wire: &Arc<Wire>) -> Result<(Link, Handshake), Error
         launch.options.call_timeout,
     );
     match &launch.config.transport {
-        Transport::Stdio { .. } => {
-            crate::process::spawn(name, &launch.config.transport, client, wire.clone())
-                .map(|(process, handshake)| (Link::Process(process), handshake))
-        }
+        Transport::Stdio { .. } => crate::process::spawn(&launch.config, client, wire.clone())
+            .map(|(process, handshake)| (Link::Process(process), handshake)),
         remote => connect_remote(name, remote, client, wire.clone(), launch.logins.as_ref())
             .ok_or_else(|| Error::Stopped {
                 server: name.clone(),

@@ -3,6 +3,7 @@ mod approval_page;
 mod approval_url;
 mod audit;
 mod balance;
+mod boxes;
 mod cancel;
 mod cases;
 mod cli;

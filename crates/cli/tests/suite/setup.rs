@@ -356,7 +356,7 @@ fn a_config_file_refuses_a_misspelt_key_and_ignores_the_keys_of_other_clients() 
     assert_eq!(
         text(&output.stderr).trim(),
         format!(
-            "toolweave: {}: server \"fixture\": unknown key \"envfile\" (did you mean \"envFile\"?); the keys a server entry may have are type, command, args, env, envFile, cwd, url, headers, oauth, auth, disabled, toolTimeouts, timeout",
+            "toolweave: {}: server \"fixture\": unknown key \"envfile\" (did you mean \"envFile\"?); the keys a server entry may have are type, command, args, env, envFile, cwd, url, headers, oauth, auth, disabled, toolTimeouts, sandbox, timeout",
             config.display()
         )
     );

@@ -30,6 +30,7 @@ fn stdio(name: &str, command: &str, args: &[&str]) -> ServerConfig {
                 format!("secret of {name}").into(),
             )]),
             cwd: None,
+            sandbox: None,
         },
         source: PathBuf::from("/test/mcp.json"),
         tool_timeouts: BTreeMap::new(),
