@@ -18,6 +18,8 @@ use toolweave_core::{
 };
 use tracing_subscriber::EnvFilter;
 
+use crate::rules::{identity_rules, policy_of, rules, settings_file};
+
 /// One MCP server that stands in for all of them: models call every upstream tool from
 /// sandboxed TypeScript.
 #[derive(Debug, Parser)]
@@ -316,24 +318,6 @@ impl PolicyArgs {
             });
         }
         Ok(settings)
-    }
-}
-
-/// The settings file `path`, else the default one when it exists, else no settings.
-pub(crate) fn settings_file(path: Option<&Path>) -> Result<toolweave_config::Settings> {
-    let path = match path {
-        Some(path) => Some(path.to_owned()),
-        None => toolweave_config::default_settings_path(
-            std::env::var_os("XDG_CONFIG_HOME")
-                .map(PathBuf::from)
-                .as_deref(),
-            std::env::var_os("HOME").map(PathBuf::from).as_deref(),
-        )
-        .filter(|path| path.is_file()),
-    };
-    match path {
-        Some(path) => Ok(toolweave_config::load_settings(&path)?),
-        None => Ok(toolweave_config::Settings::default()),
     }
 }
 
@@ -807,50 +791,6 @@ fn start(common: &CommonArgs, client_sessions: ClientSessions) -> Result<Arc<Gat
     };
     warn_unmatched_rules(&gateway, &settings);
     Ok(gateway)
-}
-
-/// The rules the settings (and the flags added to them) set.
-pub(crate) fn policy_of(settings: &toolweave_config::Settings) -> Result<toolweave_config::Policy> {
-    rules(
-        &settings.allow,
-        &settings.deny,
-        &settings.ask,
-        &settings.approve,
-    )
-    .map(|policy| policy.with_unannotated(settings.unannotated.unwrap_or_default()))
-}
-
-fn rules(
-    allow: &[String],
-    deny: &[String],
-    ask: &[String],
-    approve: &[String],
-) -> Result<toolweave_config::Policy> {
-    toolweave_config::Policy::new(allow, deny)
-        .and_then(|policy| policy.with_ask(ask))
-        .and_then(|policy| policy.with_approve(approve))
-        .map_err(|error| anyhow::anyhow!("{error}"))
-}
-
-/// Each identity of the settings with its own rules (not set within the settings'), for
-/// checking that each rule matches a tool.
-pub(crate) fn identity_rules(
-    settings: &toolweave_config::Settings,
-) -> Result<Vec<(String, toolweave_config::Policy)>> {
-    settings
-        .identities
-        .iter()
-        .map(|(name, identity)| {
-            rules(
-                &identity.allow,
-                &identity.deny,
-                &identity.ask,
-                &identity.approve,
-            )
-            .with_context(|| format!("identity \"{name}\""))
-            .map(|rules| (name.clone(), rules))
-        })
-        .collect()
 }
 
 /// Logs each rule of the settings and their identities that matches no tool, once every server

@@ -15,6 +15,7 @@ mod login;
 mod machine;
 mod pins;
 mod prompt;
+mod rules;
 mod setup;
 
 use std::process::ExitCode;

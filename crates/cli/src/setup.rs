@@ -68,9 +68,9 @@ fn unmatched_pinned(
     settings: Option<&Path>,
     config: &toolweave_config::Config,
 ) -> Result<Vec<String>> {
-    let settings = crate::cli::settings_file(settings)?;
-    let policy = crate::cli::policy_of(&settings)?;
-    let identities = crate::cli::identity_rules(&settings)?;
+    let settings = crate::rules::settings_file(settings)?;
+    let policy = crate::rules::policy_of(&settings)?;
+    let identities = crate::rules::identity_rules(&settings)?;
     let Some(folder) = crate::machine::pins_folder().map(toolweave_config::PinsFolder::new) else {
         return Ok(Vec::new());
     };
