@@ -943,7 +943,7 @@ mod tests {
             "command": "x",
             "timeout": 60,
             "envfile": ".env",
-            "sandbox": true
+            "fooBar": true
         });
         let read = read_entry("s", &entry, Path::new("/c/mcp.json"), Owner::Client).unwrap();
         assert_eq!(read.tool_timeout, None);
@@ -952,7 +952,7 @@ mod tests {
             [
                 "\"timeout\" is not used: 60 is under a second; toolweave reads it in milliseconds, as Claude Code and Cursor do, so write 60000 for 60 seconds",
                 "\"envfile\" is ignored: toolweave does not know it (did you mean \"envFile\"?)",
-                "\"sandbox\" is ignored: toolweave does not know it",
+                "\"fooBar\" is ignored: toolweave does not know it",
             ]
         );
     }
