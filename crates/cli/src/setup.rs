@@ -84,7 +84,14 @@ fn unmatched_pinned(
         .collect();
     let mut tools = Vec::new();
     for server in &servers {
-        let pins = folder.load(server)?;
+        let pins = match folder.load(server) {
+            Ok(pins) => pins,
+            Err(error) => {
+                // The rest is still worth showing; `doctor` and a gateway report the file too.
+                eprintln!("toolweave: server \"{server}\"'s rules are not checked: {error}");
+                continue;
+            }
+        };
         if pins.pinned().next().is_none() {
             continue;
         }

@@ -965,7 +965,8 @@ fn describe_in(
             let tool = described_tool(catalog, entry, call_name, flavor, schemas);
             used += tool.declaration.len() + tool.name.len();
             if schemas {
-                used += json_len(&tool.input_schema) + json_len(&tool.output_schema);
+                // Twice: in the text the model reads and in `structuredContent`.
+                used += 2 * (json_len(&tool.input_schema) + json_len(&tool.output_schema));
             }
             if used > max_bytes {
                 answer.omitted.push(tool.name);

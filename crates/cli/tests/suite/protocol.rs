@@ -879,6 +879,26 @@ async fn discovery_answers_stay_within_the_result_limit() {
         )),
         "{text}"
     );
+    // With schemas, which go into the text and into structuredContent, both together stay
+    // within it.
+    let with_schemas = server
+        .call(
+            "describe_tools",
+            json!({ "names": ["fixture"], "schemas": true }),
+        )
+        .await
+        .unwrap();
+    let text_bytes = with_schemas.content[0].as_text().unwrap().text.len();
+    let structured = with_schemas.structured_content.unwrap();
+    let tools_bytes = serde_json::to_string(&structured["tools"]).unwrap().len();
+    assert!(
+        !structured["tools"].as_array().unwrap().is_empty(),
+        "{structured}"
+    );
+    assert!(
+        text_bytes + tools_bytes <= 2000 + 1200,
+        "text {text_bytes} + tools {tools_bytes} bytes: {structured}"
+    );
     // The tools left out are described when asked for alone.
     let alone = server
         .call("describe_tools", json!({ "names": [omitted[0]] }))
