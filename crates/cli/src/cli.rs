@@ -95,6 +95,10 @@ struct ServersArgs {
     /// `toolweave config`).
     #[arg(long, short = 'c', value_name = "FILE", env = "TOOLWEAVE_CONFIG")]
     config: Option<PathBuf>,
+    /// toolweave's settings file, whose boxes the servers start in; by default
+    /// ~/.config/toolweave/settings.json when it exists.
+    #[arg(long, value_name = "FILE", env = "TOOLWEAVE_SETTINGS")]
+    settings: Option<PathBuf>,
     /// Time each server may take to start.
     #[arg(long, value_name = "MS", default_value_t = Limits::default().startup_timeout.as_millis() as u64)]
     startup_timeout_ms: u64,
@@ -746,11 +750,11 @@ async fn dispatch(command: Command) -> Result<ExitCode> {
 /// told it supports).
 fn start(common: &CommonArgs, client_sessions: ClientSessions) -> Result<Arc<Gateway>> {
     let limits = common.limits.resolve()?;
-    let config = load_config(common.config.as_deref())?;
+    let settings = common.policy.settings()?;
+    let config = load_config(common.config.as_deref(), &settings)?;
     for disabled in &config.disabled {
         tracing::info!(server = %disabled, "server is disabled in the config; skipped");
     }
-    let settings = common.policy.settings()?;
     let policy = policy_of(&settings)?;
     if policy.describe() != toolweave_config::Policy::default().describe() {
         tracing::info!(policy = %policy.describe(), "tool policy");
@@ -943,8 +947,17 @@ fn worker_command() -> Option<WorkerCommand> {
         .ok()
 }
 
-fn load_config(path: Option<&Path>) -> Result<Config> {
-    crate::machine::load_config(path)
+/// The servers `path` (or discovery) names, with the boxes `settings` gives those whose entries
+/// have none of their own.
+fn load_config(path: Option<&Path>, settings: &toolweave_config::Settings) -> Result<Config> {
+    let mut config = crate::machine::load_config(path)?;
+    for name in config.give_boxes(&settings.boxes) {
+        tracing::warn!(
+            server = %name,
+            "the settings file's \"boxes\" names \"{name}\", which is no stdio server here (only a server toolweave starts can be boxed); check the name against `toolweave servers`"
+        );
+    }
+    Ok(config)
 }
 
 async fn serve(args: ServeArgs) -> Result<ExitCode> {
@@ -1376,7 +1389,14 @@ async fn doctor(args: DoctorArgs) -> Result<ExitCode> {
                 "config (discovered; `toolweave config` shows from where)"
             )?,
         }
-        let config = match load_config(args.config.as_deref()) {
+        let settings = match settings_file(args.settings.as_deref()) {
+            Ok(settings) => settings,
+            Err(error) => {
+                writeln!(out, "  FAILED: {error:#}")?;
+                return Ok(ExitCode::FAILURE);
+            }
+        };
+        let config = match load_config(args.config.as_deref(), &settings) {
             Ok(config) => config,
             Err(error) => {
                 writeln!(out, "  FAILED: {error:#}")?;
@@ -1763,10 +1783,14 @@ fn server_access(server: &toolweave_config::ServerConfig) -> Option<String> {
         toolweave_config::Transport::Stdio {
             sandbox: Some(sandbox),
             ..
-        } => Some(format!("boxed: {}", sandbox.describe())),
+        } => Some(format!(
+            "boxed ({}): {}",
+            sandbox.written_at(),
+            sandbox.describe()
+        )),
         toolweave_config::Transport::Stdio { .. } => Some(
             "unboxed: everything you may (your files, the network, toolweave's environment); \
-             add \"sandbox\" to its entry to box it"
+             add \"sandbox\" to its entry, or to toolweave's settings file for every server, to box it"
                 .to_owned(),
         ),
         _ => None,
@@ -1775,7 +1799,10 @@ fn server_access(server: &toolweave_config::ServerConfig) -> Option<String> {
 
 async fn servers(args: ServersArgs) -> Result<ExitCode> {
     let startup_timeout = startup_timeout(args.startup_timeout_ms)?;
-    let config = load_config(args.config.as_deref())?;
+    let config = load_config(
+        args.config.as_deref(),
+        &settings_file(args.settings.as_deref())?,
+    )?;
     let mut out = std::io::stdout().lock();
     let lines = if args.json {
         None

@@ -10,6 +10,7 @@
 )]
 
 mod approve;
+mod box_offer;
 mod cli;
 mod login;
 mod machine;

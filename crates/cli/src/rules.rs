@@ -8,18 +8,25 @@ use anyhow::{Context, Result};
 pub(crate) fn settings_file(path: Option<&Path>) -> Result<toolweave_config::Settings> {
     let path = match path {
         Some(path) => Some(path.to_owned()),
-        None => toolweave_config::default_settings_path(
-            std::env::var_os("XDG_CONFIG_HOME")
-                .map(PathBuf::from)
-                .as_deref(),
-            std::env::var_os("HOME").map(PathBuf::from).as_deref(),
-        )
-        .filter(|path| path.is_file()),
+        None => default_settings_path().filter(|path| path.is_file()),
     };
     match path {
         Some(path) => Ok(toolweave_config::load_settings(&path)?),
         None => Ok(toolweave_config::Settings::default()),
     }
+}
+
+/// Where the settings file is when none is named (whether or not it exists yet).
+pub(crate) fn default_settings_path() -> Option<PathBuf> {
+    toolweave_config::default_settings_path(
+        std::env::var_os("XDG_CONFIG_HOME")
+            .map(PathBuf::from)
+            .as_deref(),
+        std::env::var_os("HOME")
+            .filter(|home| !home.is_empty())
+            .map(PathBuf::from)
+            .as_deref(),
+    )
 }
 
 /// The rules the settings (and the flags added to them) set.

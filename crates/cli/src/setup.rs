@@ -343,6 +343,46 @@ pub(crate) struct InitArgs {
     /// stops starting them itself (toolweave still uses them).
     #[arg(long)]
     disable_fronted: bool,
+    #[command(flatten)]
+    boxes: BoxArgs,
+}
+
+/// Boxes for the stdio servers toolweave fronts, offered by `init` and `trust`.
+#[derive(Debug, Args)]
+pub(crate) struct BoxArgs {
+    /// Box the unboxed stdio servers as shown, in toolweave's settings file ("sandbox" and
+    /// "boxes"), without asking. Without it you are asked; with --yes they are only shown.
+    #[arg(long = "box")]
+    write: bool,
+    /// toolweave's settings file to write the boxes to; by default
+    /// ~/.config/toolweave/settings.json.
+    #[arg(long, value_name = "FILE", env = "TOOLWEAVE_SETTINGS")]
+    settings: Option<PathBuf>,
+}
+
+impl BoxArgs {
+    /// Offers boxes to the stdio servers of `config` that the settings file does not box yet.
+    fn offer(
+        &self,
+        out: &mut impl Write,
+        config: &toolweave_config::Config,
+        yes: bool,
+    ) -> Result<()> {
+        let settings = crate::rules::settings_file(self.settings.as_deref())?;
+        let mut config = config.clone();
+        config.give_boxes(&settings.boxes);
+        let servers: Vec<&toolweave_config::ServerConfig> = config
+            .servers
+            .iter()
+            .filter(|server| !settings.boxes.by_server.contains_key(&server.name))
+            .collect();
+        let offer = match (self.write, yes) {
+            (true, _) => crate::box_offer::Offer::Write,
+            (false, true) => crate::box_offer::Offer::Show,
+            (false, false) => crate::box_offer::Offer::Ask,
+        };
+        crate::box_offer::offer(out, &servers, self.settings.as_deref(), offer)
+    }
 }
 
 /// `toolweave init`: show what was found, then (confirmed) register toolweave in a client.
@@ -363,15 +403,16 @@ pub(crate) fn init(args: InitArgs) -> Result<ExitCode> {
         None => None,
     };
     // A file the client could not start toolweave with is better found now.
-    let config_servers: Vec<String> = match &config {
-        Some(path) => toolweave_config::load_file(path)?
-            .servers
-            .into_iter()
-            .map(|server| server.name)
-            .collect(),
-        None => Vec::new(),
+    let given = match &config {
+        Some(path) => Some(toolweave_config::load_file(path)?),
+        None => None,
     };
+    let config_servers: Vec<String> = given
+        .iter()
+        .flat_map(|given| given.servers.iter().map(|server| server.name.clone()))
+        .collect();
     let discovery = machine.discover();
+    let fronted = given.as_ref().unwrap_or(&discovery.config);
     let plan = toolweave_config::plan(
         &Install {
             client,
@@ -387,17 +428,17 @@ pub(crate) fn init(args: InitArgs) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     describe_found(&mut out, &discovery, client, config.as_deref())?;
     if !plan.changes_anything() {
+        let disabled = if args.disable_fronted && !plan.fronted.is_empty() {
+            " and the servers it fronts are disabled there"
+        } else {
+            ""
+        };
+        let (path, entry) = (plan.path.display(), &plan.entry_name);
         writeln!(
             out,
-            "{} already has toolweave's entry \"{}\"{}: nothing to change.",
-            plan.path.display(),
-            plan.entry_name,
-            if args.disable_fronted && !plan.fronted.is_empty() {
-                " and the servers it fronts are disabled there"
-            } else {
-                ""
-            }
+            "{path} already has toolweave's entry \"{entry}\"{disabled}: nothing to change."
         )?;
+        args.boxes.offer(&mut out, fronted, args.yes)?;
         return Ok(ExitCode::SUCCESS);
     }
     describe_plan(&mut out, &plan, &program, config.as_deref())?;
@@ -427,6 +468,7 @@ pub(crate) fn init(args: InitArgs) -> Result<ExitCode> {
         )?;
     }
     writeln!(out, "Restart the client to pick it up.")?;
+    args.boxes.offer(&mut out, fronted, args.yes)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -541,6 +583,8 @@ pub(crate) struct TrustArgs {
     /// Take back what is trusted in this folder: its project servers no longer start.
     #[arg(long, conflicts_with = "yes")]
     forget: bool,
+    #[command(flatten)]
+    boxes: BoxArgs,
 }
 
 /// `toolweave trust`: show the servers this folder's own files name that are not trusted yet,
@@ -648,5 +692,11 @@ fn trust_entries(machine: &Machine, args: &TrustArgs, out: &mut impl Write) -> R
         "Trusted (kept in {}; `toolweave trust --forget` in this folder takes it back). A toolweave already running here starts them once restarted.",
         path.display()
     )?;
+    // The servers just trusted, as toolweave now reads them.
+    let names: Vec<&str> = waiting.iter().map(|entry| entry.name.as_str()).collect();
+    let mut now = machine.discover().config;
+    now.servers
+        .retain(|server| names.contains(&server.name.as_str()));
+    args.boxes.offer(out, &now, args.yes)?;
     Ok(true)
 }

@@ -33,9 +33,32 @@ pub struct Sandbox {
     pub network: Network,
     /// Variables of toolweave's environment it is given (its entry's own `env` always is).
     pub env: Vec<String>,
+    /// The key it is written under, for messages: `"sandbox"`, or `"boxes"."name"` of the
+    /// settings file.
+    pub key: String,
+    /// Where that key is, for messages: `its entry in /etc/mcp.json`, or the settings file.
+    pub place: String,
 }
 
 impl Sandbox {
+    /// The key of one of its parts as written: `"sandbox"."read"`, `"boxes"."files"."network"`.
+    pub fn key_of(&self, part: &str) -> String {
+        format!("{}.\"{part}\"", self.key)
+    }
+
+    /// A box with the defaults, written under `key` (quoted, as messages show it).
+    pub(crate) fn written(key: &str) -> Sandbox {
+        Sandbox {
+            key: key.to_owned(),
+            ..Sandbox::default()
+        }
+    }
+
+    /// Where the box is written: `"sandbox" in its entry in /etc/mcp.json`.
+    pub fn written_at(&self) -> String {
+        format!("{} in {}", self.key, self.place)
+    }
+
     /// What the box lets its server do, in one line for `toolweave doctor` and `servers`.
     pub fn describe(&self) -> String {
         let paths = |paths: &[PathBuf]| {
@@ -74,6 +97,16 @@ impl Sandbox {
         });
         parts.join("; ")
     }
+}
+
+/// The boxes a settings file gives the stdio servers whose entries have no `"sandbox"` key:
+/// `"boxes": {"name": ...}` by server, else `"sandbox"` for every one. `None` is no box.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Boxes {
+    /// The box of every stdio server without one of its own (`"sandbox"`).
+    pub every: Option<Sandbox>,
+    /// Boxes of particular servers by name (`"boxes"`); `None` runs that server unboxed.
+    pub by_server: std::collections::BTreeMap<String, Option<Sandbox>>,
 }
 
 /// What a boxed server may reach over the network.
@@ -125,50 +158,54 @@ impl std::fmt::Display for HostPort {
 /// The keys a `"sandbox"` object may have.
 const KEYS: [&str; 4] = ["read", "write", "network", "env"];
 
-/// Reads a `"sandbox"` value: `Ok(None)` for `false`. `base` is the config file's folder,
+/// Reads a `"sandbox"` value written under `key` (quoted, as messages show it: `"sandbox"`,
+/// `"boxes"."files"`): `Ok(None)` for `false`. `base` is the folder relative paths start from,
 /// `expand` resolves `${VAR}` references (naming the key in its error). Errors name the key.
 pub(crate) fn read(
     value: &Value,
+    key: &str,
     base: &Path,
     expand: &dyn Fn(&str, &str) -> Result<String, String>,
 ) -> Result<Option<Sandbox>, String> {
     let keys = match value {
         Value::Bool(false) => return Ok(None),
-        Value::Bool(true) => return Ok(Some(Sandbox::default())),
+        Value::Bool(true) => return Ok(Some(Sandbox::written(key))),
         Value::Object(keys) => keys,
         other => {
             return Err(format!(
-                "\"sandbox\" is {}; write true for a box with the defaults, false for none, or an object with {}",
+                "{key} is {}; write true for a box with the defaults, false for none, or an object with {}",
                 crate::json_kind(other),
                 quoted_keys()
             ));
         }
     };
-    if let Some(unknown) = keys.keys().find(|key| !KEYS.contains(&key.as_str())) {
+    if let Some(unknown) = keys.keys().find(|name| !KEYS.contains(&name.as_str())) {
         return Err(format!(
-            "\"sandbox\" has an unknown key \"{unknown}\"; its keys are {}",
+            "{key} has an unknown key \"{unknown}\"; its keys are {}",
             quoted_keys()
         ));
     }
-    let mut sandbox = Sandbox::default();
-    for (key, paths) in [("read", &mut sandbox.read), ("write", &mut sandbox.write)] {
-        for (index, text) in strings(keys.get(key), key)?.iter().enumerate() {
-            let name = format!("\"sandbox\".\"{key}\"[{index}]");
+    let mut sandbox = Sandbox::written(key);
+    for (part, paths) in [("read", &mut sandbox.read), ("write", &mut sandbox.write)] {
+        let part_key = format!("{key}.\"{part}\"");
+        for (index, text) in strings(keys.get(part), &part_key)?.iter().enumerate() {
+            let name = format!("{part_key}[{index}]");
             let text = expand(text, &name)?;
             paths.push(resolve_path(&text, base).map_err(|why| format!("{name}: {why}"))?);
         }
     }
     if let Some(network) = keys.get("network") {
-        sandbox.network = read_network(network)?;
+        sandbox.network = read_network(network, &format!("{key}.\"network\""))?;
     }
-    for (index, name) in strings(keys.get("env"), "env")?.into_iter().enumerate() {
+    let env_key = format!("{key}.\"env\"");
+    for (index, name) in strings(keys.get("env"), &env_key)?.into_iter().enumerate() {
         let valid = !name.is_empty()
             && !name.contains('=')
             && !name.contains('\0')
             && !name.starts_with(|c: char| c.is_ascii_digit());
         if !valid {
             return Err(format!(
-                "\"sandbox\".\"env\"[{index}] is {name:?}; give the name of a variable of toolweave's environment, such as \"GITHUB_TOKEN\""
+                "{env_key}[{index}] is {name:?}; give the name of a variable of toolweave's environment, such as \"GITHUB_TOKEN\""
             ));
         }
         sandbox.env.push(name);
@@ -183,14 +220,14 @@ fn quoted_keys() -> String {
         .join(", ")
 }
 
-/// A list of strings under `"sandbox"."<key>"` (absent: empty).
+/// A list of strings under `key` (absent: empty).
 fn strings(value: Option<&Value>, key: &str) -> Result<Vec<String>, String> {
     let Some(value) = value else {
         return Ok(Vec::new());
     };
     let not_strings = || {
         format!(
-            "\"sandbox\".\"{key}\" must be a list of strings, such as [\"~/notes\"], not {}",
+            "{key} must be a list of strings, such as [\"~/notes\"], not {}",
             crate::json_kind(value)
         )
     };
@@ -224,8 +261,8 @@ fn resolve_path(text: &str, base: &Path) -> Result<PathBuf, String> {
     Ok(path)
 }
 
-/// `"network"`: `"none"`, `"loopback"` or a list of `"host:port"`.
-fn read_network(value: &Value) -> Result<Network, String> {
+/// `"network"` (written under `key`): `"none"`, `"loopback"` or a list of `"host:port"`.
+fn read_network(value: &Value, key: &str) -> Result<Network, String> {
     let help =
         "write \"none\", \"loopback\" or a list of \"host:port\" such as [\"api.github.com:443\"]";
     match value {
@@ -236,16 +273,10 @@ fn read_network(value: &Value) -> Result<Network, String> {
             for (index, item) in items.iter().enumerate() {
                 let host = item
                     .as_str()
-                    .ok_or_else(|| {
-                        format!(
-                            "\"sandbox\".\"network\"[{index}] is {}; {help}",
-                            crate::json_kind(item)
-                        )
-                    })
+                    .ok_or_else(|| format!("{key}[{index}] is {}; {help}", crate::json_kind(item)))
                     .and_then(|text| {
-                        host_port(text).map_err(|why| {
-                            format!("\"sandbox\".\"network\"[{index}] is {text:?}: {why}; {help}")
-                        })
+                        host_port(text)
+                            .map_err(|why| format!("{key}[{index}] is {text:?}: {why}; {help}"))
                     })?;
                 hosts.push(host);
             }
@@ -253,7 +284,7 @@ fn read_network(value: &Value) -> Result<Network, String> {
             hosts.dedup();
             Ok(Network::Hosts(hosts))
         }
-        other => Err(format!("\"sandbox\".\"network\" is {other}; {help}")),
+        other => Err(format!("{key} is {other}; {help}")),
     }
 }
 
@@ -290,16 +321,21 @@ mod tests {
     use serde_json::json;
 
     fn sandbox(value: Value) -> Result<Option<Sandbox>, String> {
-        read(
-            &value,
-            Path::new("/configs"),
-            &|text, _| Ok(text.to_owned()),
-        )
+        read(&value, "\"sandbox\"", Path::new("/configs"), &|text, _| {
+            Ok(text.to_owned())
+        })
     }
 
     #[test]
     fn true_is_the_defaults_and_false_is_no_box() {
-        assert_eq!(sandbox(json!(true)).unwrap(), Some(Sandbox::default()));
+        let defaults = sandbox(json!(true)).unwrap().unwrap();
+        assert_eq!(
+            defaults,
+            Sandbox {
+                key: "\"sandbox\"".to_owned(),
+                ..Sandbox::default()
+            }
+        );
         assert_eq!(sandbox(json!(false)).unwrap(), None);
         assert_eq!(Sandbox::default().network, Network::None);
     }

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use crate::expand::{Expanded, MissingVariable, expand};
 use crate::oauth::OAuthSettings;
-use crate::sandbox::{SANDBOX_KEY, Sandbox};
+use crate::sandbox::{Boxes, SANDBOX_KEY, Sandbox};
 use crate::{Error, Result};
 
 /// Every upstream server toolweave fronts, resolved from one or more files.
@@ -56,6 +56,36 @@ impl std::fmt::Display for Note {
 }
 
 impl Config {
+    /// Gives the settings file's boxes to the stdio servers whose entries have no `"sandbox"`
+    /// key of their own: a server's box by its name, else the box for every server. Returns the
+    /// names `boxes` gives a box to that are no stdio server here (a remote server has no
+    /// process to box), for a warning: a box that boxes nothing must not pass unnoticed.
+    pub fn give_boxes(&mut self, boxes: &Boxes) -> Vec<String> {
+        for server in &mut self.servers {
+            if let Transport::Stdio {
+                sandbox,
+                sandbox_written: false,
+                ..
+            } = &mut server.transport
+            {
+                *sandbox = match boxes.by_server.get(&server.name) {
+                    Some(given) => given.clone(),
+                    None => boxes.every.clone(),
+                };
+            }
+        }
+        boxes
+            .by_server
+            .keys()
+            .filter(|name| {
+                !self.servers.iter().any(|server| {
+                    &server.name == *name && matches!(server.transport, Transport::Stdio { .. })
+                })
+            })
+            .cloned()
+            .collect()
+    }
+
     /// The servers' names, in order.
     pub fn names(&self) -> Vec<&str> {
         self.servers
@@ -95,8 +125,11 @@ pub enum Transport {
         env: BTreeMap<String, Expanded>,
         /// Working directory; relative paths are resolved against the config file's folder.
         cwd: Option<PathBuf>,
-        /// The box it runs in (`"sandbox"`), if any.
+        /// The box it runs in (`"sandbox"`, or the settings file's), if any.
         sandbox: Option<Sandbox>,
+        /// Whether the entry has a `"sandbox"` key of its own (`false` included): the settings
+        /// file's boxes are for the entries without one ([`Config::give_boxes`]).
+        sandbox_written: bool,
     },
     /// Streamable HTTP.
     Http {
@@ -402,14 +435,13 @@ pub(crate) fn resolve_entry(
     let RawEntry {
         raw, tool_timeout, ..
     } = entry;
-    let base = path.parent().unwrap_or(Path::new("."));
     let server_error = |message| Error::Server {
         path: path.to_path_buf(),
         server: name.to_owned(),
         message,
     };
     let tool_timeouts = tool_timeouts(raw.tool_timeouts.as_ref()).map_err(server_error)?;
-    let transport = resolve(raw, base, lookup).map_err(server_error)?;
+    let transport = resolve(raw, path, lookup).map_err(server_error)?;
     Ok(ServerConfig {
         name: name.to_owned(),
         transport,
@@ -564,7 +596,7 @@ fn in_config_folder(base: &Path, path: impl Into<PathBuf>) -> PathBuf {
 /// The transport an entry describes, by its `"type"` (none: stdio, or a bare url).
 fn resolve(
     raw: RawServer,
-    base: &Path,
+    path: &Path,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> std::result::Result<Transport, String> {
     let kind = raw.kind.as_deref().map(str::to_ascii_lowercase);
@@ -578,7 +610,7 @@ fn resolve(
                 oauth,
             })
         }
-        None | Some("stdio") => resolve_stdio(raw, base, lookup),
+        None | Some("stdio") => resolve_stdio(raw, path, lookup),
         Some("http" | "streamable-http" | "streamablehttp" | "streamable_http") => {
             let (url, headers, oauth) = resolve_remote(&raw, lookup)?;
             Ok(Transport::Http {
@@ -648,11 +680,13 @@ fn resolve_remote(
 
 /// What a stdio entry says: the command, its arguments, environment and folder; keys of
 /// remote servers are refused.
+/// A stdio entry of the file `path`.
 fn resolve_stdio(
     raw: RawServer,
-    base: &Path,
+    path: &Path,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> std::result::Result<Transport, String> {
+    let base = path.parent().unwrap_or(Path::new("."));
     for (key, present) in [
         ("url", raw.url.is_some()),
         ("headers", raw.headers.is_some()),
@@ -693,9 +727,13 @@ fn resolve_stdio(
         env.insert(name, value);
     }
     let sandbox = match &raw.sandbox {
-        Some(value) => crate::sandbox::read(value, base, &|text, key| {
+        Some(value) => crate::sandbox::read(value, "\"sandbox\"", base, &|text, key| {
             expand_key(text, key, lookup).map(|expanded| expanded.value().to_owned())
-        })?,
+        })?
+        .map(|sandbox| Sandbox {
+            place: format!("its entry in {}", path.display()),
+            ..sandbox
+        }),
         None => None,
     };
     Ok(Transport::Stdio {
@@ -704,6 +742,7 @@ fn resolve_stdio(
         env,
         cwd,
         sandbox,
+        sandbox_written: raw.sandbox.is_some(),
     })
 }
 
@@ -738,6 +777,7 @@ mod tests {
                 env: BTreeMap::new(),
                 cwd: Some(PathBuf::from("/etc/tw/srv")),
                 sandbox: None,
+                sandbox_written: false,
             }
         );
         assert_eq!(config.servers[0].transport.kind(), "sse");

@@ -23,9 +23,15 @@
 //!   },
 //!   "llm": {"kind": "anthropic", "url": "https://llm.example", "model": "claude-sonnet-4-5",
 //!           "apiKeyEnv": "ANTHROPIC_API_KEY"},
-//!   "llmSystemPrompts": ["You summarise issues in one sentence."]
+//!   "llmSystemPrompts": ["You summarise issues in one sentence."],
+//!   "sandbox": true,
+//!   "boxes": {"files": {"write": ["~/notes"]}, "legacy-tool": false}
 //! }
 //! ```
+//!
+//! `"sandbox"` boxes every stdio server whose entry has no `"sandbox"` key of its own, and
+//! `"boxes"` boxes particular ones by name (`false`: unboxed); both take what an entry's
+//! `"sandbox"` takes (see `sandbox.rs`), with relative paths from this file's folder.
 //!
 //! `identities` name the bearer tokens an HTTP client may present (each read from its own
 //! environment variable), with rules of their own set within the file's.
@@ -91,6 +97,16 @@ pub struct Settings {
     pub llm: Option<LlmProvider>,
     /// The only system prompts code may send with `llm.ask` and `llm.think`, when given.
     pub llm_system_prompts: Option<Vec<String>>,
+    /// `"sandbox"` as written: the box of every stdio server without one of its own.
+    #[serde(rename = "sandbox")]
+    sandbox_written: Option<serde_json::Value>,
+    /// `"boxes"` as written: boxes of particular stdio servers, by name.
+    #[serde(rename = "boxes", default)]
+    boxes_written: std::collections::BTreeMap<String, serde_json::Value>,
+    /// The boxes `"sandbox"` and `"boxes"` give, read by [`load_settings`] (relative paths from
+    /// the settings file's folder).
+    #[serde(skip)]
+    pub boxes: crate::Boxes,
 }
 
 /// One identity of HTTP clients: its token's environment variable and its own rules, set within
@@ -219,7 +235,7 @@ pub fn load_settings(path: &Path) -> Result<Settings> {
     let mut settings: Settings = serde_json::from_str(&text).map_err(|error| Error::Syntax {
         path: path.to_path_buf(),
         message: format!(
-            "{error}; the settings file may have \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\" (\"allow\" or \"ask\"), \"auditLog\", \"auditLogMaxBytes\", \"auditLogContents\", \"shape\" (\"three\" or \"single\"), \"direct\", \"pinTools\" (\"on\" or \"off\"), \"approval\" (\"auto\", \"page\" or \"elicitation\"), \"approvalTimeoutMs\", \"approvalPort\", \"approvalBrowser\", \"identities\" (each {{\"tokenEnv\", \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\", \"rateLimit\"}}), \"llm\" ({{\"kind\": \"anthropic\" or \"openai\", \"url\", \"model\", \"apiKeyEnv\", \"when\": \"no-sampling\" or \"always\"}}) and \"llmSystemPrompts\""
+            "{error}; the settings file may have \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\" (\"allow\" or \"ask\"), \"auditLog\", \"auditLogMaxBytes\", \"auditLogContents\", \"shape\" (\"three\" or \"single\"), \"direct\", \"pinTools\" (\"on\" or \"off\"), \"approval\" (\"auto\", \"page\" or \"elicitation\"), \"approvalTimeoutMs\", \"approvalPort\", \"approvalBrowser\", \"identities\" (each {{\"tokenEnv\", \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\", \"rateLimit\"}}), \"llm\" ({{\"kind\": \"anthropic\" or \"openai\", \"url\", \"model\", \"apiKeyEnv\", \"when\": \"no-sampling\" or \"always\"}}), \"llmSystemPrompts\", \"checkDefinitions\" (\"hold\", \"warn\" or \"off\"), \"sandbox\" (a box for every stdio server) and \"boxes\" ({{\"server\": box}})"
         ),
     })?;
     if let Some(log) = &settings.audit_log
@@ -228,7 +244,50 @@ pub fn load_settings(path: &Path) -> Result<Settings> {
     {
         settings.audit_log = Some(folder.join(log));
     }
+    settings.boxes = read_boxes(&settings, path)?;
     Ok(settings)
+}
+
+/// The boxes of `"sandbox"` and `"boxes"`; `${VAR}` references come from toolweave's
+/// environment. Errors name the file and the key.
+fn read_boxes(settings: &Settings, path: &Path) -> Result<crate::Boxes> {
+    let folder = path.parent().unwrap_or(Path::new("."));
+    let lookup = |name: &str| std::env::var(name).ok();
+    let expand = |text: &str, key: &str| {
+        crate::expand::expand(text, &lookup)
+            .map(|expanded| expanded.value().to_owned())
+            .map_err(|missing| {
+                format!(
+                    "{key} uses the variable {}, which is not set in toolweave's environment",
+                    missing.name
+                )
+            })
+    };
+    let error = |message: String| Error::Syntax {
+        path: path.to_path_buf(),
+        message,
+    };
+    let mut boxes = crate::Boxes::default();
+    let place = path.display().to_string();
+    if let Some(value) = &settings.sandbox_written {
+        boxes.every = crate::sandbox::read(value, "\"sandbox\"", folder, &expand)
+            .map_err(error)?
+            .map(|sandbox| crate::Sandbox {
+                place: place.clone(),
+                ..sandbox
+            });
+    }
+    for (name, value) in &settings.boxes_written {
+        let key = format!("\"boxes\".\"{name}\"");
+        let given = crate::sandbox::read(value, &key, folder, &expand)
+            .map_err(error)?
+            .map(|sandbox| crate::Sandbox {
+                place: place.clone(),
+                ..sandbox
+            });
+        boxes.by_server.insert(name.clone(), given);
+    }
+    Ok(boxes)
 }
 
 /// Where toolweave looks for its settings when none is named: `$XDG_CONFIG_HOME/toolweave/
@@ -327,5 +386,71 @@ mod tests {
             Some(PathBuf::from("/home/u/.config/toolweave/settings.json"))
         );
         assert_eq!(default_settings_path(None, None), None);
+    }
+}
+
+#[cfg(test)]
+mod box_tests {
+    use super::*;
+    use crate::{Network, Transport};
+
+    #[test]
+    fn boxes_go_to_the_stdio_entries_without_one_of_their_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        std::fs::create_dir(dir.path().join("notes")).unwrap();
+        std::fs::write(
+            &path,
+            r#"{"sandbox": {"network": "loopback"}, "boxes": {"files": {"write": ["notes"]}, "legacy": false, "remote": true, "missing": true}}"#,
+        )
+        .unwrap();
+        let settings = load_settings(&path).unwrap();
+        let mut config = crate::parse_str(
+            r#"{"mcpServers": {
+                "files": {"command": "f"},
+                "legacy": {"command": "l"},
+                "plain": {"command": "p"},
+                "own": {"command": "o", "sandbox": {"network": "none"}},
+                "off": {"command": "x", "sandbox": false},
+                "remote": {"type": "http", "url": "http://127.0.0.1:9/mcp"}
+            }}"#,
+            Path::new("/etc/tw/mcp.json"),
+        )
+        .unwrap();
+        let unused = config.give_boxes(&settings.boxes);
+        assert_eq!(unused, ["missing", "remote"]);
+        let boxed = |name: &str| {
+            let server = config.servers.iter().find(|s| s.name == name).unwrap();
+            match &server.transport {
+                Transport::Stdio { sandbox, .. } => sandbox.clone(),
+                _ => panic!("{name} is not stdio"),
+            }
+        };
+        let files = boxed("files").unwrap();
+        assert_eq!(files.write, [dir.path().join("notes")]);
+        assert_eq!(files.network, Network::None);
+        assert_eq!(
+            files.written_at(),
+            format!("\"boxes\".\"files\" in {}", path.display())
+        );
+        assert_eq!(boxed("legacy"), None);
+        let plain = boxed("plain").unwrap();
+        assert_eq!(plain.network, Network::Loopback);
+        assert_eq!(plain.key_of("read"), "\"sandbox\".\"read\"");
+        assert_eq!(plain.place, path.display().to_string());
+        let own = boxed("own").unwrap();
+        assert_eq!(own.network, Network::None);
+        assert_eq!(
+            own.written_at(),
+            "\"sandbox\" in its entry in /etc/tw/mcp.json"
+        );
+        assert_eq!(boxed("off"), None);
+
+        std::fs::write(&path, r#"{"boxes": {"files": {"read": "~/notes"}}}"#).unwrap();
+        let error = load_settings(&path).unwrap_err().to_string();
+        assert!(
+            error.contains("\"boxes\".\"files\".\"read\" must be a list of strings"),
+            "{error}"
+        );
     }
 }

@@ -78,7 +78,9 @@ pub(crate) fn prepare(entry: &Entry<'_>) -> Result<Boxing, String> {
         for (index, path) in paths.iter().enumerate() {
             if !path.exists() {
                 return Err(format!(
-                    "\"sandbox\".\"{key}\"[{index}] grants {}, which does not exist; create it or remove it from the list",
+                    "{}[{index}] ({}) grants {}, which does not exist; create it or remove it from the list",
+                    entry.sandbox.key_of(key),
+                    entry.sandbox.place,
                     path.display()
                 ));
             }
@@ -273,7 +275,6 @@ fn install_of(file: &Path, home: Option<&Path>) -> Vec<PathBuf> {
 /// box's doing: which key of the entry to change. `None` when the error shows no sign of it.
 pub(crate) fn denial_note(
     server: &str,
-    source: &Path,
     sandbox: &Sandbox,
     entry_env: &BTreeMap<String, Expanded>,
     text: &str,
@@ -294,10 +295,10 @@ pub(crate) fn denial_note(
         "read-only file system",
         "erofs",
     ]) {
-        notes.push(
-            "it may read only the folders \"sandbox\".\"read\" grants (and what it needs to start) and write only beneath \"sandbox\".\"write\": to let it reach a file or folder, add it to \"sandbox\".\"read\" or \"sandbox\".\"write\""
-                .to_owned(),
-        );
+        let (read, write) = (sandbox.key_of("read"), sandbox.key_of("write"));
+        notes.push(format!(
+            "it may read only the folders {read} grants (and what it needs to start) and write only beneath {write}: to let it reach a file or folder, add it to {read} or {write}"
+        ));
     }
     if has(&[
         "enetunreach",
@@ -317,8 +318,9 @@ pub(crate) fn denial_note(
         "status code 403",
         "proxy",
     ]) {
+        let key = sandbox.key_of("network");
         notes.push(format!(
-            "its network is {} (\"sandbox\".\"network\"): to let it reach a host, add \"host:port\" to \"sandbox\".\"network\"",
+            "its network is {} ({key}): to let it reach a host, add \"host:port\" to {key}",
             sandbox.network.written()
         ));
     }
@@ -328,15 +330,16 @@ pub(crate) fn denial_note(
         .collect();
     for name in withheld {
         notes.push(format!(
-            "{name} is set in toolweave's environment but not given to it: to give it, add \"{name}\" to \"sandbox\".\"env\""
+            "{name} is set in toolweave's environment but not given to it: to give it, add \"{name}\" to {}",
+            sandbox.key_of("env")
         ));
     }
     if notes.is_empty() {
         return None;
     }
     Some(format!(
-        "toolweave: server \"{server}\" runs in a box (\"sandbox\" in its entry in {}), which may have denied this: {}",
-        source.display(),
+        "toolweave: server \"{server}\" runs in a box ({}), which may have denied this: {}",
+        sandbox.written_at(),
         notes.join("; ")
     ))
 }
@@ -378,16 +381,12 @@ mod tests {
 
     #[test]
     fn a_denial_note_names_the_key_for_files_network_and_variables() {
-        let sandbox = Sandbox::default();
-        let note = |text: &str| {
-            denial_note(
-                "files",
-                Path::new("/etc/tw/mcp.json"),
-                &sandbox,
-                &BTreeMap::new(),
-                text,
-            )
+        let sandbox = Sandbox {
+            key: "\"sandbox\"".to_owned(),
+            place: "its entry in /etc/tw/mcp.json".to_owned(),
+            ..Sandbox::default()
         };
+        let note = |text: &str| denial_note("files", &sandbox, &BTreeMap::new(), text);
         let files = note("Error: EACCES: permission denied, open '/home/ada/secret'").unwrap();
         assert!(files.starts_with("toolweave: server \"files\" runs in a box (\"sandbox\" in its entry in /etc/tw/mcp.json)"), "{files}");
         assert!(files.contains("add it to \"sandbox\".\"read\""), "{files}");
@@ -409,14 +408,21 @@ mod tests {
             "{variable}"
         );
         let entry_env = BTreeMap::from([(name.clone(), Expanded::literal("x"))]);
-        let given = denial_note(
-            "files",
-            Path::new("/x"),
-            &sandbox,
-            &entry_env,
-            &format!("{name} is not set"),
-        );
+        let given = denial_note("files", &sandbox, &entry_env, &format!("{name} is not set"));
         assert_eq!(given, None);
+        // A box the settings file gives names the settings file's key.
+        let settings_box = Sandbox {
+            key: "\"boxes\".\"files\"".to_owned(),
+            place: "/home/ada/.config/toolweave/settings.json".to_owned(),
+            ..Sandbox::default()
+        };
+        let denied = denial_note("files", &settings_box, &BTreeMap::new(), "EACCES").unwrap();
+        assert!(
+            denied.contains(
+                "runs in a box (\"boxes\".\"files\" in /home/ada/.config/toolweave/settings.json)"
+            ) && denied.contains("add it to \"boxes\".\"files\".\"read\""),
+            "{denied}"
+        );
         assert!(!mentions_word("PATHS", "PATH"));
         assert!(mentions_word("$PATH is", "PATH"));
     }

@@ -554,9 +554,7 @@ impl UpstreamManager {
             .filter_map(|content| content.as_text().map(|text| text.text.as_str()))
             .collect::<Vec<_>>()
             .join("\n");
-        if let Some(note) =
-            crate::boxing::denial_note(&config.name, &config.source, sandbox, env, &text)
-        {
+        if let Some(note) = crate::boxing::denial_note(&config.name, sandbox, env, &text) {
             // First: a long error is cut at its end before the model reads it.
             result
                 .content

@@ -165,6 +165,7 @@ pub(crate) fn spawn(
         env,
         cwd,
         sandbox,
+        ..
     } = &config.transport
     else {
         return Err(Error::Spawn {
@@ -364,7 +365,7 @@ fn start_proxy(
         .map(|listener| {
             let allowed = crate::proxy::Allowed {
                 server: config.name.clone(),
-                source: config.source.display().to_string(),
+                key: format!("{} in {}", sandbox.key_of("network"), sandbox.place),
                 hosts: hosts.clone(),
             };
             Some(tokio::spawn(crate::proxy::serve(

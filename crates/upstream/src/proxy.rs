@@ -18,8 +18,9 @@ const MAX_HEAD_BYTES: usize = 16 * 1024;
 pub(crate) struct Allowed {
     /// The server's name, for the refusal.
     pub(crate) server: String,
-    /// The config file its entry is in.
-    pub(crate) source: String,
+    /// The key its hosts are listed under and where: `"sandbox"."network" in its entry in
+    /// /etc/mcp.json`.
+    pub(crate) key: String,
     /// The hosts it may reach.
     pub(crate) hosts: Vec<HostPort>,
 }
@@ -157,10 +158,10 @@ fn split_authority(authority: &str, default_port: u16) -> Option<(String, u16)> 
 async fn refuse(client: &mut TcpStream, allowed: &Allowed, why: &str) {
     let listed: Vec<String> = allowed.hosts.iter().map(ToString::to_string).collect();
     let body = format!(
-        "toolweave: server \"{}\" runs in a box and {why}; its box allows {}. To let it, add \"host:port\" to \"sandbox\".\"network\" in its entry in {}\n",
+        "toolweave: server \"{}\" runs in a box and {why}; its box allows {}. To let it, add \"host:port\" to {}\n",
         allowed.server,
         listed.join(", "),
-        allowed.source
+        allowed.key
     );
     let answer = format!(
         "HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",

@@ -426,3 +426,100 @@ async fn mcp_server_git_in_its_box_reads_its_repository() {
     assert!(value["status"].to_string().contains("notes.txt"), "{value}");
     server.stop().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_settings_file_boxes_every_server_without_a_box_of_its_own() {
+    let test = "the_settings_file_boxes_every_server_without_a_box_of_its_own";
+    if !boxes_supported(test) {
+        return;
+    }
+    let machine = Machine::new();
+    let settings = machine.root.join("settings.json");
+    std::fs::write(
+        &settings,
+        serde_json::to_vec(&json!({
+            "sandbox": { "env": ["TOOLWEAVE_BOX_GRANTED"] },
+            "boxes": { "open": false, "absent": true },
+        }))
+        .unwrap(),
+    )
+    .unwrap();
+    let config = machine.root.join("mcp.json");
+    std::fs::write(
+        &config,
+        serde_json::to_vec(&json!({ "mcpServers": {
+            "boxed": { "command": toolweave_testkit::fixture_binary() },
+            "open": { "command": toolweave_testkit::fixture_binary() },
+        }}))
+        .unwrap(),
+    )
+    .unwrap();
+    let home = machine.home.display().to_string();
+    let server = Toolweave::start_with_env(
+        toolweave(),
+        &config,
+        &["--settings", settings.to_str().unwrap()],
+        &[
+            (CANARY_VARIABLE, CANARY_SECRET),
+            ("HOME", &home),
+            ("TOOLWEAVE_BOX_GRANTED", "granted-value"),
+        ],
+    )
+    .await
+    .unwrap();
+    let value = run(
+        &server,
+        &format!(
+            r#"
+            const boxed = await tools.boxed.env({{ name: "{CANARY_VARIABLE}" }});
+            const granted = await tools.boxed.env({{ name: "TOOLWEAVE_BOX_GRANTED" }});
+            const open = await tools.open.env({{ name: "{CANARY_VARIABLE}" }});
+            let error = "none";
+            try {{
+              await tools.boxed.fail({{ message: "{CANARY_VARIABLE} is not set; export it" }});
+            }} catch (caught) {{
+              error = caught.message;
+            }}
+            return {{ boxed, granted, open, error }};
+            "#
+        ),
+    )
+    .await;
+    assert_eq!(value["boxed"], json!(""), "{value}");
+    assert_eq!(value["granted"], json!("granted-value"), "{value}");
+    assert_eq!(value["open"], json!(CANARY_SECRET), "{value}");
+    let error = value["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains(&format!(
+            "runs in a box (\"sandbox\" in {})",
+            settings.display()
+        )) && error.contains(&format!(
+            "to give it, add \"{CANARY_VARIABLE}\" to \"sandbox\".\"env\""
+        )),
+        "{error}"
+    );
+    server.stop().await.unwrap();
+
+    // `servers` shows which box each server is in and where it is written.
+    let output = std::process::Command::new(toolweave())
+        .args(["servers", "--config"])
+        .arg(&config)
+        .arg("--settings")
+        .arg(&settings)
+        .env("HOME", &machine.home)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stdout.contains(&format!(
+            "may: boxed (\"sandbox\" in {}): reads only what it needs to start",
+            settings.display()
+        )) && stdout.contains("may: unboxed: everything you may"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("\"boxes\" names \"absent\", which is no stdio server here"),
+        "{stderr}"
+    );
+}

@@ -268,7 +268,7 @@ fn servers_shows_each_upstream_state_tools_and_error() {
     );
     // What the server says about using it, under its line.
     assert!(
-        stdout.contains(" ms)\n  may: unboxed: everything you may (your files, the network, toolweave's environment); add \"sandbox\" to its entry to box it\n  instructions:\n    Call add for sums.\n    Never call crash.\n"),
+        stdout.contains(" ms)\n  may: unboxed: everything you may (your files, the network, toolweave's environment); add \"sandbox\" to its entry, or to toolweave's settings file for every server, to box it\n  instructions:\n    Call add for sums.\n    Never call crash.\n"),
         "{stdout}"
     );
     assert!(stdout.contains("broken (stdio): FAILED after "), "{stdout}");

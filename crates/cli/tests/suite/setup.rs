@@ -540,9 +540,14 @@ fn a_project_s_own_servers_start_only_once_trusted() {
     );
 
     // Answering yes at the terminal trusts them as --yes does.
-    let (code, shown) = machine.run_at_terminal(&["trust"], "y\n");
+    // Then it offers the servers it trusted boxes; declining writes none and is no failure.
+    let (code, shown) = machine.run_at_terminal(&["trust"], "y\nn\n");
     assert_eq!(code, Some(0), "{shown}");
     assert!(shown.contains("Trust them? [y/N] "), "{shown}");
+    assert!(
+        shown.contains("These stdio servers run unboxed") && shown.contains("No box written."),
+        "{shown}"
+    );
     let output = machine.run(&["config", "--json"]);
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(server_names(&report), ["fixture", "setup"], "{report}");
@@ -698,4 +703,86 @@ fn backups(directory: &Path) -> Vec<PathBuf> {
         .collect();
     found.sort();
     found
+}
+
+#[test]
+fn init_offers_boxes_for_the_stdio_servers_and_writes_them_to_the_settings_file() {
+    let machine = Machine::new();
+    let notes = machine.home.join("notes");
+    std::fs::create_dir_all(&notes).unwrap();
+    let cursor = machine.home.join(".cursor/mcp.json");
+    machine.write(
+        &cursor,
+        &serde_json::to_string_pretty(&serde_json::json!({"mcpServers": {
+            "files": {"command": "files-server", "args": [&notes]},
+            "github": {"command": "github-server", "env": {"GITHUB_TOKEN": "t"}},
+            "plain": {"command": "plain-server"},
+            "own": {"command": "own-server", "sandbox": {"network": "loopback"}},
+            "remote": {"url": "http://127.0.0.1:9/mcp"}
+        }}))
+        .unwrap(),
+    );
+    let settings = machine.home.join(".config/toolweave/settings.json");
+
+    // At a terminal: registering toolweave is confirmed, boxing declined; nothing is boxed.
+    let (code, shown) = machine.run_at_terminal(&["init", "--client", "cursor"], "y\nn\n");
+    assert_eq!(code, Some(0), "{shown}");
+    assert!(
+        shown.contains("These stdio servers run unboxed")
+            && shown.contains("files   box: {\"write\":[")
+            && shown.contains("github  unboxed: it seems to use the network (GITHUB_TOKEN)")
+            && shown.contains("plain   box: the defaults")
+            && !shown.contains("  own ")
+            && !shown.contains("  remote ")
+            && shown.contains("Box them? [y/N] ")
+            && shown.contains("No box written."),
+        "{shown}"
+    );
+    assert!(!settings.exists());
+
+    // --yes alone shows them and the flag that writes them.
+    let output = machine.run(&["init", "--client", "cursor", "--yes"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stdout).contains("Run again with --box to write them."),
+        "{}",
+        text(&output.stdout)
+    );
+    assert!(!settings.exists());
+
+    // --box writes them beside what the settings file already says.
+    machine.write(&settings, r#"{"deny": ["*.delete_*"]}"#);
+    let output = machine.run(&["init", "--client", "cursor", "--yes", "--box"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(
+        written,
+        serde_json::json!({
+            "deny": ["*.delete_*"],
+            "sandbox": true,
+            "boxes": {"files": {"write": [notes]}, "github": false},
+        })
+    );
+    // Every server is now decided: nothing more is offered, and `servers` shows the boxes.
+    let output = machine.run(&["init", "--client", "cursor", "--yes"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(
+        !text(&output.stdout).contains("run unboxed"),
+        "{}",
+        text(&output.stdout)
+    );
+    let output = machine.run(&["servers", "--startup-timeout-ms", "1000"]);
+    let shown = text(&output.stdout);
+    assert!(
+        shown.contains(&format!(
+            "may: boxed (\"boxes\".\"files\" in {}): reads only what it needs to start; writes {}",
+            settings.display(),
+            notes.display()
+        )) && shown.contains(&format!(
+            "may: boxed (\"sandbox\" in {}): reads only what it needs to start",
+            settings.display()
+        )) && shown.contains("may: boxed (\"sandbox\" in its entry in "),
+        "{shown}"
+    );
 }

@@ -31,6 +31,7 @@ fn stdio(name: &str, command: &str, args: &[&str]) -> ServerConfig {
             )]),
             cwd: None,
             sandbox: None,
+            sandbox_written: false,
         },
         source: PathBuf::from("/test/mcp.json"),
         tool_timeouts: BTreeMap::new(),
