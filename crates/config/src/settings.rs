@@ -91,6 +91,9 @@ pub struct Settings {
     pub llm: Option<LlmProvider>,
     /// The only system prompts code may send with `llm.ask` and `llm.think`, when given.
     pub llm_system_prompts: Option<Vec<String>>,
+    /// Where copies of `serve --http` keep what they share (`redis://HOST:PORT/N`), as
+    /// `--state` gives it.
+    pub state: Option<String>,
 }
 
 /// One identity of HTTP clients: its token's environment variable and its own rules, set within
