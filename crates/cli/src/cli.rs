@@ -1002,7 +1002,10 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
         .as_ref()
         .map(toolweave_server::http::HttpListener::local_address);
     if let Some((state, own)) = shared_state(&args.http, &settings, bound)? {
-        server = server.with_state(state, own).await.map_err(anyhow::Error::msg)?;
+        server = server
+            .with_state(state, own)
+            .await
+            .map_err(anyhow::Error::msg)?;
     }
     if let Some(metrics) = &metrics {
         server = server.with_metrics(metrics.clone());

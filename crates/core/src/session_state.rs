@@ -182,13 +182,7 @@ impl SessionState {
                 format!("{:016x}", hasher.finish())
             }
         };
-        let state = Self::built(
-            limits,
-            true,
-            tag,
-            Some(Mutex::default()),
-            Some(remote),
-        );
+        let state = Self::built(limits, true, tag, Some(Mutex::default()), Some(remote));
         {
             let mut kept = state.store();
             kept.bytes = store.iter().map(|(key, text)| key.len() + text.len()).sum();
@@ -226,7 +220,9 @@ impl SessionState {
     pub fn take_changes(&self) -> StateChanges {
         self.journal
             .as_ref()
-            .map(|journal| std::mem::take(&mut *journal.lock().unwrap_or_else(PoisonError::into_inner)))
+            .map(|journal| {
+                std::mem::take(&mut *journal.lock().unwrap_or_else(PoisonError::into_inner))
+            })
             .unwrap_or_default()
     }
 
@@ -239,15 +235,25 @@ impl SessionState {
     /// Answers one ask of guest code, reading a handle this state does not hold from where the
     /// state is kept (`--state`).
     pub(crate) async fn answer_async(&self, ask: SessionAsk) -> Result<Value, SessionStateError> {
-        if let (Some(remote), SessionAsk::ResultsGet { handle, path, offset, limit }) =
-            (&self.remote, &ask)
+        if let (
+            Some(remote),
+            SessionAsk::ResultsGet {
+                handle,
+                path,
+                offset,
+                limit,
+            },
+        ) = (&self.remote, &ask)
             && self.session
             && !self.handles().kept.contains_key(handle)
         {
-            let text = remote.get(handle).await.map_err(|why| SessionStateError::Unreachable {
-                id: handle.clone(),
-                why,
-            })?;
+            let text = remote
+                .get(handle)
+                .await
+                .map_err(|why| SessionStateError::Unreachable {
+                    id: handle.clone(),
+                    why,
+                })?;
             let Some(value) = text.and_then(|text| serde_json::from_str::<Value>(&text).ok())
             else {
                 return Err(SessionStateError::UnknownHandle { id: handle.clone() });

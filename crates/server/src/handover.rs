@@ -103,11 +103,13 @@ pub(crate) async fn hand_over(
         () = ct.cancelled() => return Err(refused("the retry was cancelled".to_owned())),
     };
     if let Some(error) = answer.get("error") {
-        return Err(serde_json::from_value::<ErrorData>(error.clone()).unwrap_or_else(|_| {
-            refused(format!(
-                "the copy that holds it answered with an error: {error}"
-            ))
-        }));
+        return Err(
+            serde_json::from_value::<ErrorData>(error.clone()).unwrap_or_else(|_| {
+                refused(format!(
+                    "the copy that holds it answered with an error: {error}"
+                ))
+            }),
+        );
     }
     let result = answer.get("result").cloned().unwrap_or(Value::Null);
     if result.get("resultType").and_then(Value::as_str) == Some("input_required") {

@@ -248,8 +248,9 @@ impl ToolweaveServer {
         state: Arc<shared::SharedState>,
         own: String,
     ) -> Result<Self, String> {
-        let client = handover::client()
-            .map_err(|error| format!("--state: no HTTP client for handing retries over: {error}"))?;
+        let client = handover::client().map_err(|error| {
+            format!("--state: no HTTP client for handing retries over: {error}")
+        })?;
         let seals = sealed::Seals::shared(state.clone()).await;
         self.rounds = Arc::new(Rounds::new(
             seals.clone(),
@@ -757,11 +758,13 @@ impl ToolweaveServer {
                 )));
             }
         };
+        tracing::info!(
+            execution = %execution,
+            %holder,
+            "a retry is handed over to the copy that holds its paused execution"
+        );
         let meta = serde_json::to_value(&context.meta).unwrap_or(Value::Null);
-        Some(
-            handover::hand_over(&shared.client, &holder, request, &meta, parts, &context.ct)
-                .await,
-        )
+        Some(handover::hand_over(&shared.client, &holder, request, &meta, parts, &context.ct).await)
     }
 
     /// The retry of a call that answered with questions (MCP 2026-07-28): the paused work goes on

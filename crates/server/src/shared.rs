@@ -123,10 +123,7 @@ impl SharedState {
         getrandom::fill(&mut fresh).map_err(|error| format!("no randomness for a key: {error}"))?;
         let key = format!("{PREFIX}seal-key");
         let _: Option<String> = self
-            .run(
-                what,
-                redis::cmd("SET").arg(&key).arg(hex(&fresh)).arg("NX"),
-            )
+            .run(what, redis::cmd("SET").arg(&key).arg(hex(&fresh)).arg("NX"))
             .await?;
         let kept: Option<String> = self.run(what, redis::cmd("GET").arg(&key)).await?;
         kept.as_deref()
@@ -188,11 +185,7 @@ impl SharedState {
                 None => pipeline.cmd("HDEL").arg(&store).arg(key).ignore(),
             };
         }
-        pipeline
-            .cmd("PEXPIRE")
-            .arg(&store)
-            .arg(ttl_ms)
-            .ignore();
+        pipeline.cmd("PEXPIRE").arg(&store).arg(ttl_ms).ignore();
         for (handle, value, kept_for) in changes.handles {
             let kept_ms = u64::try_from(kept_for.as_millis())
                 .unwrap_or(u64::MAX)
