@@ -730,6 +730,78 @@ mod tests {
         );
     }
 
+    struct NoHandles;
+
+    impl RemoteHandles for NoHandles {
+        fn get(&self, _: &str) -> futures::future::BoxFuture<'_, Result<Option<String>, String>> {
+            Box::pin(async { Ok(None) })
+        }
+    }
+
+    #[test]
+    fn a_shared_state_starts_from_its_store_and_gives_back_only_its_changes() {
+        let kept = BTreeMap::from([
+            ("a".to_owned(), "1".to_owned()),
+            ("b".to_owned(), "2".to_owned()),
+        ]);
+        let state = SessionState::shared(&Limits::default(), kept, Arc::new(NoHandles));
+        assert_eq!(
+            state
+                .answer(SessionAsk::StoreGet { key: "a".into() })
+                .unwrap(),
+            json!(1)
+        );
+        state
+            .answer(SessionAsk::StoreSet {
+                key: "c".into(),
+                value: json!([3]),
+            })
+            .unwrap();
+        state
+            .answer(SessionAsk::StoreDelete { key: "b".into() })
+            .unwrap();
+        let kept = state.keep(json!("x"), 3).unwrap();
+        let changes = state.take_changes();
+        assert_eq!(
+            changes.store,
+            BTreeMap::from([
+                ("b".to_owned(), None),
+                ("c".to_owned(), Some("[3]".to_owned()))
+            ])
+        );
+        assert_eq!(changes.handles.len(), 1);
+        assert_eq!(changes.handles[0].0, kept.id);
+        assert!(state.take_changes().is_empty(), "each change is given once");
+        // A state of one session only, as before, keeps no journal.
+        let own = SessionState::new(&Limits::default());
+        own.answer(SessionAsk::StoreSet {
+            key: "c".into(),
+            value: json!(1),
+        })
+        .unwrap();
+        assert!(own.take_changes().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_handle_kept_elsewhere_that_is_gone_is_unknown() {
+        let state = SessionState::shared(&Limits::default(), BTreeMap::new(), Arc::new(NoHandles));
+        let error = state
+            .answer_async(SessionAsk::ResultsGet {
+                handle: "h1-0123".into(),
+                path: None,
+                offset: None,
+                limit: None,
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(
+            error,
+            SessionStateError::UnknownHandle {
+                id: "h1-0123".into()
+            }
+        );
+    }
+
     #[test]
     fn the_oldest_handles_make_room_and_say_so() {
         let state = state(Limits {

@@ -131,8 +131,7 @@ fn read_answer(text: &str, event_stream: bool) -> Option<Value> {
     text.lines()
         .filter_map(|line| line.strip_prefix("data:"))
         .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
-        .filter(|message| message.get("result").is_some() || message.get("error").is_some())
-        .last()
+        .rfind(|message| message.get("result").is_some() || message.get("error").is_some())
 }
 
 #[cfg(test)]
