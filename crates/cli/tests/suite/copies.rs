@@ -1,8 +1,9 @@
 //! Several copies, no pinning, nothing lost: three `toolweave serve --http --state redis://...`
 //! behind HAProxy round-robin (`deploy/haproxy/haproxy-state.cfg`), with Debian's
-//! `redis-server` behind them, driven by the official Python SDK in its default mode
-//! (`tests/python/sdk_copies.py`): handles, the store and approvals answered through retries
-//! work whichever copy each request reaches, and a copy killed with SIGKILL loses only its own
+//! `redis-server` behind them, driven by the official Python SDK (`tests/python/sdk_copies.py`)
+//! in its default mode (MCP 2026-07-28) and in `mode="legacy"` against `--stateless` copies:
+//! handles, the store and (in the default mode) approvals answered through retries work
+//! whichever copy each request reaches, and a copy killed with SIGKILL loses only its own
 //! executions. And a Redis that is down: the copy keeps serving, says what failed and where, and
 //! picks the shared state up once Redis answers.
 
@@ -76,8 +77,18 @@ fn programs(test: &str) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn three_copies_behind_haproxy_share_state_and_lose_only_a_killed_copys_executions() {
-    let test = "three copies sharing --state behind HAProxy";
+async fn three_copies_behind_haproxy_share_state_with_the_sdk_in_its_default_mode() {
+    three_copies_share_state("default").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_stateless_copies_behind_haproxy_share_state_with_the_sdk_in_legacy_mode() {
+    three_copies_share_state("legacy").await;
+}
+
+async fn three_copies_share_state(mode: &'static str) {
+    let test = format!("three copies sharing --state behind HAProxy, the SDK in its {mode} mode");
+    let test = test.as_str();
     let Some((redis, haproxy)) = programs(test) else {
         return;
     };
@@ -97,7 +108,15 @@ async fn three_copies_behind_haproxy_share_state_and_lose_only_a_killed_copys_ex
         let copy = HttpToolweave::start(
             toolweave(),
             &config,
-            &["--state", &state, "--approval", "elicitation"],
+            &[
+                "--state",
+                &state,
+                if mode == "legacy" {
+                    "--stateless"
+                } else {
+                    "--approval=elicitation"
+                },
+            ],
             &[],
         )
         .await
@@ -126,6 +145,7 @@ async fn three_copies_behind_haproxy_share_state_and_lose_only_a_killed_copys_ex
             .arg(toolweave())
             .arg(url)
             .arg(killed.to_string())
+            .arg(mode)
             .output()
             .unwrap()
     })
@@ -150,7 +170,7 @@ async fn three_copies_behind_haproxy_share_state_and_lose_only_a_killed_copys_ex
         })
         .sum();
     assert!(
-        handed_over >= 2,
+        handed_over >= 2 || mode == "legacy",
         "{handed_over} retries handed over:\n{}",
         logs.join("\n----\n")
     );
