@@ -299,6 +299,9 @@ mod tests {
             settings.llm_system_prompts,
             Some(vec!["Be brief.".to_owned()])
         );
+        std::fs::write(&path, r#"{"state": "redis://127.0.0.1:6379/2"}"#).unwrap();
+        let settings = load_settings(&path).unwrap();
+        assert_eq!(settings.state.as_deref(), Some("redis://127.0.0.1:6379/2"));
         std::fs::write(
             &path,
             r#"{"llm": {"kind": "gemini", "url": "u", "model": "m", "apiKeyEnv": "K"}}"#,
