@@ -559,6 +559,17 @@ struct HttpArgs {
     /// copy its own name (letters, digits, '-', '_').
     #[arg(long, value_name = "NAME", requires = "http")]
     session_id_prefix: Option<String>,
+    /// Keep the store, result handles, session handles and which copy holds each paused
+    /// execution in Redis or Valkey (redis://HOST:PORT/N), shared by every copy given the same
+    /// URL, so any copy serves any request (also the settings' "state"). Without it they stay in
+    /// this process's memory.
+    #[arg(long, value_name = "URL", requires = "http")]
+    state: Option<String>,
+    /// The MCP address the other copies reach this one at (http://HOST:PORT/mcp), to hand it the
+    /// retries of executions it holds; with --state. By default the --http address, which then
+    /// must be one they can reach (not 0.0.0.0 or [::]).
+    #[arg(long, value_name = "URL", requires = "http")]
+    advertise: Option<String>,
 }
 
 impl HttpArgs {
@@ -1000,6 +1011,15 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
     if let Some(per_minute) = args.http.rate_limit {
         server = server.with_rate_limit(per_minute);
     }
+    let bound = listener
+        .as_ref()
+        .map(toolweave_server::http::HttpListener::local_address);
+    if let Some((state, own)) = shared_state(&args.http, &settings, bound)? {
+        server = server
+            .with_state(state, own)
+            .await
+            .map_err(anyhow::Error::msg)?;
+    }
     if let Some(metrics) = &metrics {
         server = server.with_metrics(metrics.clone());
         if listener.is_none() {
@@ -1028,6 +1048,36 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
     }
     gateway.shutdown().await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The backend `--state` (or the settings' `state`) names, and this copy's MCP address as the
+/// other copies reach it; `None` without one.
+fn shared_state(
+    http: &HttpArgs,
+    settings: &toolweave_config::Settings,
+    bound: Option<std::net::SocketAddr>,
+) -> Result<Option<(Arc<toolweave_server::shared::SharedState>, String)>> {
+    let Some(url) = http.state.as_deref().or(settings.state.as_deref()) else {
+        return Ok(None);
+    };
+    let Some(address) = bound else {
+        tracing::warn!(
+            "the settings' \"state\" is for copies served over HTTP; over stdio the process is the session, and state stays in its memory"
+        );
+        return Ok(None);
+    };
+    let state = toolweave_server::shared::SharedState::open(url).map_err(anyhow::Error::msg)?;
+    let own = match &http.advertise {
+        Some(own) if own.starts_with("http://") || own.starts_with("https://") => own.clone(),
+        Some(own) => bail!(
+            "--advertise {own}: give the URL the other copies reach this one's MCP endpoint at, http://HOST:PORT/mcp"
+        ),
+        None if address.ip().is_unspecified() => bail!(
+            "--state: --http {address} listens on every address, so the other copies cannot tell which reaches this one; give --advertise http://HOST:PORT/mcp"
+        ),
+        None => format!("http://{address}/mcp"),
+    };
+    Ok(Some((state, own)))
 }
 
 /// The HTTP listener `--http` asks for, bound, with the settings' identities; `metrics` are

@@ -97,6 +97,9 @@ pub struct Settings {
     pub llm: Option<LlmProvider>,
     /// The only system prompts code may send with `llm.ask` and `llm.think`, when given.
     pub llm_system_prompts: Option<Vec<String>>,
+    /// Where copies of `serve --http` keep what they share (`redis://HOST:PORT/N`), as
+    /// `--state` gives it.
+    pub state: Option<String>,
     /// `"sandbox"` as written: the box of every stdio server without one of its own.
     #[serde(rename = "sandbox")]
     sandbox_written: Option<serde_json::Value>,
@@ -235,7 +238,7 @@ pub fn load_settings(path: &Path) -> Result<Settings> {
     let mut settings: Settings = serde_json::from_str(&text).map_err(|error| Error::Syntax {
         path: path.to_path_buf(),
         message: format!(
-            "{error}; the settings file may have \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\" (\"allow\" or \"ask\"), \"auditLog\", \"auditLogMaxBytes\", \"auditLogContents\", \"shape\" (\"three\" or \"single\"), \"direct\", \"pinTools\" (\"on\" or \"off\"), \"approval\" (\"auto\", \"page\" or \"elicitation\"), \"approvalTimeoutMs\", \"approvalPort\", \"approvalBrowser\", \"identities\" (each {{\"tokenEnv\", \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\", \"rateLimit\"}}), \"llm\" ({{\"kind\": \"anthropic\" or \"openai\", \"url\", \"model\", \"apiKeyEnv\", \"when\": \"no-sampling\" or \"always\"}}), \"llmSystemPrompts\", \"checkDefinitions\" (\"hold\", \"warn\" or \"off\"), \"sandbox\" (a box for every stdio server) and \"boxes\" ({{\"server\": box}})"
+            "{error}; the settings file may have \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\" (\"allow\" or \"ask\"), \"auditLog\", \"auditLogMaxBytes\", \"auditLogContents\", \"shape\" (\"three\" or \"single\"), \"direct\", \"pinTools\" (\"on\" or \"off\"), \"approval\" (\"auto\", \"page\" or \"elicitation\"), \"approvalTimeoutMs\", \"approvalPort\", \"approvalBrowser\", \"identities\" (each {{\"tokenEnv\", \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\", \"rateLimit\"}}), \"llm\" ({{\"kind\": \"anthropic\" or \"openai\", \"url\", \"model\", \"apiKeyEnv\", \"when\": \"no-sampling\" or \"always\"}}), \"llmSystemPrompts\", \"state\" (\"redis://HOST:PORT/N\"), \"checkDefinitions\" (\"hold\", \"warn\" or \"off\"), \"sandbox\" (a box for every stdio server) and \"boxes\" ({{\"server\": box}})"
         ),
     })?;
     if let Some(log) = &settings.audit_log
@@ -355,6 +358,9 @@ mod tests {
             settings.llm_system_prompts,
             Some(vec!["Be brief.".to_owned()])
         );
+        std::fs::write(&path, r#"{"state": "redis://127.0.0.1:6379/2"}"#).unwrap();
+        let settings = load_settings(&path).unwrap();
+        assert_eq!(settings.state.as_deref(), Some("redis://127.0.0.1:6379/2"));
         std::fs::write(
             &path,
             r#"{"llm": {"kind": "gemini", "url": "u", "model": "m", "apiKeyEnv": "K"}}"#,

@@ -233,7 +233,7 @@ pub(crate) async fn answer(
             ask_server(gateway, &server, ask, cancel, scope).await
         }
         HostRequest::Session(ask) => match scope.state {
-            Some(state) => state.answer(ask).map_err(CallError::Session),
+            Some(state) => state.answer_async(ask).await.map_err(CallError::Session),
             None => Err(internal("no session state for this call")),
         },
         // The execution counts the blocks of its answer itself (`executor.rs`).

@@ -740,6 +740,16 @@ pub enum SessionStateError {
         /// The id code gave.
         id: String,
     },
+    /// The state backend (`--state`) that keeps this session's result handles did not answer.
+    #[error(
+        "result handle \"{id}\" could not be read: {why}. Try again shortly; the handle is kept there until it expires."
+    )]
+    Unreachable {
+        /// The handle.
+        id: String,
+        /// Why, naming the backend.
+        why: String,
+    },
     /// A path in `results.get` names nothing.
     #[error(
         "results.get(\"{handle}\", {{path: \"{path}\"}}): {found} is {has}, with nothing at the next step of the path. Paths look like \"items.3.name\" or \"items[3].name\"."

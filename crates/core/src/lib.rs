@@ -106,7 +106,7 @@ pub use provider::{CallContext, ProviderState, ToolProvider};
 pub use render::{describe_text, execution_text, search_text};
 pub use rmcp::model::{CallToolResult, Tool, ToolAnnotations};
 pub use runner::{RemoteRunner, Runner, RunnerService};
-pub use session_state::SessionState;
+pub use session_state::{RemoteHandles, SessionState, StateChanges};
 pub use text_result::TEXT_RESULT_RULE;
 pub use tokio_util::sync::CancellationToken;
 pub use toolweave_catalog::{

@@ -51,6 +51,37 @@ pub struct SessionState {
     tag: String,
     /// Itself, for the timers that drop handles when their time is up.
     this: Weak<SessionState>,
+    /// What changed since [`SessionState::take_changes`], when the state is kept elsewhere
+    /// (`--state`): only changes are written back, so executions of one session on several
+    /// copies do not undo each other's keys.
+    journal: Option<Mutex<StateChanges>>,
+    /// Where handles made by other executions are read, when the state is kept elsewhere.
+    remote: Option<Arc<dyn RemoteHandles>>,
+}
+
+/// Where the result handles of a session kept elsewhere (`--state`) are read: a handle made by
+/// an earlier execution, maybe on another copy, is read when code asks for it.
+pub trait RemoteHandles: Send + Sync {
+    /// The JSON text of handle `id`, `None` when it is not kept (unknown, or its time was up);
+    /// `Err` names the backend and what to do when it did not answer.
+    fn get(&self, id: &str) -> futures::future::BoxFuture<'_, Result<Option<String>, String>>;
+}
+
+/// What an execution changed in a state kept elsewhere: store keys set (`Some` JSON text) or
+/// deleted (`None`), and the result handles it made.
+#[derive(Debug, Default)]
+pub struct StateChanges {
+    /// Store keys and their new JSON texts (`None`: deleted).
+    pub store: BTreeMap<String, Option<String>>,
+    /// Handles made: id, value, and how long it is kept from now.
+    pub handles: Vec<(String, Arc<Value>, Duration)>,
+}
+
+impl StateChanges {
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.store.is_empty() && self.handles.is_empty()
+    }
 }
 
 impl std::fmt::Debug for SessionState {
@@ -129,7 +160,47 @@ impl SessionState {
             hasher.write_u64(0);
             format!("{:04x}", hasher.finish() & 0xffff)
         };
+        Self::built(limits, session, tag, None, None)
+    }
+
+    /// A state kept elsewhere (`--state`): its store as kept there (JSON texts by key), and
+    /// where its handles are read. What executions change is taken with
+    /// [`SessionState::take_changes`] to be written back.
+    pub fn shared(
+        limits: &Limits,
+        store: BTreeMap<String, String>,
+        remote: Arc<dyn RemoteHandles>,
+    ) -> Arc<Self> {
+        // Handles of one session are made on many copies: their ids must not meet.
+        let mut bytes = [0u8; 8];
+        let tag = match getrandom::fill(&mut bytes) {
+            Ok(()) => bytes.iter().map(|byte| format!("{byte:02x}")).collect(),
+            Err(_) => {
+                use std::hash::{BuildHasher, Hasher};
+                let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+                hasher.write_u64(0);
+                format!("{:016x}", hasher.finish())
+            }
+        };
+        let state = Self::built(limits, true, tag, Some(Mutex::default()), Some(remote));
+        {
+            let mut kept = state.store();
+            kept.bytes = store.iter().map(|(key, text)| key.len() + text.len()).sum();
+            kept.values = store;
+        }
+        state
+    }
+
+    fn built(
+        limits: &Limits,
+        session: bool,
+        tag: String,
+        journal: Option<Mutex<StateChanges>>,
+        remote: Option<Arc<dyn RemoteHandles>>,
+    ) -> Arc<Self> {
         Arc::new_cyclic(|this| Self {
+            journal,
+            remote,
             session,
             limits: StateLimits {
                 store_bytes: limits.max_store_bytes,
@@ -142,6 +213,54 @@ impl SessionState {
             tag,
             this: this.clone(),
         })
+    }
+
+    /// What changed since it was made or last asked (nothing unless the state is kept
+    /// elsewhere).
+    pub fn take_changes(&self) -> StateChanges {
+        self.journal
+            .as_ref()
+            .map(|journal| {
+                std::mem::take(&mut *journal.lock().unwrap_or_else(PoisonError::into_inner))
+            })
+            .unwrap_or_default()
+    }
+
+    fn note(&self, change: impl FnOnce(&mut StateChanges)) {
+        if let Some(journal) = &self.journal {
+            change(&mut journal.lock().unwrap_or_else(PoisonError::into_inner));
+        }
+    }
+
+    /// Answers one ask of guest code, reading a handle this state does not hold from where the
+    /// state is kept (`--state`).
+    pub(crate) async fn answer_async(&self, ask: SessionAsk) -> Result<Value, SessionStateError> {
+        if let (
+            Some(remote),
+            SessionAsk::ResultsGet {
+                handle,
+                path,
+                offset,
+                limit,
+            },
+        ) = (&self.remote, &ask)
+            && self.session
+            && !self.handles().kept.contains_key(handle)
+        {
+            let text = remote
+                .get(handle)
+                .await
+                .map_err(|why| SessionStateError::Unreachable {
+                    id: handle.clone(),
+                    why,
+                })?;
+            let Some(value) = text.and_then(|text| serde_json::from_str::<Value>(&text).ok())
+            else {
+                return Err(SessionStateError::UnknownHandle { id: handle.clone() });
+            };
+            return piece(&value, handle, path.as_deref(), *offset, *limit);
+        }
+        self.answer(ask)
     }
 
     /// Answers one ask of guest code.
@@ -165,7 +284,12 @@ impl SessionState {
                 if let Some(text) = &removed {
                     store.bytes -= key.len() + text.len();
                 }
-                Ok(Value::Bool(removed.is_some()))
+                drop(store);
+                let deleted = removed.is_some();
+                self.note(|changes| {
+                    changes.store.insert(key, None);
+                });
+                Ok(Value::Bool(deleted))
             }
             SessionAsk::StoreKeys => Ok(Value::Array(
                 self.store()
@@ -219,7 +343,11 @@ impl SessionState {
             });
         }
         store.bytes = bytes;
-        store.values.insert(key, text);
+        store.values.insert(key.clone(), text.clone());
+        drop(store);
+        self.note(|changes| {
+            changes.store.insert(key, Some(text));
+        });
         Ok(())
     }
 
@@ -246,10 +374,16 @@ impl SessionState {
         handles.next += 1;
         let id = format!("h{}-{}", handles.next, self.tag);
         let expires = Instant::now() + self.limits.handle_ttl;
+        let value = Arc::new(value);
+        self.note(|changes| {
+            changes
+                .handles
+                .push((id.clone(), value.clone(), self.limits.handle_ttl));
+        });
         handles.kept.insert(
             id.clone(),
             Kept {
-                value: Arc::new(value),
+                value,
                 bytes,
                 expires,
             },
@@ -593,6 +727,78 @@ mod tests {
         assert_eq!(
             described.value["shape"],
             json!("{ \"items\": Array(1) of { \"text\": string(110) }, \"n\": number }")
+        );
+    }
+
+    struct NoHandles;
+
+    impl RemoteHandles for NoHandles {
+        fn get(&self, _: &str) -> futures::future::BoxFuture<'_, Result<Option<String>, String>> {
+            Box::pin(async { Ok(None) })
+        }
+    }
+
+    #[test]
+    fn a_shared_state_starts_from_its_store_and_gives_back_only_its_changes() {
+        let kept = BTreeMap::from([
+            ("a".to_owned(), "1".to_owned()),
+            ("b".to_owned(), "2".to_owned()),
+        ]);
+        let state = SessionState::shared(&Limits::default(), kept, Arc::new(NoHandles));
+        assert_eq!(
+            state
+                .answer(SessionAsk::StoreGet { key: "a".into() })
+                .unwrap(),
+            json!(1)
+        );
+        state
+            .answer(SessionAsk::StoreSet {
+                key: "c".into(),
+                value: json!([3]),
+            })
+            .unwrap();
+        state
+            .answer(SessionAsk::StoreDelete { key: "b".into() })
+            .unwrap();
+        let kept = state.keep(json!("x"), 3).unwrap();
+        let changes = state.take_changes();
+        assert_eq!(
+            changes.store,
+            BTreeMap::from([
+                ("b".to_owned(), None),
+                ("c".to_owned(), Some("[3]".to_owned()))
+            ])
+        );
+        assert_eq!(changes.handles.len(), 1);
+        assert_eq!(changes.handles[0].0, kept.id);
+        assert!(state.take_changes().is_empty(), "each change is given once");
+        // A state of one session only, as before, keeps no journal.
+        let own = SessionState::new(&Limits::default());
+        own.answer(SessionAsk::StoreSet {
+            key: "c".into(),
+            value: json!(1),
+        })
+        .unwrap();
+        assert!(own.take_changes().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_handle_kept_elsewhere_that_is_gone_is_unknown() {
+        let state = SessionState::shared(&Limits::default(), BTreeMap::new(), Arc::new(NoHandles));
+        let error = state
+            .answer_async(SessionAsk::ResultsGet {
+                handle: "h1-0123".into(),
+                path: None,
+                offset: None,
+                limit: None,
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(
+            error,
+            SessionStateError::UnknownHandle {
+                id: "h1-0123".into()
+            }
         );
     }
 

@@ -7,10 +7,17 @@
 //! execution then has that session's store, result handles and approvals "for the rest of this
 //! session", as one in a protocol session has.
 //!
-//! Sessions are kept by a [`SessionKeeper`], in this process's memory ([`MemoryKeeper`]); a keeper
-//! that shares them between copies goes behind the same trait. A session is kept once it holds
-//! something or a handle named it, and forgotten when unused for `--session-ttl-ms`; every
-//! answer carries a fresh handle, valid as long, so a session in use never expires.
+//! Sessions are kept by a [`SessionKeeper`]: in this process's memory ([`MemoryKeeper`]), or,
+//! with `--state`, in Redis or Valkey ([`SharedKeeper`]), where every copy given the same
+//! `--state` finds them: a handle minted by one copy opens on any other. A session is kept once
+//! it holds something or a handle named it, and forgotten when unused for `--session-ttl-ms`;
+//! every answer carries a fresh handle, valid as long, so a session in use never expires.
+//!
+//! A shared session is read at the start of each execution and what the execution changed (the
+//! store keys it set or deleted, the handles it made) is written back with its answer, so
+//! executions of one session on several copies at once do not undo each other's keys (the last
+//! write of one key wins). Approvals "for the rest of this session" stay with the copy that
+//! was given them.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -22,7 +29,8 @@ use toolweave_config::Limits;
 use toolweave_core::{SessionHandleError, SessionState};
 
 use crate::approve::SessionApprovals;
-use crate::sealed::{HandleUnsealed, Sealer, SessionRef};
+use crate::sealed::{HandleUnsealed, Seals, SessionRef};
+use crate::shared::{SessionHandlesThere, SharedState};
 
 /// A session is kept this much longer than its newest handle is valid: a handle that opens
 /// always finds what its session kept.
@@ -80,6 +88,11 @@ impl HandleSession {
 
 /// Where sessions named by handles are kept.
 pub(crate) trait SessionKeeper: Send + Sync {
+    /// A new, empty session `id` of `owner`, not yet kept.
+    fn fresh(&self, id: String, owner: &str, limits: &Limits) -> HandleSession {
+        HandleSession::new(id, owner, limits, false)
+    }
+
     /// The session kept under `id` for `owner`; a new, empty one kept under `id` when there is
     /// none. `Err` when `id` is kept for another owner.
     fn find<'a>(
@@ -90,7 +103,7 @@ pub(crate) trait SessionKeeper: Send + Sync {
     ) -> BoxFuture<'a, Result<Arc<HandleSession>, SessionHandleError>>;
 
     /// Keeps `session` for another `--session-ttl-ms` (and [`KEPT_BEYOND_HANDLE`]) from now.
-    fn keep(&self, session: Arc<HandleSession>) -> BoxFuture<'_, ()>;
+    fn keep(&self, session: Arc<HandleSession>) -> BoxFuture<'_, Result<(), SessionHandleError>>;
 }
 
 /// Sessions kept in this process's memory.
@@ -156,20 +169,95 @@ impl SessionKeeper for MemoryKeeper {
         })
     }
 
-    fn keep(&self, session: Arc<HandleSession>) -> BoxFuture<'_, ()> {
+    fn keep(&self, session: Arc<HandleSession>) -> BoxFuture<'_, Result<(), SessionHandleError>> {
         Box::pin(async move {
             let now = Instant::now();
             let mut kept = self.kept();
             kept.sweep(now);
             let until = now + session.ttl + KEPT_BEYOND_HANDLE;
             kept.sessions.insert(session.id.clone(), (session, until));
+            Ok(())
+        })
+    }
+}
+
+/// Sessions kept in Redis or Valkey (`--state`), shared by every copy given the same.
+pub(crate) struct SharedKeeper {
+    pub(crate) shared: Arc<SharedState>,
+}
+
+impl SharedKeeper {
+    fn session(&self, id: String, owner: &str, limits: &Limits, store: Store) -> HandleSession {
+        let remote = Arc::new(SessionHandlesThere {
+            shared: self.shared.clone(),
+            session: id.clone(),
+        });
+        HandleSession {
+            owner: owner.to_owned(),
+            ttl: limits.session_ttl,
+            state: SessionState::shared(limits, store, remote),
+            approvals: Arc::default(),
+            named: false,
+            id,
+        }
+    }
+}
+
+/// A kept store: JSON texts by key.
+type Store = std::collections::BTreeMap<String, String>;
+
+impl SessionKeeper for SharedKeeper {
+    fn fresh(&self, id: String, owner: &str, limits: &Limits) -> HandleSession {
+        self.session(id, owner, limits, Store::new())
+    }
+
+    fn find<'a>(
+        &'a self,
+        id: &'a str,
+        owner: &'a str,
+        limits: &'a Limits,
+    ) -> BoxFuture<'a, Result<Arc<HandleSession>, SessionHandleError>> {
+        Box::pin(async move {
+            let kept = self
+                .shared
+                .session(id)
+                .await
+                .map_err(|why| SessionHandleError::Unavailable { why })?;
+            let store = match kept {
+                // The handle was sealed for its owner; the session was made by it too.
+                Some((kept_for, _)) if kept_for != owner => {
+                    return Err(SessionHandleError::Forged);
+                }
+                Some((_, store)) => store,
+                None => Store::new(),
+            };
+            let mut session = self.session(id.to_owned(), owner, limits, store);
+            session.named = true;
+            Ok(Arc::new(session))
+        })
+    }
+
+    fn keep(&self, session: Arc<HandleSession>) -> BoxFuture<'_, Result<(), SessionHandleError>> {
+        Box::pin(async move {
+            let changes = session.state.take_changes();
+            self.shared
+                .keep_session(
+                    &session.id,
+                    &session.owner,
+                    session.ttl + KEPT_BEYOND_HANDLE,
+                    changes,
+                )
+                .await
+                .map_err(|why| SessionHandleError::Unavailable {
+                    why: format!("what this execution kept is not saved: {why}"),
+                })
         })
     }
 }
 
 /// Session handles: opened from `"session"`, handed out with every answer.
 pub(crate) struct SessionHandles {
-    sealer: Option<Sealer>,
+    seals: Arc<Seals>,
     keeper: Arc<dyn SessionKeeper>,
 }
 
@@ -179,31 +267,27 @@ impl std::fmt::Debug for SessionHandles {
     }
 }
 
-impl Default for SessionHandles {
-    fn default() -> Self {
-        let sealer = Sealer::new()
-            .map_err(|error| {
-                tracing::error!(
-                    %error,
-                    "session handles are off: they cannot be sealed"
-                );
-            })
-            .ok();
+impl SessionHandles {
+    /// Handles sealed by `seals`, of sessions kept in this process's memory.
+    pub(crate) fn in_memory(seals: Arc<Seals>) -> Self {
         Self {
-            sealer,
+            seals,
             keeper: Arc::new(MemoryKeeper::default()),
         }
     }
-}
 
-impl SessionHandles {
-    fn sealer(&self) -> Result<&Sealer, SessionHandleError> {
-        self.sealer
-            .as_ref()
-            .ok_or_else(|| SessionHandleError::Unavailable {
-                why: "this process has no key to seal handles with (the system gave no randomness)"
-                    .to_owned(),
-            })
+    /// Handles sealed by `seals` (the key copies share), of sessions kept in `shared`.
+    pub(crate) fn shared(seals: Arc<Seals>, shared: Arc<SharedState>) -> Self {
+        Self {
+            seals,
+            keeper: Arc::new(SharedKeeper { shared }),
+        }
+    }
+
+    fn sealer(&self) -> Result<&crate::sealed::Sealer, SessionHandleError> {
+        self.seals
+            .get()
+            .map_err(|why| SessionHandleError::Unavailable { why })
     }
 
     /// The session `handle` names for `caller` (the identity's name, empty for none), or, with
@@ -214,15 +298,10 @@ impl SessionHandles {
         caller: &str,
         limits: &Limits,
     ) -> Result<Arc<HandleSession>, SessionHandleError> {
-        let sealer = self.sealer()?;
         let Some(handle) = handle else {
-            return Ok(Arc::new(HandleSession::new(
-                random_id(),
-                caller,
-                limits,
-                false,
-            )));
+            return Ok(Arc::new(self.keeper.fresh(random_id(), caller, limits)));
         };
+        let sealer = self.sealer()?;
         let SessionRef { session } =
             sealer
                 .open_session(handle, caller)
@@ -243,7 +322,7 @@ impl SessionHandles {
     ) -> Result<String, SessionHandleError> {
         let sealer = self.sealer()?;
         if session.named || !session.is_empty() {
-            self.keeper.keep(session.clone()).await;
+            self.keeper.keep(session.clone()).await?;
         }
         let named = SessionRef {
             session: session.id.clone(),
@@ -274,7 +353,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_handle_opens_its_session_for_its_owner_only() {
-        let handles = SessionHandles::default();
+        let handles = SessionHandles::in_memory(Seals::local());
         let limits = Limits::default();
         let first = handles.open(None, "alice", &limits).await.unwrap();
         let handle = handles.hand_out(&first).await.unwrap();
@@ -300,7 +379,7 @@ mod tests {
     async fn an_empty_session_is_kept_only_once_a_handle_names_it() {
         let keeper = Arc::new(MemoryKeeper::default());
         let handles = SessionHandles {
-            sealer: Sealer::new().ok(),
+            seals: Seals::local(),
             keeper: keeper.clone(),
         };
         let limits = Limits::default();

@@ -20,6 +20,7 @@
 mod approve;
 mod forward;
 mod handles;
+mod handover;
 pub mod health;
 pub mod http;
 mod http_error;
@@ -30,6 +31,7 @@ pub mod page;
 mod rounds;
 mod sealed;
 pub mod sessions;
+pub mod shared;
 pub mod stdio;
 pub mod telemetry;
 mod tools;
@@ -111,6 +113,17 @@ pub struct ToolweaveServer {
     /// Whether identities are set (over HTTP): each token has rules of its own, so what
     /// `tools/list` answers is cached per token (`cacheScope` private).
     per_identity: bool,
+    /// With `--state`: the backend the copies share, and how a retry is handed over to the copy
+    /// that holds its paused execution.
+    shared: Option<Arc<Shared>>,
+}
+
+/// What a copy given `--state` needs to hand retries over.
+struct Shared {
+    state: Arc<shared::SharedState>,
+    /// This copy's MCP address, as the others reach it.
+    own: String,
+    client: reqwest::Client,
 }
 
 /// Where an execution keeps what outlives it and what its person approves for the rest of the
@@ -200,6 +213,8 @@ impl ToolweaveServer {
             .into_iter()
             .map(|(guest, _)| guest)
             .collect();
+        // One key seals paused executions' states and session handles alike.
+        let seals = sealed::Seals::local();
         Self {
             listing: Arc::new(Listing::new(ToolsOptions::default(), &namespaces)),
             joined: Arc::default(),
@@ -216,11 +231,34 @@ impl ToolweaveServer {
             pages: Arc::new(page::ApprovalPages::new(page::ApprovalOptions::default())),
             state: gateway.session_state(),
             identity: Arc::default(),
-            rounds: Arc::default(),
-            handles: Arc::default(),
+            rounds: Arc::new(Rounds::new(seals.clone(), None)),
+            handles: Arc::new(handles::SessionHandles::in_memory(seals)),
             per_identity: false,
+            shared: None,
             gateway,
         }
+    }
+
+    /// Keeps the store, result handles, session handles and where paused executions are held in
+    /// `state` (`--state`), shared with the other copies given the same; `own` is this copy's
+    /// MCP address (`http://HOST:PORT/mcp`) as they reach it. Handles and states are sealed with
+    /// the key kept there, read now (or, while the backend does not answer, as soon as it does).
+    pub async fn with_state(
+        mut self,
+        state: Arc<shared::SharedState>,
+        own: String,
+    ) -> Result<Self, String> {
+        let client = handover::client().map_err(|error| {
+            format!("--state: no HTTP client for handing retries over: {error}")
+        })?;
+        let seals = sealed::Seals::shared(state.clone()).await;
+        self.rounds = Arc::new(Rounds::new(
+            seals.clone(),
+            Some((state.clone(), own.clone())),
+        ));
+        self.handles = Arc::new(handles::SessionHandles::shared(seals, state.clone()));
+        self.shared = Some(Arc::new(Shared { state, own, client }));
+        Ok(self)
     }
 
     /// Serves a client whose tokens name identities (`per_identity`), each with rules of its own.
@@ -678,6 +716,57 @@ impl ToolweaveServer {
 }
 
 impl ToolweaveServer {
+    /// With `--state`, a retry (its `requestState`, or `execute_code`'s `"resume"`) of an
+    /// execution another copy holds: handed over to that copy, whose answer it is. `None` when
+    /// this copy holds it or it is no retry.
+    async fn hand_over(
+        &self,
+        request: &CallToolRequestParams,
+        caller: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<Result<CallToolResponse, ErrorData>> {
+        let shared = self.shared.as_ref()?;
+        let state = request.request_state.as_deref().or_else(|| {
+            request
+                .arguments
+                .as_ref()
+                .and_then(|arguments| arguments.get("resume"))
+                .and_then(Value::as_str)
+        })?;
+        let execution = self.rounds.elsewhere(state, caller, &request.name)?;
+        let parts = context.extensions.get::<axum::http::request::Parts>();
+        if parts.is_some_and(|parts| parts.headers.contains_key(handover::HANDED_OVER)) {
+            // Handed over already: this copy was named as the holder, and resumes it or says why not.
+            return None;
+        }
+        let holder = match shared.state.holder(&execution).await {
+            Ok(Some(holder)) if holder != shared.own => holder,
+            Ok(Some(_)) => return None,
+            Ok(None) => {
+                return Some(Err(ErrorData::invalid_params(
+                    format!(
+                        "toolweave cannot resume this call: no copy of toolweave holds the                          execution it names: it was answered, given up on after {} minutes                          without a retry, or the copy that ran it stopped; run the code again",
+                        rounds::PAUSE_TTL.as_secs() / 60
+                    ),
+                    None,
+                )));
+            }
+            Err(why) => {
+                return Some(Err(ErrorData::invalid_params(
+                    format!("toolweave cannot resume this call: {why}"),
+                    None,
+                )));
+            }
+        };
+        tracing::info!(
+            execution = %execution,
+            %holder,
+            "a retry is handed over to the copy that holds its paused execution"
+        );
+        let meta = serde_json::to_value(&context.meta).unwrap_or(Value::Null);
+        Some(handover::hand_over(&shared.client, &holder, request, &meta, parts, &context.ct).await)
+    }
+
     /// The retry of a call that answered with questions (MCP 2026-07-28): the paused work goes on
     /// with the client's answers.
     async fn resume(
@@ -1436,6 +1525,9 @@ impl ServerHandler for ToolweaveServer {
             .as_ref()
             .map(|caller| caller.identity().name().to_owned())
             .unwrap_or_default();
+        if let Some(response) = self.hand_over(&request, &caller_name, &context).await {
+            return response;
+        }
         if request.request_state.is_some() || request.input_responses.is_some() {
             return self.resume(&request, &caller_name, &context.ct).await;
         }

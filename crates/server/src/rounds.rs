@@ -16,6 +16,15 @@
 //! after [`PAGE_GRACE`], the round answers early, saying where the person approves and that
 //! `execute_code` with `"resume"` (the round's sealed state) waits for the execution's answer;
 //! the execution goes on meanwhile, and the model is never left waiting in silence.
+//!
+//! With `--state`, a paused execution is still held by the copy that runs it, and the backend
+//! records which copy that is ([`crate::shared`]). A retry that reaches another copy is handed
+//! over to that one (`forward_retry` in `lib.rs`), which resumes it; a copy that dies loses the
+//! executions it ran, and a retry of one gets an error saying so. (Replaying the execution's
+//! journal of tool results on the copy the retry reached was the other way: it would run the
+//! code again from the start, which is only faithful for code that does the same thing twice:
+//! no clock, no randomness, no reads of a changing world outside tool calls; docs/architecture.md
+//! weighs the two.)
 
 // Sampling and roots are deprecated by SEP-2577 for the newest protocol version; they are still
 // what upstream servers and `llm.ask` ask for, carried as input requests.
@@ -38,7 +47,8 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use toolweave_core::Refusal;
 
-use crate::sealed::{Paused, Sealer};
+use crate::sealed::{Paused, Seals};
+use crate::shared::SharedState;
 
 /// How long a paused execution waits for its client's retry before it is cancelled.
 pub(crate) const PAUSE_TTL: Duration = Duration::from_secs(10 * 60);
@@ -201,8 +211,11 @@ struct Driver {
 
 /// The executions paused for their clients' answers, in this process.
 pub(crate) struct Rounds {
-    sealer: Option<Sealer>,
+    seals: Arc<Seals>,
     paused: Mutex<HashMap<String, Arc<Execution>>>,
+    /// With `--state`: where the copy holding each paused execution is recorded, and this
+    /// copy's address there.
+    shared: Option<(Arc<SharedState>, String)>,
 }
 
 impl std::fmt::Debug for Rounds {
@@ -211,24 +224,44 @@ impl std::fmt::Debug for Rounds {
     }
 }
 
-impl Default for Rounds {
-    fn default() -> Self {
-        let sealer = Sealer::new()
-            .map_err(|error| {
-                tracing::error!(
-                    %error,
-                    "questions for MCP 2026-07-28 clients are off: their requestState cannot be sealed"
-                );
-            })
-            .ok();
+impl Rounds {
+    /// Rounds whose states `seals` seals; with `shared`, recording in it that this copy (at
+    /// the address given) holds the executions it pauses.
+    pub(crate) fn new(seals: Arc<Seals>, shared: Option<(Arc<SharedState>, String)>) -> Self {
         Self {
-            sealer,
+            seals,
             paused: Mutex::default(),
+            shared,
         }
     }
-}
 
-impl Rounds {
+    /// The paused execution `state` names, when another copy holds it (with `--state`): its id,
+    /// for finding that copy. `None` when this copy holds it, or the state does not open (the
+    /// resume here says why).
+    pub(crate) fn elsewhere(&self, state: &str, caller: &str, tool: &str) -> Option<String> {
+        self.shared.as_ref()?;
+        let Paused { execution, .. } = self.seals.get().ok()?.open(state, caller, tool).ok()?;
+        (!self.paused().contains_key(&execution)).then_some(execution)
+    }
+
+    /// Records that this copy holds paused execution `id` (with `--state`).
+    async fn hold(&self, id: &str) {
+        if let Some((shared, own)) = &self.shared
+            && let Err(why) = shared.hold(id, own, PAUSE_TTL).await
+        {
+            tracing::warn!(execution = id, %why, "a retry that reaches another copy will not find this execution");
+        }
+    }
+
+    /// Forgets that this copy holds execution `id`.
+    fn release(&self, id: &str) {
+        if let Some((shared, _)) = &self.shared {
+            let shared = shared.clone();
+            let id = id.to_owned();
+            tokio::spawn(async move { shared.release(&id).await });
+        }
+    }
+
     fn paused(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Execution>>> {
         // The map stays whole whatever panicked while the lock was held.
         self.paused.lock().unwrap_or_else(PoisonError::into_inner)
@@ -291,10 +324,7 @@ impl Rounds {
         let refused = |why: String| {
             ErrorData::invalid_params(format!("toolweave cannot resume this call: {why}"), None)
         };
-        let sealer = self
-            .sealer
-            .as_ref()
-            .ok_or_else(|| refused("this process cannot seal or open requestState".to_owned()))?;
+        let sealer = self.seals.get().map_err(refused)?;
         let Paused {
             execution: id,
             round,
@@ -388,14 +418,20 @@ impl Rounds {
             };
         };
         let finished = match ended {
-            Ended::Waiting(waits) => return self.answer_early(id, execution, driver, &waits),
+            Ended::Waiting(waits) => {
+                let answer = self.answer_early(id, execution, driver, &waits);
+                self.hold(id).await;
+                return answer;
+            }
             Ended::Finished(finished) => finished,
             Ended::Asked(question) => {
                 let mut questions = vec![question];
                 while let Ok(question) = driver.questions.try_recv() {
                     questions.push(question);
                 }
-                return self.pause(id, execution, driver, questions);
+                let answer = self.pause(id, execution, driver, questions);
+                self.hold(id).await;
+                return answer;
             }
             Ended::Cancelled => {
                 execution.cancel.cancel();
@@ -406,7 +442,9 @@ impl Rounds {
             }
         };
         driver.result = None;
-        self.paused().remove(id);
+        if self.paused().remove(id).is_some() && driver.rounds > 0 {
+            self.release(id);
+        }
         CallToolResponse::Complete(
             finished
                 .unwrap_or_else(|error| failed(&format!("the execution's task failed: {error}"))),
@@ -492,9 +530,8 @@ impl Rounds {
             execution: id.to_owned(),
             round,
         };
-        self.sealer
-            .as_ref()
-            .ok_or_else(|| "this process cannot seal requestState".to_owned())
+        self.seals
+            .get()
             .and_then(|sealer| sealer.seal(&paused, &execution.caller, &execution.tool, PAUSE_TTL))
     }
 

@@ -10,8 +10,10 @@
 //! the tool it called, and it expires. A state names a paused execution, kept in memory
 //! ([`crate::rounds`]), and the round it paused at; a session handle names a session; neither
 //! carries anything else. What another process sealed (another copy, or this one before a
-//! restart) does not open.
+//! restart) does not open, unless the processes share a key: copies given the same `--state`
+//! seal with the key kept there ([`crate::shared`]).
 
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use rmcp::model::{RequestStateCodec, RequestStateError, SealOptions};
@@ -93,6 +95,11 @@ impl Sealer {
     pub(crate) fn new() -> Result<Self, String> {
         let mut key = vec![0u8; KEY_BYTES];
         getrandom::fill(&mut key).map_err(|error| format!("no randomness for a key: {error}"))?;
+        Self::with_key(key)
+    }
+
+    /// A sealer with `key` (shared by the copies that keep state together).
+    pub(crate) fn with_key(key: Vec<u8>) -> Result<Self, String> {
         let codec = RequestStateCodec::try_new(key).map_err(|error| error.to_string())?;
         Ok(Self { codec })
     }
@@ -153,6 +160,97 @@ impl Sealer {
                 RequestStateError::Expired => HandleUnsealed::Expired,
                 _ => HandleUnsealed::Forged,
             })
+    }
+}
+
+/// The one sealer of a process, shared by paused executions and session handles: with a key of
+/// its own, or, with `--state`, the key the copies share, read from the backend (until it is
+/// read, nothing is sealed or opened, and the error says why).
+pub(crate) struct Seals {
+    sealer: OnceLock<Sealer>,
+    /// Why there is no sealer yet.
+    missing: Mutex<String>,
+}
+
+impl std::fmt::Debug for Seals {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Seals { .. }")
+    }
+}
+
+/// How often a copy asks the backend for the shared key again while it has none.
+const KEY_RETRY: Duration = Duration::from_secs(1);
+
+impl Seals {
+    /// Seals with a key of this process's own, drawn now.
+    pub(crate) fn local() -> Arc<Self> {
+        let seals = Self {
+            sealer: OnceLock::new(),
+            missing: Mutex::new(String::new()),
+        };
+        match Sealer::new() {
+            Ok(sealer) => {
+                let _ = seals.sealer.set(sealer);
+            }
+            Err(error) => {
+                tracing::error!(%error, "handles and requestState cannot be sealed");
+                *seals.missing.lock().unwrap_or_else(PoisonError::into_inner) = format!(
+                    "this process has no key to seal handles with (the system gave no                      randomness: {error})"
+                );
+            }
+        }
+        Arc::new(seals)
+    }
+
+    /// Seals with the key the copies share in `shared`: read now, or, while the backend does not
+    /// answer, every [`KEY_RETRY`] until it does.
+    pub(crate) async fn shared(shared: Arc<crate::shared::SharedState>) -> Arc<Self> {
+        let seals = Arc::new(Self {
+            sealer: OnceLock::new(),
+            missing: Mutex::new(format!(
+                "the key copies share has not been read from {} yet",
+                shared.url()
+            )),
+        });
+        if seals.read_key(&shared).await {
+            return seals;
+        }
+        let weak = Arc::downgrade(&seals);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(KEY_RETRY).await;
+                let Some(seals) = weak.upgrade() else { return };
+                if seals.read_key(&shared).await {
+                    tracing::info!(url = shared.url(), "the key copies share was read");
+                    return;
+                }
+            }
+        });
+        seals
+    }
+
+    /// Reads the shared key; whether there is a sealer now.
+    async fn read_key(&self, shared: &crate::shared::SharedState) -> bool {
+        match shared.sealing_key().await.and_then(Sealer::with_key) {
+            Ok(sealer) => {
+                let _ = self.sealer.set(sealer);
+                true
+            }
+            Err(why) => {
+                *self.missing.lock().unwrap_or_else(PoisonError::into_inner) = why;
+                false
+            }
+        }
+    }
+
+    /// The sealer, or why there is none.
+    pub(crate) fn get(&self) -> Result<&Sealer, String> {
+        self.sealer.get().ok_or_else(|| {
+            self.missing
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone()
+        })
     }
 }
 

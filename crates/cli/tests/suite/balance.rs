@@ -29,9 +29,11 @@ const LOG: &str = "balancer.log";
 
 /// The balancers the repository has a config for.
 #[derive(Debug, Clone, Copy)]
-enum Balancer {
+pub(super) enum Balancer {
     /// Pins sessions with a stick table filled from each `initialize` answer.
     HaProxy,
+    /// Round-robin, no pinning: the copies share their state (`--state`).
+    HaProxyShared,
     /// Pins sessions by the copy's name at the start of their ids.
     Nginx,
 }
@@ -39,7 +41,7 @@ enum Balancer {
 impl Balancer {
     fn program(self) -> &'static str {
         match self {
-            Self::HaProxy => "haproxy",
+            Self::HaProxy | Self::HaProxyShared => "haproxy",
             Self::Nginx => "nginx",
         }
     }
@@ -47,7 +49,7 @@ impl Balancer {
     /// The arguments that make copy `index` what this balancer expects.
     fn copy_arguments(self, index: usize) -> Vec<String> {
         match self {
-            Self::HaProxy => Vec::new(),
+            Self::HaProxy | Self::HaProxyShared => Vec::new(),
             Self::Nginx => vec!["--session-id-prefix".to_owned(), copy_name(index)],
         }
     }
@@ -62,9 +64,13 @@ impl Balancer {
     ) -> tokio::process::Child {
         let mut command = tokio::process::Command::new(program);
         match self {
-            Self::HaProxy => {
+            Self::HaProxy | Self::HaProxyShared => {
                 let config = dir.join("haproxy.cfg");
-                std::fs::write(&config, haproxy_config(port, copies)).unwrap();
+                let documented = match self {
+                    Self::HaProxyShared => "deploy/haproxy/haproxy-state.cfg",
+                    _ => "deploy/haproxy/haproxy.cfg",
+                };
+                std::fs::write(&config, haproxy_config(documented, port, copies)).unwrap();
                 command.arg("-db").arg("-f").arg(&config);
             }
             Self::Nginx => {
@@ -91,9 +97,8 @@ fn copy_name(index: usize) -> String {
 
 /// The repository's HAProxy config, listening on `port`, with `copies` as its servers and a
 /// header naming the copy that answered.
-fn haproxy_config(port: u16, copies: &[SocketAddr]) -> String {
-    let documented =
-        std::fs::read_to_string(repo_root().join("deploy/haproxy/haproxy.cfg")).unwrap();
+fn haproxy_config(documented: &str, port: u16, copies: &[SocketAddr]) -> String {
+    let documented = std::fs::read_to_string(repo_root().join(documented)).unwrap();
     let mut config = String::new();
     for line in documented.lines() {
         let trimmed = line.trim_start();
@@ -290,7 +295,7 @@ async fn three_copies_keep_sessions_and_drain_one(balancer: Balancer) {
                 "the `{}` program is not installed (apt-get install {})",
                 balancer.program(),
                 match balancer {
-                    Balancer::HaProxy => "haproxy",
+                    Balancer::HaProxy | Balancer::HaProxyShared => "haproxy",
                     Balancer::Nginx => "nginx-light",
                 }
             ),
@@ -522,7 +527,7 @@ async fn three_copies_keep_sessions_and_drain_one(balancer: Balancer) {
 }
 
 /// What the balancer logged (warnings and errors), for a failure's message.
-fn said(dir: &Path) -> String {
+pub(super) fn said(dir: &Path) -> String {
     let log = std::fs::read_to_string(dir.join(LOG)).unwrap_or_default();
     let lines: Vec<&str> = log.lines().collect();
     let last = &lines[lines.len().saturating_sub(40)..];
@@ -537,7 +542,7 @@ fn said(dir: &Path) -> String {
 /// copy: the process and its port. The port is free when it is picked, but another socket may
 /// take it before the balancer binds it; then the balancer exits, and it is started again on
 /// another port.
-async fn start_balancer(
+pub(super) async fn start_balancer(
     balancer: Balancer,
     program: &Path,
     dir: &Path,
@@ -579,7 +584,7 @@ async fn start_balancer(
 }
 
 /// Polls `url` until it answers `status`; `dir` holds the balancer's log.
-async fn wait_for(http: &reqwest::Client, url: &str, status: u16, dir: &Path) {
+pub(super) async fn wait_for(http: &reqwest::Client, url: &str, status: u16, dir: &Path) {
     let until = Instant::now() + Duration::from_secs(15);
     loop {
         if let Ok(response) = http.get(url).send().await

@@ -9,6 +9,7 @@ mod cases;
 mod cli;
 mod confinement;
 mod conformance;
+mod copies;
 mod emit;
 mod face;
 mod failures;
