@@ -8,6 +8,7 @@ mod real_servers;
 mod rebuild;
 mod schema_features;
 mod search;
+mod search_corpus;
 
 use serde_json::Value;
 use toolweave_catalog::{Annotations, Catalog, ToolDefinition, ToolSchema};
