@@ -33,6 +33,9 @@ pub fn corpus(file: &str) -> Vec<(Value, ToolDefinition)> {
                     title: hints["title"].as_str().map(str::to_owned),
                     ..Annotations::default()
                 }),
+                app_only: ToolDefinition::app_only_meta(
+                    tool.get("_meta").and_then(Value::as_object),
+                ),
             };
             (tool, definition)
         })

@@ -143,9 +143,8 @@ fn search_corpus_figures() {
                 .iter()
                 .any(|(server, tool)| *server == entry.server && *tool == entry.tool)
         });
-        match rank {
-            Some(0) => figures.first += 1,
-            _ => {}
+        if rank == Some(0) {
+            figures.first += 1;
         }
         if rank.is_some_and(|rank| rank < 3) {
             figures.top_three += 1;
@@ -174,8 +173,75 @@ fn search_corpus_figures() {
     eprintln!("search corpus over {} tools:", catalog.entries().len());
     for (part, figures) in [("tuned", tuned), ("held-out", held_out)] {
         eprintln!("{}", figures.line(part));
-        for miss in &figures.misses {
-            eprintln!("  {part} miss: {miss}");
+        // The held-out tasks' misses are not shown unless asked for: search is not tuned on them.
+        if part == "tuned" || std::env::var_os("SHOW_HELD_OUT").is_some() {
+            for miss in &figures.misses {
+                eprintln!("  {part} miss: {miss}");
+            }
         }
     }
+    // Floors, for both parts: the bar is hit@3 of at least 90%; "No strong match" is
+    // said of at most one task in twenty that a tool answers, and of at least a third of those
+    // that none does.
+    for (part, figures) in [("tuned", tuned), ("held-out", held_out)] {
+        assert!(
+            figures.share(figures.top_three) >= 0.90,
+            "{}",
+            figures.line(part)
+        );
+        assert!(
+            figures.share(figures.first) >= 0.70,
+            "{}",
+            figures.line(part)
+        );
+        assert!(
+            figures.reciprocal_ranks / figures.tasks as f64 >= 0.80,
+            "{}",
+            figures.line(part)
+        );
+        assert!(
+            figures.share(figures.wrong_banners) <= 0.05,
+            "{}",
+            figures.line(part)
+        );
+        assert!(
+            figures.right_banners * 3 >= figures.unanswerable,
+            "{}",
+            figures.line(part)
+        );
+    }
+}
+
+/// What a new user found wrong over real servers: a server named in the query counts, the
+/// fetch server is found for a web page, the memory server for what a person asks it to keep,
+/// and none of these is answered "No strong match".
+#[test]
+fn named_servers_and_the_words_people_use() {
+    let catalog = corpus_catalog();
+    let first = |query: &str| {
+        let hits = catalog.search(query, 3);
+        assert!(!hits.is_empty(), "{query}: nothing found");
+        let names: Vec<String> = hits
+            .iter()
+            .map(|hit| {
+                let entry = &catalog.entries()[hit.entry];
+                format!("{}.{}", entry.server, entry.tool)
+            })
+            .collect();
+        assert!(!hits[0].weak, "{query}: {names:?} marked weak");
+        names
+    };
+    assert_eq!(first("query the postgres database")[0], "postgres.query");
+    assert_eq!(first("fetch a web page")[0], "fetch.fetch");
+    assert!(first("download a web page").contains(&"fetch.fetch".to_owned()));
+    let notes = first("save notes about a person");
+    assert!(
+        notes
+            .iter()
+            .any(|name| name == "memory.create_entities" || name == "memory.add_observations"),
+        "{notes:?}"
+    );
+    assert!(first("link two people as colleagues").contains(&"memory.create_relations".to_owned()));
+    assert_eq!(first("redis get")[0], "redis.get");
+    assert_eq!(first("git log")[0], "git.git_log");
 }
