@@ -97,7 +97,10 @@ const RELATED: &[(&[&str], &[&str])] = &[
         &["relation"],
     ),
     (&["forget"], &["delete"]),
-    (&["save", "store", "keep", "record"], &["observation", "memory"]),
+    (
+        &["save", "store", "keep", "record"],
+        &["observation", "memory"],
+    ),
     // The web.
     (
         &[
