@@ -66,6 +66,7 @@ const SERVER_BONUS: f64 = 1.5;
 const NAMED_SERVER_FACTOR: f64 = 2.0;
 /// Where [`Field::Server`] is in [`Field::ALL`].
 const SERVER_FIELD: usize = 2;
+const _: () = assert!(matches!(Field::ALL[SERVER_FIELD], Field::Server));
 /// Weight of a synonym match relative to the word itself.
 const SYNONYM_FACTOR: f64 = 0.7;
 /// Weight of a match on a word the query word is related to (`remember` → `observation`).
@@ -103,7 +104,8 @@ impl Field {
         Field::Output,
     ];
 
-    /// How much one occurrence counts: name > title > parameters > description.
+    /// How much one occurrence counts: name > title > parameters > description (for the name
+    /// and the server's name, the bonus a match adds beyond the prose fields' saturation).
     fn weight(self) -> f64 {
         match self {
             Field::Name => NAME_BONUS,
