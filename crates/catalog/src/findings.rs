@@ -317,6 +317,7 @@ mod tests {
             input_schema: ToolSchema::from_value(&schema).unwrap(),
             output_schema: None,
             annotations: None,
+            app_only: false,
         }
     }
 

@@ -67,6 +67,27 @@ pub struct ToolDefinition {
     pub output_schema: Option<ToolSchema>,
     /// MCP tool annotations (`readOnlyHint`, …), as sent.
     pub annotations: Option<Annotations>,
+    /// An MCP Apps tool whose `_meta.ui.visibility` leaves out the model (`["app"]`): only the
+    /// server's own user interface calls it. The catalog keeps it out: it is not searched,
+    /// described, declared or called.
+    pub app_only: bool,
+}
+
+impl ToolDefinition {
+    /// Whether a tool's `_meta` makes it an app-only tool: `ui.visibility` is a list without
+    /// `"model"` (MCP Apps). No `_meta`, no `ui`, no `visibility` or anything but a list: visible
+    /// to the model, as the extension's default is.
+    pub fn app_only_meta(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> bool {
+        let visibility = meta
+            .and_then(|meta| meta.get("ui"))
+            .and_then(|ui| ui.get("visibility"))
+            .and_then(serde_json::Value::as_array);
+        visibility.is_some_and(|audiences| {
+            !audiences
+                .iter()
+                .any(|audience| audience.as_str() == Some("model"))
+        })
+    }
 }
 
 /// One tool of the catalog, with the names guest code calls it by.
@@ -193,7 +214,7 @@ impl Catalog {
 
         let mut by_server: BTreeMap<usize, Vec<ToolDefinition>> = BTreeMap::new();
         let mut seen: HashSet<(usize, String)> = HashSet::new();
-        for tool in tools {
+        for tool in tools.into_iter().filter(|tool| !tool.app_only) {
             let Some(position) = server_names.iter().position(|name| *name == tool.server) else {
                 continue;
             };

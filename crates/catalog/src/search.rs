@@ -1,16 +1,20 @@
 //! Ranked search over the catalog: BM25F over weighted fields of every tool.
 //!
 //! Each tool is a document with fields (its name, title, server, parameter names, parameter
-//! descriptions, description and output schema), each with a weight and its own length normalisation, so a word
-//! in a tool's name counts more than the same word in a long description. Query words are
-//! stemmed and expanded with synonyms, prefixes and near spellings at reduced weight, a query
-//! word scoring by its best expansion only. The index is built once per catalog.
+//! descriptions, description and output schema), each with a weight and its own length
+//! normalisation. The prose fields saturate as in BM25; a word in the tool's name or its
+//! server's name adds a bonus beyond that, and a query that names a server puts that server's
+//! matching tools first. Query words are stemmed and expanded with synonyms, related words (the
+//! words people use for what tools call otherwise: `remember` → `observation`), prefixes and
+//! near spellings at reduced weight, a query word scoring by its best expansion only. A hit that
+//! has less than [`WEAK_MATCH`] of what the query's words weigh is weak. The index is built once
+//! per catalog.
 
 use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::text::{edit_distance, is_stop_word, stem, synonyms, terms, words};
+use crate::text::{edit_distance, is_stop_word, related, stem, synonyms, terms, words};
 use crate::{Entry, ToolSchema};
 
 /// Whether a tool's title or description says it is deprecated: a title with the word
@@ -41,14 +45,32 @@ pub(crate) fn says_deprecated(title: Option<&str>, description: Option<&str>) ->
 pub const DEFAULT_SEARCH_LIMIT: usize = 8;
 /// BM25 saturation: how quickly repeated occurrences stop adding.
 const K1: f64 = 1.2;
-/// A hit scoring less than this share of what the query could score at best is a weak match:
-/// it shares a word or two with the query, not what the query asks for.
+/// A hit that has less than this share of what the query's words weigh is a weak match: it
+/// shares a word or two with the query, not what the query asks for.
 const WEAK_MATCH: f64 = 0.35;
+/// How much a query word that no tool has in any form weighs, as a share of a word only one
+/// tool has.
+const UNSEEN_FACTOR: f64 = 0.7;
+
 /// The share of its score a tool whose description says it is deprecated keeps: it is still
 /// found, after the tools that replace it.
 const DEPRECATED_FACTOR: f64 = 0.5;
+/// What a query word found in a tool's name adds, outside BM25's saturation (at most `K1 + 1`
+/// for any number of mentions elsewhere), for a name of average length.
+const NAME_BONUS: f64 = 2.0;
+/// What a query word found in a tool's server's name adds: "query the postgres database" puts
+/// postgres' tools first.
+const SERVER_BONUS: f64 = 1.5;
+/// How much more a tool of a server the query names counts ("select from a postgresql table"
+/// puts postgres' tools before sqlite's, though sqlite's names say `table`).
+const NAMED_SERVER_FACTOR: f64 = 2.0;
+/// Where [`Field::Server`] is in [`Field::ALL`].
+const SERVER_FIELD: usize = 2;
+const _: () = assert!(matches!(Field::ALL[SERVER_FIELD], Field::Server));
 /// Weight of a synonym match relative to the word itself.
 const SYNONYM_FACTOR: f64 = 0.7;
+/// Weight of a match on a word the query word is related to (`remember` → `observation`).
+const RELATED_FACTOR: f64 = 0.6;
 /// Weight of a match on a longer word the query word starts (`dir` → `directory`).
 const PREFIX_FACTOR: f64 = 0.5;
 /// Weight of a match on a word one edit away (`serch` → `search`).
@@ -82,16 +104,26 @@ impl Field {
         Field::Output,
     ];
 
-    /// How much one occurrence counts: name > title > parameters > description.
+    /// How much one occurrence counts: name > title > parameters > description (for the name
+    /// and the server's name, the bonus a match adds beyond the prose fields' saturation).
     fn weight(self) -> f64 {
         match self {
-            Field::Name => 4.0,
+            Field::Name => NAME_BONUS,
             Field::Title => 2.5,
-            Field::Server => 1.0,
+            Field::Server => SERVER_BONUS,
             Field::Parameters => 1.5,
             Field::ParameterDescriptions => 0.6,
             Field::Description => 1.0,
             Field::Output => 0.4,
+        }
+    }
+
+    /// How plainly a word in this field says what the tool is for (see [`SearchIndex::says`]).
+    fn says(self) -> f64 {
+        match self {
+            Field::Name | Field::Title | Field::Server => 1.0,
+            Field::Parameters | Field::Description => 0.75,
+            Field::ParameterDescriptions | Field::Output => 0.5,
         }
     }
 
@@ -164,6 +196,20 @@ pub struct Hit {
     /// The tool matches only a small part of what the query could match at best (see
     /// [`WEAK_MATCH`]); never for an empty query or a tool's exact name.
     pub weak: bool,
+}
+
+/// What one document has of a query.
+#[derive(Debug, Clone, Default)]
+struct Match {
+    /// Its score before the query's coverage, the server's naming and deprecation count.
+    score: f64,
+    /// The weight of the query words it has, each by the form it has and how plainly it says it.
+    covered: f64,
+    /// The query names its server.
+    named: bool,
+    /// The tool itself (not only its server's name) has a word of the query: a server named
+    /// `everything` does not make "unstage everything" a query for its tools.
+    said: bool,
 }
 
 /// Where a document of a new index takes its terms from.
@@ -284,11 +330,16 @@ impl SearchIndex {
         terms
     }
 
-    /// How often a term occurs in a document: each field's count, weighted, with the field's
-    /// length normalised against the average (BM25F).
+    /// What one occurrence pattern of a term in a document is worth, before the term's weight
+    /// (its inverse document frequency and how close the query word is to it): the content
+    /// fields' counts, weighted and length-normalised against the average (BM25F) and saturated,
+    /// plus a bonus when the tool's name has it and one when its server's name has it. The name
+    /// and the server stand outside the saturation: a word that names the tool or its server
+    /// says more than any number of mentions in prose.
     fn frequency(&self, posting: &Posting) -> f64 {
         let lengths = &self.lengths[posting.document as usize];
-        let mut frequency = 0.0;
+        let mut content = 0.0;
+        let mut bonus = 0.0;
         for (position, field) in Field::ALL.iter().enumerate() {
             let count = posting.counts[position];
             if count == 0 {
@@ -297,9 +348,25 @@ impl SearchIndex {
             let normalization = field.length_normalization();
             let relative_length = f64::from(lengths[position]) / self.average_lengths[position];
             let divisor = 1.0 - normalization + normalization * relative_length;
-            frequency += field.weight() * f64::from(count) / divisor;
+            match field {
+                Field::Name | Field::Server => bonus += field.weight() / divisor,
+                _ => content += field.weight() * f64::from(count) / divisor,
+            }
         }
-        frequency
+        content * (K1 + 1.0) / (content + K1) + bonus
+    }
+
+    /// How plainly a tool says a word it has: in its name, title or server's name, fully; in
+    /// its parameters' names or its description, less; only in a parameter's description or its
+    /// output schema, least ("sends an elicitation request" does not make a tool one that sends
+    /// email).
+    fn says(&self, posting: &Posting) -> f64 {
+        Field::ALL
+            .iter()
+            .zip(posting.counts)
+            .filter(|(_, count)| *count > 0)
+            .map(|(field, _)| field.says())
+            .fold(0.0, f64::max)
     }
 
     /// The id of `term`, given it one if it is new.
@@ -328,46 +395,32 @@ impl SearchIndex {
                 })
                 .collect();
         }
-        let best_possible = self.best_possible(&query_terms);
-        let mut scores = vec![0.0f64; self.documents];
-        let mut matched = vec![0usize; self.documents];
-        for term in &query_terms {
-            // Each query word counts once per document, by its best expansion.
-            let mut best: HashMap<usize, f64> = HashMap::new();
-            for (expansion, factor) in self.expansions(term) {
-                let Some(&id) = self.term_ids.get(&expansion) else {
-                    continue;
-                };
-                let inverse_frequency = self.inverse_frequency[id];
-                for posting in &self.postings[id] {
-                    let document = posting.document as usize;
-                    let frequency = self.frequency(posting);
-                    let score =
-                        factor * inverse_frequency * frequency * (K1 + 1.0) / (frequency + K1);
-                    let slot = best.entry(document).or_default();
-                    if score > *slot {
-                        *slot = score;
-                    }
-                }
-            }
-            for (document, score) in best {
-                scores[document] += score;
-                matched[document] += 1;
-            }
-        }
+        let values = value_terms(query);
+        let total_weight: f64 = query_terms
+            .iter()
+            .map(|term| self.weight(term, values.contains(term)))
+            .sum();
+        let matches = self.matches(&query_terms);
         let normalized_query = normalize_name(query);
-        let mut hits: Vec<Hit> = scores
+        let mut hits: Vec<Hit> = matches
             .iter()
             .enumerate()
-            .filter(|(_, score)| **score > 0.0)
-            .map(|(document, score)| {
-                // Tools that match more of the query's words come first among similar scores.
-                let coverage = matched[document] as f64 / query_terms.len() as f64;
-                let relevance = score * (0.5 + 0.5 * coverage);
+            .filter(|(_, found)| found.score > 0.0)
+            .map(|(document, found)| {
+                // Tools that have more of what the query says come first among similar scores.
+                let coverage = if total_weight > 0.0 {
+                    found.covered / total_weight
+                } else {
+                    0.0
+                };
+                let relevance = found.score * (0.5 + 0.5 * coverage);
                 let exact = self.exact_names[document]
                     .lines()
                     .any(|name| name == normalized_query);
                 let mut score = relevance;
+                if found.named && found.said {
+                    score *= NAMED_SERVER_FACTOR;
+                }
                 if self.deprecated[document] {
                     score *= DEPRECATED_FACTOR;
                 }
@@ -377,7 +430,7 @@ impl SearchIndex {
                 Hit {
                     entry: document,
                     score,
-                    weak: !exact && relevance < WEAK_MATCH * best_possible,
+                    weak: !exact && coverage < WEAK_MATCH,
                 }
             })
             .collect();
@@ -391,36 +444,76 @@ impl SearchIndex {
         hits
     }
 
-    /// The most `query_terms` could score in one tool: each word by its best expansion (the
-    /// expansion's weight times its inverse document frequency) at BM25's saturation limit. A
-    /// word that no tool has in any form counts as a word one tool has, so a query asking for
-    /// what no tool does finds only weak matches.
-    fn best_possible(&self, query_terms: &[String]) -> f64 {
-        let unseen = (1.0 + (self.documents as f64 - 0.5) / 1.5).ln();
-        query_terms
-            .iter()
-            .map(|term| {
-                let best = self
-                    .expansions(term)
-                    .into_iter()
-                    .filter_map(|(expansion, factor)| {
-                        let id = self.term_ids.get(&expansion)?;
-                        Some(factor * self.inverse_frequency[*id])
-                    })
-                    .fold(None, |best: Option<f64>, score| {
-                        Some(best.map_or(score, |best| best.max(score)))
-                    });
-                best.unwrap_or(unseen) * (K1 + 1.0)
+    /// What each document has of `query_terms`: each query word counts once per document, by
+    /// its best expansion.
+    fn matches(&self, query_terms: &[String]) -> Vec<Match> {
+        let mut matches = vec![Match::default(); self.documents];
+        for term in query_terms {
+            let mut best: HashMap<usize, (f64, f64)> = HashMap::new();
+            for (expansion, factor, names) in self.expansions(term) {
+                let Some(&id) = self.term_ids.get(&expansion) else {
+                    continue;
+                };
+                let inverse_frequency = self.inverse_frequency[id];
+                for posting in &self.postings[id] {
+                    let document = posting.document as usize;
+                    let found = &mut matches[document];
+                    found.named |= names && posting.counts[SERVER_FIELD] > 0;
+                    found.said |= posting
+                        .counts
+                        .iter()
+                        .enumerate()
+                        .any(|(field, count)| field != SERVER_FIELD && *count > 0);
+                    let score = factor * inverse_frequency * self.frequency(posting);
+                    let slot = best.entry(document).or_default();
+                    if score > slot.0 {
+                        *slot = (score, factor * inverse_frequency * self.says(posting));
+                    }
+                }
+            }
+            for (document, (score, weight)) in best {
+                matches[document].score += score;
+                matches[document].covered += weight;
+            }
+        }
+        matches
+    }
+
+    /// How much a query word says: the inverse document frequency of its best form (the word
+    /// itself, a synonym, a related word, a spelling), times how close that form is. A word that
+    /// no tool has in any form (a name, a place, a number, or what no tool does) weighs as
+    /// [`UNSEEN_FACTOR`] of a word only one tool has, unless it is written as a value (see
+    /// [`value_terms`]): then it is what the tool is to work on, and weighs nothing.
+    fn weight(&self, term: &str, value: bool) -> f64 {
+        let best = self
+            .expansions(term)
+            .into_iter()
+            .filter_map(|(expansion, factor, _)| {
+                let id = self.term_ids.get(&expansion)?;
+                Some(factor * self.inverse_frequency[*id])
             })
-            .sum()
+            .fold(0.0, f64::max);
+        if best > 0.0 {
+            best
+        } else if value {
+            0.0
+        } else {
+            UNSEEN_FACTOR * (1.0 + (self.documents as f64 - 0.5) / 1.5).ln()
+        }
     }
 
     /// `term` itself, its synonyms, longer words it starts, and (when it is not a known word)
     /// known words one edit away, each with how much a match counts.
-    fn expansions(&self, term: &str) -> Vec<(String, f64)> {
-        let mut expansions = vec![(term.to_owned(), 1.0)];
+    /// The third of each is whether the expansion is a word the query may name a server by:
+    /// the word itself, a synonym or a related word, not a spelling (`git` does not name
+    /// `github`).
+    fn expansions(&self, term: &str) -> Vec<(String, f64, bool)> {
+        let mut expansions = vec![(term.to_owned(), 1.0, true)];
         for synonym in synonyms(term) {
-            expansions.push((synonym, SYNONYM_FACTOR));
+            expansions.push((synonym, SYNONYM_FACTOR, true));
+        }
+        for word in related(term) {
+            expansions.push((word, RELATED_FACTOR, true));
         }
         if term.chars().count() >= 3 {
             let start = self.vocabulary.partition_point(|word| word.as_str() < term);
@@ -429,14 +522,14 @@ impl SearchIndex {
                 .take_while(|word| word.starts_with(term))
             {
                 if word != term {
-                    expansions.push((word.clone(), PREFIX_FACTOR));
+                    expansions.push((word.clone(), PREFIX_FACTOR, false));
                 }
             }
         }
         if !self.term_ids.contains_key(term) && term.chars().count() >= 5 {
             for word in &self.vocabulary {
                 if edit_distance(term, word, 1) == 1 {
-                    expansions.push((word.clone(), TYPO_FACTOR));
+                    expansions.push((word.clone(), TYPO_FACTOR, false));
                 }
             }
         }
@@ -453,6 +546,23 @@ fn query_terms(query: &str) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
     query_terms.retain(|term| seen.insert(term.clone()));
     query_terms
+}
+
+/// The terms of the query's words written as values rather than as what is asked for: a name
+/// (a capitalised word that does not start the query: "remember that Alice works at Acme"), a
+/// number, or a word with a dot or a slash inside (`config.yaml`, `example.com`, `src/main.rs`).
+fn value_terms(query: &str) -> Vec<String> {
+    let mut values = Vec::new();
+    for (position, token) in query.split_whitespace().enumerate() {
+        let token = token.trim_matches(|c: char| !c.is_alphanumeric());
+        let name = position > 0 && token.chars().next().is_some_and(char::is_uppercase);
+        let number = token.chars().any(|c| c.is_ascii_digit());
+        let path = token.contains(['.', '/']);
+        if name || number || path {
+            values.extend(words(token).iter().map(|word| stem(word)));
+        }
+    }
+    values
 }
 
 /// A tool's schemas, parsed once while its terms are collected.

@@ -1,5 +1,6 @@
-//! Words for search and suggestions: splitting names and prose, light stemming, stop words and
-//! a small table of verbs that mean the same to someone looking for a tool.
+//! Words for search and suggestions: splitting names and prose, light stemming, stop words, a
+//! small table of verbs that mean the same to someone looking for a tool, and a table of the
+//! words people use for what tools call otherwise.
 
 /// Words too common to say anything about which tool is meant.
 const STOP_WORDS: &[&str] = &[
@@ -7,6 +8,8 @@ const STOP_WORDS: &[&str] = &[
     "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "please",
     "so", "some", "that", "the", "their", "then", "this", "to", "via", "want", "we", "what",
     "which", "will", "with", "you", "your",
+    // What is left of a contraction split at its apostrophe: `what's`, `don't`, `I'm`, `we've`.
+    "s", "t", "m", "re", "ve", "ll", "d",
 ];
 
 /// Words a searcher uses interchangeably. A word may sit in several groups; expansion takes the
@@ -53,6 +56,218 @@ const SYNONYMS: &[&[&str]] = &[
     &["wait", "sleep", "delay"],
     &["log", "logging"],
     &["echo", "repeat"],
+];
+
+/// The words people use for what tools do, and the words tools use for it: a query word on the
+/// left also finds the words on the right, at less weight than a synonym (the bridge goes one
+/// way: a tool that says `entity` is not found by every query that says `entity`'s neighbours).
+/// Written unstemmed; compared stemmed.
+const RELATED: &[(&[&str], &[&str])] = &[
+    // Memory: what a person asks a memory to keep, and what a knowledge graph calls it.
+    (
+        &[
+            "remember", "memorize", "memorise", "recall", "forget", "memory", "know",
+        ],
+        &["memory", "knowledge", "graph", "entity", "observation"],
+    ),
+    (&["note", "fact", "detail"], &["observation", "entity"]),
+    (
+        &[
+            "person",
+            "people",
+            "someone",
+            "somebody",
+            "contact",
+            "company",
+            "organization",
+            "thing",
+        ],
+        &["entity", "node"],
+    ),
+    (
+        &[
+            "relationship",
+            "link",
+            "connect",
+            "connection",
+            "colleague",
+            "associate",
+            "manage",
+        ],
+        &["relation"],
+    ),
+    (&["forget"], &["delete"]),
+    (
+        &["save", "store", "keep", "record"],
+        &["observation", "memory"],
+    ),
+    // The web.
+    (
+        &[
+            "download", "scrape", "crawl", "http", "https", "website", "webpage", "web", "online",
+            "internet", "url",
+        ],
+        &["fetch", "url", "internet"],
+    ),
+    (
+        &["visit", "browse", "go", "goto", "website", "site"],
+        &["navigate", "url"],
+    ),
+    (&["browser", "website", "site", "tab"], &["page", "browser"]),
+    // Databases.
+    (
+        &[
+            "database", "db", "sql", "table", "row", "record", "select", "count",
+        ],
+        &["query", "sql", "database", "table"],
+    ),
+    (&["insert", "record", "row"], &["write"]),
+    (&["postgresql", "pg", "psql"], &["postgres"]),
+    (&["sqlite3"], &["sqlite"]),
+    (&["column", "field", "structure"], &["schema", "describe"]),
+    // Time.
+    (
+        &["date", "today", "now", "clock", "zone", "tz", "hour"],
+        &["time", "current", "timezone"],
+    ),
+    // Version control.
+    (
+        &[
+            "changed",
+            "change",
+            "modified",
+            "uncommitted",
+            "dirty",
+            "pending",
+        ],
+        &["status", "diff", "unstaged"],
+    ),
+    (
+        &["history", "recent", "last", "previous", "who"],
+        &["log", "commit"],
+    ),
+    (&["compare", "difference", "differ", "changed"], &["diff"]),
+    (&["stage"], &["add", "staging"]),
+    (&["unstage", "undo"], &["reset"]),
+    (&["switch"], &["checkout"]),
+    (&["pr", "prs"], &["pull", "request"]),
+    (&["approve", "approval", "feedback"], &["review"]),
+    (&["open", "report", "raise"], &["create"]),
+    (&["ci", "check", "build", "pass", "fail"], &["status"]),
+    (
+        &["close", "reopen", "label", "assign"],
+        &["update", "state"],
+    ),
+    // Caches and key-value stores.
+    (
+        &["cache", "kv", "ttl", "expire", "expiry", "expires"],
+        &["redis", "key", "value", "expiration"],
+    ),
+    // Browsers.
+    (&["button", "tap"], &["click"]),
+    (
+        &["keyboard", "keystroke", "hotkey", "enter", "escape", "tab"],
+        &["press", "key"],
+    ),
+    (&["error", "log", "warning"], &["console", "message"]),
+    (
+        &["alert", "popup", "confirm", "prompt", "modal"],
+        &["dialog"],
+    ),
+    (
+        &[
+            "dark", "light", "theme", "scheme", "colour", "color", "print",
+        ],
+        &["media", "emulate"],
+    ),
+    (
+        &["javascript", "js", "script"],
+        &["evaluate", "javascript", "code"],
+    ),
+    (
+        &["dropdown", "combobox", "choose", "pick"],
+        &["select", "option"],
+    ),
+    (
+        &["accessibility", "a11y", "aria", "dom", "tree", "structure"],
+        &["snapshot", "accessibility"],
+    ),
+    (
+        &["traffic", "xhr", "header", "response"],
+        &["network", "request"],
+    ),
+    (&["capture", "screen", "picture"], &["screenshot"]),
+    (&["login", "field", "input"], &["form", "fill", "type"]),
+    (&["appear", "disappear", "until"], &["wait"]),
+    // Files.
+    (&["disk", "local", "path"], &["file"]),
+    (
+        &[
+            "size",
+            "big",
+            "large",
+            "permission",
+            "modified",
+            "created",
+            "timestamp",
+            "owner",
+        ],
+        &["info", "size", "metadata"],
+    ),
+    (
+        &[
+            "recursive",
+            "recursively",
+            "structure",
+            "hierarchy",
+            "nested",
+        ],
+        &["tree"],
+    ),
+    (
+        &["glob", "wildcard", "named", "pattern"],
+        &["search", "pattern"],
+    ),
+    (&["mkdir"], &["create", "directory"]),
+    (&["ls"], &["list", "directory"]),
+    (&["cat", "content", "contents"], &["read", "content"]),
+    (&["rm", "del"], &["delete"]),
+    (&["mv"], &["move"]),
+    (&["cp"], &["copy"]),
+    (&["overwrite"], &["write"]),
+    (&["line", "text", "change", "modify", "replace"], &["edit"]),
+    (
+        &["several", "multiple", "many", "batch", "once"],
+        &["multiple"],
+    ),
+    // Reasoning.
+    (
+        &[
+            "think",
+            "reason",
+            "reasoning",
+            "plan",
+            "step",
+            "reflect",
+            "revise",
+            "brainstorm",
+            "problem",
+        ],
+        &["thought", "thinking", "problem"],
+    ),
+    // Looking at things.
+    (
+        &["see", "check", "inspect", "display", "look"],
+        &["show", "get", "list", "view"],
+    ),
+    (
+        &["slow", "long", "progress"],
+        &["long", "running", "progress", "operation"],
+    ),
+    (
+        &["debug", "variable", "config", "configuration"],
+        &["environment", "env"],
+    ),
 ];
 
 /// Lowercase words of `text`: split at anything not a letter or digit, at camelCase humps
@@ -150,6 +365,23 @@ pub(crate) fn synonyms(term: &str) -> Vec<String> {
             for word in *group {
                 let other = stem(word);
                 if other != term && !found.contains(&other) {
+                    found.push(other);
+                }
+            }
+        }
+    }
+    found
+}
+
+/// Stems a query word also finds through [`RELATED`], without the word itself and its synonyms.
+pub(crate) fn related(term: &str) -> Vec<String> {
+    let synonyms = synonyms(term);
+    let mut found: Vec<String> = Vec::new();
+    for (asked, said) in RELATED {
+        if asked.iter().any(|word| stem(word) == term) {
+            for word in *said {
+                let other = stem(word);
+                if other != term && !synonyms.contains(&other) && !found.contains(&other) {
                     found.push(other);
                 }
             }

@@ -970,6 +970,12 @@ async fn resolve_after_waiting(
             denial: denied.denial.clone(),
         });
     }
+    if let Some((server, tool)) = state.app_only_tool(name) {
+        return Err(CallError::AppOnly {
+            server: server.clone(),
+            tool: tool.clone(),
+        });
+    }
     if let Some(held) = state.held_tool(name) {
         return Err(CallError::Held {
             server: held.server.clone(),

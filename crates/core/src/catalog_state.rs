@@ -23,6 +23,9 @@ pub(crate) struct CatalogState {
     pub(crate) denied: Vec<DeniedTool>,
     /// Tools held out of the catalog because their definitions differ from their pins.
     pub(crate) held: Vec<HeldTool>,
+    /// `(server, tool)` of the MCP Apps tools kept out of the catalog because only the
+    /// server's user interface may call them (`_meta.ui.visibility` leaves out the model).
+    pub(crate) app_only: Vec<(String, String)>,
     /// The guest names of every server and of every tool of the ready servers, kept or not:
     /// what rules are matched against and what the catalog shows.
     pub(crate) names: GuestNames,
@@ -106,6 +109,7 @@ impl CatalogState {
             }),
         );
         let mut denied = Vec::new();
+        let mut app_only = Vec::new();
         let tools: Vec<(String, Vec<ToolDefinition>)> = tools
             .into_iter()
             .map(|(server, tools)| {
@@ -113,6 +117,10 @@ impl CatalogState {
                 let allowed = tools
                     .into_iter()
                     .filter(|tool| {
+                        if tool.app_only {
+                            app_only.push((server.clone(), tool.name.clone()));
+                            return false;
+                        }
                         let guest_tool = names.tool(&server, &tool.name);
                         let name = ToolName {
                             server: &server,
@@ -157,6 +165,7 @@ impl CatalogState {
             ready,
             denied,
             held,
+            app_only,
             names,
             validators: Mutex::new(HashMap::new()),
             manifest: OnceLock::new(),
@@ -237,6 +246,14 @@ impl CatalogState {
             .find(|denied| self.names(name, &denied.server, &denied.tool))
     }
 
+    /// The app-only tool a call name means, if any, spelled as [`denied_tool`](Self::denied_tool)
+    /// says: `(server, tool)` as the server names them.
+    pub(crate) fn app_only_tool(&self, name: &str) -> Option<&(String, String)> {
+        self.app_only
+            .iter()
+            .find(|(server, tool)| self.names(name, server, tool))
+    }
+
     /// The tool the call name `name` means, kept out or not, as its server names it:
     /// `server.tool`.
     pub(crate) fn tool_called(&self, name: &str) -> Option<String> {
@@ -245,6 +262,9 @@ impl CatalogState {
         }
         if let Some(denied) = self.denied_tool(name) {
             return Some(format!("{}.{}", denied.server, denied.tool));
+        }
+        if let Some((server, tool)) = self.app_only_tool(name) {
+            return Some(format!("{server}.{tool}"));
         }
         self.held_tool(name)
             .map(|held| format!("{}.{}", held.server, held.tool))

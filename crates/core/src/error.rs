@@ -826,6 +826,16 @@ pub enum CallError {
         /// The rule that keeps it out.
         denial: Denial,
     },
+    /// An MCP Apps tool that only the server's user interface calls.
+    #[error(
+        "{server}.{tool} is for the app only: {server} lists it for its own user interface (its _meta.ui.visibility leaves out the model), so toolweave neither shows nor calls it. Use the tools {server} lists for the model instead (a search for \"{server}\" lists them)"
+    )]
+    AppOnly {
+        /// The server, as configured.
+        server: String,
+        /// The tool, as the server lists it.
+        tool: String,
+    },
     /// The tool's definition changed since it was pinned, or its first one has findings
     /// (`crate::pins`).
     #[error("{}", held_tool(server, tool, finding.as_deref()))]
@@ -1078,6 +1088,7 @@ impl CallError {
         matches!(
             self,
             Self::Denied { .. }
+                | Self::AppOnly { .. }
                 | Self::Held { .. }
                 | Self::IdentityDenied { .. }
                 | Self::NotInAllowedTools { .. }

@@ -244,6 +244,10 @@ pub struct DescribeAnswer {
     /// with why it is not described.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub held: Vec<(String, String)>,
+    /// Names of MCP Apps tools that only their server's user interface calls, each with why
+    /// it is not described.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub app_only: Vec<(String, String)>,
     /// Tools the names matched that were not described because the answer reached the result
     /// limit (`--max-result-bytes`), by guest call name.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -266,6 +270,14 @@ impl DescribeAnswer {
             && !state.is_ready(server)
         {
             self.unready.push((name.to_owned(), server.to_owned()));
+            return;
+        }
+        if let Some((server, tool)) = state.app_only_tool(trimmed) {
+            let why = crate::error::CallError::AppOnly {
+                server: server.clone(),
+                tool: tool.clone(),
+            };
+            self.app_only.push((name.to_owned(), why.to_string()));
             return;
         }
         match state.held_tool(trimmed) {
@@ -912,6 +924,7 @@ fn describe_in(
         unknown: Vec::new(),
         unready: Vec::new(),
         held: Vec::new(),
+        app_only: Vec::new(),
         omitted: Vec::new(),
         unavailable: Vec::new(),
         declarations: String::new(),

@@ -391,6 +391,7 @@ mod tests {
             input_schema: ToolSchema::from_value(&serde_json::json!({"type": "object"})).unwrap(),
             output_schema: None,
             annotations: None,
+            app_only: false,
         }
     }
 

@@ -137,6 +137,12 @@ pub fn describe_text(answer: &DescribeAnswer) -> String {
         text.push_str(why);
         text.push('.');
     }
+    for (_, why) in &answer.app_only {
+        if !text.is_empty() {
+            text.push_str("\n\n");
+        }
+        text.push_str(why);
+    }
     push_unavailable(&mut text, &answer.unavailable);
     text.trim_end().to_owned()
 }

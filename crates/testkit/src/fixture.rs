@@ -19,7 +19,8 @@
 //! once, as servers do, and keeps them for `roots` with `kept: true`. `--instructions TEXT` gives the
 //! server instructions in its `initialize` answer. `--append-description TOOL=TEXT` adds TEXT to
 //! a tool's description, and `register` with a `description` does so while it runs: a server whose
-//! tool definitions changed.
+//! tool definitions changed. `--app-only TOOL` lists TOOL for the server's user interface only
+//! (MCP Apps' `_meta.ui.visibility: ["app"]`).
 //!
 //! Faults, for tests of how a client copes: `--fail-start` (exit before `initialize`),
 //! `--start-delay-ms N` (a slow start), `--stdout-garbage banner|only` (lines on stdout that are
@@ -102,6 +103,9 @@ pub struct FixtureOptions {
     /// `--append-description TOOL=TEXT` (repeatable): TEXT is added to the end of TOOL's
     /// description, as a server that changed a tool's definition would list it.
     pub appended_descriptions: Vec<(String, String)>,
+    /// `--app-only TOOL` (repeatable): TOOL is listed as an MCP Apps tool for the server's user
+    /// interface only (`_meta.ui.visibility: ["app"]`); it still answers a call.
+    pub app_only: Vec<String>,
     /// `--record-meta FILE`: the `_meta` of every tool call is added to FILE, one JSON line
     /// `{"tool", "meta"}` each, so a test sees what a client sent beside the arguments.
     pub record_meta: Option<std::path::PathBuf>,
@@ -133,6 +137,7 @@ impl Default for FixtureOptions {
             instructions: None,
             synthetic_tools: None,
             appended_descriptions: Vec::new(),
+            app_only: Vec::new(),
         }
     }
 }
@@ -165,6 +170,7 @@ impl FixtureOptions {
                         .appended_descriptions
                         .push((tool.to_owned(), appended.to_owned()));
                 }
+                "--app-only" => options.app_only.push(value("--app-only")?),
                 "--tools" => {
                     let text = value("--tools")?;
                     let most = crate::synthetic::MAX_SYNTHETIC_TOOLS;
@@ -273,7 +279,7 @@ impl FixtureOptions {
 }
 
 /// What `--help` prints.
-pub const USAGE: &str = "usage: toolweave-fixture [--name NAME] [--instructions TEXT] [--tools N] [--append-description TOOL=TEXT] [--fail-start] [--start-delay-ms N] [--page-size N] [--record-meta FILE] [--http ADDR | --sse ADDR] [--require-header \"Name: value\"] [--oauth [--token-lifetime-secs N]] [--stdout-garbage banner|only] [--exit-after-calls N] [--faults [--fault-initialize KIND] [--fault-tools malformed,deep:N] [--fault-framing events|json]]";
+pub const USAGE: &str = "usage: toolweave-fixture [--name NAME] [--instructions TEXT] [--tools N] [--append-description TOOL=TEXT] [--app-only TOOL] [--fail-start] [--start-delay-ms N] [--page-size N] [--record-meta FILE] [--http ADDR | --sse ADDR] [--require-header \"Name: value\"] [--oauth [--token-lifetime-secs N]] [--stdout-garbage banner|only] [--exit-after-calls N] [--faults [--fault-initialize KIND] [--fault-tools malformed,deep:N] [--fault-framing events|json]]";
 
 /// The server handler. Cheap to clone: clones share the tool list.
 #[derive(Debug, Clone)]
@@ -343,6 +349,23 @@ impl FixtureServer {
         for (tool, text) in appended {
             self.append_description(tool, text);
         }
+        self
+    }
+
+    /// Lists each of `tools` for the server's user interface only (see
+    /// [`FixtureOptions::app_only`]).
+    pub fn with_app_only(self, tools: &[String]) -> Self {
+        let mut listed = self.tools.write().unwrap_or_else(PoisonError::into_inner);
+        for tool in listed
+            .iter_mut()
+            .filter(|tool| tools.iter().any(|name| tool.name == *name))
+        {
+            let meta: Map<String, Value> = [("ui".to_owned(), json!({"visibility": ["app"]}))]
+                .into_iter()
+                .collect();
+            tool.meta = Some(rmcp::model::MetaObject(meta));
+        }
+        drop(listed);
         self
     }
 
@@ -737,7 +760,8 @@ pub async fn serve_stdio(options: FixtureOptions) -> anyhow::Result<()> {
         .with_record_meta(options.record_meta.clone())
         .with_instructions(options.instructions.clone())
         .with_synthetic_tools(options.synthetic_tools)
-        .with_appended_descriptions(&options.appended_descriptions);
+        .with_appended_descriptions(&options.appended_descriptions)
+        .with_app_only(&options.app_only);
     let service = server.serve(rmcp::transport::stdio()).await?;
     tracing::info!(name = %options.name, "fixture serving on stdio");
     let reason = service.waiting().await?;
@@ -1023,6 +1047,8 @@ mod tests {
                 "500",
                 "--append-description",
                 "add= Then more.",
+                "--app-only",
+                "whoami",
                 "--record-meta",
                 "meta.jsonl",
             ]
@@ -1045,6 +1071,7 @@ mod tests {
                 instructions: None,
                 synthetic_tools: Some(500),
                 appended_descriptions: vec![("add".into(), " Then more.".into())],
+                app_only: vec!["whoami".into()],
                 record_meta: Some("meta.jsonl".into()),
             }
         );

@@ -47,7 +47,8 @@ pub async fn serve_http(options: FixtureOptions) -> anyhow::Result<()> {
         .with_record_meta(options.record_meta.clone())
         .with_instructions(options.instructions.clone())
         .with_synthetic_tools(options.synthetic_tools)
-        .with_appended_descriptions(&options.appended_descriptions);
+        .with_appended_descriptions(&options.appended_descriptions)
+        .with_app_only(&options.app_only);
     let (app, path) = if sse {
         (sse_app(server), "/sse")
     } else {

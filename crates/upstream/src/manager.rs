@@ -963,6 +963,7 @@ pub fn definition(server: &str, tool: Tool) -> std::result::Result<ToolDefinitio
         .as_deref()
         .map(ToolSchema::from_object)
         .transpose()?;
+    let app_only = ToolDefinition::app_only_meta(tool.meta.as_ref().map(|meta| &meta.0));
     Ok(ToolDefinition {
         server: server.to_owned(),
         name: tool.name.into_owned(),
@@ -977,6 +978,7 @@ pub fn definition(server: &str, tool: Tool) -> std::result::Result<ToolDefinitio
             idempotent: hints.idempotent_hint,
             open_world: hints.open_world_hint,
         }),
+        app_only,
     })
 }
 

@@ -10,7 +10,8 @@ use toolweave_catalog::{Annotations, ToolDefinition};
 
 use super::schema;
 
-fn corpus(file: &str) -> Vec<(Value, ToolDefinition)> {
+/// The definitions of `crates/catalog/tests/definitions/<file>.json`, each with its JSON.
+pub fn corpus(file: &str) -> Vec<(Value, ToolDefinition)> {
     let path = format!(
         "{}/tests/definitions/{file}.json",
         env!("CARGO_MANIFEST_DIR")
@@ -32,6 +33,9 @@ fn corpus(file: &str) -> Vec<(Value, ToolDefinition)> {
                     title: hints["title"].as_str().map(str::to_owned),
                     ..Annotations::default()
                 }),
+                app_only: ToolDefinition::app_only_meta(
+                    tool.get("_meta").and_then(Value::as_object),
+                ),
             };
             (tool, definition)
         })

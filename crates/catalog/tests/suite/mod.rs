@@ -8,6 +8,7 @@ mod real_servers;
 mod rebuild;
 mod schema_features;
 mod search;
+mod search_corpus;
 
 use serde_json::Value;
 use toolweave_catalog::{Annotations, Catalog, ToolDefinition, ToolSchema};
@@ -34,6 +35,7 @@ pub fn saved_tools(file: &str, server: &str) -> Vec<ToolDefinition> {
                 idempotent: hints["idempotentHint"].as_bool(),
                 open_world: hints["openWorldHint"].as_bool(),
             }),
+            app_only: ToolDefinition::app_only_meta(tool.get("_meta").and_then(Value::as_object)),
         })
         .collect()
 }
@@ -48,6 +50,7 @@ pub fn tool(name: &str, input_schema: Value) -> ToolDefinition {
         input_schema: schema(&input_schema),
         output_schema: None,
         annotations: None,
+        app_only: false,
     }
 }
 

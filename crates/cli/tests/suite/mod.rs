@@ -1,6 +1,7 @@
 mod approval;
 mod approval_page;
 mod approval_url;
+mod apps;
 mod audit;
 mod balance;
 mod boxes;
