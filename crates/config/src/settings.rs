@@ -23,15 +23,19 @@
 //!   },
 //!   "llm": {"kind": "anthropic", "url": "https://llm.example", "model": "claude-sonnet-4-5",
 //!           "apiKeyEnv": "ANTHROPIC_API_KEY"},
-//!   "llmSystemPrompts": ["You summarise issues in one sentence."]
+//!   "llmSystemPrompts": ["You summarise issues in one sentence."],
+//!   "redact": ["secrets", "email", "phone", "card", "ssn", "nino", "iban"]
 //! }
 //! ```
 //!
 //! `identities` name the bearer tokens an HTTP client may present (each read from its own
 //! environment variable), with rules of their own set within the file's.
 //!
+//! `redact` names what is replaced by a token in everything the model reads (see
+//! [`crate::Detector`]); an unknown name is an error naming the detectors there are.
+//!
 //! Every key is optional; an unknown key is an error naming it. Command-line flags add to the
-//! lists (`--allow`, `--deny`, `--ask`, `--approve`, `--direct`) or replace the values
+//! lists (`--allow`, `--deny`, `--ask`, `--approve`, `--direct`, `--redact`) or replace the values
 //! (`--unannotated`, `--audit-log`, `--shape`, `--pin-tools`, `--approval`,
 //! `--approval-timeout-ms`, `--approval-port`, `--approval-browser`).
 
@@ -91,6 +95,9 @@ pub struct Settings {
     pub llm: Option<LlmProvider>,
     /// The only system prompts code may send with `llm.ask` and `llm.think`, when given.
     pub llm_system_prompts: Option<Vec<String>>,
+    /// What is replaced by a token in everything the model reads.
+    #[serde(default)]
+    pub redact: Vec<crate::Detector>,
 }
 
 /// One identity of HTTP clients: its token's environment variable and its own rules, set within
@@ -219,7 +226,8 @@ pub fn load_settings(path: &Path) -> Result<Settings> {
     let mut settings: Settings = serde_json::from_str(&text).map_err(|error| Error::Syntax {
         path: path.to_path_buf(),
         message: format!(
-            "{error}; the settings file may have \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\" (\"allow\" or \"ask\"), \"auditLog\", \"auditLogMaxBytes\", \"auditLogContents\", \"shape\" (\"three\" or \"single\"), \"direct\", \"pinTools\" (\"on\" or \"off\"), \"approval\" (\"auto\", \"page\" or \"elicitation\"), \"approvalTimeoutMs\", \"approvalPort\", \"approvalBrowser\", \"identities\" (each {{\"tokenEnv\", \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\", \"rateLimit\"}}), \"llm\" ({{\"kind\": \"anthropic\" or \"openai\", \"url\", \"model\", \"apiKeyEnv\", \"when\": \"no-sampling\" or \"always\"}}) and \"llmSystemPrompts\""
+            "{error}; the settings file may have \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\" (\"allow\" or \"ask\"), \"auditLog\", \"auditLogMaxBytes\", \"auditLogContents\", \"shape\" (\"three\" or \"single\"), \"direct\", \"pinTools\" (\"on\" or \"off\"), \"approval\" (\"auto\", \"page\" or \"elicitation\"), \"approvalTimeoutMs\", \"approvalPort\", \"approvalBrowser\", \"identities\" (each {{\"tokenEnv\", \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\", \"rateLimit\"}}), \"llm\" ({{\"kind\": \"anthropic\" or \"openai\", \"url\", \"model\", \"apiKeyEnv\", \"when\": \"no-sampling\" or \"always\"}}), \"llmSystemPrompts\" and \"redact\" (any of {})",
+            crate::Detector::names()
         ),
     })?;
     if let Some(log) = &settings.audit_log
@@ -307,6 +315,17 @@ mod tests {
         std::fs::write(&path, r#"{"shape": "one"}"#).unwrap();
         let error = load_settings(&path).unwrap_err().to_string();
         assert!(error.contains("unknown variant `one`"), "{error}");
+
+        std::fs::write(&path, r#"{"redact": ["email", "secrets"]}"#).unwrap();
+        let settings = load_settings(&path).unwrap();
+        assert_eq!(
+            settings.redact,
+            [crate::Detector::Email, crate::Detector::Secrets]
+        );
+        std::fs::write(&path, r#"{"redact": ["emails"]}"#).unwrap();
+        let error = load_settings(&path).unwrap_err().to_string();
+        assert!(error.contains("unknown variant `emails`"), "{error}");
+        assert!(error.contains("`secrets`, `email`, `phone`"), "{error}");
         assert!(error.contains("\"three\" or \"single\""), "{error}");
 
         std::fs::write(&path, r#"{"alow": ["github.*"]}"#).unwrap();

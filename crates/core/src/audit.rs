@@ -16,6 +16,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use crate::redaction::Redacted;
 use futures::future::BoxFuture;
 use serde::Serialize;
 use serde_json::Value;
@@ -91,10 +92,15 @@ pub struct CallRecord {
     pub argument_bytes: usize,
     /// Bytes of the result, as JSON (0 when it failed).
     pub result_bytes: usize,
-    /// The arguments, when contents are logged.
+    /// The tokens of redaction the arguments held, turned back into their values for the call,
+    /// by detector.
+    #[serde(skip_serializing_if = "Redacted::is_empty")]
+    pub restored: Redacted,
+    /// The arguments, when contents are logged (what redaction finds in them replaced by
+    /// `<email>` and the like, when the gateway redacts).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub arguments: Option<Value>,
-    /// The result, when contents are logged.
+    /// The result, when contents are logged (redacted as the arguments are).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
 }
@@ -255,6 +261,9 @@ pub(crate) struct ExecutionRecord<'a> {
     pub(crate) server_requests: &'a [RequestRecord],
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub(crate) llm_requests: &'a [LlmRecord],
+    /// What redaction replaced in what the model read, by detector (counts, never values).
+    #[serde(skip_serializing_if = "Redacted::is_empty")]
+    pub(crate) redacted: &'a Redacted,
 }
 
 /// One `llm.ask` or `llm.think` as the audit log records it. The prompt is the system prompt
@@ -448,8 +457,12 @@ mod tests {
             denied_calls: 0,
             server_requests: &[],
             llm_requests: &[],
+            redacted: &NOTHING_REDACTED,
         }
     }
+
+    static NOTHING_REDACTED: std::sync::LazyLock<Redacted> =
+        std::sync::LazyLock::new(Redacted::default);
 
     #[test]
     fn lines_are_json_and_the_file_rotates_by_size() {

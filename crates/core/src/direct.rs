@@ -1,7 +1,8 @@
 //! One upstream tool called by the client itself (a tool `serve` lists directly), on the path a
 //! call from code takes: the bridge resolves it, asks the policy and the approver, takes it from a
 //! budget of its own, validates its arguments and result, calls it with its timeout and
-//! cancellation, and the audit log records it as a line of its own.
+//! cancellation, and the audit log records it as a line of its own. With redaction, tokens in
+//! its arguments are turned back into values and its result is redacted, as code's are.
 
 use std::sync::Arc;
 
@@ -17,6 +18,8 @@ use crate::budget::Budget;
 use crate::catalog_state::Direction;
 use crate::error::CallError;
 use crate::gateway::{Flavor, Gateway};
+use crate::redaction::Redacted;
+use crate::session_state::SessionState;
 
 /// A call of one upstream tool by name, from the client rather than from code.
 #[derive(Debug, Clone)]
@@ -37,6 +40,10 @@ pub struct DirectCall {
     /// Who the call is made for, when the client said (an HTTP identity): its rules decide the
     /// call, and the audit log names it.
     pub identity: Option<Arc<crate::Identity>>,
+    /// The client's session, whose redaction tokens the call's arguments may name and its
+    /// result's values get; without one (an HTTP request without a session) the call has
+    /// tokens of its own.
+    pub state: Option<Arc<SessionState>>,
 }
 
 /// A direct call, as the audit log records it: a line like an execution's, naming the tool
@@ -56,17 +63,20 @@ struct DirectRecord<'a> {
     denied_calls: usize,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     server_requests: &'a [RequestRecord],
+    #[serde(skip_serializing_if = "Redacted::is_empty")]
+    redacted: &'a Redacted,
 }
 
 impl Gateway {
     /// Calls one upstream tool for the client, as a call from code would go (policy, approval,
     /// budgets, validation, timeout, cancellation, audit): the server's result as it sent it, or
-    /// why the call was not made or failed (its text is worded for the model).
+    /// an error result saying why the call was not made or failed (worded for the model);
+    /// redacted when the gateway redacts.
     pub async fn call_direct(
         self: &Arc<Self>,
         call: DirectCall,
         cancel: CancellationToken,
-    ) -> Result<CallToolResult, CallError> {
+    ) -> CallToolResult {
         let started = std::time::Instant::now();
         let name = format!("{}.{}", call.server, call.tool);
         let requests = RequestLog::default();
@@ -78,12 +88,17 @@ impl Gateway {
             self.limits.max_calls_per_tool,
             self.limits.max_upstream_bytes,
         );
+        let tokens = call
+            .state
+            .as_ref()
+            .map_or_else(Arc::default, |state| state.tokens());
         let scope = Scope {
             listener: listener.as_ref(),
             budget: &budget,
             approver: call.approver.as_ref(),
             approval: std::sync::Mutex::new(None),
             state: None,
+            tokens: Some(&tokens),
             allowed: None,
             identity: call.identity.as_deref(),
             llm: None,
@@ -113,11 +128,21 @@ impl Gateway {
                 }
                 result
             });
+        let mut redacted = Redacted::default();
+        let outcome = if answer.is_ok() { None } else { Some("error") };
+        let mut result = answer.unwrap_or_else(|error| {
+            CallToolResult::error(vec![ContentBlock::text(error.to_string())])
+        });
+        if let Some(redaction) = &self.redaction {
+            redacted = redaction.tool_result(&tokens, &mut result);
+        }
         if let Some(audit) = &self.audit {
             if let Some(record) = &mut record {
                 record.name.clone_from(&name);
-                if answer.is_err() && record.outcome == "ok" {
-                    record.outcome = "error";
+                if let Some(failed) = outcome
+                    && record.outcome == "ok"
+                {
+                    record.outcome = failed;
                 }
             }
             let calls: Vec<CallRecord> = record.into_iter().collect();
@@ -131,9 +156,10 @@ impl Gateway {
                 denied_calls: calls.iter().filter(|call| call.outcome == "denied").count(),
                 tool_calls: &calls,
                 server_requests: &requests.take(),
+                redacted: &redacted,
             });
         }
-        answer
+        result
     }
 
     /// The server's answer to a direct call, its `structuredContent` checked against the tool's

@@ -918,14 +918,14 @@ impl ToolweaveServer {
                             self.request_log_level(context),
                         ))),
                         identity: caller.map(|caller| caller.identity().clone()),
+                        // A request without a protocol session has no session for its tokens.
+                        state: (!Self::sessionless(context)).then(|| self.state.clone()),
                     },
                     context.ct.clone(),
                 )
             })
             .await;
-        answer.unwrap_or_else(|error| {
-            CallToolResult::error(vec![ContentBlock::text(error.to_string())])
-        })
+        answer
     }
 }
 
