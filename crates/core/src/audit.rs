@@ -5,7 +5,10 @@
 //! call (name, duration, outcome, argument and result sizes), policy refusals, each request an
 //! upstream server made of the client during the execution (kind, server, duration, outcome),
 //! each `llm.ask` and `llm.think` (hashes and sizes of prompt and answer, model, tokens), the
-//! outcome (and the limit, when one ended it) and the duration. Arguments, results, what a
+//! outcome (and the limit, when one ended it) and the duration, and, when the gateway redacts,
+//! how many values each detector replaced in what the model read and how many tokens a call's
+//! arguments had turned back (counts only: contents are written with `<email>` in place of each
+//! value). Arguments, results, what a
 //! request asked and was answered, and the LLM's prompts and answers are written only when asked
 //! for (`auditLogContents`).
 

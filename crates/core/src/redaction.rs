@@ -352,6 +352,11 @@ fn restore_text(tokens: &Tokens, text: &mut String, counts: &mut Redacted) {
     }
 }
 
+/// The corpus and its precision and recall, kept beside the corpus in `tests/redaction/`.
+#[cfg(test)]
+#[path = "../tests/redaction/corpus.rs"]
+mod corpus;
+
 #[cfg(test)]
 mod tests {
     use super::*;
