@@ -21,7 +21,7 @@ pub enum Detector {
     Card,
     /// US Social Security numbers (`123-45-6789`, within the ranges ever issued).
     Ssn,
-    /// UK National Insurance numbers (`QQ 12 34 56 C`).
+    /// UK National Insurance numbers (`AB 12 34 56 C`).
     Nino,
     /// International bank account numbers whose check digits are right (mod 97).
     Iban,

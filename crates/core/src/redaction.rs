@@ -411,6 +411,46 @@ mod tests {
         assert_eq!(value, json!({"text": "<email>"}));
     }
 
+    /// What redacting costs, printed: a small answer with an address and a phone number, one
+    /// without anything to find, and 1.2 MB of log lines with an address in every tenth
+    /// (`cargo test -p toolweave-core --lib measure_redaction -- --ignored --nocapture`).
+    #[test]
+    #[ignore = "a measurement, not a check"]
+    fn measure_redaction() {
+        let redaction = every();
+        let lines: String = (0..20_000)
+            .map(|line| {
+                if line % 10 == 0 {
+                    format!("2025-05-02 10:41:07 INFO mail sent to user{line}@example.org\n")
+                } else {
+                    format!("2025-05-02 10:41:07 INFO request {line} took 12 ms, status 200\n")
+                }
+            })
+            .collect();
+        for (name, value) in [
+            (
+                "small, with an address and a phone number",
+                json!({"to": "ann@example.org", "note": "call +44 20 7946 0958", "id": 17}),
+            ),
+            (
+                "small, nothing to find",
+                json!({"sum": "7", "ok": true, "items": ["a", "b"]}),
+            ),
+            ("1.2 MB of log lines", json!(lines)),
+        ] {
+            let mut times = Vec::new();
+            for _ in 0..31 {
+                let mut copy = value.clone();
+                let tokens = Tokens::default();
+                let started = std::time::Instant::now();
+                redaction.value(Some(&tokens), &mut copy, &mut Redacted::default());
+                times.push(started.elapsed());
+            }
+            times.sort();
+            println!("{name}: {:?} (median of 31)", times[15]);
+        }
+    }
+
     #[test]
     fn only_chosen_detectors_redact() {
         let redaction = Redaction::new(&[Detector::Phone]).unwrap();

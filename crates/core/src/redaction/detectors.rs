@@ -191,7 +191,8 @@ pub(crate) fn prepare() {
 }
 
 /// What `chosen`'s detectors find in `text`: matches that do not overlap, in order. Where two
-/// overlap, the one that begins first wins, and of two that begin together the longer.
+/// overlap, the one that begins first wins, and of two that begin together a secret, else the
+/// longer.
 pub fn detect(text: &str, chosen: &[Detector]) -> Vec<Detected> {
     let Some(set) = PATTERN_SET.as_ref() else {
         return Vec::new();
@@ -220,7 +221,15 @@ pub fn detect(text: &str, chosen: &[Detector]) -> Vec<Detected> {
             }
         }
     }
-    found.sort_by_key(|detected| (detected.start, std::cmp::Reverse(detected.end)));
+    // Of two that begin together, a secret first (`ghp_…@github.com` in a URL is a token, not an
+    // address), then the longer.
+    found.sort_by_key(|detected| {
+        (
+            detected.start,
+            detected.detector != Detector::Secrets,
+            std::cmp::Reverse(detected.end),
+        )
+    });
     let mut kept: Vec<Detected> = Vec::with_capacity(found.len());
     for detected in found {
         if kept.last().is_none_or(|last| detected.start >= last.end) {
@@ -493,7 +502,7 @@ mod tests {
         assert!(ssn("123-45-6789"));
         assert!(!ssn("666-45-6789"));
         assert!(!ssn("123-00-6789"));
-        assert!(nino("QQ 12 34 56 C"));
+        assert!(nino("AB 12 34 56 C"));
         assert!(!nino("GB 12 34 56 C"));
     }
 
