@@ -118,31 +118,21 @@ impl Gateway {
         let warnings = scope.take_warnings();
         let answer = answer
             .and_then(|value| self.direct_result(&call.server, &call.tool, value))
-            .map(|mut result| {
-                if !warnings.is_empty() {
-                    let lines: Vec<String> = warnings
-                        .iter()
-                        .map(|warning| format!("Warning: {warning}"))
-                        .collect();
-                    result.content.push(ContentBlock::text(lines.join("\n")));
-                }
-                result
-            });
-        let mut redacted = Redacted::default();
-        let outcome = if answer.is_ok() { None } else { Some("error") };
+            .map(|result| with_warnings(result, &warnings));
+        let failed = answer.is_err();
         let mut result = answer.unwrap_or_else(|error| {
             CallToolResult::error(vec![ContentBlock::text(error.to_string())])
         });
-        if let Some(redaction) = &self.redaction {
-            redacted = redaction.tool_result(&tokens, &mut result);
-        }
+        let redacted = self
+            .redaction
+            .as_ref()
+            .map(|redaction| redaction.tool_result(&tokens, &mut result))
+            .unwrap_or_default();
         if let Some(audit) = &self.audit {
             if let Some(record) = &mut record {
                 record.name.clone_from(&name);
-                if let Some(failed) = outcome
-                    && record.outcome == "ok"
-                {
-                    record.outcome = failed;
+                if failed && record.outcome == "ok" {
+                    record.outcome = "error";
                 }
             }
             let calls: Vec<CallRecord> = record.into_iter().collect();
@@ -197,4 +187,17 @@ impl Gateway {
             violations,
         })
     }
+}
+
+/// `result` with `warnings` (arguments the tool does not declare) in a text block of their own
+/// after the server's content, which stays as the server sent it.
+fn with_warnings(mut result: CallToolResult, warnings: &[String]) -> CallToolResult {
+    if !warnings.is_empty() {
+        let lines: Vec<String> = warnings
+            .iter()
+            .map(|warning| format!("Warning: {warning}"))
+            .collect();
+        result.content.push(ContentBlock::text(lines.join("\n")));
+    }
+    result
 }

@@ -232,26 +232,14 @@ impl Gateway {
         let outcome = run.drive(&cancel, timeout).await;
         run.abandon_calls();
         let result = self.settle(&mut run, outcome, language, timeout).await;
-        let (calls_by_tool, upstream_bytes) = run.context.budget.used();
-        let stats = ExecutionStats {
-            duration_ms: started.elapsed().as_secs_f64() * 1000.0,
-            tool_calls: run.tool_calls,
-            calls_by_tool,
-            upstream_bytes,
-            log_bytes: run.log_bytes,
-        };
-        let warnings = run.take_warnings();
-        let mut report = ExecutionReport {
-            result,
-            logs: std::mem::take(&mut run.console.lines).into(),
-            logs_omitted: run.console.omitted,
-            warnings,
-            stats,
-            blocks: run.emitted.take_blocks(),
-        };
+        let mut report = run.report(result, started);
         if let Some(redaction) = &self.redaction {
-            run.redacted
-                .merge(redaction.report(&run.context.tokens, &mut report));
+            run.redacted.merge(redaction.answer(
+                &run.context.tokens,
+                &mut report.result,
+                &mut report.warnings,
+                &mut report.blocks,
+            ));
         }
         if let Some((code_sha256, code_bytes)) = audited_code {
             let trail = AuditTrail {
@@ -577,6 +565,31 @@ impl Run {
             ));
         }
         warnings
+    }
+
+    /// The execution's answer: its result, console lines, warnings, what it used (since
+    /// `started`) and the blocks it emitted, taken out of the run.
+    fn report(
+        &mut self,
+        result: Result<Value, ExecutionError>,
+        started: Instant,
+    ) -> ExecutionReport {
+        let (calls_by_tool, upstream_bytes) = self.context.budget.used();
+        let stats = ExecutionStats {
+            duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+            tool_calls: self.tool_calls,
+            calls_by_tool,
+            upstream_bytes,
+            log_bytes: self.log_bytes,
+        };
+        ExecutionReport {
+            result,
+            logs: std::mem::take(&mut self.console.lines).into(),
+            logs_omitted: self.console.omitted,
+            warnings: self.take_warnings(),
+            stats,
+            blocks: self.emitted.take_blocks(),
+        }
     }
 
     /// Replaces what redaction finds in `text`, a console line or progress message of the code,

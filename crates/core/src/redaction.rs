@@ -9,7 +9,7 @@
 //! what was redacted by detector, never the values.
 //!
 //! Three places call in here, each once: the end of an execution (its value, warnings, error and
-//! blocks, [`Redaction::report`]) and each console line as it comes (`executor.rs`), the result of
+//! blocks, [`Redaction::answer`]) and each console line as it comes (`executor.rs`), the result of
 //! a tool listed directly (`direct.rs`), and the arguments of every tool call (`bridge.rs`,
 //! [`restore`]). What is found is the detectors' (`redaction/detectors.rs`).
 
@@ -26,7 +26,7 @@ use toolweave_config::Detector;
 
 pub use detectors::{Detected, detect};
 
-use crate::executor::ExecutionReport;
+use crate::error::ExecutionError;
 
 /// The values a session keeps tokens for, in bytes; past it a value is still replaced, by a
 /// token without a number that cannot be turned back (`<email>`).
@@ -230,9 +230,15 @@ impl Redaction {
 
     /// Redacts what an execution's answer says: its value (or its error), its warnings and the
     /// blocks it emitted. Its console lines were redacted as they came.
-    pub(crate) fn report(&self, tokens: &Tokens, report: &mut ExecutionReport) -> Redacted {
+    pub(crate) fn answer(
+        &self,
+        tokens: &Tokens,
+        result: &mut Result<Value, ExecutionError>,
+        warnings: &mut [String],
+        blocks: &mut [ContentBlock],
+    ) -> Redacted {
         let mut counts = Redacted::default();
-        match &mut report.result {
+        match result {
             Ok(value) => self.value(Some(tokens), value, &mut counts),
             Err(error) => {
                 for text in error.texts_mut() {
@@ -240,10 +246,10 @@ impl Redaction {
                 }
             }
         }
-        for warning in &mut report.warnings {
+        for warning in warnings {
             self.text(Some(tokens), warning, &mut counts);
         }
-        for block in &mut report.blocks {
+        for block in blocks {
             self.block(tokens, block, &mut counts);
         }
         counts

@@ -23,155 +23,168 @@ pub struct Detected {
     pub end: usize,
 }
 
-/// A pattern, whether the value is the whole match or the first of its groups that took part,
-/// and the check the value must pass.
+/// A pattern: its detector, its regex, whether the value is the whole match or the first of its
+/// groups that took part, and the check the value must pass.
 struct Pattern {
     detector: Detector,
+    source: String,
     whole: bool,
     check: fn(&str) -> bool,
+}
+
+/// A pattern whose value is the whole match.
+fn whole(detector: Detector, check: fn(&str) -> bool, source: &str) -> Pattern {
+    Pattern {
+        detector,
+        source: source.to_owned(),
+        whole: true,
+        check,
+    }
+}
+
+/// A pattern whose value is the first of its groups that took part (what is around it only
+/// places it: a key before it, a boundary the regex crate has no look-behind for).
+fn grouped(detector: Detector, check: fn(&str) -> bool, source: &str) -> Pattern {
+    Pattern {
+        whole: false,
+        ..whole(detector, check, source)
+    }
+}
+
+/// A check every match passes.
+fn always(_: &str) -> bool {
+    true
 }
 
 /// The key names of credentials (`password`, `api_key`, `clientSecret`, `x-api-key`), with any
 /// prefix of words (`db_password`, `github.token`).
 const CREDENTIAL_KEY: &str = r"(?:[A-Za-z0-9]+[_.\-])*(?i:password|passwd|pwd|passphrase|secret|client[_\-]?secret|secret[_\-]?key|api[_\-]?key|apikey|access[_\-]?key(?:[_\-]?id)?|secret[_\-]?access[_\-]?key|private[_\-]?key|auth[_\-]?token|access[_\-]?token|refresh[_\-]?token|id[_\-]?token|bearer[_\-]?token|token|session[_\-]?(?:id|token|key)|credentials?|x[_\-]api[_\-]key|signing[_\-]?key|webhook[_\-]?secret)";
 
-/// The patterns and their checks, in one table: the regexes compiled alone
-/// ([`PATTERN_REGEXES`]) and together ([`PATTERN_SET`], which tells in one pass over a text which
-/// of them could match).
-fn table() -> Vec<(Pattern, String)> {
-    use Detector::{Card, Email, Iban, Nino, Phone, Secrets, Ssn};
-    let always: fn(&str) -> bool = |_| true;
-    // (detector, the value's group: 0 for the whole match, else the first group taking part,
-    // its check, the regex)
-    let rows: Vec<(Detector, usize, fn(&str) -> bool, String)> = vec![
+/// Every pattern: the regexes are compiled alone ([`PATTERN_REGEXES`]) and together
+/// ([`PATTERN_SET`], which tells in one pass over a text which of them could match).
+fn patterns() -> Vec<Pattern> {
+    let mut patterns = secret_patterns();
+    patterns.extend(personal_patterns());
+    patterns
+}
+
+/// What `secrets` finds.
+fn secret_patterns() -> Vec<Pattern> {
+    use Detector::Secrets;
+    vec![
         // PEM private keys, whole or cut short, with real or JSON-escaped line breaks.
-        (
+        whole(
             Secrets,
-            0,
             always,
-            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:[A-Za-z0-9+/=\s:,]|\\[nr]|-[A-Za-z0-9])*(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)?".to_owned(),
+            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:[A-Za-z0-9+/=\s:,]|\\[nr]|-[A-Za-z0-9])*(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)?",
         ),
         // AWS access key ids.
-        (
+        whole(
             Secrets,
-            0,
             always,
-            r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA|ASCA)[A-Z0-9]{16}\b"
-                .to_owned(),
+            r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA|ASCA)[A-Z0-9]{16}\b",
         ),
         // GitHub: personal, OAuth, user-to-server, server-to-server and refresh tokens, and
         // fine-grained personal access tokens.
-        (
+        whole(
             Secrets,
-            0,
             always,
-            r"\b(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,255})\b".to_owned(),
+            r"\b(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,255})\b",
         ),
         // Slack tokens and incoming webhooks.
-        (
+        whole(
             Secrets,
-            0,
             always,
-            r"\bxox[abposre]-[A-Za-z0-9\-]{10,250}|\bxapp-\d-[A-Za-z0-9\-]{10,250}|https://hooks\.slack\.com/services/[A-Za-z0-9/_]{20,}".to_owned(),
+            r"\bxox[abposre]-[A-Za-z0-9\-]{10,250}|\bxapp-\d-[A-Za-z0-9\-]{10,250}|https://hooks\.slack\.com/services/[A-Za-z0-9/_]{20,}",
         ),
         // Stripe secret and restricted keys, webhook secrets.
-        (
+        whole(
             Secrets,
-            0,
             always,
-            r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,247}\b|\bwhsec_[A-Za-z0-9]{24,}\b"
-                .to_owned(),
+            r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,247}\b|\bwhsec_[A-Za-z0-9]{24,}\b",
         ),
         // Google API keys.
-        (Secrets, 0, always, r"\bAIza[0-9A-Za-z_\-]{35}".to_owned()),
+        whole(Secrets, always, r"\bAIza[0-9A-Za-z_\-]{35}"),
         // OpenAI (sk-, sk-proj-, sk-svcacct-, sk-admin-) and Anthropic (sk-ant-api03-) keys.
-        (
+        whole(
             Secrets,
-            0,
             letters_and_digits,
-            r"\bsk-(?:ant-[a-z]+[0-9]*-|proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}".to_owned(),
+            r"\bsk-(?:ant-[a-z]+[0-9]*-|proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}",
         ),
         // JSON Web Tokens: a header and a payload that are JSON objects, and a signature.
-        (
+        whole(
             Secrets,
-            0,
             always,
-            r"\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*".to_owned(),
+            r"\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*",
         ),
         // A credential's key and its value: `"password": "…"`, `token=…`, `API_KEY: …`.
-        (
+        grouped(
             Secrets,
-            1,
             high_entropy,
-            format!(
+            &format!(
                 r#"\b{CREDENTIAL_KEY}(?:\\?["'])?\s*[:=]\s*(?:\\?"([^\s"\\]{{8,256}})|'([^\s'\\]{{8,256}})|([^\s"'<>,;&{{}}\[\]\\]{{8,256}}))"#
             ),
         ),
         // Credentials of HTTP authorization: `Authorization: Bearer …`, `Basic …`.
-        (
+        grouped(
             Secrets,
-            1,
             high_entropy,
-            r"(?i:\b(?:bearer|basic)\s+)([A-Za-z0-9\-._~+/]{16,}=*)".to_owned(),
+            r"(?i:\b(?:bearer|basic)\s+)([A-Za-z0-9\-._~+/]{16,}=*)",
         ),
-        (Email, 0, email, r"\b[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}@(?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}\b".to_owned()),
+    ]
+}
+
+/// What the detectors of personal data find.
+fn personal_patterns() -> Vec<Pattern> {
+    use Detector::{Card, Email, Iban, Nino, Phone, Ssn};
+    vec![
+        whole(
+            Email,
+            email,
+            r"\b[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}@(?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}\b",
+        ),
         // International numbers: a `+`, the country code and at least eight digits in all.
-        (
+        grouped(
             Phone,
-            1,
             international_phone,
-            r"(?:^|[^\w+/=.])(\+[1-9][0-9 ().\-]{6,22}[0-9])\b".to_owned(),
+            r"(?:^|[^\w+/=.])(\+[1-9][0-9 ().\-]{6,22}[0-9])\b",
         ),
         // North American numbers with their separators: (415) 555-0132, 415-555-0132,
         // 415.555.0132, 1 415 555 0132.
-        (
+        grouped(
             Phone,
-            1,
             always,
-            r"(?:^|[^\w+.\-/])((?:1[ .\-])?(?:\([2-9][0-9]{2}\) ?|[2-9][0-9]{2}[ .\-])[2-9][0-9]{2}[ .\-][0-9]{4})\b".to_owned(),
+            r"(?:^|[^\w+.\-/])((?:1[ .\-])?(?:\([2-9][0-9]{2}\) ?|[2-9][0-9]{2}[ .\-])[2-9][0-9]{2}[ .\-][0-9]{4})\b",
         ),
-        (Card, 1, card, r"(?:^|[^\w.\-])([0-9](?:[ \-]?[0-9]){12,18})\b".to_owned()),
-        (
+        grouped(Card, card, r"(?:^|[^\w.\-])([0-9](?:[ \-]?[0-9]){12,18})\b"),
+        grouped(
             Ssn,
-            1,
             ssn,
-            r"(?:^|[^\w.\-])([0-9]{3}-[0-9]{2}-[0-9]{4})(?:$|[^\w\-])".to_owned(),
+            r"(?:^|[^\w.\-])([0-9]{3}-[0-9]{2}-[0-9]{4})(?:$|[^\w\-])",
         ),
-        (
+        grouped(
             Nino,
-            1,
             nino,
-            r"(?:^|[^\w\-])([A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?[0-9]{2} ?[0-9]{2} ?[0-9]{2} ?[A-D])\b".to_owned(),
+            r"(?:^|[^\w\-])([A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?[0-9]{2} ?[0-9]{2} ?[0-9]{2} ?[A-D])\b",
         ),
-        (
+        grouped(
             Iban,
-            1,
             iban,
-            r"(?:^|[^\w\-])([A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?)\b".to_owned(),
+            r"(?:^|[^\w\-])([A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?)\b",
         ),
-    ];
-    rows.into_iter()
-        .map(|(detector, group, check, regex)| {
-            (
-                Pattern {
-                    detector,
-                    whole: group == 0,
-                    check,
-                },
-                regex,
-            )
-        })
-        .collect()
+    ]
 }
 
 /// The patterns, each compiled alone: the ones [`PATTERN_SET`] says could match are run.
 static PATTERN_REGEXES: LazyLock<Vec<(Pattern, Regex)>> = LazyLock::new(|| {
-    table()
+    patterns()
         .into_iter()
-        .filter_map(|(pattern, regex)| {
+        .filter_map(|pattern| {
             // The patterns are constants: one that does not compile is left out, and the test
             // that counts them fails.
-            Regex::new(&regex).ok().map(|regex| (pattern, regex))
+            Regex::new(&pattern.source)
+                .ok()
+                .map(|regex| (pattern, regex))
         })
         .collect()
 });
@@ -485,7 +498,7 @@ mod tests {
 
     #[test]
     fn every_pattern_compiles() {
-        assert_eq!(PATTERN_REGEXES.len(), table().len());
+        assert_eq!(PATTERN_REGEXES.len(), patterns().len());
         assert!(PATTERN_SET.is_some());
         assert!(CREDENTIAL_KEY_ALONE.is_some());
     }
