@@ -11,7 +11,12 @@ writing JSON-RPC lines, so both series carry the same client cost (no SDK, no as
 
 BINARY may be a wrapper, such as one that runs toolweave under `taskset -c 1`: that is how the
 effect of keeping an execution's hand-offs on one core was measured (docs/benchmarks.md).
+
+With ECHO set, both series call the fixture's `echo` with that message instead of `add`, and the
+execution returns what it answered: what redaction costs an answer with something to replace
+(`ECHO="write to ann.lee@example.org" ... -- --redact email`) was measured so.
 """
+import os
 import json
 import subprocess
 import sys
@@ -25,9 +30,11 @@ if "--" in args:
 binary, fixture, config, language = args[:4]
 runs = int(args[4]) if len(args) > 4 else 300
 pause = (float(args[5]) if len(args) > 5 else 5.0) / 1000
+echo = os.environ.get("ECHO")
+tool, arguments = ("echo", {"message": echo}) if echo is not None else ("add", {"a": 2, "b": 5})
 code = {
-    "javascript": "return await tools.fixture.add({a: 2, b: 5})",
-    "python": "await tools.fixture.add(a=2, b=5)",
+    "javascript": f"return await tools.fixture.{tool}({json.dumps(arguments)})",
+    "python": f"await tools.fixture.{tool}(" + ", ".join(f"{k}={json.dumps(v)}" for k, v in arguments.items()) + ")",
 }[language]
 
 
@@ -74,7 +81,7 @@ time.sleep(0.3)  # the gateway's upstream server and workers started
 execution = {"code": code, "language": language}
 series(gateway, "execute_code", execution, 1)  # warm-up
 for round in range(3):
-    d = series(direct, "add", {"a": 2, "b": 5}, 10_000 * (round + 1))
+    d = series(direct, tool, arguments, 10_000 * (round + 1))
     e = series(gateway, "execute_code", execution, 10_000 * (round + 1))
     print(f"direct {d:.3f} ms   execution {e:.3f} ms   (+{e - d:.3f})", flush=True)
 gateway.stdin.close()

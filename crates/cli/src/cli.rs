@@ -258,6 +258,17 @@ struct PolicyArgs {
     /// "checkDefinitions"].
     #[arg(long, value_enum, value_name = "MODE")]
     check_definitions: Option<CheckDefinitionsArg>,
+    /// Replace what this detector finds by a token (<email_1>) in everything the model reads;
+    /// code still sees the values, and a token passed back in a tool's arguments is turned back
+    /// into its value: secrets, email, phone, card, ssn, nino or iban. Repeatable, added to the
+    /// settings file's "redact".
+    #[arg(long, value_name = "DETECTOR", value_parser = clap::builder::ValueParser::new(parse_detector))]
+    redact: Vec<toolweave_config::Detector>,
+}
+
+/// `--redact`'s value: a detector's name, or an error naming those there are.
+fn parse_detector(name: &str) -> Result<toolweave_config::Detector, String> {
+    name.parse()
 }
 
 /// `--check-definitions`' values.
@@ -295,6 +306,7 @@ impl PolicyArgs {
         settings.deny.extend(self.deny.iter().cloned());
         settings.approve.extend(self.approve.iter().cloned());
         settings.ask.extend(self.ask.iter().cloned());
+        settings.redact.extend(self.redact.iter().copied());
         if let Some(mode) = self.unannotated {
             settings.unannotated = Some(match mode {
                 UnannotatedArg::Allow => toolweave_config::Unannotated::Allow,
@@ -775,7 +787,12 @@ fn start(common: &CommonArgs, client_sessions: ClientSessions) -> Result<Arc<Gat
         .client_sessions(client_sessions)
         .limits(limits)
         .llm(common.llm.resolve(&settings)?)
+        .redact(&settings.redact)
         .policy(policy);
+    if !settings.redact.is_empty() {
+        let detectors: Vec<&str> = settings.redact.iter().map(|d| d.as_str()).collect();
+        tracing::info!(detectors = %detectors.join(", "), "redacting what the model reads");
+    }
     if let Some(audit) = audit_log(&settings)? {
         builder = builder.audit(audit);
     }

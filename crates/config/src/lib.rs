@@ -33,6 +33,7 @@ mod limits;
 mod oauth;
 mod pins;
 mod policy;
+mod redact;
 mod sandbox;
 mod servers;
 mod settings;
@@ -49,6 +50,7 @@ pub use limits::Limits;
 pub use oauth::OAuthSettings;
 pub use pins::{FileStamp, Pin, PinsByTool, PinsFolder, ServerPins, default_pins_folder};
 pub use policy::{Denial, Policy, ToolGlobs, ToolName, Unannotated, UnmatchedRule};
+pub use redact::Detector;
 pub use sandbox::{Boxes, HostPort, Network, SANDBOX_KEY, Sandbox};
 pub use servers::{
     Config, Note, ServerConfig, Transport, load_file, parse_str, parse_str_with_env,

@@ -25,7 +25,8 @@
 //!           "apiKeyEnv": "ANTHROPIC_API_KEY"},
 //!   "llmSystemPrompts": ["You summarise issues in one sentence."],
 //!   "sandbox": true,
-//!   "boxes": {"files": {"write": ["~/notes"]}, "legacy-tool": false}
+//!   "boxes": {"files": {"write": ["~/notes"]}, "legacy-tool": false},
+//!   "redact": ["secrets", "email", "phone", "card", "ssn", "nino", "iban"]
 //! }
 //! ```
 //!
@@ -36,8 +37,11 @@
 //! `identities` name the bearer tokens an HTTP client may present (each read from its own
 //! environment variable), with rules of their own set within the file's.
 //!
+//! `redact` names what is replaced by a token in everything the model reads (see
+//! [`crate::Detector`]); an unknown name is an error naming the detectors there are.
+//!
 //! Every key is optional; an unknown key is an error naming it. Command-line flags add to the
-//! lists (`--allow`, `--deny`, `--ask`, `--approve`, `--direct`) or replace the values
+//! lists (`--allow`, `--deny`, `--ask`, `--approve`, `--direct`, `--redact`) or replace the values
 //! (`--unannotated`, `--audit-log`, `--shape`, `--pin-tools`, `--approval`,
 //! `--approval-timeout-ms`, `--approval-port`, `--approval-browser`).
 
@@ -110,6 +114,9 @@ pub struct Settings {
     /// the settings file's folder).
     #[serde(skip)]
     pub boxes: crate::Boxes,
+    /// What is replaced by a token in everything the model reads.
+    #[serde(default)]
+    pub redact: Vec<crate::Detector>,
 }
 
 /// One identity of HTTP clients: its token's environment variable and its own rules, set within
@@ -238,7 +245,8 @@ pub fn load_settings(path: &Path) -> Result<Settings> {
     let mut settings: Settings = serde_json::from_str(&text).map_err(|error| Error::Syntax {
         path: path.to_path_buf(),
         message: format!(
-            "{error}; the settings file may have \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\" (\"allow\" or \"ask\"), \"auditLog\", \"auditLogMaxBytes\", \"auditLogContents\", \"shape\" (\"three\" or \"single\"), \"direct\", \"pinTools\" (\"on\" or \"off\"), \"approval\" (\"auto\", \"page\" or \"elicitation\"), \"approvalTimeoutMs\", \"approvalPort\", \"approvalBrowser\", \"identities\" (each {{\"tokenEnv\", \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\", \"rateLimit\"}}), \"llm\" ({{\"kind\": \"anthropic\" or \"openai\", \"url\", \"model\", \"apiKeyEnv\", \"when\": \"no-sampling\" or \"always\"}}), \"llmSystemPrompts\", \"state\" (\"redis://HOST:PORT/N\"), \"checkDefinitions\" (\"hold\", \"warn\" or \"off\"), \"sandbox\" (a box for every stdio server) and \"boxes\" ({{\"server\": box}})"
+            "{error}; the settings file may have \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\" (\"allow\" or \"ask\"), \"auditLog\", \"auditLogMaxBytes\", \"auditLogContents\", \"shape\" (\"three\" or \"single\"), \"direct\", \"pinTools\" (\"on\" or \"off\"), \"approval\" (\"auto\", \"page\" or \"elicitation\"), \"approvalTimeoutMs\", \"approvalPort\", \"approvalBrowser\", \"identities\" (each {{\"tokenEnv\", \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\", \"rateLimit\"}}), \"llm\" ({{\"kind\": \"anthropic\" or \"openai\", \"url\", \"model\", \"apiKeyEnv\", \"when\": \"no-sampling\" or \"always\"}}), \"llmSystemPrompts\", \"state\" (\"redis://HOST:PORT/N\"), \"checkDefinitions\" (\"hold\", \"warn\" or \"off\"), \"sandbox\" (a box for every stdio server) \"boxes\" ({{\"server\": box}}) and \"redact\" (any of {})",
+            crate::Detector::names()
         ),
     })?;
     if let Some(log) = &settings.audit_log
@@ -372,6 +380,17 @@ mod tests {
         std::fs::write(&path, r#"{"shape": "one"}"#).unwrap();
         let error = load_settings(&path).unwrap_err().to_string();
         assert!(error.contains("unknown variant `one`"), "{error}");
+
+        std::fs::write(&path, r#"{"redact": ["email", "secrets"]}"#).unwrap();
+        let settings = load_settings(&path).unwrap();
+        assert_eq!(
+            settings.redact,
+            [crate::Detector::Email, crate::Detector::Secrets]
+        );
+        std::fs::write(&path, r#"{"redact": ["emails"]}"#).unwrap();
+        let error = load_settings(&path).unwrap_err().to_string();
+        assert!(error.contains("unknown variant `emails`"), "{error}");
+        assert!(error.contains("`secrets`, `email`, `phone`"), "{error}");
         assert!(error.contains("\"three\" or \"single\""), "{error}");
 
         std::fs::write(&path, r#"{"alow": ["github.*"]}"#).unwrap();

@@ -5,7 +5,10 @@
 //! call (name, duration, outcome, argument and result sizes), policy refusals, each request an
 //! upstream server made of the client during the execution (kind, server, duration, outcome),
 //! each `llm.ask` and `llm.think` (hashes and sizes of prompt and answer, model, tokens), the
-//! outcome (and the limit, when one ended it) and the duration. Arguments, results, what a
+//! outcome (and the limit, when one ended it) and the duration, and, when the gateway redacts,
+//! how many values each detector replaced in what the model read and how many tokens a call's
+//! arguments had turned back (counts only: contents are written with `<email>` in place of each
+//! value). Arguments, results, what a
 //! request asked and was answered, and the LLM's prompts and answers are written only when asked
 //! for (`auditLogContents`).
 
@@ -16,6 +19,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use crate::redaction::Redacted;
 use futures::future::BoxFuture;
 use serde::Serialize;
 use serde_json::Value;
@@ -91,10 +95,15 @@ pub struct CallRecord {
     pub argument_bytes: usize,
     /// Bytes of the result, as JSON (0 when it failed).
     pub result_bytes: usize,
-    /// The arguments, when contents are logged.
+    /// The tokens of redaction the arguments held, turned back into their values for the call,
+    /// by detector.
+    #[serde(skip_serializing_if = "Redacted::is_empty")]
+    pub restored: Redacted,
+    /// The arguments, when contents are logged (what redaction finds in them replaced by
+    /// `<email>` and the like, when the gateway redacts).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub arguments: Option<Value>,
-    /// The result, when contents are logged.
+    /// The result, when contents are logged (redacted as the arguments are).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
 }
@@ -255,6 +264,9 @@ pub(crate) struct ExecutionRecord<'a> {
     pub(crate) server_requests: &'a [RequestRecord],
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub(crate) llm_requests: &'a [LlmRecord],
+    /// What redaction replaced in what the model read, by detector (counts, never values).
+    #[serde(skip_serializing_if = "Redacted::is_empty")]
+    pub(crate) redacted: &'a Redacted,
 }
 
 /// One `llm.ask` or `llm.think` as the audit log records it. The prompt is the system prompt
@@ -448,8 +460,12 @@ mod tests {
             denied_calls: 0,
             server_requests: &[],
             llm_requests: &[],
+            redacted: &NOTHING_REDACTED,
         }
     }
+
+    static NOTHING_REDACTED: std::sync::LazyLock<Redacted> =
+        std::sync::LazyLock::new(Redacted::default);
 
     #[test]
     fn lines_are_json_and_the_file_rotates_by_size() {

@@ -32,6 +32,7 @@ use crate::gateway::{Flavor, Gateway, guest_name};
 use crate::identity::Identity;
 use crate::observe::CallOutcome;
 use crate::provider::{CallContext, ToolProvider};
+use crate::redaction::{Redacted, Tokens};
 use crate::session_state::SessionState;
 use crate::text_result::{self, KeptAsText};
 use toolweave_config::{Policy, ToolGlobs, ToolName};
@@ -47,6 +48,9 @@ pub(crate) struct Scope<'a> {
     /// What the MCP session keeps across executions: the store and result handles.
     /// `None` for a call of a tool listed directly, which has no code to ask.
     pub(crate) state: Option<&'a SessionState>,
+    /// The tokens redaction gave the values the model read: tokens in a tool's arguments are
+    /// turned back into these values.
+    pub(crate) tokens: Option<&'a Tokens>,
     /// The tools this execution asked to be kept to (`allowedTools`), within the policy.
     pub(crate) allowed: Option<&'a ToolGlobs>,
     /// Who the execution runs for, when the client said: its rules decide instead of the
@@ -126,7 +130,8 @@ const LARGE_RESULT_BYTES: usize = 1024 * 1024;
 const MAX_SPAN_TOOL_NAME: usize = 256;
 
 /// Answers one request of guest code, and describes it for the audit log when the gateway keeps
-/// one (tool calls only). `Ok` is the value the guest's promise resolves to.
+/// one (tool calls only). `Ok` is the value the guest's promise resolves to. Tokens of
+/// redaction in a tool's arguments are turned back into their values first.
 pub(crate) async fn answer_recorded(
     gateway: &Arc<Gateway>,
     request: HostRequest,
@@ -134,25 +139,30 @@ pub(crate) async fn answer_recorded(
     cancel: CancellationToken,
     scope: &Scope<'_>,
 ) -> (Result<Value, CallError>, Option<CallRecord>) {
-    let Some(audit) = gateway.audit.as_ref() else {
-        return (answer(gateway, request, flavor, cancel, scope).await, None);
-    };
-    let (name, args) = match &request {
-        HostRequest::Tool { name, args, .. } => (name.clone(), args.clone()),
-        HostRequest::Server { server, ask } => (
+    // What the audit log records is what code sent, tokens and all.
+    let recorded = match (&request, gateway.audit.as_ref()) {
+        (HostRequest::Tool { name, args, .. }, Some(audit)) => {
+            Some((audit, name.clone(), args.clone()))
+        }
+        (HostRequest::Server { server, ask }, Some(audit)) => Some((
+            audit,
             format!("{server}.{}", ask.method()),
             serde_json::to_value(ask).unwrap_or(Value::Null),
-        ),
-        HostRequest::Search { .. }
-        | HostRequest::Describe { .. }
-        | HostRequest::Session(_)
-        | HostRequest::Emit { .. }
-        | HostRequest::Llm(_) => {
-            return (answer(gateway, request, flavor, cancel, scope).await, None);
+        )),
+        _ => None,
+    };
+    let mut request = request;
+    let restored = match (&mut request, &gateway.redaction, scope.tokens) {
+        (HostRequest::Tool { args, .. }, Some(_), Some(tokens)) => {
+            crate::redaction::restore(tokens, args)
         }
+        _ => Redacted::default(),
+    };
+    let Some((audit, name, args)) = recorded else {
+        return (answer(gateway, request, flavor, cancel, scope).await, None);
     };
     let argument_bytes = value_json_len(&args);
-    let arguments = audit.contents().then_some(args);
+    let arguments = audit.contents().then(|| gateway.without_redacted(args));
     let started = std::time::Instant::now();
     let answer = answer(gateway, request, flavor, cancel, scope).await;
     let duration_ms = crate::audit::millis(started.elapsed().as_secs_f64() * 1000.0);
@@ -160,7 +170,9 @@ pub(crate) async fn answer_recorded(
         Ok(value) => (
             "ok",
             value_json_len(value),
-            audit.contents().then(|| value.clone()),
+            audit
+                .contents()
+                .then(|| gateway.without_redacted(value.clone())),
         ),
         Err(error) if error.is_refusal() => ("denied", 0, None),
         Err(_) => ("error", 0, None),
@@ -179,6 +191,7 @@ pub(crate) async fn answer_recorded(
         approval_via: decision.via.map(AnsweredVia::as_str),
         argument_bytes,
         result_bytes,
+        restored,
         arguments,
         result,
     };

@@ -53,6 +53,7 @@ pub struct GatewayBuilder {
     audit: Option<AuditLog>,
     pins: Option<(std::path::PathBuf, toolweave_config::CheckDefinitions)>,
     llm: crate::llm::LlmOptions,
+    redaction: Option<crate::redaction::Redaction>,
 }
 
 /// Where the builder's gateway runs guest code, when not on its own engines.
@@ -203,6 +204,14 @@ impl GatewayBuilder {
         self
     }
 
+    /// Replaces what `detectors` find by tokens in everything the model reads, and tokens in
+    /// tools' arguments by their values (none: nothing is redacted, the default).
+    #[must_use]
+    pub fn redact(mut self, detectors: &[toolweave_config::Detector]) -> Self {
+        self.redaction = crate::redaction::Redaction::new(detectors);
+        self
+    }
+
     /// The gateway. Call it within a tokio runtime: worker processes and MCP servers start in
     /// the background at once, and the catalog follows the providers from then on.
     ///
@@ -249,6 +258,7 @@ impl GatewayBuilder {
             llm: self.llm,
             executor,
             approver: self.approver,
+            redaction: self.redaction,
         }))
     }
 }

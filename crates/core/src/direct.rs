@@ -1,7 +1,8 @@
 //! One upstream tool called by the client itself (a tool `serve` lists directly), on the path a
 //! call from code takes: the bridge resolves it, asks the policy and the approver, takes it from a
 //! budget of its own, validates its arguments and result, calls it with its timeout and
-//! cancellation, and the audit log records it as a line of its own.
+//! cancellation, and the audit log records it as a line of its own. With redaction, tokens in
+//! its arguments are turned back into values and its result is redacted, as code's are.
 
 use std::sync::Arc;
 
@@ -17,6 +18,8 @@ use crate::budget::Budget;
 use crate::catalog_state::Direction;
 use crate::error::CallError;
 use crate::gateway::{Flavor, Gateway};
+use crate::redaction::Redacted;
+use crate::session_state::SessionState;
 
 /// A call of one upstream tool by name, from the client rather than from code.
 #[derive(Debug, Clone)]
@@ -37,6 +40,10 @@ pub struct DirectCall {
     /// Who the call is made for, when the client said (an HTTP identity): its rules decide the
     /// call, and the audit log names it.
     pub identity: Option<Arc<crate::Identity>>,
+    /// The client's session, whose redaction tokens the call's arguments may name and its
+    /// result's values get; without one (an HTTP request without a session) the call has
+    /// tokens of its own.
+    pub state: Option<Arc<SessionState>>,
 }
 
 /// A direct call, as the audit log records it: a line like an execution's, naming the tool
@@ -56,17 +63,20 @@ struct DirectRecord<'a> {
     denied_calls: usize,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     server_requests: &'a [RequestRecord],
+    #[serde(skip_serializing_if = "Redacted::is_empty")]
+    redacted: &'a Redacted,
 }
 
 impl Gateway {
     /// Calls one upstream tool for the client, as a call from code would go (policy, approval,
     /// budgets, validation, timeout, cancellation, audit): the server's result as it sent it, or
-    /// why the call was not made or failed (its text is worded for the model).
+    /// an error result saying why the call was not made or failed (worded for the model);
+    /// redacted when the gateway redacts.
     pub async fn call_direct(
         self: &Arc<Self>,
         call: DirectCall,
         cancel: CancellationToken,
-    ) -> Result<CallToolResult, CallError> {
+    ) -> CallToolResult {
         let started = std::time::Instant::now();
         let name = format!("{}.{}", call.server, call.tool);
         let requests = RequestLog::default();
@@ -78,12 +88,17 @@ impl Gateway {
             self.limits.max_calls_per_tool,
             self.limits.max_upstream_bytes,
         );
+        let tokens = call
+            .state
+            .as_ref()
+            .map_or_else(Arc::default, |state| state.tokens());
         let scope = Scope {
             listener: listener.as_ref(),
             budget: &budget,
             approver: call.approver.as_ref(),
             approval: std::sync::Mutex::new(None),
             state: None,
+            tokens: Some(&tokens),
             allowed: None,
             identity: call.identity.as_deref(),
             llm: None,
@@ -103,20 +118,20 @@ impl Gateway {
         let warnings = scope.take_warnings();
         let answer = answer
             .and_then(|value| self.direct_result(&call.server, &call.tool, value))
-            .map(|mut result| {
-                if !warnings.is_empty() {
-                    let lines: Vec<String> = warnings
-                        .iter()
-                        .map(|warning| format!("Warning: {warning}"))
-                        .collect();
-                    result.content.push(ContentBlock::text(lines.join("\n")));
-                }
-                result
-            });
+            .map(|result| with_warnings(result, &warnings));
+        let failed = answer.is_err();
+        let mut result = answer.unwrap_or_else(|error| {
+            CallToolResult::error(vec![ContentBlock::text(error.to_string())])
+        });
+        let redacted = self
+            .redaction
+            .as_ref()
+            .map(|redaction| redaction.tool_result(&tokens, &mut result))
+            .unwrap_or_default();
         if let Some(audit) = &self.audit {
             if let Some(record) = &mut record {
                 record.name.clone_from(&name);
-                if answer.is_err() && record.outcome == "ok" {
+                if failed && record.outcome == "ok" {
                     record.outcome = "error";
                 }
             }
@@ -131,9 +146,10 @@ impl Gateway {
                 denied_calls: calls.iter().filter(|call| call.outcome == "denied").count(),
                 tool_calls: &calls,
                 server_requests: &requests.take(),
+                redacted: &redacted,
             });
         }
-        answer
+        result
     }
 
     /// The server's answer to a direct call, its `structuredContent` checked against the tool's
@@ -171,4 +187,17 @@ impl Gateway {
             violations,
         })
     }
+}
+
+/// `result` with `warnings` (arguments the tool does not declare) in a text block of their own
+/// after the server's content, which stays as the server sent it.
+fn with_warnings(mut result: CallToolResult, warnings: &[String]) -> CallToolResult {
+    if !warnings.is_empty() {
+        let lines: Vec<String> = warnings
+            .iter()
+            .map(|warning| format!("Warning: {warning}"))
+            .collect();
+        result.content.push(ContentBlock::text(lines.join("\n")));
+    }
+    result
 }

@@ -67,9 +67,9 @@ impl Emitted {
         }
     }
 
-    /// The blocks, in the order they were added.
-    pub(crate) fn into_blocks(self) -> Vec<ContentBlock> {
-        self.blocks
+    /// The blocks, in the order they were added, taken out (the execution's answer has them).
+    pub(crate) fn take_blocks(&mut self) -> Vec<ContentBlock> {
+        std::mem::take(&mut self.blocks)
     }
 
     fn take_all(&mut self, items: Vec<Value>, whose: &str) -> Result<Vec<Value>, BlockError> {
@@ -275,7 +275,7 @@ mod tests {
             many.to_string().contains("--max-emitted-blocks 2"),
             "{many}"
         );
-        assert_eq!(blocks.into_blocks().len(), 2);
+        assert_eq!(blocks.take_blocks().len(), 2);
     }
 
     #[test]
@@ -325,6 +325,6 @@ mod tests {
         // Data that only looks like a block stays data.
         let plain = json!([{"type": "image"}, {"name": "x"}]);
         assert_eq!(blocks.take_returned(plain.clone()).unwrap(), plain);
-        assert_eq!(blocks.into_blocks().len(), 2);
+        assert_eq!(blocks.take_blocks().len(), 2);
     }
 }

@@ -263,6 +263,26 @@ pub enum ExecutionError {
 }
 
 impl ExecutionError {
+    /// The texts of the error that come from the code or its tools (a thrown error's message
+    /// and traceback, a syntax error's line), for redaction; the rest is toolweave's wording.
+    pub(crate) fn texts_mut(&mut self) -> Vec<&mut String> {
+        match self {
+            Self::Syntax { message, frame, .. } => vec![message, frame],
+            Self::Guest {
+                name,
+                message,
+                traceback,
+                ..
+            } => {
+                let mut texts = vec![name, message];
+                texts.extend(traceback.as_mut());
+                texts
+            }
+            Self::Unserializable { message } | Self::Internal { message } => vec![message],
+            _ => Vec::new(),
+        }
+    }
+
     /// Maps an engine failure; limits come from the execution's configuration.
     pub(crate) fn from_engine(error: EngineError, stack_limit: usize) -> Self {
         match error {

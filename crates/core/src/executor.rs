@@ -32,6 +32,7 @@ use crate::engines::Running;
 use crate::error::ExecutionError;
 use crate::gateway::{Flavor, Gateway};
 use crate::llm::LlmBudget;
+use crate::redaction::{Redacted, Tokens};
 use crate::session_state::SessionState;
 use toolweave_config::ToolGlobs;
 
@@ -220,6 +221,7 @@ impl Gateway {
             // thousand at once waits for its own, and other sessions' discovery does not queue
             // behind them.
             discovery_turn: Arc::new(tokio::sync::Semaphore::new(1)),
+            tokens: state.tokens(),
             state,
             allowed_tools,
             identity,
@@ -230,14 +232,15 @@ impl Gateway {
         let outcome = run.drive(&cancel, timeout).await;
         run.abandon_calls();
         let result = self.settle(&mut run, outcome, language, timeout).await;
-        let (calls_by_tool, upstream_bytes) = run.context.budget.used();
-        let stats = ExecutionStats {
-            duration_ms: started.elapsed().as_secs_f64() * 1000.0,
-            tool_calls: run.tool_calls,
-            calls_by_tool,
-            upstream_bytes,
-            log_bytes: run.log_bytes,
-        };
+        let mut report = run.report(result, started);
+        if let Some(redaction) = &self.redaction {
+            run.redacted.merge(redaction.answer(
+                &run.context.tokens,
+                &mut report.result,
+                &mut report.warnings,
+                &mut report.blocks,
+            ));
+        }
         if let Some((code_sha256, code_bytes)) = audited_code {
             let trail = AuditTrail {
                 code_sha256,
@@ -246,17 +249,9 @@ impl Gateway {
                 language,
                 requests: &requests,
             };
-            self.audit_execution(trail, &run, &result, &stats);
+            self.audit_execution(trail, &run, &report.result, &report.stats);
         }
-        let warnings = run.take_warnings();
-        ExecutionReport {
-            result,
-            logs: run.console.lines.into(),
-            logs_omitted: run.console.omitted,
-            warnings,
-            stats,
-            blocks: run.emitted.into_blocks(),
-        }
+        report
     }
 
     /// Starts the engine on `code`, with the tools of the catalog as it is now.
@@ -352,6 +347,7 @@ impl Gateway {
             tool_calls: &run.call_records,
             server_requests: &trail.requests.take(),
             llm_requests: &run.context.llm.take_records(),
+            redacted: &run.redacted,
         });
     }
 }
@@ -377,6 +373,9 @@ struct CallContext {
     approver: Option<Arc<dyn crate::Approver>>,
     discovery_turn: Arc<tokio::sync::Semaphore>,
     state: Arc<SessionState>,
+    /// The tokens redaction gives this execution's values: its session's, or its own when it
+    /// has no session.
+    tokens: Arc<Tokens>,
     allowed_tools: Option<ToolGlobs>,
     identity: Option<Arc<crate::Identity>>,
     llm: Arc<LlmBudget>,
@@ -403,6 +402,7 @@ impl CallContext {
                 approver: self.approver.as_ref(),
                 approval: std::sync::Mutex::new(None),
                 state: Some(&self.state),
+                tokens: Some(&self.tokens),
                 allowed: self.allowed_tools.as_ref(),
                 identity: self.identity.as_deref(),
                 llm: Some(&self.llm),
@@ -433,6 +433,8 @@ struct Run {
     /// Warnings left out of `warnings`, which holds [`MAX_WARNINGS`].
     warnings_omitted: usize,
     log_bytes: usize,
+    /// What redaction replaced in what the model reads, by detector.
+    redacted: Redacted,
     tool_calls: u32,
     max_tool_calls: u32,
     /// What the host stopped the execution for (cancellation, a limit), first one wins.
@@ -457,6 +459,7 @@ impl Run {
             warnings,
             warnings_omitted: 0,
             log_bytes: 0,
+            redacted: Redacted::default(),
             tool_calls: 0,
             max_tool_calls: limits.max_tool_calls,
             host_error: None,
@@ -500,7 +503,10 @@ impl Run {
             Some(FromWorker::Finished(outcome)) => return Some(outcome),
             Some(FromWorker::Event(EngineEvent::Started)) => {}
             Some(FromWorker::Event(EngineEvent::Log { stream, text })) => self.log(stream, text),
-            Some(FromWorker::Event(EngineEvent::Progress(progress))) => {
+            Some(FromWorker::Event(EngineEvent::Progress(mut progress))) => {
+                if let Some(message) = &mut progress.message {
+                    self.redact(message);
+                }
                 if let Some(listener) = &self.context.listener {
                     listener.notify(Notice::CodeProgress {
                         progress: progress.done,
@@ -561,9 +567,43 @@ impl Run {
         warnings
     }
 
+    /// The execution's answer: its result, console lines, warnings, what it used (since
+    /// `started`) and the blocks it emitted, taken out of the run.
+    fn report(
+        &mut self,
+        result: Result<Value, ExecutionError>,
+        started: Instant,
+    ) -> ExecutionReport {
+        let (calls_by_tool, upstream_bytes) = self.context.budget.used();
+        let stats = ExecutionStats {
+            duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+            tool_calls: self.tool_calls,
+            calls_by_tool,
+            upstream_bytes,
+            log_bytes: self.log_bytes,
+        };
+        ExecutionReport {
+            result,
+            logs: std::mem::take(&mut self.console.lines).into(),
+            logs_omitted: self.console.omitted,
+            warnings: self.take_warnings(),
+            stats,
+            blocks: self.emitted.take_blocks(),
+        }
+    }
+
+    /// Replaces what redaction finds in `text`, a console line or progress message of the code,
+    /// by its tokens (when the gateway redacts).
+    fn redact(&mut self, text: &mut String) {
+        if let Some(redaction) = &self.context.gateway.redaction {
+            redaction.text(Some(&self.context.tokens), text, &mut self.redacted);
+        }
+    }
+
     /// Keeps one console line and tells the client about it.
-    fn log(&mut self, stream: LogStream, text: String) {
+    fn log(&mut self, stream: LogStream, mut text: String) {
         self.log_bytes += text.len();
+        self.redact(&mut text);
         if let Some(listener) = &self.context.listener {
             listener.notify(Notice::CodeLog {
                 level: log_level(stream),

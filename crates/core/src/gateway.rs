@@ -55,6 +55,8 @@ pub struct Gateway {
     pub(crate) executor: Arc<dyn Executor>,
     /// Who approves calls to destructive tools when an execution names nobody.
     pub(crate) approver: Option<Arc<dyn crate::Approver>>,
+    /// What is replaced by tokens in what the model reads, when anything is.
+    pub(crate) redaction: Option<crate::redaction::Redaction>,
     /// The providers' namespaces, in order.
     servers: Vec<String>,
     current: RwLock<Arc<CatalogState>>,
@@ -83,6 +85,7 @@ pub(crate) struct Parts {
     pub(crate) llm: crate::llm::LlmOptions,
     pub(crate) executor: Arc<dyn Executor>,
     pub(crate) approver: Option<Arc<dyn crate::Approver>>,
+    pub(crate) redaction: Option<crate::redaction::Redaction>,
 }
 
 /// How long after the gateway starts discovery (`search_tools`, `describe_tools` and their guest
@@ -306,6 +309,7 @@ impl Gateway {
             llm,
             executor,
             approver,
+            redaction,
         } = parts;
         let servers: Vec<String> = providers
             .iter()
@@ -330,6 +334,7 @@ impl Gateway {
             llm: Arc::new(llm),
             executor,
             approver,
+            redaction,
             limits,
             servers,
             current: RwLock::new(Arc::new(empty)),
@@ -397,6 +402,15 @@ impl Gateway {
     /// The rules on which upstream tools guest code may see and call.
     pub fn policy(&self) -> &Policy {
         &self.policy
+    }
+
+    /// `value` as the audit log may hold it: what redaction finds replaced by `<email>` and the
+    /// like (no token: the log never holds a value or anything that leads to one).
+    pub(crate) fn without_redacted(&self, mut value: Value) -> Value {
+        if let Some(redaction) = &self.redaction {
+            redaction.value(None, &mut value, &mut crate::redaction::Redacted::default());
+        }
+        value
     }
 
     /// The limits every execution runs under.

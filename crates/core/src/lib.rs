@@ -68,6 +68,7 @@ mod mcp;
 mod observe;
 mod pins;
 mod provider;
+pub mod redaction;
 mod render;
 mod runner;
 mod session_state;

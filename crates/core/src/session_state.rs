@@ -7,7 +7,8 @@
 //! bridge. Both are bounded by the limits (`--max-store-bytes`, `--max-store-keys`,
 //! `--max-handle-bytes`, `--handle-ttl-ms`); a handle is dropped when its time is up, by a timer
 //! of its own, so the memory of results nobody reads again goes back to the system without
-//! waiting for the session to do anything. Everything goes when the session's handler is dropped
+//! waiting for the session to do anything. The tokens redaction gave the session's model are
+//! kept here too (`redaction.rs`). Everything goes when the session's handler is dropped
 //! (the stdio process ends, an HTTP session is closed or expires).
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -22,6 +23,7 @@ use toolweave_sandbox::SessionAsk;
 
 use crate::budget::value_json_len;
 use crate::error::SessionStateError;
+use crate::redaction::Tokens;
 
 /// How much of a kept value's JSON its description previews.
 const PREVIEW_BYTES: usize = 300;
@@ -47,6 +49,8 @@ pub struct SessionState {
     limits: StateLimits,
     store: Mutex<Store>,
     handles: Mutex<Handles>,
+    /// The values redaction replaced in what this session's model read, by token.
+    tokens: Arc<Tokens>,
     /// Tells this session's handle ids from another's (and from a process before a restart).
     tag: String,
     /// Itself, for the timers that drop handles when their time is up.
@@ -210,6 +214,7 @@ impl SessionState {
             },
             store: Mutex::default(),
             handles: Mutex::default(),
+            tokens: Arc::default(),
             tag,
             this: this.clone(),
         })
@@ -472,14 +477,24 @@ impl SessionState {
         (handles.kept.len(), handles.bytes)
     }
 
-    /// Whether nothing is kept: no store key and no result handle.
+    /// Whether nothing is kept: no store key, no result handle and no redaction token.
     pub fn is_empty(&self) -> bool {
-        self.store().values.is_empty() && self.handles().kept.is_empty()
+        self.store().values.is_empty() && self.handles().kept.is_empty() && self.tokens.is_empty()
     }
 
     /// Whether this state belongs to a session (see [`SessionState::sessionless`]).
     pub(crate) fn has_session(&self) -> bool {
         self.session
+    }
+
+    /// The tokens redaction gave in this session; a state without a session has none to
+    /// keep, and each of its executions gets tokens of its own.
+    pub(crate) fn tokens(&self) -> Arc<Tokens> {
+        if self.session {
+            self.tokens.clone()
+        } else {
+            Arc::default()
+        }
     }
 
     /// The TTL of handles, as a warning names it.

@@ -990,31 +990,29 @@ impl ToolweaveServer {
             return refusal;
         }
         let session = self.session_name(context);
-        let answer = self
-            .with_notices(context, |listener| {
-                self.gateway.call_direct(
-                    DirectCall {
-                        server,
-                        tool,
-                        arguments,
-                        listener: Some(listener),
-                        session,
-                        approver: Some(Arc::new(AskTheClient::new(
-                            self.request_client(context),
-                            None,
-                            self.approvals.clone(),
-                            self.pages.clone(),
-                            self.request_log_level(context),
-                        ))),
-                        identity: caller.map(|caller| caller.identity().clone()),
-                    },
-                    context.ct.clone(),
-                )
-            })
-            .await;
-        answer.unwrap_or_else(|error| {
-            CallToolResult::error(vec![ContentBlock::text(error.to_string())])
+        self.with_notices(context, |listener| {
+            self.gateway.call_direct(
+                DirectCall {
+                    server,
+                    tool,
+                    arguments,
+                    listener: Some(listener),
+                    session,
+                    approver: Some(Arc::new(AskTheClient::new(
+                        self.request_client(context),
+                        None,
+                        self.approvals.clone(),
+                        self.pages.clone(),
+                        self.request_log_level(context),
+                    ))),
+                    identity: caller.map(|caller| caller.identity().clone()),
+                    // A request without a protocol session has no session for its tokens.
+                    state: (!Self::sessionless(context)).then(|| self.state.clone()),
+                },
+                context.ct.clone(),
+            )
         })
+        .await
     }
 }
 

@@ -106,8 +106,8 @@ pub struct FixtureOptions {
     /// `--app-only TOOL` (repeatable): TOOL is listed as an MCP Apps tool for the server's user
     /// interface only (`_meta.ui.visibility: ["app"]`); it still answers a call.
     pub app_only: Vec<String>,
-    /// `--record-meta FILE`: the `_meta` of every tool call is added to FILE, one JSON line
-    /// `{"tool", "meta"}` each, so a test sees what a client sent beside the arguments.
+    /// `--record-meta FILE`: the `_meta` and arguments of every tool call are added to FILE, one
+    /// JSON line `{"tool", "meta", "arguments"}` each, so a test sees what a client sent.
     pub record_meta: Option<std::path::PathBuf>,
 }
 
@@ -297,7 +297,7 @@ pub struct FixtureServer {
     kept_roots: Arc<RwLock<Option<Value>>>,
     /// Whether the tools are synthetic (`--tools N`).
     synthetic: bool,
-    /// Where each call's `_meta` is added (`--record-meta`).
+    /// Where each call's `_meta` and arguments are added (`--record-meta`).
     record_meta: Option<std::path::PathBuf>,
 }
 
@@ -700,7 +700,8 @@ impl ServerHandler for FixtureServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = request.arguments.unwrap_or_default();
         if let Some(path) = &self.record_meta {
-            let line = json!({ "tool": request.name, "meta": context.meta });
+            let line =
+                json!({ "tool": request.name, "meta": context.meta, "arguments": arguments });
             let written = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)

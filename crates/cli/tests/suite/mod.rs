@@ -26,6 +26,7 @@ mod observe;
 mod pins;
 mod policy;
 mod protocol;
+mod redaction;
 mod requests;
 mod results;
 mod rule_names;
