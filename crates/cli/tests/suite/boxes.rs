@@ -523,3 +523,78 @@ async fn the_settings_file_boxes_every_server_without_a_box_of_its_own() {
         "{stderr}"
     );
 }
+
+/// A box is built differently for a user who is not root (inside a user namespace of its own):
+/// run as root, the test runs toolweave as `nobody` through `setpriv`.
+#[test]
+fn a_box_works_for_a_user_who_is_not_root() {
+    use std::os::unix::fs::PermissionsExt;
+    let test = "a_box_works_for_a_user_who_is_not_root";
+    if !boxes_supported(test) {
+        return;
+    }
+    let root = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata("/proc/self").unwrap()) == 0;
+    let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"]
+        .into_iter()
+        .find(|path| std::path::Path::new(path).exists());
+    if root && setpriv.is_none() {
+        return missing_prerequisite(test, "setpriv (util-linux), to run toolweave as nobody");
+    }
+    // Everything the unprivileged user reads is readable by all; its home is its own.
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path();
+    std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let home = folder.join("home");
+    std::fs::create_dir(&home).unwrap();
+    std::fs::write(home.join("secret"), CANARY_SECRET).unwrap();
+    // The build folder may be closed to other users: the two programs are copied beside.
+    let (program_path, fixture) = (folder.join("toolweave"), folder.join("toolweave-fixture"));
+    std::fs::copy(toolweave(), &program_path).unwrap();
+    std::fs::copy(toolweave_testkit::fixture_binary(), &fixture).unwrap();
+    let config = folder.join("mcp.json");
+    std::fs::write(
+        &config,
+        serde_json::to_vec(&json!({"mcpServers": {
+            "fixture": {"command": fixture, "sandbox": true},
+        }}))
+        .unwrap(),
+    )
+    .unwrap();
+    let program = folder.join("program.js");
+    std::fs::write(
+        &program,
+        format!(
+            r#"return {{ seen: await tools.fixture.env({{ name: "{CANARY_VARIABLE}" }}),
+                        sum: await tools.fixture.add({{ a: 1, b: 2 }}) }};"#
+        ),
+    )
+    .unwrap();
+    let mut command = match setpriv {
+        Some(setpriv) if root => {
+            let nobody = "65534";
+            std::os::unix::fs::chown(&home, Some(65534), Some(65534)).unwrap();
+            let mut command = std::process::Command::new(setpriv);
+            command
+                .args(["--reuid", nobody, "--regid", nobody, "--clear-groups"])
+                .arg(&program_path);
+            command
+        }
+        _ => std::process::Command::new(&program_path),
+    };
+    let output = command
+        .args(["run", "--pin-tools", "off", "--config"])
+        .arg(&config)
+        .arg(&program)
+        .env("HOME", &home)
+        .env(CANARY_VARIABLE, CANARY_SECRET)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let value: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(value, json!({"seen": "", "sum": "3"}), "{stdout}");
+}
