@@ -299,7 +299,11 @@ impl SessionHandles {
         limits: &Limits,
     ) -> Result<Arc<HandleSession>, SessionHandleError> {
         let Some(handle) = handle else {
-            return Ok(Arc::new(self.keeper.fresh(random_id(), caller, limits)));
+            return Ok(Arc::new(self.keeper.fresh(
+                crate::sealed::random_id(),
+                caller,
+                limits,
+            )));
         };
         let sealer = self.sealer()?;
         let SessionRef { session } =
@@ -331,20 +335,6 @@ impl SessionHandles {
             .seal_session(&named, &session.owner, session.ttl)
             .map_err(|why| SessionHandleError::Unavailable { why })
     }
-}
-
-/// A random id for a session.
-fn random_id() -> String {
-    let mut bytes = [0u8; 16];
-    if getrandom::fill(&mut bytes).is_err() {
-        // Unique within the process is all the id needs; the sealed handle is what protects it.
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-        return format!(
-            "n{}",
-            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        );
-    }
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 #[cfg(test)]

@@ -302,7 +302,7 @@ impl Rounds {
             waiting: Mutex::default(),
             cancel,
         });
-        let id = execution_id();
+        let id = crate::sealed::random_id();
         self.paused().insert(id.clone(), execution.clone());
         self.drive(&id, &execution, ct).await
     }
@@ -563,20 +563,6 @@ impl Rounds {
             }
         });
     }
-}
-
-/// A random id for a paused execution.
-fn execution_id() -> String {
-    let mut bytes = [0u8; 16];
-    if getrandom::fill(&mut bytes).is_err() {
-        // Unique within the process is all the id needs; the sealed state is what protects it.
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-        return format!(
-            "n{}",
-            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        );
-    }
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 /// The early answer of an execution whose calls `waits` wait at the approval page: where the

@@ -265,6 +265,25 @@ fn bound_to(parts: &[&str]) -> Vec<u8> {
     bound
 }
 
+/// A random id for a session or a paused execution (32 hex digits). The sealed handle or state
+/// is what protects it; the id only has to be unique, also among copies sharing `--state`, so
+/// without randomness it is made of this process's id, the time and a counter.
+pub(crate) fn random_id() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.as_nanos());
+        return format!(
+            "n{}-{nanos}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+    }
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
