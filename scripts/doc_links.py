@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks that every relative link in README.md, CONTRIBUTING.md and docs/*.md names a file
-that exists and, when it has a `#fragment`, a heading of that file (slugged as GitHub does).
-Prints each broken link with its file and line; exits 1 when there is one."""
+that exists and, when it has a `#fragment`, a heading of that file (slugged as GitHub does), and
+that the index, docs/README.md, links every page of docs/. Prints each broken link and each page
+the index leaves out; exits 1 when there is one."""
 import pathlib
 import re
 import sys
@@ -55,6 +56,13 @@ def main():
                 elif fragment and path.suffix == ".md" and fragment not in set(anchors(path)):
                     print(f"{where}: no heading #{fragment} in {path.relative_to(ROOT)}")
                     broken += 1
+    index = ROOT / "docs" / "README.md"
+    indexed = {(index.parent / target.partition("#")[0]).resolve()
+               for _, line in prose_lines(index) for target in LINK.findall(line)}
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        if page != index and page.resolve() not in indexed:
+            print(f"docs/README.md: does not link {page.relative_to(ROOT)}")
+            broken += 1
     print(f"{broken} broken link(s) in {len(files)} files")
     return 1 if broken else 0
 
