@@ -25,11 +25,12 @@ use crate::approval::{
     Tier,
 };
 use crate::audit::CallRecord;
-use crate::budget::{Budget, content_json_len, value_json_len};
+use crate::budget::Budget;
 use crate::catalog_state::{CatalogState, Direction, entry_name, namespace_part};
 use crate::error::{CallError, ExecutionError, MAX_ERROR_TEXT, NamedServer, arguments_given, cut};
 use crate::gateway::{Flavor, Gateway, guest_name};
 use crate::identity::Identity;
+use crate::json_size::{content_json_len, value_json_len};
 use crate::observe::CallOutcome;
 use crate::provider::{CallContext, ToolProvider};
 use crate::redaction::{Redacted, Tokens};

@@ -676,7 +676,7 @@ impl Gateway {
         language: Language,
         warnings: &mut Vec<String>,
     ) -> Result<Value, ExecutionError> {
-        let bytes = crate::budget::value_json_len(&value);
+        let bytes = crate::json_size::value_json_len(&value);
         let limit = self.limits.max_result_bytes;
         if bytes <= limit {
             return Ok(value);

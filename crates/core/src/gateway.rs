@@ -13,10 +13,10 @@ use crate::audit::AuditLog;
 use toolweave_sandbox::Language;
 use toolweave_upstream::UpstreamManager;
 
-use crate::budget::json_len;
 use crate::catalog_state::CatalogState;
 use crate::engines::Executor;
 use crate::error::{CallError, DiscoveryError};
+use crate::json_size::json_len;
 use crate::pins::{HeldTool, ToolPins};
 use crate::provider::{ProviderState, ToolProvider};
 

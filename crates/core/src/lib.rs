@@ -62,6 +62,7 @@ mod executor;
 mod fork_server;
 mod gateway;
 mod identity;
+mod json_size;
 mod lines;
 mod llm;
 mod mcp;
