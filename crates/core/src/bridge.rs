@@ -28,7 +28,7 @@ use crate::audit::CallRecord;
 use crate::budget::Budget;
 use crate::catalog_state::{CatalogState, Direction, entry_name, namespace_part};
 use crate::error::{CallError, ExecutionError, MAX_ERROR_TEXT, NamedServer, arguments_given, cut};
-use crate::gateway::{Flavor, Gateway, guest_name};
+use crate::gateway::Gateway;
 use crate::identity::Identity;
 use crate::json_size::{content_json_len, value_json_len};
 use crate::observe::CallOutcome;
@@ -36,6 +36,7 @@ use crate::provider::{CallContext, ToolProvider};
 use crate::redaction::{Redacted, Tokens};
 use crate::session_state::SessionState;
 use crate::text_result::{self, KeptAsText};
+use toolweave_catalog::Flavor;
 use toolweave_config::{Policy, ToolGlobs, ToolName};
 
 /// What one execution's calls answer to besides the gateway: where upstream notices go, its
@@ -576,7 +577,7 @@ async fn call_tool(
     let Some(entry) = state.catalog.entries().get(index) else {
         return Err(internal(format!("tool index {index} out of range")));
     };
-    let display = guest_name(entry);
+    let display = entry.guest_name();
     outside_identity(scope, &display, &entry_name(entry))?;
     outside_allowed(scope, &display, &entry_name(entry))?;
 

@@ -17,9 +17,10 @@ use crate::bridge::{self, Scope};
 use crate::budget::Budget;
 use crate::catalog_state::Direction;
 use crate::error::CallError;
-use crate::gateway::{Flavor, Gateway};
+use crate::gateway::Gateway;
 use crate::redaction::Redacted;
 use crate::session_state::SessionState;
+use toolweave_catalog::Flavor;
 
 /// A call of one upstream tool by name, from the client rather than from code.
 #[derive(Debug, Clone)]

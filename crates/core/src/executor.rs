@@ -30,10 +30,11 @@ use crate::budget::Budget;
 use crate::emitted::Emitted;
 use crate::engines::Running;
 use crate::error::ExecutionError;
-use crate::gateway::{Flavor, Gateway};
+use crate::gateway::Gateway;
 use crate::llm::LlmBudget;
 use crate::redaction::{Redacted, Tokens};
 use crate::session_state::SessionState;
+use toolweave_catalog::Flavor;
 use toolweave_config::ToolGlobs;
 
 /// How long abandoned calls get to tell their upstream servers they were cancelled.
@@ -210,7 +211,7 @@ impl Gateway {
         let session = self.start_engine(code, language, timeout).await;
         let context = CallContext {
             gateway: self.clone(),
-            flavor: Flavor::of(language),
+            flavor: crate::catalog_state::flavor_of(language),
             listener,
             budget: Arc::new(Budget::new(
                 self.limits.max_calls_per_tool,

@@ -6,11 +6,10 @@ use std::sync::{Arc, RwLock};
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::Semaphore;
-use toolweave_catalog::{Catalog, Entry, MAX_NAME_BYTES, ToolSchema};
+use toolweave_catalog::{Catalog, Entry, Flavor, MAX_NAME_BYTES, ToolSchema};
 use toolweave_config::{Limits, Policy};
 
 use crate::audit::AuditLog;
-use toolweave_sandbox::Language;
 use toolweave_upstream::UpstreamManager;
 
 use crate::catalog_state::CatalogState;
@@ -99,58 +98,6 @@ pub const DISCOVERY_WAIT: std::time::Duration = std::time::Duration::from_secs(2
 /// start-up timeout bounds each too): longer than most servers take to start, short enough for
 /// a model to be told that one is slow.
 pub const NAMED_SERVER_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// The language tools are described in: TypeScript declarations or Python stubs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Flavor {
-    /// `.d.ts` declarations and signatures.
-    #[default]
-    TypeScript,
-    /// `.pyi`-style stubs and signatures.
-    Python,
-}
-
-impl Flavor {
-    /// The flavor code in `language` reads best.
-    pub fn of(language: Language) -> Self {
-        match language {
-            Language::JavaScript | Language::TypeScript => Self::TypeScript,
-            Language::Python => Self::Python,
-        }
-    }
-
-    /// What guest code of this flavor calls to search the catalog.
-    pub(crate) fn search_function(self) -> &'static str {
-        match self {
-            Self::TypeScript => "searchTools",
-            Self::Python => "search_tools",
-        }
-    }
-
-    /// The compact one-line signature of `entry`.
-    pub(crate) fn signature(self, catalog: &Catalog, entry: &Entry) -> String {
-        match self {
-            Self::TypeScript => catalog.signature(entry),
-            Self::Python => catalog.python_signature(entry),
-        }
-    }
-
-    /// The full declaration of `entry`.
-    pub(crate) fn declaration(self, catalog: &Catalog, entry: &Entry) -> String {
-        match self {
-            Self::TypeScript => catalog.declaration(entry),
-            Self::Python => catalog.python_stub(entry),
-        }
-    }
-
-    /// The full declarations of `entries`, one block (or class) per server.
-    pub(crate) fn declarations_of(self, catalog: &Catalog, entries: &[&Entry]) -> String {
-        match self {
-            Self::TypeScript => catalog.declarations_of(entries),
-            Self::Python => catalog.python_stubs_of(entries),
-        }
-    }
-}
 
 /// One search hit, as both the MCP tool and guest code see it.
 #[derive(Debug, Clone, Serialize)]
@@ -801,10 +748,7 @@ impl Gateway {
     /// up to [`DISCOVERY_WAIT`] after the gateway started).
     pub async fn declarations(&self, flavor: Flavor) -> String {
         let state = self.settled_catalog().await;
-        match flavor {
-            Flavor::TypeScript => state.catalog.declarations(),
-            Flavor::Python => state.catalog.python_stubs(),
-        }
+        flavor.declarations(&state.catalog)
     }
 }
 
@@ -839,7 +783,7 @@ fn search_in(
         }
         let deprecated = entry.deprecated();
         let result = SearchResult {
-            name: guest_name(entry),
+            name: entry.guest_name(),
             description: summary(entry.description.as_deref().unwrap_or(""), deprecated),
             signature: flavor.signature(catalog, entry),
             deprecated,
@@ -977,7 +921,7 @@ fn describe_in(
             answer.not_found(state, name, trimmed);
         }
         for entry in found {
-            let call_name = guest_name(entry);
+            let call_name = entry.guest_name();
             // One entry per tool, however many of the names spell it.
             if described.iter().any(|seen| std::ptr::eq(*seen, entry))
                 || answer.omitted.contains(&call_name)
@@ -1005,11 +949,6 @@ fn describe_in(
     }
     answer.declarations = flavor.declarations_of(catalog, &described);
     answer
-}
-
-/// `server.tool` in guest names.
-pub(crate) fn guest_name(entry: &Entry) -> String {
-    format!("{}.{}", entry.guest_server, entry.guest_tool)
 }
 
 /// What a search hit says of its tool: the first sentence of its description, at most

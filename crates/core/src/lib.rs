@@ -84,7 +84,7 @@ pub use approval::{
 };
 pub use audit::{AuditLog, AuditOptions, CallRecord, LlmRecord, RequestRecord};
 pub use builder::GatewayBuilder;
-pub use catalog_state::entry_name;
+pub use catalog_state::{entry_name, flavor_of};
 pub use closures::{ClosureProvider, ToolError};
 pub use direct::DirectCall;
 pub use engines::{Engines, Executor, Isolation, Running, failed};
@@ -96,8 +96,8 @@ pub use executor::{
     ExecuteOptions, ExecutionReport, ExecutionStats, LogLine, MAX_LOG_LINES, OmittedLogs,
 };
 pub use gateway::{
-    DISCOVERY_WAIT, DescribeAnswer, Described, Flavor, Gateway, MAX_DESCRIBE_NAMES,
-    MAX_QUERY_BYTES, SearchAnswer, SearchResult, ServerInstructions, Unavailable,
+    DISCOVERY_WAIT, DescribeAnswer, Described, Gateway, MAX_DESCRIBE_NAMES, MAX_QUERY_BYTES,
+    SearchAnswer, SearchResult, ServerInstructions, Unavailable,
 };
 pub use identity::Identity;
 pub use llm::{DEFAULT_MAX_TOKENS, LlmOptions};
@@ -112,7 +112,7 @@ pub use session_state::{RemoteHandles, SessionState, StateChanges};
 pub use text_result::TEXT_RESULT_RULE;
 pub use tokio_util::sync::CancellationToken;
 pub use toolweave_catalog::{
-    Annotations, MAX_SCHEMA_DEPTH, SchemaTooDeep, ToolDefinition, ToolSchema,
+    Annotations, Flavor, MAX_SCHEMA_DEPTH, SchemaTooDeep, ToolDefinition, ToolSchema,
 };
 pub use toolweave_config::{self as config, Config, Limits, Policy, ToolGlobs, ToolName};
 pub use toolweave_sandbox::confine;
