@@ -97,7 +97,6 @@ impl Gateway {
             listener: listener.as_ref(),
             budget: &budget,
             approver: call.approver.as_ref(),
-            approval: std::sync::Mutex::new(None),
             state: None,
             tokens: Some(&tokens),
             allowed: None,
@@ -171,7 +170,7 @@ impl Gateway {
         if result.is_error == Some(true) {
             return Ok(result);
         }
-        let state = self.snapshot();
+        let state = self.catalogs.snapshot();
         let Some(index) = state
             .catalog
             .resolve(&format!("mcp__{server}__{tool}"))

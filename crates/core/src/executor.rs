@@ -262,7 +262,7 @@ impl Gateway {
         language: Language,
         timeout: Duration,
     ) -> Box<dyn Running> {
-        let manifest = self.current_catalog().await.manifest();
+        let manifest = self.catalogs.current_catalog().await.manifest();
         let engine_request = toolweave_sandbox::ExecuteRequest {
             code,
             language,
@@ -294,7 +294,7 @@ impl Gateway {
         };
         if let Some(allowed) = &run.context.allowed_tools {
             // Told after the run: servers that were starting when it began may be up now.
-            let catalog = self.current_catalog().await;
+            let catalog = self.catalogs.current_catalog().await;
             let settled = self.unavailable().is_empty();
             for note in allowed_tools_notes(&catalog, allowed, settled) {
                 run.warn(note);
@@ -401,7 +401,6 @@ impl CallContext {
                 listener: self.listener.as_ref(),
                 budget: &self.budget,
                 approver: self.approver.as_ref(),
-                approval: std::sync::Mutex::new(None),
                 state: Some(&self.state),
                 tokens: Some(&self.tokens),
                 allowed: self.allowed_tools.as_ref(),

@@ -1,7 +1,7 @@
 //! The gateway: upstream servers, the catalog built from their tool lists, and the limits.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -12,6 +12,7 @@ use toolweave_config::{Limits, Policy};
 use crate::audit::AuditLog;
 use toolweave_upstream::UpstreamManager;
 
+use crate::catalog_cache::{CatalogCache, Unavailable};
 use crate::catalog_state::CatalogState;
 use crate::engines::Executor;
 use crate::error::{CallError, DiscoveryError};
@@ -34,18 +35,9 @@ pub struct Gateway {
     /// The MCP servers' manager (one with no servers when there are none): their status, roots,
     /// client capabilities and shutdown. Their tools reach the catalog through their providers.
     pub(crate) upstream: Arc<UpstreamManager>,
-    /// Every source of tools, MCP servers first (in config order), then the host's own.
-    pub(crate) providers: Vec<Arc<dyn ToolProvider>>,
-    /// The providers' change channels, each once: the catalog is rebuilt when one moves.
-    changes: Vec<tokio::sync::watch::Receiver<u64>>,
+    /// The providers and the snapshot of their tools, kept current.
+    pub(crate) catalogs: Arc<CatalogCache>,
     pub(crate) limits: Limits,
-    /// Which tools guest code may see and call.
-    policy: Policy,
-    /// The pinned tool definitions, when tools are pinned.
-    pins: Option<Arc<ToolPins>>,
-    /// How many times the pins file changed under a snapshot that holds tools: part of the
-    /// version, so such a change rebuilds the catalog as a server's does.
-    pins_changes: std::sync::atomic::AtomicU64,
     /// Where each execution is recorded, when it is.
     pub(crate) audit: Option<AuditLog>,
     /// How `llm.ask` and `llm.think` are answered: budgets, system prompts, provider.
@@ -56,16 +48,9 @@ pub struct Gateway {
     pub(crate) approver: Option<Arc<dyn crate::Approver>>,
     /// What is replaced by tokens in what the model reads, when anything is.
     pub(crate) redaction: Option<crate::redaction::Redaction>,
-    /// The providers' namespaces, in order.
-    servers: Vec<String>,
-    current: RwLock<Arc<CatalogState>>,
-    /// Serializes rebuilds so concurrent callers share one.
-    rebuild: tokio::sync::Mutex<()>,
     /// Searches and describes computed at once, off the protocol thread: they wait their turn
     /// rather than take every core from executions.
     discovery: Arc<Semaphore>,
-    /// When the servers started: discovery waits for them until [`DISCOVERY_WAIT`] after.
-    started: std::time::Instant,
     /// Told about every tool call of guest code, once something measures them.
     pub(crate) observer: std::sync::OnceLock<Arc<dyn crate::Observer>>,
     /// The store and result handles of executions that name no session state of their own
@@ -86,13 +71,6 @@ pub(crate) struct Parts {
     pub(crate) approver: Option<Arc<dyn crate::Approver>>,
     pub(crate) redaction: Option<crate::redaction::Redaction>,
 }
-
-/// How long after the gateway starts discovery (`search_tools`, `describe_tools` and their guest
-/// functions) waits for servers still starting. Past it, discovery answers at once with the
-/// servers that are ready and names those still starting, so one server that never answers costs
-/// a search at most this, not the startup timeout. A call from code to a starting server still
-/// waits for that server (up to `--startup-timeout-ms`).
-pub const DISCOVERY_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// How long a describe waits, at most, for the servers still starting whose tools it names (its
 /// start-up timeout bounds each too): longer than most servers take to start, short enough for
@@ -132,16 +110,6 @@ pub struct SearchAnswer {
     /// How many other tools are held, per server.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub held_elsewhere: Vec<(String, usize)>,
-}
-
-/// A provider (a configured server) whose tools cannot be searched or called right now, and why.
-#[derive(Debug, Clone, Serialize)]
-pub struct Unavailable {
-    /// The provider's namespace: a server's name, as configured.
-    pub server: String,
-    /// Why, naming the server: still starting, or the error that names the cause and what to
-    /// change.
-    pub reason: String,
 }
 
 /// The full description of one tool.
@@ -258,79 +226,28 @@ impl Gateway {
             approver,
             redaction,
         } = parts;
-        let servers: Vec<String> = providers
-            .iter()
-            .map(|provider| provider.namespace().to_owned())
-            .collect();
-        let mut changes: Vec<tokio::sync::watch::Receiver<u64>> = Vec::new();
-        for channel in providers.iter().filter_map(|provider| provider.changes()) {
-            if !changes.iter().any(|known| known.same_channel(&channel)) {
-                changes.push(channel);
-            }
-        }
-        // Version 0 is this empty snapshot; the providers' state is version 1 and up.
-        let empty = CatalogState::new(&servers, Vec::new(), 0, &policy, None, None);
-        let gateway = Arc::new(Self {
+        let installed: crate::catalog_cache::Installed = {
+            let executor = executor.clone();
+            Box::new(move |state: &CatalogState| executor.expect(&state.manifest()))
+        };
+        Arc::new(Self {
             upstream,
-            providers,
-            changes,
-            policy,
-            pins: pins.map(Arc::new),
-            pins_changes: std::sync::atomic::AtomicU64::new(0),
+            catalogs: CatalogCache::start(providers, policy, pins, installed),
             audit,
             llm: Arc::new(llm),
             executor,
             approver,
             redaction,
             limits,
-            servers,
-            current: RwLock::new(Arc::new(empty)),
-            rebuild: tokio::sync::Mutex::new(()),
             discovery: Arc::new(Semaphore::new(discovery_threads())),
-            started: std::time::Instant::now(),
             observer: std::sync::OnceLock::new(),
             own_state: std::sync::OnceLock::new(),
-        });
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            let changes = gateway.changes.clone();
-            runtime.spawn(keep_catalog_current(Arc::downgrade(&gateway), changes));
-        }
-        gateway
-    }
-
-    /// The version of the providers' state now: it changes whenever one's state or tools do.
-    pub(crate) fn version(&self) -> u64 {
-        1 + self
-            .changes
-            .iter()
-            .map(|channel| *channel.borrow())
-            .sum::<u64>()
-            + self.pins_changes.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// Counts a change of the pins file (`toolweave trust` accepted a definition) when the
-    /// current snapshot holds tools, so the next read rebuilds it. One `stat`, and only while
-    /// something is held.
-    fn notice_pins_change(&self) {
-        if let Some(pins) = &self.pins
-            && !self.snapshot().held.is_empty()
-            && pins.moved()
-        {
-            self.pins_changes
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        }
-    }
-
-    /// The provider whose namespace is `namespace` (as given, not as guest code spells it).
-    pub(crate) fn provider(&self, namespace: &str) -> Option<&Arc<dyn ToolProvider>> {
-        self.providers
-            .iter()
-            .find(|provider| provider.namespace() == namespace)
+        })
     }
 
     /// The namespaces of every provider (MCP servers by their configured names), in order.
     pub fn servers(&self) -> &[String] {
-        &self.servers
+        self.catalogs.servers()
     }
 
     /// Stops every upstream server and waits until the audit log holds every execution so far.
@@ -348,16 +265,7 @@ impl Gateway {
 
     /// The rules on which upstream tools guest code may see and call.
     pub fn policy(&self) -> &Policy {
-        &self.policy
-    }
-
-    /// `value` as the audit log may hold it: what redaction finds replaced by `<email>` and the
-    /// like (no token: the log never holds a value or anything that leads to one).
-    pub(crate) fn without_redacted(&self, mut value: Value) -> Value {
-        if let Some(redaction) = &self.redaction {
-            redaction.value(None, &mut value, &mut crate::redaction::Redacted::default());
-        }
-        value
+        self.catalogs.policy()
     }
 
     /// The limits every execution runs under.
@@ -390,105 +298,12 @@ impl Gateway {
 
     /// The guest namespaces, `(guest, configured)`, known without waiting for any server.
     pub fn namespaces(&self) -> Vec<(String, String)> {
-        self.snapshot()
+        self.catalogs
+            .snapshot()
             .catalog
             .namespaces()
             .map(|(guest, original)| (guest.to_owned(), original.to_owned()))
             .collect()
-    }
-
-    /// The snapshot as it is now, without waiting.
-    pub(crate) fn snapshot(&self) -> Arc<CatalogState> {
-        match self.current.read() {
-            Ok(current) => current.clone(),
-            // Poisoning only means a panic elsewhere; the Arc inside is still whole.
-            Err(poisoned) => poisoned.into_inner().clone(),
-        }
-    }
-
-    /// The catalog for discovery (search, describe, declarations): [`current_catalog`]
-    /// once the providers still starting are up, or [`DISCOVERY_WAIT`] after the gateway
-    /// started has passed.
-    ///
-    /// [`current_catalog`]: Self::current_catalog
-    pub(crate) async fn settled_catalog(&self) -> Arc<CatalogState> {
-        // Outside the rebuild lock: an execution that needs a fresh snapshot never queues behind
-        // a server that is slow to start. The wait is polled once even with no time left, which
-        // starts again a crashed server whose restart is due. Nothing is copied: with many
-        // thousands of tools, copying every tool list would cost each search and describe.
-        let left = DISCOVERY_WAIT.saturating_sub(self.started.elapsed());
-        let settled =
-            futures::future::join_all(self.providers.iter().map(|provider| provider.settle()));
-        let _ = tokio::time::timeout(left, settled).await;
-        self.current_catalog().await
-    }
-
-    /// A snapshot at least as new as the providers' state now, without waiting for providers
-    /// still starting.
-    pub(crate) async fn current_catalog(&self) -> Arc<CatalogState> {
-        self.notice_pins_change();
-        let version = self.version();
-        let current = self.snapshot();
-        if current.version == version {
-            return current;
-        }
-        let _guard = self.rebuild.lock().await;
-        let current = self.snapshot();
-        if current.version == version {
-            return current;
-        }
-        let mut tools = Vec::new();
-        for provider in &self.providers {
-            if provider.state() == ProviderState::Ready
-                && let Ok(list) = provider.tools().await
-            {
-                tools.push((provider.namespace().to_owned(), list));
-            }
-        }
-        // At thousands of tools a build takes a good part of a second of CPU: off the runtime's
-        // threads, so other sessions' requests are not held up meanwhile.
-        let servers = self.servers.clone();
-        let policy = self.policy.clone();
-        let pins = self.pins.clone();
-        let build = move || {
-            let started = std::time::Instant::now();
-            let state = CatalogState::new(
-                &servers,
-                tools,
-                version,
-                &policy,
-                pins.as_deref(),
-                Some(&current),
-            );
-            tracing::debug!(
-                tools = state.catalog.entries().len(),
-                took_ms = started.elapsed().as_secs_f64() * 1e3,
-                "built the catalog"
-            );
-            state
-        };
-        let state = match tokio::task::spawn_blocking(build).await {
-            Ok(state) => state,
-            // A blocking task is never aborted, so its only error is its panic: passed on.
-            Err(error) => std::panic::resume_unwind(error.into_panic()),
-        };
-        self.install(state)
-    }
-
-    fn install(&self, state: CatalogState) -> Arc<CatalogState> {
-        let state = Arc::new(state);
-        match self.current.write() {
-            Ok(mut current) => *current = state.clone(),
-            Err(poisoned) => *poisoned.into_inner() = state.clone(),
-        }
-        // Engines and workers prepared from now on set up these tools ahead of the next job.
-        self.executor.expect(&state.manifest());
-        // Building a catalog frees most of what it allocates (at 10,000 tools, the gateway's
-        // resident memory stayed tens of MB above what it holds); give it back, off this thread.
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            drop(runtime.spawn_blocking(toolweave_sandbox::release_free_memory));
-        }
-        state
     }
 
     /// Ranked search over every tool (waits for servers still starting, up to [`DISCOVERY_WAIT`]
@@ -506,7 +321,7 @@ impl Gateway {
                 limit: MAX_QUERY_BYTES,
             });
         }
-        let state = self.settled_catalog().await;
+        let state = self.catalogs.settled_catalog().await;
         let max_bytes = self.limits.max_result_bytes;
         self.off_thread(move || search_in(&state, &query, limit, flavor, max_bytes))
             .await
@@ -516,15 +331,16 @@ impl Gateway {
     /// catalog as it is now: whether its calls ask, and why. `None` for a name the catalog does
     /// not have (the policy keeps it out: see [`kept_out`](Self::kept_out)).
     pub fn tier_of(&self, name: &str) -> Option<crate::Tier> {
-        let state = self.snapshot();
+        let state = self.catalogs.snapshot();
         let entry = state.catalog.resolve(name)?;
-        Some(crate::approval::tier(&self.policy, entry))
+        Some(crate::approval::tier(self.catalogs.policy(), entry))
     }
 
     /// The tools of ready servers that the policy keeps out of the catalog, as `server.tool`
     /// (original names), each with the reason.
     pub fn kept_out(&self) -> Vec<(String, String)> {
-        self.snapshot()
+        self.catalogs
+            .snapshot()
             .denied
             .iter()
             .map(|denied| {
@@ -536,32 +352,16 @@ impl Gateway {
             .collect()
     }
 
-    /// The tools held out of the catalog now because their definitions changed since they were
-    /// pinned (`toolweave trust` reviews them), in catalog order.
-    pub fn held(&self) -> Vec<HeldTool> {
-        self.snapshot().held.clone()
-    }
-
     /// The providers that are not ready now (starting or failed), so that an answer that lists
     /// tools can say whose tools are missing from it.
     pub fn unavailable(&self) -> Vec<Unavailable> {
-        self.providers
-            .iter()
-            .filter_map(|provider| {
-                let reason = match provider.state() {
-                    ProviderState::Ready | ProviderState::Stopped => return None,
-                    ProviderState::Starting => format!(
-                        "server \"{}\" is still starting, so its tools are not listed yet; look again in a moment (a call from code waits for it)",
-                        provider.namespace()
-                    ),
-                    ProviderState::Failed { reason } => reason,
-                };
-                Some(Unavailable {
-                    server: provider.namespace().to_owned(),
-                    reason,
-                })
-            })
-            .collect()
+        self.catalogs.unavailable()
+    }
+
+    /// The tools held out of the catalog now because their definitions changed since they were
+    /// pinned (`toolweave trust` reviews them), in catalog order.
+    pub fn held(&self) -> Vec<HeldTool> {
+        self.catalogs.snapshot().held.clone()
     }
 
     /// Full declarations of the named tools. Names may be `server.tool`, `tools.server.tool`,
@@ -575,10 +375,10 @@ impl Gateway {
         flavor: Flavor,
         schemas: bool,
     ) -> Result<DescribeAnswer, DiscoveryError> {
-        let state = self.settled_catalog().await;
+        let state = self.catalogs.settled_catalog().await;
         let state = self.after_named_servers(state, &names).await;
         let max_bytes = self.limits.max_result_bytes;
-        let instructions = self.instructions();
+        let instructions = self.catalogs.instructions();
         let mut answer = self
             .off_thread(move || {
                 let names = distinct_names(names)?;
@@ -593,7 +393,7 @@ impl Gateway {
             })
             .await??;
         if !answer.unknown.is_empty() || !answer.unready.is_empty() {
-            answer.unavailable = self.unavailable();
+            answer.unavailable = self.catalogs.unavailable();
         }
         Ok(answer)
     }
@@ -619,7 +419,7 @@ impl Gateway {
             let Some(server) = state.server_mentioned(trimmed) else {
                 continue;
             };
-            if let Some(provider) = self.provider(server)
+            if let Some(provider) = self.catalogs.provider(server)
                 && provider.state() == ProviderState::Starting
                 && !starting.iter().any(|known| Arc::ptr_eq(known, provider))
             {
@@ -634,18 +434,7 @@ impl Gateway {
         // `unavailable`.
         let started = futures::future::join_all(starting.iter().map(|provider| provider.tools()));
         let _ = tokio::time::timeout(NAMED_SERVER_WAIT, started).await;
-        self.current_catalog().await
-    }
-
-    /// What each provider said about using its tools, by namespace, for the providers that
-    /// said something.
-    fn instructions(&self) -> HashMap<String, String> {
-        self.providers
-            .iter()
-            .filter_map(|provider| {
-                Some((provider.namespace().to_owned(), provider.instructions()?))
-            })
-            .collect()
+        self.catalogs.current_catalog().await
     }
 
     /// What guest code's `searchTools(query, limit)` (`search_tools` in Python) resolves to, or
@@ -737,9 +526,9 @@ impl Gateway {
     /// starting as discovery does (until [`DISCOVERY_WAIT`] after the gateway started).
     pub async fn read_catalog<T>(&self, settle: bool, read: impl FnOnce(&Catalog, u64) -> T) -> T {
         let state = if settle {
-            self.settled_catalog().await
+            self.catalogs.settled_catalog().await
         } else {
-            self.current_catalog().await
+            self.catalogs.current_catalog().await
         };
         read(&state.catalog, state.version)
     }
@@ -747,7 +536,7 @@ impl Gateway {
     /// TypeScript declarations of every tool, as one `.d.ts` (waits for servers still starting,
     /// up to [`DISCOVERY_WAIT`] after the gateway started).
     pub async fn declarations(&self, flavor: Flavor) -> String {
-        let state = self.settled_catalog().await;
+        let state = self.catalogs.settled_catalog().await;
         flavor.declarations(&state.catalog)
     }
 }
@@ -1016,44 +805,6 @@ fn sentences(text: &str) -> Vec<&str> {
     sentences
 }
 
-/// How long the catalog waits after a server's state changed before it is rebuilt: servers that
-/// start together become ready within milliseconds of each other, and one rebuild serves them all.
-const CATALOG_SETTLE: std::time::Duration = std::time::Duration::from_millis(5);
-
-/// Rebuilds the catalog whenever a provider's state or tools change, until the gateway is gone.
-/// An execution reads the catalog on its path; built there, the first execution after the
-/// servers started (and after each change) waited about a millisecond for the declarations,
-/// the search index and the manifest of every tool.
-async fn keep_catalog_current(
-    gateway: std::sync::Weak<Gateway>,
-    mut changes: Vec<tokio::sync::watch::Receiver<u64>>,
-) {
-    loop {
-        {
-            let Some(gateway) = gateway.upgrade() else {
-                return;
-            };
-            // At once when the catalog is current already.
-            gateway.current_catalog().await;
-        }
-        if changes.is_empty() {
-            // Providers whose tools never change: the one catalog stays.
-            return;
-        }
-        let changed = changes
-            .iter_mut()
-            .map(|channel| Box::pin(channel.changed()));
-        let (changed, _, _) = futures::future::select_all(changed).await;
-        if changed.is_err() {
-            return;
-        }
-        tokio::time::sleep(CATALOG_SETTLE).await;
-        for channel in &mut changes {
-            channel.borrow_and_update();
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::time::{Duration, Instant};
@@ -1076,15 +827,15 @@ mod tests {
             .expect("a gateway");
         let deadline = Instant::now() + Duration::from_secs(5);
         loop {
-            let version = gateway.version();
+            let version = gateway.catalogs.version();
             // Version 1: the server is starting; past it, it has failed.
-            if version > 1 && gateway.snapshot().version == version {
+            if version > 1 && gateway.catalogs.snapshot().version == version {
                 break;
             }
             assert!(
                 Instant::now() < deadline,
                 "the catalog stayed at version {} while the servers are at {version}",
-                gateway.snapshot().version
+                gateway.catalogs.snapshot().version
             );
             tokio::time::sleep(Duration::from_millis(10)).await;
         }

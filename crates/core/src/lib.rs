@@ -51,6 +51,7 @@ mod audit;
 mod bridge;
 mod budget;
 mod builder;
+mod catalog_cache;
 mod catalog_state;
 mod closures;
 mod direct;
@@ -84,6 +85,7 @@ pub use approval::{
 };
 pub use audit::{AuditLog, AuditOptions, CallRecord, LlmRecord, RequestRecord};
 pub use builder::GatewayBuilder;
+pub use catalog_cache::{DISCOVERY_WAIT, Unavailable};
 pub use catalog_state::{entry_name, flavor_of};
 pub use closures::{ClosureProvider, ToolError};
 pub use direct::DirectCall;
@@ -96,8 +98,8 @@ pub use executor::{
     ExecuteOptions, ExecutionReport, ExecutionStats, LogLine, MAX_LOG_LINES, OmittedLogs,
 };
 pub use gateway::{
-    DISCOVERY_WAIT, DescribeAnswer, Described, Gateway, MAX_DESCRIBE_NAMES, MAX_QUERY_BYTES,
-    SearchAnswer, SearchResult, ServerInstructions, Unavailable,
+    DescribeAnswer, Described, Gateway, MAX_DESCRIBE_NAMES, MAX_QUERY_BYTES, SearchAnswer,
+    SearchResult, ServerInstructions,
 };
 pub use identity::Identity;
 pub use llm::{DEFAULT_MAX_TOKENS, LlmOptions};
