@@ -247,8 +247,13 @@ pub(crate) async fn answer(
         HostRequest::Tool { name, args, raw } => {
             return traced_call(gateway, &name, args, raw, flavor, cancel, scope).await;
         }
-        HostRequest::Search { query, limit } => gateway.search_for_code(query, limit, flavor).await,
-        HostRequest::Describe { names } => gateway.describe_for_code(names, flavor).await,
+        HostRequest::Search { query, limit } => {
+            gateway
+                .discovery
+                .search_for_code(query, limit, flavor)
+                .await
+        }
+        HostRequest::Describe { names } => gateway.discovery.describe_for_code(names, flavor).await,
         HostRequest::Server { server, ask } => {
             ask_server(gateway, &server, ask, cancel, scope).await
         }
@@ -990,7 +995,10 @@ async fn ask_approval(
             let _waiting = scope.waiting.map(|waiting| waiting.wait(display));
             tokio::select! {
                 biased;
-                () = cancel.cancelled() => return (Decision::default(), Err(CallError::ApprovalInterrupted { tool: display.to_owned() })),
+                () = cancel.cancelled() => {
+                    let interrupted = CallError::ApprovalInterrupted { tool: display.to_owned() };
+                    return (Decision::default(), Err(interrupted));
+                }
                 answer = approver.approve(request) => answer,
             }
         }

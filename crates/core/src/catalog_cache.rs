@@ -268,7 +268,8 @@ impl CatalogCache {
 /// start together become ready within milliseconds of each other, and one rebuild serves them all.
 const CATALOG_SETTLE: std::time::Duration = std::time::Duration::from_millis(5);
 
-/// Rebuilds the catalog whenever a provider's state or tools change, until the gateway is gone (and its cache with it).
+/// Rebuilds the catalog whenever a provider's state or tools change, until the gateway is gone
+/// (and its cache with it).
 /// An execution reads the catalog on its path; built there, the first execution after the
 /// servers started (and after each change) waited about a millisecond for the declarations,
 /// the search index and the manifest of every tool.

@@ -55,6 +55,7 @@ mod catalog_cache;
 mod catalog_state;
 mod closures;
 mod direct;
+mod discovery;
 mod emitted;
 mod engines;
 mod error;
@@ -89,6 +90,10 @@ pub use catalog_cache::{DISCOVERY_WAIT, Unavailable};
 pub use catalog_state::{entry_name, flavor_of};
 pub use closures::{ClosureProvider, ToolError};
 pub use direct::DirectCall;
+pub use discovery::{
+    DescribeAnswer, Described, MAX_DESCRIBE_NAMES, MAX_QUERY_BYTES, SearchAnswer, SearchResult,
+    ServerInstructions,
+};
 pub use engines::{Engines, Executor, Isolation, Running, failed};
 pub use error::{
     BlockError, BuildError, CallError, DiscoveryError, ExecutionError, LlmError, NamedServer,
@@ -97,10 +102,7 @@ pub use error::{
 pub use executor::{
     ExecuteOptions, ExecutionReport, ExecutionStats, LogLine, MAX_LOG_LINES, OmittedLogs,
 };
-pub use gateway::{
-    DescribeAnswer, Described, Gateway, MAX_DESCRIBE_NAMES, MAX_QUERY_BYTES, SearchAnswer,
-    SearchResult, ServerInstructions,
-};
+pub use gateway::Gateway;
 pub use identity::Identity;
 pub use llm::{DEFAULT_MAX_TOKENS, LlmOptions};
 pub use mcp::McpProvider;
