@@ -24,6 +24,7 @@ pub mod arguments;
 mod declarations;
 mod docs;
 pub mod findings;
+mod flavor;
 mod lookup;
 pub mod names;
 mod python;
@@ -37,6 +38,7 @@ mod walk;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 pub use docs::{strip_invisible, visible};
+pub use flavor::Flavor;
 pub use names::{GuestNames, sanitize_identifier};
 pub use search::{DEFAULT_SEARCH_LIMIT, Hit};
 pub use tool_schema::{Annotations, MAX_SCHEMA_DEPTH, SchemaTooDeep, ToolSchema};

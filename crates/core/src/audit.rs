@@ -60,6 +60,18 @@ pub(crate) fn millis(value: f64) -> f64 {
     (value * 1000.0).round() / 1000.0
 }
 
+/// `value` as the audit log may hold it: what `redaction` finds replaced by `<email>` and the
+/// like (no token: the log never holds a value or anything that leads to one).
+pub(crate) fn without_redacted(
+    redaction: Option<&crate::redaction::Redaction>,
+    mut value: Value,
+) -> Value {
+    if let Some(redaction) = redaction {
+        redaction.value(None, &mut value, &mut Redacted::default());
+    }
+    value
+}
+
 /// One tool call as the audit log records it.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -25,16 +25,18 @@ use crate::approval::{
     Tier,
 };
 use crate::audit::CallRecord;
-use crate::budget::{Budget, content_json_len, value_json_len};
+use crate::budget::Budget;
 use crate::catalog_state::{CatalogState, Direction, entry_name, namespace_part};
 use crate::error::{CallError, ExecutionError, MAX_ERROR_TEXT, NamedServer, arguments_given, cut};
-use crate::gateway::{Flavor, Gateway, guest_name};
+use crate::gateway::Gateway;
 use crate::identity::Identity;
+use crate::json_size::{content_json_len, value_json_len};
 use crate::observe::CallOutcome;
 use crate::provider::{CallContext, ToolProvider};
 use crate::redaction::{Redacted, Tokens};
 use crate::session_state::SessionState;
 use crate::text_result::{self, KeptAsText};
+use toolweave_catalog::Flavor;
 use toolweave_config::{Policy, ToolGlobs, ToolName};
 
 /// What one execution's calls answer to besides the gateway: where upstream notices go, its
@@ -43,8 +45,6 @@ pub(crate) struct Scope<'a> {
     pub(crate) listener: Option<&'a Listener>,
     pub(crate) budget: &'a Budget,
     pub(crate) approver: Option<&'a Arc<dyn Approver>>,
-    /// What became of asking for approval, when the call needed it (for the audit log).
-    pub(crate) approval: std::sync::Mutex<Option<Decision>>,
     /// What the MCP session keeps across executions: the store and result handles.
     /// `None` for a call of a tool listed directly, which has no code to ask.
     pub(crate) state: Option<&'a SessionState>,
@@ -67,6 +67,37 @@ pub(crate) struct Scope<'a> {
     pub(crate) warnings: std::sync::Mutex<Vec<String>>,
 }
 
+/// What became of one request of guest code, as the guest, the audit log, metrics and traces
+/// all read it.
+pub(crate) struct Answered {
+    /// The value the guest's promise resolves to, or why there is none.
+    pub(crate) answer: Result<Value, CallError>,
+    /// How it ended: answered, refused (by the policy, or approval withheld), or failed.
+    pub(crate) outcome: CallOutcome,
+    /// What approval decided, for a tool call that needed it.
+    pub(crate) decision: Decision,
+}
+
+impl Answered {
+    fn new(answer: Result<Value, CallError>, decision: Decision) -> Self {
+        let outcome = match &answer {
+            Ok(_) => CallOutcome::Ok,
+            Err(error) if error.is_refusal() => CallOutcome::Denied,
+            Err(_) => CallOutcome::Error,
+        };
+        Self {
+            answer,
+            outcome,
+            decision,
+        }
+    }
+
+    /// A request refused or failed before any approval was asked for.
+    fn failed(error: CallError) -> Self {
+        Self::new(Err(error), Decision::default())
+    }
+}
+
 /// What became of a call that needed approval, as the audit log records it.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Decision {
@@ -84,21 +115,8 @@ impl Scope<'_> {
     /// The rules this scope's calls are decided by: its identity's (within the gateway's), or
     /// the gateway's.
     fn policy<'p>(&'p self, gateway: &'p Gateway) -> &'p Policy {
-        self.identity.map_or(gateway.policy(), Identity::policy)
-    }
-
-    fn decided(&self, decision: Decision) {
-        *self
-            .approval
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(decision);
-    }
-
-    fn decision(&self) -> Option<Decision> {
-        self.approval
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+        self.identity
+            .map_or(gateway.catalogs.policy(), Identity::policy)
     }
 
     /// Adds a warning for the execution's answer.
@@ -159,31 +177,38 @@ pub(crate) async fn answer_recorded(
         _ => Redacted::default(),
     };
     let Some((audit, name, args)) = recorded else {
-        return (answer(gateway, request, flavor, cancel, scope).await, None);
+        return (
+            answer(gateway, request, flavor, cancel, scope).await.answer,
+            None,
+        );
     };
     let argument_bytes = value_json_len(&args);
-    let arguments = audit.contents().then(|| gateway.without_redacted(args));
+    let redaction = gateway.redaction.as_ref();
+    let arguments = audit
+        .contents()
+        .then(|| crate::audit::without_redacted(redaction, args));
     let started = std::time::Instant::now();
-    let answer = answer(gateway, request, flavor, cancel, scope).await;
+    let Answered {
+        answer,
+        outcome,
+        decision,
+    } = answer(gateway, request, flavor, cancel, scope).await;
     let duration_ms = crate::audit::millis(started.elapsed().as_secs_f64() * 1000.0);
-    let (outcome, result_bytes, result) = match &answer {
+    let (result_bytes, result) = match &answer {
         Ok(value) => (
-            "ok",
             value_json_len(value),
             audit
                 .contents()
-                .then(|| gateway.without_redacted(value.clone())),
+                .then(|| crate::audit::without_redacted(redaction, value.clone())),
         ),
-        Err(error) if error.is_refusal() => ("denied", 0, None),
-        Err(_) => ("error", 0, None),
+        Err(_) => (0, None),
     };
-    let decision = scope.decision().unwrap_or_default();
-    let tool = gateway.snapshot().tool_called(&name);
+    let tool = gateway.catalogs.snapshot().tool_called(&name);
     let record = CallRecord {
         name,
         tool,
         duration_ms,
-        outcome,
+        outcome: outcome.as_str(),
         approval: Some(decision.approval).filter(|approval| !approval.is_empty()),
         approval_scope: decision.scope.map(ApprovalScope::as_str),
         approval_matching: (decision.scope == Some(ApprovalScope::Matching))
@@ -198,14 +223,14 @@ pub(crate) async fn answer_recorded(
     (answer, Some(record))
 }
 
-/// Answers one request of guest code. `Ok` is the value the guest's promise resolves to.
+/// Answers one request of guest code: the value the guest's promise resolves to, or why not.
 pub(crate) async fn answer(
     gateway: &Arc<Gateway>,
     request: HostRequest,
     flavor: Flavor,
     cancel: CancellationToken,
     scope: &Scope<'_>,
-) -> Result<Value, CallError> {
+) -> Answered {
     // A tool's result is measured where it arrives; other answers here, with what to ask instead.
     let smaller = match &request {
         HostRequest::Tool { .. } => None,
@@ -218,30 +243,17 @@ pub(crate) async fn answer(
         HostRequest::Llm(_) => Some("ask for a shorter answer (a smaller maxTokens)"),
     };
     let answer = match request {
+        // A tool's result is measured where it arrives (`smaller` is `None`).
         HostRequest::Tool { name, args, raw } => {
-            let span = tracing::trace_span!(
-                target: crate::SPAN_TARGET,
-                "tool call",
-                otel.kind = "internal",
-                otel.status_code = tracing::field::Empty,
-                tool = tracing::field::Empty,
-                server = tracing::field::Empty,
-            );
-            if !span.is_disabled() {
-                // The name is the code's: cut, whatever the code made it.
-                span.record("tool", cut(name.clone(), MAX_SPAN_TOOL_NAME));
-            }
-            let started = std::time::Instant::now();
-            let answer = tracing::Instrument::instrument(
-                call_tool(gateway, &name, args, raw, flavor, cancel, scope),
-                span.clone(),
-            )
-            .await;
-            observe_call(gateway, &name, &answer, started.elapsed(), &span);
-            answer
+            return traced_call(gateway, &name, args, raw, flavor, cancel, scope).await;
         }
-        HostRequest::Search { query, limit } => gateway.search_for_code(query, limit, flavor).await,
-        HostRequest::Describe { names } => gateway.describe_for_code(names, flavor).await,
+        HostRequest::Search { query, limit } => {
+            gateway
+                .discovery
+                .search_for_code(query, limit, flavor)
+                .await
+        }
+        HostRequest::Describe { names } => gateway.discovery.describe_for_code(names, flavor).await,
         HostRequest::Server { server, ask } => {
             ask_server(gateway, &server, ask, cancel, scope).await
         }
@@ -263,7 +275,42 @@ pub(crate) async fn answer(
             None => Err(internal("no LLM budget for this call")),
         },
     };
-    within_memory(answer, smaller, gateway.limits.memory_bytes)
+    Answered::new(
+        within_memory(answer, smaller, gateway.limits.memory_bytes),
+        Decision::default(),
+    )
+}
+
+/// A tool call in a span of its own, told to the gateway's observer once it ends.
+async fn traced_call(
+    gateway: &Arc<Gateway>,
+    name: &str,
+    args: Value,
+    raw: bool,
+    flavor: Flavor,
+    cancel: CancellationToken,
+    scope: &Scope<'_>,
+) -> Answered {
+    let span = tracing::trace_span!(
+        target: crate::SPAN_TARGET,
+        "tool call",
+        otel.kind = "internal",
+        otel.status_code = tracing::field::Empty,
+        tool = tracing::field::Empty,
+        server = tracing::field::Empty,
+    );
+    if !span.is_disabled() {
+        // The name is the code's: cut, whatever the code made it.
+        span.record("tool", cut(name.to_owned(), MAX_SPAN_TOOL_NAME));
+    }
+    let started = std::time::Instant::now();
+    let answered = tracing::Instrument::instrument(
+        call_tool(gateway, name, args, raw, flavor, cancel, scope),
+        span.clone(),
+    )
+    .await;
+    observe_call(gateway, name, answered.outcome, started.elapsed(), &span);
+    answered
 }
 
 /// `resources.<server>.*` and `prompts.<server>.*`: the server named by its name in code or as
@@ -277,14 +324,14 @@ async fn ask_server(
     scope: &Scope<'_>,
 ) -> Result<Value, CallError> {
     let method = ask.method();
-    let state = gateway.current_catalog().await;
+    let state = gateway.catalogs.current_catalog().await;
     let server = server_named(&state, named, method)?;
     let name = format!("{server}.{method}");
     let guest_server = state.names.server(&server);
     drop(state);
     server_method_allowed(gateway, scope, &name, [&server, &guest_server], method)?;
     scope.budget.take_call(&name).map_err(CallError::Limit)?;
-    let Some(provider) = gateway.provider(&server) else {
+    let Some(provider) = gateway.catalogs.provider(&server) else {
         return Err(internal(format!("no provider for \"{server}\"")));
     };
     let options = || CallContext {
@@ -497,7 +544,7 @@ async fn request_value(
 fn observe_call(
     gateway: &Gateway,
     name: &str,
-    answer: &Result<Value, CallError>,
+    outcome: CallOutcome,
     duration: std::time::Duration,
     span: &tracing::Span,
 ) {
@@ -505,12 +552,11 @@ fn observe_call(
     if observer.is_none() && span.is_disabled() {
         return;
     }
-    let outcome = match answer {
-        Ok(_) => CallOutcome::Ok,
-        Err(error) if error.is_refusal() => CallOutcome::Denied,
-        Err(_) => CallOutcome::Error,
-    };
-    let server = gateway.snapshot().server_of_call(name).map(str::to_owned);
+    let server = gateway
+        .catalogs
+        .snapshot()
+        .server_of_call(name)
+        .map(str::to_owned);
     if let Some(server) = &server {
         span.record("server", server.as_str());
     }
@@ -554,6 +600,9 @@ fn internal(message: impl Into<String>) -> CallError {
     }
 }
 
+/// Calls the tool code named `name`: resolved, admitted by the rules, its arguments checked,
+/// approved when its tier asks, counted against the budgets, sent, and its result checked. What
+/// approval decided comes back with the answer.
 async fn call_tool(
     gateway: &Arc<Gateway>,
     name: &str,
@@ -562,42 +611,123 @@ async fn call_tool(
     flavor: Flavor,
     cancel: CancellationToken,
     scope: &Scope<'_>,
-) -> Result<Value, CallError> {
-    let state = gateway.current_catalog().await;
+) -> Answered {
+    let state = gateway.catalogs.current_catalog().await;
     let (state, index) = match resolve(&state, name) {
         Some(index) => (state, index),
-        None => resolve_after_waiting(gateway, name, flavor).await?,
+        None => match resolve_after_waiting(gateway, name, flavor).await {
+            Ok(found) => found,
+            Err(error) => return Answered::failed(error),
+        },
     };
     // From here (its server known to be up) the call is toolweave's to send: one that times out
     // says how much of its time went before it was sent (a busy gateway) and how much to the
     // server.
     let mut taken = tokio::time::Instant::now();
     let Some(entry) = state.catalog.entries().get(index) else {
-        return Err(internal(format!("tool index {index} out of range")));
+        return Answered::failed(internal(format!("tool index {index} out of range")));
     };
-    let display = guest_name(entry);
-    outside_identity(scope, &display, &entry_name(entry))?;
-    outside_allowed(scope, &display, &entry_name(entry))?;
+    let call = Call {
+        state: &state,
+        index,
+        entry,
+        display: entry.guest_name(),
+    };
+    let arguments = match admitted_arguments(&call, args, flavor, scope) {
+        Ok(arguments) => arguments,
+        Err(error) => return Answered::failed(error),
+    };
+    let (decision, approved) = approve(gateway, &call, &arguments, &cancel, scope).await;
+    let answer = match approved {
+        Ok(asked) => {
+            if asked {
+                // The person's time is neither toolweave's nor the server's.
+                taken = tokio::time::Instant::now();
+            }
+            send(gateway, call, arguments, raw, taken, cancel, scope).await
+        }
+        Err(error) => Err(error),
+    };
+    Answered::new(answer, decision)
+}
 
-    let arguments = checked_arguments(&state, index, entry, &display, args, flavor, scope)?;
-    match approval::tier(scope.policy(gateway), entry) {
-        Tier::Allow(AllowReason::PreApproved { .. }) => scope.decided(Decision {
-            approval: "pre-approved",
-            ..Decision::default()
-        }),
-        Tier::Allow(_) => {}
+/// One call of a tool of the catalog: the snapshot it was resolved in, its index and entry
+/// there, and its name as code calls it.
+struct Call<'a> {
+    state: &'a CatalogState,
+    index: usize,
+    entry: &'a Entry,
+    display: String,
+}
+
+/// The arguments of `call`, once the identity's rules and the execution's `allowedTools` admit
+/// the tool, checked against its input schema.
+fn admitted_arguments(
+    call: &Call<'_>,
+    args: Value,
+    flavor: Flavor,
+    scope: &Scope<'_>,
+) -> Result<Map<String, Value>, CallError> {
+    let Call {
+        state,
+        index,
+        entry,
+        ref display,
+    } = *call;
+    outside_identity(scope, display, &entry_name(entry))?;
+    outside_allowed(scope, display, &entry_name(entry))?;
+    checked_arguments(state, index, entry, display, args, flavor, scope)
+}
+
+/// Whether `call` may go ahead by its tier, asking the person at the client when the tier asks:
+/// what approval decided, and `Ok(true)` when a person was asked.
+async fn approve(
+    gateway: &Gateway,
+    call: &Call<'_>,
+    arguments: &Map<String, Value>,
+    cancel: &CancellationToken,
+    scope: &Scope<'_>,
+) -> (Decision, Result<bool, CallError>) {
+    match approval::tier(scope.policy(gateway), call.entry) {
+        Tier::Allow(AllowReason::PreApproved { .. }) => (
+            Decision {
+                approval: "pre-approved",
+                ..Decision::default()
+            },
+            Ok(false),
+        ),
+        Tier::Allow(_) => (Decision::default(), Ok(false)),
         Tier::Ask(reason) => {
-            ask_approval(entry, &display, &arguments, &reason, &cancel, scope).await?;
-            // The person's time is neither toolweave's nor the server's.
-            taken = tokio::time::Instant::now();
+            let (decision, answer) =
+                ask_approval(call.entry, &call.display, arguments, &reason, cancel, scope).await;
+            (decision, answer.map(|()| true))
         }
     }
+}
+
+/// Sends `call` with `arguments` once the budget allows it, and checks what came back: the value
+/// the guest gets.
+async fn send(
+    gateway: &Gateway,
+    call: Call<'_>,
+    arguments: Map<String, Value>,
+    raw: bool,
+    taken: tokio::time::Instant,
+    cancel: CancellationToken,
+    scope: &Scope<'_>,
+) -> Result<Value, CallError> {
+    let Call {
+        state,
+        index,
+        entry,
+        display,
+    } = call;
     scope
         .budget
         .take_call(&format!("{}.{}", entry.server, entry.tool))
         .map_err(CallError::Limit)?;
 
-    let Some(provider) = gateway.provider(&entry.server) else {
+    let Some(provider) = gateway.catalogs.provider(&entry.server) else {
         return Err(internal(format!("no provider for {display}")));
     };
     let context = CallContext {
@@ -625,7 +755,7 @@ async fn call_tool(
     let value = if raw {
         serde_json::to_value(&result).map_err(|error| internal(error.to_string()))?
     } else {
-        checked_result(&state, index, &display, result, scope)?
+        checked_result(state, index, &display, result, scope)?
     };
     within_result_memory(gateway, display, value, received, scope).await
 }
@@ -843,8 +973,9 @@ fn outside_allowed(scope: &Scope<'_>, display: &str, name: &ToolName<'_>) -> Res
     })
 }
 
-/// Asks the person at the client whether this call of a tool in the ask tier may go ahead; `Err`
-/// is the refusal guest code reads, saying what the person running toolweave can change.
+/// Asks the person at the client whether this call of a tool in the ask tier may go ahead: what
+/// became of asking, and `Err` for the refusal guest code reads, saying what the person running
+/// toolweave can change.
 async fn ask_approval(
     entry: &Entry,
     display: &str,
@@ -852,7 +983,7 @@ async fn ask_approval(
     reason: &AskReason,
     cancel: &CancellationToken,
     scope: &Scope<'_>,
-) -> Result<(), CallError> {
+) -> (Decision, Result<(), CallError>) {
     let tool = format!("{}.{}", entry.server, entry.tool);
     let request = ApprovalRequest {
         tool: tool.clone(),
@@ -864,7 +995,10 @@ async fn ask_approval(
             let _waiting = scope.waiting.map(|waiting| waiting.wait(display));
             tokio::select! {
                 biased;
-                () = cancel.cancelled() => return Err(CallError::ApprovalInterrupted { tool: display.to_owned() }),
+                () = cancel.cancelled() => {
+                    let interrupted = CallError::ApprovalInterrupted { tool: display.to_owned() };
+                    return (Decision::default(), Err(interrupted));
+                }
                 answer = approver.approve(request) => answer,
             }
         }
@@ -877,47 +1011,50 @@ async fn ask_approval(
             asked,
             via,
         } => {
-            scope.decided(Decision {
+            let decision = Decision {
                 approval: if asked { "approved" } else { "approved-before" },
                 scope: Some(covers),
                 matching,
                 via: Some(via),
-            });
-            Ok(())
+            };
+            (decision, Ok(()))
         }
         Approval::Declined(via) => {
-            scope.decided(Decision {
+            let decision = Decision {
                 approval: "declined",
                 via: Some(via),
                 ..Decision::default()
-            });
-            Err(CallError::Declined {
+            };
+            let refusal = CallError::Declined {
                 tool: display.to_owned(),
                 reason: reason.clone(),
-            })
+            };
+            (decision, Err(refusal))
         }
         Approval::Unanswered(why) => {
-            scope.decided(Decision {
+            let decision = Decision {
                 approval: "unanswered",
                 ..Decision::default()
-            });
-            Err(CallError::Unanswered {
+            };
+            let refusal = CallError::Unanswered {
                 tool: display.to_owned(),
                 reason: reason.clone(),
                 why,
-            })
+            };
+            (decision, Err(refusal))
         }
         Approval::Unavailable(why) => {
-            scope.decided(Decision {
+            let decision = Decision {
                 approval: "unavailable",
                 ..Decision::default()
-            });
-            Err(CallError::ApprovalUnavailable {
+            };
+            let refusal = CallError::ApprovalUnavailable {
                 tool: display.to_owned(),
                 configured: tool,
                 reason: reason.clone(),
                 why,
-            })
+            };
+            (decision, Err(refusal))
         }
     }
 }
@@ -957,11 +1094,11 @@ async fn resolve_after_waiting(
     name: &str,
     flavor: Flavor,
 ) -> Result<(Arc<CatalogState>, usize), CallError> {
-    let snapshot = gateway.snapshot();
+    let snapshot = gateway.catalogs.snapshot();
     let server = snapshot.server_of_call(name).map(str::to_owned);
     let state = match &server {
         Some(server) => {
-            if let Some(provider) = gateway.provider(server)
+            if let Some(provider) = gateway.catalogs.provider(server)
                 && let Err(error) = provider.tools().await
             {
                 return Err(CallError::ServerDown {
@@ -969,9 +1106,9 @@ async fn resolve_after_waiting(
                     error: Box::new(error),
                 });
             }
-            gateway.current_catalog().await
+            gateway.catalogs.current_catalog().await
         }
-        None => gateway.settled_catalog().await,
+        None => gateway.catalogs.settled_catalog().await,
     };
     if let Some(index) = resolve(&state, name) {
         return Ok((state, index));
@@ -1000,6 +1137,7 @@ async fn resolve_after_waiting(
     let unavailable = match server {
         Some(_) => Vec::new(),
         None => gateway
+            .catalogs
             .unavailable()
             .into_iter()
             .map(|unavailable| unavailable.reason)

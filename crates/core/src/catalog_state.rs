@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use jsonschema::Validator;
-use toolweave_catalog::{Catalog, Entry, GuestNames, ToolDefinition};
+use toolweave_catalog::{Catalog, Entry, Flavor, GuestNames, ToolDefinition};
 use toolweave_config::{Denial, Policy, ToolName};
 use toolweave_sandbox::{Manifest, Namespace};
 
@@ -58,6 +58,16 @@ impl DeniedTool {
             guest_server: &self.guest_server,
             guest_tool: &self.guest_tool,
         }
+    }
+}
+
+/// The typings code in `language` reads: TypeScript declarations for JavaScript and TypeScript,
+/// Python stubs for Python.
+pub fn flavor_of(language: toolweave_sandbox::Language) -> Flavor {
+    use toolweave_sandbox::Language;
+    match language {
+        Language::JavaScript | Language::TypeScript => Flavor::TypeScript,
+        Language::Python => Flavor::Python,
     }
 }
 

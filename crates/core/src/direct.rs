@@ -17,9 +17,10 @@ use crate::bridge::{self, Scope};
 use crate::budget::Budget;
 use crate::catalog_state::Direction;
 use crate::error::CallError;
-use crate::gateway::{Flavor, Gateway};
+use crate::gateway::Gateway;
 use crate::redaction::Redacted;
 use crate::session_state::SessionState;
+use toolweave_catalog::Flavor;
 
 /// A call of one upstream tool by name, from the client rather than from code.
 #[derive(Debug, Clone)]
@@ -96,7 +97,6 @@ impl Gateway {
             listener: listener.as_ref(),
             budget: &budget,
             approver: call.approver.as_ref(),
-            approval: std::sync::Mutex::new(None),
             state: None,
             tokens: Some(&tokens),
             allowed: None,
@@ -170,7 +170,7 @@ impl Gateway {
         if result.is_error == Some(true) {
             return Ok(result);
         }
-        let state = self.snapshot();
+        let state = self.catalogs.snapshot();
         let Some(index) = state
             .catalog
             .resolve(&format!("mcp__{server}__{tool}"))

@@ -173,7 +173,7 @@ fn checked(block: Value, source: &str) -> Result<(ContentBlock, usize), BlockErr
                 _ => return Err(invalid("a text block needs \"text\", a string".to_owned())),
             }
         }
-        "resource_link" => crate::budget::json_len(&block),
+        "resource_link" => crate::json_size::json_len(&block),
         other => {
             return Err(invalid(format!(
                 "toolweave does not pass on blocks of type \"{other}\""

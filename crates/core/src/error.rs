@@ -1123,7 +1123,7 @@ impl CallError {
     /// (JSON writes at most six bytes for one of text).
     pub(crate) fn guest_text(&self, memory_limit: usize) -> String {
         let text = self.to_string();
-        if crate::budget::string_json_len(&text) > memory_limit {
+        if crate::json_size::string_json_len(&text) > memory_limit {
             return cut(text, memory_limit / 6);
         }
         text

@@ -30,10 +30,11 @@ use crate::budget::Budget;
 use crate::emitted::Emitted;
 use crate::engines::Running;
 use crate::error::ExecutionError;
-use crate::gateway::{Flavor, Gateway};
+use crate::gateway::Gateway;
 use crate::llm::LlmBudget;
 use crate::redaction::{Redacted, Tokens};
 use crate::session_state::SessionState;
+use toolweave_catalog::Flavor;
 use toolweave_config::ToolGlobs;
 
 /// How long abandoned calls get to tell their upstream servers they were cancelled.
@@ -210,7 +211,7 @@ impl Gateway {
         let session = self.start_engine(code, language, timeout).await;
         let context = CallContext {
             gateway: self.clone(),
-            flavor: Flavor::of(language),
+            flavor: crate::catalog_state::flavor_of(language),
             listener,
             budget: Arc::new(Budget::new(
                 self.limits.max_calls_per_tool,
@@ -261,7 +262,7 @@ impl Gateway {
         language: Language,
         timeout: Duration,
     ) -> Box<dyn Running> {
-        let manifest = self.current_catalog().await.manifest();
+        let manifest = self.catalogs.current_catalog().await.manifest();
         let engine_request = toolweave_sandbox::ExecuteRequest {
             code,
             language,
@@ -293,7 +294,7 @@ impl Gateway {
         };
         if let Some(allowed) = &run.context.allowed_tools {
             // Told after the run: servers that were starting when it began may be up now.
-            let catalog = self.current_catalog().await;
+            let catalog = self.catalogs.current_catalog().await;
             let settled = self.unavailable().is_empty();
             for note in allowed_tools_notes(&catalog, allowed, settled) {
                 run.warn(note);
@@ -400,7 +401,6 @@ impl CallContext {
                 listener: self.listener.as_ref(),
                 budget: &self.budget,
                 approver: self.approver.as_ref(),
-                approval: std::sync::Mutex::new(None),
                 state: Some(&self.state),
                 tokens: Some(&self.tokens),
                 allowed: self.allowed_tools.as_ref(),
@@ -676,7 +676,7 @@ impl Gateway {
         language: Language,
         warnings: &mut Vec<String>,
     ) -> Result<Value, ExecutionError> {
-        let bytes = crate::budget::value_json_len(&value);
+        let bytes = crate::json_size::value_json_len(&value);
         let limit = self.limits.max_result_bytes;
         if bytes <= limit {
             return Ok(value);

@@ -1,33 +1,20 @@
-//! The gateway: upstream servers, the catalog built from their tool lists, and the limits.
+//! The gateway: what one toolweave is made of (upstream servers, the catalog cache, discovery,
+//! the executor, the limits, the audit log) and its public face; each part does its own work.
 
-use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
-use serde::Serialize;
-use serde_json::Value;
-use tokio::sync::Semaphore;
-use toolweave_catalog::{Catalog, Entry, MAX_NAME_BYTES, ToolSchema};
+use toolweave_catalog::{Catalog, Flavor};
 use toolweave_config::{Limits, Policy};
-
-use crate::audit::AuditLog;
-use toolweave_sandbox::Language;
 use toolweave_upstream::UpstreamManager;
 
-use crate::budget::json_len;
+use crate::audit::AuditLog;
+use crate::catalog_cache::{CatalogCache, Unavailable};
 use crate::catalog_state::CatalogState;
+use crate::discovery::{DescribeAnswer, Discovery, SearchAnswer};
 use crate::engines::Executor;
-use crate::error::{CallError, DiscoveryError};
+use crate::error::DiscoveryError;
 use crate::pins::{HeldTool, ToolPins};
-use crate::provider::{ProviderState, ToolProvider};
-
-/// Different names one describe request may hold: each one that names no tool is compared with
-/// every tool for suggestions.
-pub const MAX_DESCRIBE_NAMES: usize = 50;
-/// Bytes of one search query: each word is looked up, and compared with the words of every tool
-/// when it matches none.
-pub const MAX_QUERY_BYTES: usize = 1000;
-/// The most hits one search from code gets (more asked for is this many).
-const MAX_CODE_SEARCH_LIMIT: u32 = 100;
+use crate::provider::ToolProvider;
 
 /// Everything an execution, a search or a describe needs. Shared as `Arc<Gateway>`; made by
 /// [`Gateway::builder`].
@@ -35,18 +22,9 @@ pub struct Gateway {
     /// The MCP servers' manager (one with no servers when there are none): their status, roots,
     /// client capabilities and shutdown. Their tools reach the catalog through their providers.
     pub(crate) upstream: Arc<UpstreamManager>,
-    /// Every source of tools, MCP servers first (in config order), then the host's own.
-    pub(crate) providers: Vec<Arc<dyn ToolProvider>>,
-    /// The providers' change channels, each once: the catalog is rebuilt when one moves.
-    changes: Vec<tokio::sync::watch::Receiver<u64>>,
+    /// The providers and the snapshot of their tools, kept current.
+    pub(crate) catalogs: Arc<CatalogCache>,
     pub(crate) limits: Limits,
-    /// Which tools guest code may see and call.
-    policy: Policy,
-    /// The pinned tool definitions, when tools are pinned.
-    pins: Option<Arc<ToolPins>>,
-    /// How many times the pins file changed under a snapshot that holds tools: part of the
-    /// version, so such a change rebuilds the catalog as a server's does.
-    pins_changes: std::sync::atomic::AtomicU64,
     /// Where each execution is recorded, when it is.
     pub(crate) audit: Option<AuditLog>,
     /// How `llm.ask` and `llm.think` are answered: budgets, system prompts, provider.
@@ -57,16 +35,8 @@ pub struct Gateway {
     pub(crate) approver: Option<Arc<dyn crate::Approver>>,
     /// What is replaced by tokens in what the model reads, when anything is.
     pub(crate) redaction: Option<crate::redaction::Redaction>,
-    /// The providers' namespaces, in order.
-    servers: Vec<String>,
-    current: RwLock<Arc<CatalogState>>,
-    /// Serializes rebuilds so concurrent callers share one.
-    rebuild: tokio::sync::Mutex<()>,
-    /// Searches and describes computed at once, off the protocol thread: they wait their turn
-    /// rather than take every core from executions.
-    discovery: Arc<Semaphore>,
-    /// When the servers started: discovery waits for them until [`DISCOVERY_WAIT`] after.
-    started: std::time::Instant,
+    /// Search and describe over the catalog, for the client and for code.
+    pub(crate) discovery: Discovery,
     /// Told about every tool call of guest code, once something measures them.
     pub(crate) observer: std::sync::OnceLock<Arc<dyn crate::Observer>>,
     /// The store and result handles of executions that name no session state of their own
@@ -88,213 +58,6 @@ pub(crate) struct Parts {
     pub(crate) redaction: Option<crate::redaction::Redaction>,
 }
 
-/// How long after the gateway starts discovery (`search_tools`, `describe_tools` and their guest
-/// functions) waits for servers still starting. Past it, discovery answers at once with the
-/// servers that are ready and names those still starting, so one server that never answers costs
-/// a search at most this, not the startup timeout. A call from code to a starting server still
-/// waits for that server (up to `--startup-timeout-ms`).
-pub const DISCOVERY_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// How long a describe waits, at most, for the servers still starting whose tools it names (its
-/// start-up timeout bounds each too): longer than most servers take to start, short enough for
-/// a model to be told that one is slow.
-pub const NAMED_SERVER_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// The language tools are described in: TypeScript declarations or Python stubs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Flavor {
-    /// `.d.ts` declarations and signatures.
-    #[default]
-    TypeScript,
-    /// `.pyi`-style stubs and signatures.
-    Python,
-}
-
-impl Flavor {
-    /// The flavor code in `language` reads best.
-    pub fn of(language: Language) -> Self {
-        match language {
-            Language::JavaScript | Language::TypeScript => Self::TypeScript,
-            Language::Python => Self::Python,
-        }
-    }
-
-    /// What guest code of this flavor calls to search the catalog.
-    pub(crate) fn search_function(self) -> &'static str {
-        match self {
-            Self::TypeScript => "searchTools",
-            Self::Python => "search_tools",
-        }
-    }
-
-    /// The compact one-line signature of `entry`.
-    pub(crate) fn signature(self, catalog: &Catalog, entry: &Entry) -> String {
-        match self {
-            Self::TypeScript => catalog.signature(entry),
-            Self::Python => catalog.python_signature(entry),
-        }
-    }
-
-    /// The full declaration of `entry`.
-    pub(crate) fn declaration(self, catalog: &Catalog, entry: &Entry) -> String {
-        match self {
-            Self::TypeScript => catalog.declaration(entry),
-            Self::Python => catalog.python_stub(entry),
-        }
-    }
-
-    /// The full declarations of `entries`, one block (or class) per server.
-    pub(crate) fn declarations_of(self, catalog: &Catalog, entries: &[&Entry]) -> String {
-        match self {
-            Self::TypeScript => catalog.declarations_of(entries),
-            Self::Python => catalog.python_stubs_of(entries),
-        }
-    }
-}
-
-/// One search hit, as both the MCP tool and guest code see it.
-#[derive(Debug, Clone, Serialize)]
-pub struct SearchResult {
-    /// The guest call name: `server.tool` (call it as `tools.server.tool(...)`).
-    pub name: String,
-    /// The first sentence of the tool's description (and, for a deprecated tool, what it says
-    /// of that).
-    pub description: String,
-    /// Compact signature, in TypeScript or Python (see [`Flavor`]).
-    pub signature: String,
-    /// The tool says it is deprecated: it is ranked after tools that match as well.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub deprecated: bool,
-    /// The tool shares only a word or two with the query, not what it asks for.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub weak: bool,
-}
-
-/// What `search` found, best first.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct SearchAnswer {
-    /// The hits that fit in the answer.
-    pub results: Vec<SearchResult>,
-    /// How many more hits there were that did not fit within the result limit
-    /// (`--max-result-bytes`).
-    pub omitted: usize,
-    /// The held tools the query asks for (see [`Gateway::held`]), by `server.tool` (original
-    /// names).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub held: Vec<String>,
-    /// How many other tools are held, per server.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub held_elsewhere: Vec<(String, usize)>,
-}
-
-/// A provider (a configured server) whose tools cannot be searched or called right now, and why.
-#[derive(Debug, Clone, Serialize)]
-pub struct Unavailable {
-    /// The provider's namespace: a server's name, as configured.
-    pub server: String,
-    /// Why, naming the server: still starting, or the error that names the cause and what to
-    /// change.
-    pub reason: String,
-}
-
-/// The full description of one tool.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Described {
-    /// The guest call name: `server.tool`.
-    pub name: String,
-    /// The upstream server's name, as configured.
-    pub server: String,
-    /// The tool's name as the upstream server lists it.
-    pub tool: String,
-    /// TypeScript declaration or Python stub, with doc comments (see [`Flavor`]).
-    pub declaration: String,
-    /// The tool's JSON Schema for its arguments, when schemas were asked for.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub input_schema: Option<Value>,
-    /// The JSON Schema of its `structuredContent`, when schemas were asked for and the server
-    /// declares one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub output_schema: Option<Value>,
-}
-
-/// What a server said about using its tools (the `instructions` of its `initialize` answer).
-#[derive(Debug, Clone, Serialize)]
-pub struct ServerInstructions {
-    /// The server's name, as configured.
-    pub server: String,
-    /// Its words, cut with a note when long.
-    pub instructions: String,
-}
-
-/// What `describe` found: descriptions, and names it could not resolve with suggestions.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct DescribeAnswer {
-    /// The instructions of the servers named as a whole (a bare server name), before their tools.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub instructions: Vec<ServerInstructions>,
-    /// One entry per resolved tool, in the order asked.
-    pub tools: Vec<Described>,
-    /// Names that matched nothing, each with up to three close names.
-    pub unknown: Vec<(String, Vec<String>)>,
-    /// Names of tools of configured servers that are not ready (still starting past the wait,
-    /// or failed), each with its server: not said to name no tool, since the server has not
-    /// listed its tools; `unavailable` says why.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub unready: Vec<(String, String)>,
-    /// Names of tools held because their definitions changed since they were pinned, each
-    /// with why it is not described.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub held: Vec<(String, String)>,
-    /// Names of MCP Apps tools that only their server's user interface calls, each with why
-    /// it is not described.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub app_only: Vec<(String, String)>,
-    /// Tools the names matched that were not described because the answer reached the result
-    /// limit (`--max-result-bytes`), by guest call name.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub omitted: Vec<String>,
-    /// When some names matched nothing: the servers that are not available now, whose tools
-    /// they may have named.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub unavailable: Vec<Unavailable>,
-    /// The declarations of every described tool, one namespace block (or Python class) per
-    /// server: the text a model reads.
-    #[serde(skip)]
-    pub declarations: String,
-}
-
-impl DescribeAnswer {
-    /// Records `name` (`trimmed` of spaces and `tools.`), which matched no tool: held, when its
-    /// definition changed since it was pinned, else unknown with close names.
-    fn not_found(&mut self, state: &CatalogState, name: &str, trimmed: &str) {
-        if let Some(server) = state.server_mentioned(trimmed)
-            && !state.is_ready(server)
-        {
-            self.unready.push((name.to_owned(), server.to_owned()));
-            return;
-        }
-        if let Some((server, tool)) = state.app_only_tool(trimmed) {
-            let why = crate::error::CallError::AppOnly {
-                server: server.clone(),
-                tool: tool.clone(),
-            };
-            self.app_only.push((name.to_owned(), why.to_string()));
-            return;
-        }
-        match state.held_tool(trimmed) {
-            Some(held) => self.held.push((
-                name.to_owned(),
-                crate::error::held_tool(&held.server, &held.tool, held.finding.as_deref()),
-            )),
-            None => self
-                .unknown
-                .push((name.to_owned(), state.catalog.suggest(trimmed))),
-        }
-    }
-}
-
 impl Gateway {
     /// The gateway of `parts`, whose catalog follows its providers from now on (when called
     /// within a tokio runtime).
@@ -311,79 +74,29 @@ impl Gateway {
             approver,
             redaction,
         } = parts;
-        let servers: Vec<String> = providers
-            .iter()
-            .map(|provider| provider.namespace().to_owned())
-            .collect();
-        let mut changes: Vec<tokio::sync::watch::Receiver<u64>> = Vec::new();
-        for channel in providers.iter().filter_map(|provider| provider.changes()) {
-            if !changes.iter().any(|known| known.same_channel(&channel)) {
-                changes.push(channel);
-            }
-        }
-        // Version 0 is this empty snapshot; the providers' state is version 1 and up.
-        let empty = CatalogState::new(&servers, Vec::new(), 0, &policy, None, None);
-        let gateway = Arc::new(Self {
+        let installed: crate::catalog_cache::Installed = {
+            let executor = executor.clone();
+            Box::new(move |state: &CatalogState| executor.expect(&state.manifest()))
+        };
+        let catalogs = CatalogCache::start(providers, policy, pins, installed);
+        Arc::new(Self {
             upstream,
-            providers,
-            changes,
-            policy,
-            pins: pins.map(Arc::new),
-            pins_changes: std::sync::atomic::AtomicU64::new(0),
+            discovery: Discovery::new(catalogs.clone(), limits.max_result_bytes),
+            catalogs,
             audit,
             llm: Arc::new(llm),
             executor,
             approver,
             redaction,
             limits,
-            servers,
-            current: RwLock::new(Arc::new(empty)),
-            rebuild: tokio::sync::Mutex::new(()),
-            discovery: Arc::new(Semaphore::new(discovery_threads())),
-            started: std::time::Instant::now(),
             observer: std::sync::OnceLock::new(),
             own_state: std::sync::OnceLock::new(),
-        });
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            let changes = gateway.changes.clone();
-            runtime.spawn(keep_catalog_current(Arc::downgrade(&gateway), changes));
-        }
-        gateway
-    }
-
-    /// The version of the providers' state now: it changes whenever one's state or tools do.
-    pub(crate) fn version(&self) -> u64 {
-        1 + self
-            .changes
-            .iter()
-            .map(|channel| *channel.borrow())
-            .sum::<u64>()
-            + self.pins_changes.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// Counts a change of the pins file (`toolweave trust` accepted a definition) when the
-    /// current snapshot holds tools, so the next read rebuilds it. One `stat`, and only while
-    /// something is held.
-    fn notice_pins_change(&self) {
-        if let Some(pins) = &self.pins
-            && !self.snapshot().held.is_empty()
-            && pins.moved()
-        {
-            self.pins_changes
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        }
-    }
-
-    /// The provider whose namespace is `namespace` (as given, not as guest code spells it).
-    pub(crate) fn provider(&self, namespace: &str) -> Option<&Arc<dyn ToolProvider>> {
-        self.providers
-            .iter()
-            .find(|provider| provider.namespace() == namespace)
+        })
     }
 
     /// The namespaces of every provider (MCP servers by their configured names), in order.
     pub fn servers(&self) -> &[String] {
-        &self.servers
+        self.catalogs.servers()
     }
 
     /// Stops every upstream server and waits until the audit log holds every execution so far.
@@ -401,16 +114,7 @@ impl Gateway {
 
     /// The rules on which upstream tools guest code may see and call.
     pub fn policy(&self) -> &Policy {
-        &self.policy
-    }
-
-    /// `value` as the audit log may hold it: what redaction finds replaced by `<email>` and the
-    /// like (no token: the log never holds a value or anything that leads to one).
-    pub(crate) fn without_redacted(&self, mut value: Value) -> Value {
-        if let Some(redaction) = &self.redaction {
-            redaction.value(None, &mut value, &mut crate::redaction::Redacted::default());
-        }
-        value
+        self.catalogs.policy()
     }
 
     /// The limits every execution runs under.
@@ -443,141 +147,40 @@ impl Gateway {
 
     /// The guest namespaces, `(guest, configured)`, known without waiting for any server.
     pub fn namespaces(&self) -> Vec<(String, String)> {
-        self.snapshot()
+        self.catalogs
+            .snapshot()
             .catalog
             .namespaces()
             .map(|(guest, original)| (guest.to_owned(), original.to_owned()))
             .collect()
     }
 
-    /// The snapshot as it is now, without waiting.
-    pub(crate) fn snapshot(&self) -> Arc<CatalogState> {
-        match self.current.read() {
-            Ok(current) => current.clone(),
-            // Poisoning only means a panic elsewhere; the Arc inside is still whole.
-            Err(poisoned) => poisoned.into_inner().clone(),
-        }
-    }
-
-    /// The catalog for discovery (search, describe, declarations): [`current_catalog`]
-    /// once the providers still starting are up, or [`DISCOVERY_WAIT`] after the gateway
-    /// started has passed.
-    ///
-    /// [`current_catalog`]: Self::current_catalog
-    pub(crate) async fn settled_catalog(&self) -> Arc<CatalogState> {
-        // Outside the rebuild lock: an execution that needs a fresh snapshot never queues behind
-        // a server that is slow to start. The wait is polled once even with no time left, which
-        // starts again a crashed server whose restart is due. Nothing is copied: with many
-        // thousands of tools, copying every tool list would cost each search and describe.
-        let left = DISCOVERY_WAIT.saturating_sub(self.started.elapsed());
-        let settled =
-            futures::future::join_all(self.providers.iter().map(|provider| provider.settle()));
-        let _ = tokio::time::timeout(left, settled).await;
-        self.current_catalog().await
-    }
-
-    /// A snapshot at least as new as the providers' state now, without waiting for providers
-    /// still starting.
-    pub(crate) async fn current_catalog(&self) -> Arc<CatalogState> {
-        self.notice_pins_change();
-        let version = self.version();
-        let current = self.snapshot();
-        if current.version == version {
-            return current;
-        }
-        let _guard = self.rebuild.lock().await;
-        let current = self.snapshot();
-        if current.version == version {
-            return current;
-        }
-        let mut tools = Vec::new();
-        for provider in &self.providers {
-            if provider.state() == ProviderState::Ready
-                && let Ok(list) = provider.tools().await
-            {
-                tools.push((provider.namespace().to_owned(), list));
-            }
-        }
-        // At thousands of tools a build takes a good part of a second of CPU: off the runtime's
-        // threads, so other sessions' requests are not held up meanwhile.
-        let servers = self.servers.clone();
-        let policy = self.policy.clone();
-        let pins = self.pins.clone();
-        let build = move || {
-            let started = std::time::Instant::now();
-            let state = CatalogState::new(
-                &servers,
-                tools,
-                version,
-                &policy,
-                pins.as_deref(),
-                Some(&current),
-            );
-            tracing::debug!(
-                tools = state.catalog.entries().len(),
-                took_ms = started.elapsed().as_secs_f64() * 1e3,
-                "built the catalog"
-            );
-            state
-        };
-        let state = match tokio::task::spawn_blocking(build).await {
-            Ok(state) => state,
-            // A blocking task is never aborted, so its only error is its panic: passed on.
-            Err(error) => std::panic::resume_unwind(error.into_panic()),
-        };
-        self.install(state)
-    }
-
-    fn install(&self, state: CatalogState) -> Arc<CatalogState> {
-        let state = Arc::new(state);
-        match self.current.write() {
-            Ok(mut current) => *current = state.clone(),
-            Err(poisoned) => *poisoned.into_inner() = state.clone(),
-        }
-        // Engines and workers prepared from now on set up these tools ahead of the next job.
-        self.executor.expect(&state.manifest());
-        // Building a catalog frees most of what it allocates (at 10,000 tools, the gateway's
-        // resident memory stayed tens of MB above what it holds); give it back, off this thread.
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            drop(runtime.spawn_blocking(toolweave_sandbox::release_free_memory));
-        }
-        state
-    }
-
-    /// Ranked search over every tool (waits for servers still starting, up to [`DISCOVERY_WAIT`]
-    /// after the gateway started), computed off the protocol thread; the answer stays within the
-    /// result limit.
+    /// Ranked search over every tool (waits for servers still starting, up to
+    /// [`DISCOVERY_WAIT`](crate::DISCOVERY_WAIT) after the gateway started), computed off the
+    /// protocol thread; the answer stays within the result limit.
     pub async fn search(
         &self,
         query: String,
         limit: usize,
         flavor: Flavor,
     ) -> Result<SearchAnswer, DiscoveryError> {
-        if query.len() > MAX_QUERY_BYTES {
-            return Err(DiscoveryError::QueryTooLong {
-                size: query.len(),
-                limit: MAX_QUERY_BYTES,
-            });
-        }
-        let state = self.settled_catalog().await;
-        let max_bytes = self.limits.max_result_bytes;
-        self.off_thread(move || search_in(&state, &query, limit, flavor, max_bytes))
-            .await
+        self.discovery.search(query, limit, flavor).await
     }
 
     /// The tier of the tool code calls by `name` (`server.tool`, guest or original names) in the
     /// catalog as it is now: whether its calls ask, and why. `None` for a name the catalog does
     /// not have (the policy keeps it out: see [`kept_out`](Self::kept_out)).
     pub fn tier_of(&self, name: &str) -> Option<crate::Tier> {
-        let state = self.snapshot();
+        let state = self.catalogs.snapshot();
         let entry = state.catalog.resolve(name)?;
-        Some(crate::approval::tier(&self.policy, entry))
+        Some(crate::approval::tier(self.catalogs.policy(), entry))
     }
 
     /// The tools of ready servers that the policy keeps out of the catalog, as `server.tool`
     /// (original names), each with the reason.
     pub fn kept_out(&self) -> Vec<(String, String)> {
-        self.snapshot()
+        self.catalogs
+            .snapshot()
             .denied
             .iter()
             .map(|denied| {
@@ -589,529 +192,51 @@ impl Gateway {
             .collect()
     }
 
-    /// The tools held out of the catalog now because their definitions changed since they were
-    /// pinned (`toolweave trust` reviews them), in catalog order.
-    pub fn held(&self) -> Vec<HeldTool> {
-        self.snapshot().held.clone()
-    }
-
     /// The providers that are not ready now (starting or failed), so that an answer that lists
     /// tools can say whose tools are missing from it.
     pub fn unavailable(&self) -> Vec<Unavailable> {
-        self.providers
-            .iter()
-            .filter_map(|provider| {
-                let reason = match provider.state() {
-                    ProviderState::Ready | ProviderState::Stopped => return None,
-                    ProviderState::Starting => format!(
-                        "server \"{}\" is still starting, so its tools are not listed yet; look again in a moment (a call from code waits for it)",
-                        provider.namespace()
-                    ),
-                    ProviderState::Failed { reason } => reason,
-                };
-                Some(Unavailable {
-                    server: provider.namespace().to_owned(),
-                    reason,
-                })
-            })
-            .collect()
+        self.catalogs.unavailable()
+    }
+
+    /// The tools held out of the catalog now because their definitions changed since they were
+    /// pinned (`toolweave trust` reviews them), in catalog order.
+    pub fn held(&self) -> Vec<HeldTool> {
+        self.catalogs.snapshot().held.clone()
     }
 
     /// Full declarations of the named tools. Names may be `server.tool`, `tools.server.tool`,
     /// `mcp__server__tool`, or a bare server name for all of its tools. At most
-    /// [`MAX_DESCRIBE_NAMES`] different names of at most [`MAX_NAME_BYTES`] each; computed off
-    /// the protocol thread; the answer stays within the result limit. With `schemas`, each tool
-    /// also carries its JSON Schemas.
+    /// [`MAX_DESCRIBE_NAMES`](crate::MAX_DESCRIBE_NAMES) different names of at most
+    /// [`MAX_NAME_BYTES`](toolweave_catalog::MAX_NAME_BYTES) each; computed off the protocol
+    /// thread; the answer stays within the result limit. With `schemas`, each tool also carries its
+    /// JSON Schemas.
     pub async fn describe(
         &self,
         names: Vec<String>,
         flavor: Flavor,
         schemas: bool,
     ) -> Result<DescribeAnswer, DiscoveryError> {
-        let state = self.settled_catalog().await;
-        let state = self.after_named_servers(state, &names).await;
-        let max_bytes = self.limits.max_result_bytes;
-        let instructions = self.instructions();
-        let mut answer = self
-            .off_thread(move || {
-                let names = distinct_names(names)?;
-                Ok(describe_in(
-                    &state,
-                    &names,
-                    flavor,
-                    &instructions,
-                    schemas,
-                    max_bytes,
-                ))
-            })
-            .await??;
-        if !answer.unknown.is_empty() || !answer.unready.is_empty() {
-            answer.unavailable = self.unavailable();
-        }
-        Ok(answer)
-    }
-
-    /// `state`, or a newer snapshot once every server that `names` name and that is still
-    /// starting is up or failed (each bounded by its startup timeout, as a call from code
-    /// waits), so that a name is said to name no tool only of a server that listed its tools.
-    async fn after_named_servers(
-        &self,
-        state: Arc<CatalogState>,
-        names: &[String],
-    ) -> Arc<CatalogState> {
-        let mut starting: Vec<&Arc<dyn ToolProvider>> = Vec::new();
-        for name in names.iter().take(MAX_DESCRIBE_NAMES) {
-            let trimmed = name.trim();
-            if state
-                .catalog
-                .resolve(trimmed.strip_prefix("tools.").unwrap_or(trimmed))
-                .is_some()
-            {
-                continue;
-            }
-            let Some(server) = state.server_mentioned(trimmed) else {
-                continue;
-            };
-            if let Some(provider) = self.provider(server)
-                && provider.state() == ProviderState::Starting
-                && !starting.iter().any(|known| Arc::ptr_eq(known, provider))
-            {
-                starting.push(provider);
-            }
-        }
-        if starting.is_empty() {
-            return state;
-        }
-        // Each provider's own wait is bounded by its startup timeout, and this one by
-        // `NAMED_SERVER_WAIT`; what became of them shows in the new snapshot and in
-        // `unavailable`.
-        let started = futures::future::join_all(starting.iter().map(|provider| provider.tools()));
-        let _ = tokio::time::timeout(NAMED_SERVER_WAIT, started).await;
-        self.current_catalog().await
-    }
-
-    /// What each provider said about using its tools, by namespace, for the providers that
-    /// said something.
-    fn instructions(&self) -> HashMap<String, String> {
-        self.providers
-            .iter()
-            .filter_map(|provider| {
-                Some((provider.namespace().to_owned(), provider.instructions()?))
-            })
-            .collect()
-    }
-
-    /// What guest code's `searchTools(query, limit)` (`search_tools` in Python) resolves to, or
-    /// the message it rejects with.
-    pub(crate) async fn search_for_code(
-        &self,
-        query: String,
-        limit: Option<u32>,
-        flavor: Flavor,
-    ) -> Result<Value, CallError> {
-        let limit = limit.map_or(toolweave_catalog::DEFAULT_SEARCH_LIMIT, |limit| {
-            limit.clamp(1, MAX_CODE_SEARCH_LIMIT) as usize
-        });
-        let answer = self
-            .search(query, limit, flavor)
-            .await
-            .map_err(CallError::Discovery)?;
-        serde_json::to_value(answer.results).map_err(|error| CallError::Internal {
-            message: error.to_string(),
-        })
-    }
-
-    /// What guest code's `describeTools(names)` (`describe_tools` in Python) resolves to, or the
-    /// message it rejects with: when no name matched a tool, why each did not.
-    pub(crate) async fn describe_for_code(
-        &self,
-        names: Vec<String>,
-        flavor: Flavor,
-    ) -> Result<Value, CallError> {
-        // Code gets the schemas: it reads them as data, and the model pays only for what the
-        // program returns.
-        let answer = self
-            .describe(names, flavor, true)
-            .await
-            .map_err(CallError::Discovery)?;
-        if answer.tools.is_empty() && !answer.held.is_empty() {
-            return Err(CallError::AllHeld {
-                held: answer.held.into_iter().map(|(_, why)| why).collect(),
-            });
-        }
-        if answer.tools.is_empty() && answer.unknown.is_empty() && !answer.unready.is_empty() {
-            return Err(CallError::ServersNotReady {
-                unavailable: answer
-                    .unavailable
-                    .into_iter()
-                    .map(|server| server.reason)
-                    .collect(),
-            });
-        }
-        if answer.tools.is_empty() && !answer.unknown.is_empty() {
-            return Err(CallError::UnknownNames {
-                unknown: answer.unknown,
-                search: flavor.search_function(),
-            });
-        }
-        serde_json::to_value(answer).map_err(|error| CallError::Internal {
-            message: error.to_string(),
-        })
-    }
-
-    /// Runs `work` on a blocking thread when a discovery slot is free, so that a long search or
-    /// describe costs its requester the wait, and neither the protocol thread nor the other
-    /// sessions. The slot is held until the work ends, also when its requester stops waiting.
-    async fn off_thread<T: Send + 'static>(
-        &self,
-        work: impl FnOnce() -> T + Send + 'static,
-    ) -> Result<T, DiscoveryError> {
-        let slot = self
-            .discovery
-            .clone()
-            .acquire_owned()
-            .await
-            .map_err(|error| DiscoveryError::Internal {
-                message: format!("no discovery slot: {error}"),
-            })?;
-        tokio::task::spawn_blocking(move || {
-            let answer = work();
-            drop(slot);
-            answer
-        })
-        .await
-        .map_err(|error| DiscoveryError::Internal {
-            message: format!("the search or describe failed: {error}"),
-        })
+        self.discovery.describe(names, flavor, schemas).await
     }
 
     /// What `read` makes of the catalog code sees now (the policy applied), given with the
     /// upstream state version it was built from. With `settle`, first waits for servers still
-    /// starting as discovery does (until [`DISCOVERY_WAIT`] after the gateway started).
+    /// starting as discovery does (until [`DISCOVERY_WAIT`](crate::DISCOVERY_WAIT) after the
+    /// gateway started).
     pub async fn read_catalog<T>(&self, settle: bool, read: impl FnOnce(&Catalog, u64) -> T) -> T {
         let state = if settle {
-            self.settled_catalog().await
+            self.catalogs.settled_catalog().await
         } else {
-            self.current_catalog().await
+            self.catalogs.current_catalog().await
         };
         read(&state.catalog, state.version)
     }
 
     /// TypeScript declarations of every tool, as one `.d.ts` (waits for servers still starting,
-    /// up to [`DISCOVERY_WAIT`] after the gateway started).
+    /// up to [`DISCOVERY_WAIT`](crate::DISCOVERY_WAIT) after the gateway started).
     pub async fn declarations(&self, flavor: Flavor) -> String {
-        let state = self.settled_catalog().await;
-        match flavor {
-            Flavor::TypeScript => state.catalog.declarations(),
-            Flavor::Python => state.catalog.python_stubs(),
-        }
-    }
-}
-
-/// How many searches and describes run at once: every core but one, which stays for the
-/// protocol and the executions.
-fn discovery_threads() -> usize {
-    std::thread::available_parallelism()
-        .map_or(1, std::num::NonZeroUsize::get)
-        .saturating_sub(1)
-        .max(1)
-}
-
-/// At most `limit` hits for `query`, as many as fit in `max_bytes` of JSON.
-fn search_in(
-    state: &CatalogState,
-    query: &str,
-    limit: usize,
-    flavor: Flavor,
-    max_bytes: usize,
-) -> SearchAnswer {
-    let catalog = &state.catalog;
-    let mut answer = SearchAnswer::default();
-    // The array's brackets, then each hit with its comma.
-    let mut used = 1;
-    for hit in catalog.search(query, limit) {
-        let Some(entry) = catalog.entries().get(hit.entry) else {
-            continue;
-        };
-        if answer.omitted > 0 {
-            answer.omitted += 1;
-            continue;
-        }
-        let deprecated = entry.deprecated();
-        let result = SearchResult {
-            name: guest_name(entry),
-            description: summary(entry.description.as_deref().unwrap_or(""), deprecated),
-            signature: flavor.signature(catalog, entry),
-            deprecated,
-            weak: hit.weak,
-        };
-        used += json_len(&result) + 1;
-        if used > max_bytes {
-            answer.omitted += 1;
-            continue;
-        }
-        answer.results.push(result);
-    }
-    for held in &state.held {
-        if held.matches(query) {
-            answer.held.push(format!("{}.{}", held.server, held.tool));
-        } else {
-            match answer.held_elsewhere.last_mut() {
-                Some((server, count)) if *server == held.server => *count += 1,
-                _ => answer.held_elsewhere.push((held.server.clone(), 1)),
-            }
-        }
-    }
-    answer
-}
-
-/// `names` without repeats, in the order given; an error past [`MAX_DESCRIBE_NAMES`] different
-/// names, or for a name longer than [`MAX_NAME_BYTES`].
-fn distinct_names(names: Vec<String>) -> Result<Vec<String>, DiscoveryError> {
-    let given = names.len();
-    let mut seen: HashSet<String> = HashSet::new();
-    let mut distinct = Vec::new();
-    for (position, name) in names.into_iter().enumerate() {
-        if name.len() > MAX_NAME_BYTES {
-            return Err(DiscoveryError::NameTooLong {
-                position: position + 1,
-                size: name.len(),
-                beginning: name.chars().take(40).collect(),
-                limit: MAX_NAME_BYTES,
-            });
-        }
-        if seen.contains(&name) {
-            continue;
-        }
-        if distinct.len() == MAX_DESCRIBE_NAMES {
-            return Err(DiscoveryError::TooManyNames {
-                given,
-                limit: MAX_DESCRIBE_NAMES,
-            });
-        }
-        seen.insert(name.clone());
-        distinct.push(name);
-    }
-    Ok(distinct)
-}
-
-/// What `describe` tells of `entry` (called `call_name` in code): its declaration, and its
-/// schemas when they are asked for.
-fn described_tool(
-    catalog: &toolweave_catalog::Catalog,
-    entry: &Entry,
-    call_name: String,
-    flavor: Flavor,
-    schemas: bool,
-) -> Described {
-    Described {
-        name: call_name,
-        server: entry.server.clone(),
-        tool: entry.tool.clone(),
-        declaration: flavor.declaration(catalog, entry),
-        input_schema: schemas.then(|| entry.input_schema.value()),
-        output_schema: entry
-            .output_schema
-            .as_ref()
-            .filter(|_| schemas)
-            .map(ToolSchema::value),
-    }
-}
-
-/// Each tool `names` name, once, in the order named, as many as fit in `max_bytes` (the rest
-/// under `omitted`); names that match nothing under `unknown`, with suggestions. A tool costs its
-/// declaration, and its schemas when they are asked for. A bare server name names all of its
-/// tools, and brings the server's `instructions` with them (counted in `max_bytes`, and never left
-/// out: they are bounded, and come before the tools).
-fn describe_in(
-    state: &CatalogState,
-    names: &[String],
-    flavor: Flavor,
-    instructions: &HashMap<String, String>,
-    schemas: bool,
-    max_bytes: usize,
-) -> DescribeAnswer {
-    let catalog = &state.catalog;
-    let mut answer = DescribeAnswer {
-        instructions: Vec::new(),
-        tools: Vec::new(),
-        unknown: Vec::new(),
-        unready: Vec::new(),
-        held: Vec::new(),
-        app_only: Vec::new(),
-        omitted: Vec::new(),
-        unavailable: Vec::new(),
-        declarations: String::new(),
-    };
-    let mut described: Vec<&Entry> = Vec::new();
-    let mut used = 0;
-    for name in names {
-        let trimmed = name.trim();
-        let trimmed = trimmed.strip_prefix("tools.").unwrap_or(trimmed);
-        let mut found: Vec<&Entry> = Vec::new();
-        if let Some(entry) = catalog.resolve(trimmed) {
-            found.push(entry);
-        } else {
-            found.extend(
-                catalog
-                    .entries()
-                    .iter()
-                    .filter(|entry| entry.guest_server == trimmed || entry.server == trimmed),
-            );
-            if let Some(entry) = found.first()
-                && !answer
-                    .instructions
-                    .iter()
-                    .any(|known| known.server == entry.server)
-                && let Some(text) = instructions.get(&entry.server)
-            {
-                let server = ServerInstructions {
-                    server: entry.server.clone(),
-                    instructions: toolweave_catalog::visible(text),
-                };
-                used += json_len(&server) + 1;
-                answer.instructions.push(server);
-            }
-        }
-        if found.is_empty() {
-            answer.not_found(state, name, trimmed);
-        }
-        for entry in found {
-            let call_name = guest_name(entry);
-            // One entry per tool, however many of the names spell it.
-            if described.iter().any(|seen| std::ptr::eq(*seen, entry))
-                || answer.omitted.contains(&call_name)
-            {
-                continue;
-            }
-            // Once one tool is left out, the ones after it are too: the answer is a prefix.
-            if !answer.omitted.is_empty() {
-                answer.omitted.push(call_name);
-                continue;
-            }
-            let tool = described_tool(catalog, entry, call_name, flavor, schemas);
-            used += tool.declaration.len() + tool.name.len();
-            if schemas {
-                // Twice: in the text the model reads and in `structuredContent`.
-                used += 2 * (json_len(&tool.input_schema) + json_len(&tool.output_schema));
-            }
-            if used > max_bytes {
-                answer.omitted.push(tool.name);
-                continue;
-            }
-            answer.tools.push(tool);
-            described.push(entry);
-        }
-    }
-    answer.declarations = flavor.declarations_of(catalog, &described);
-    answer
-}
-
-/// `server.tool` in guest names.
-pub(crate) fn guest_name(entry: &Entry) -> String {
-    format!("{}.{}", entry.guest_server, entry.guest_tool)
-}
-
-/// What a search hit says of its tool: the first sentence of its description, at most
-/// [`MAX_SUMMARY_CHARS`]; for a deprecated tool, also the sentence that says so (which names what
-/// to use instead), or "Deprecated." when only its title says it.
-fn summary(description: &str, deprecated: bool) -> String {
-    let first_line = description
-        .lines()
-        .map(str::trim)
-        .find(|line| !line.is_empty())
-        .unwrap_or("");
-    let mut summary = sentences(first_line)
-        .first()
-        .copied()
-        .unwrap_or("")
-        .to_owned();
-    if deprecated && !summary.to_lowercase().contains("deprecat") {
-        let text = description.split_whitespace().collect::<Vec<_>>().join(" ");
-        let notice = sentences(&text)
-            .into_iter()
-            .find(|sentence| sentence.to_lowercase().contains("deprecat"))
-            .unwrap_or("Deprecated.")
-            .to_owned();
-        summary = if summary.is_empty() {
-            notice
-        } else {
-            format!("{summary} {notice}")
-        };
-    }
-    if summary.chars().count() > MAX_SUMMARY_CHARS {
-        let cut: String = summary.chars().take(MAX_SUMMARY_CHARS - 1).collect();
-        format!("{}…", cut.trim_end())
-    } else {
-        summary
-    }
-}
-
-/// The most characters a search hit's description has.
-const MAX_SUMMARY_CHARS: usize = 160;
-
-/// `text` cut after each `.`, `!` or `?` that ends a sentence: followed by a space and not
-/// closing a short abbreviation (`e.g.`, `i.e.`, `etc.`, `vs.`).
-fn sentences(text: &str) -> Vec<&str> {
-    let mut sentences = Vec::new();
-    let mut start = 0;
-    let bytes = text.as_bytes();
-    for (position, byte) in bytes.iter().enumerate() {
-        if !matches!(byte, b'.' | b'!' | b'?') || bytes.get(position + 1) != Some(&b' ') {
-            continue;
-        }
-        let word = text[start..position]
-            .rsplit(' ')
-            .next()
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        if ["e.g", "i.e", "etc", "vs", "eg", "ie"].contains(&word.as_str()) {
-            continue;
-        }
-        sentences.push(text[start..=position].trim());
-        start = position + 1;
-    }
-    if !text[start..].trim().is_empty() {
-        sentences.push(text[start..].trim());
-    }
-    sentences
-}
-
-/// How long the catalog waits after a server's state changed before it is rebuilt: servers that
-/// start together become ready within milliseconds of each other, and one rebuild serves them all.
-const CATALOG_SETTLE: std::time::Duration = std::time::Duration::from_millis(5);
-
-/// Rebuilds the catalog whenever a provider's state or tools change, until the gateway is gone.
-/// An execution reads the catalog on its path; built there, the first execution after the
-/// servers started (and after each change) waited about a millisecond for the declarations,
-/// the search index and the manifest of every tool.
-async fn keep_catalog_current(
-    gateway: std::sync::Weak<Gateway>,
-    mut changes: Vec<tokio::sync::watch::Receiver<u64>>,
-) {
-    loop {
-        {
-            let Some(gateway) = gateway.upgrade() else {
-                return;
-            };
-            // At once when the catalog is current already.
-            gateway.current_catalog().await;
-        }
-        if changes.is_empty() {
-            // Providers whose tools never change: the one catalog stays.
-            return;
-        }
-        let changed = changes
-            .iter_mut()
-            .map(|channel| Box::pin(channel.changed()));
-        let (changed, _, _) = futures::future::select_all(changed).await;
-        if changed.is_err() {
-            return;
-        }
-        tokio::time::sleep(CATALOG_SETTLE).await;
-        for channel in &mut changes {
-            channel.borrow_and_update();
-        }
+        let state = self.catalogs.settled_catalog().await;
+        flavor.declarations(&state.catalog)
     }
 }
 
@@ -1137,15 +262,15 @@ mod tests {
             .expect("a gateway");
         let deadline = Instant::now() + Duration::from_secs(5);
         loop {
-            let version = gateway.version();
+            let version = gateway.catalogs.version();
             // Version 1: the server is starting; past it, it has failed.
-            if version > 1 && gateway.snapshot().version == version {
+            if version > 1 && gateway.catalogs.snapshot().version == version {
                 break;
             }
             assert!(
                 Instant::now() < deadline,
                 "the catalog stayed at version {} while the servers are at {version}",
-                gateway.snapshot().version
+                gateway.catalogs.snapshot().version
             );
             tokio::time::sleep(Duration::from_millis(10)).await;
         }

@@ -51,9 +51,11 @@ mod audit;
 mod bridge;
 mod budget;
 mod builder;
+mod catalog_cache;
 mod catalog_state;
 mod closures;
 mod direct;
+mod discovery;
 mod emitted;
 mod engines;
 mod error;
@@ -62,6 +64,7 @@ mod executor;
 mod fork_server;
 mod gateway;
 mod identity;
+mod json_size;
 mod lines;
 mod llm;
 mod mcp;
@@ -83,9 +86,14 @@ pub use approval::{
 };
 pub use audit::{AuditLog, AuditOptions, CallRecord, LlmRecord, RequestRecord};
 pub use builder::GatewayBuilder;
-pub use catalog_state::entry_name;
+pub use catalog_cache::{DISCOVERY_WAIT, Unavailable};
+pub use catalog_state::{entry_name, flavor_of};
 pub use closures::{ClosureProvider, ToolError};
 pub use direct::DirectCall;
+pub use discovery::{
+    DescribeAnswer, Described, MAX_DESCRIBE_NAMES, MAX_QUERY_BYTES, SearchAnswer, SearchResult,
+    ServerInstructions,
+};
 pub use engines::{Engines, Executor, Isolation, Running, failed};
 pub use error::{
     BlockError, BuildError, CallError, DiscoveryError, ExecutionError, LlmError, NamedServer,
@@ -94,10 +102,7 @@ pub use error::{
 pub use executor::{
     ExecuteOptions, ExecutionReport, ExecutionStats, LogLine, MAX_LOG_LINES, OmittedLogs,
 };
-pub use gateway::{
-    DISCOVERY_WAIT, DescribeAnswer, Described, Flavor, Gateway, MAX_DESCRIBE_NAMES,
-    MAX_QUERY_BYTES, SearchAnswer, SearchResult, ServerInstructions, Unavailable,
-};
+pub use gateway::Gateway;
 pub use identity::Identity;
 pub use llm::{DEFAULT_MAX_TOKENS, LlmOptions};
 pub use mcp::McpProvider;
@@ -111,7 +116,7 @@ pub use session_state::{RemoteHandles, SessionState, StateChanges};
 pub use text_result::TEXT_RESULT_RULE;
 pub use tokio_util::sync::CancellationToken;
 pub use toolweave_catalog::{
-    Annotations, MAX_SCHEMA_DEPTH, SchemaTooDeep, ToolDefinition, ToolSchema,
+    Annotations, Flavor, MAX_SCHEMA_DEPTH, SchemaTooDeep, ToolDefinition, ToolSchema,
 };
 pub use toolweave_config::{self as config, Config, Limits, Policy, ToolGlobs, ToolName};
 pub use toolweave_sandbox::confine;

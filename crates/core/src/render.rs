@@ -1,9 +1,10 @@
 //! The text a model reads for each answer. Kept together so the wording stays consistent.
 
+use crate::catalog_cache::Unavailable;
+use crate::discovery::{DescribeAnswer, SearchAnswer, SearchResult};
 use crate::error::ExecutionError;
 use crate::error::unknown_names_message;
 use crate::executor::{ExecutionReport, LogLine};
-use crate::gateway::{DescribeAnswer, SearchAnswer, SearchResult, Unavailable};
 
 /// How many names of tools left out of an answer its text lists; `omitted` in the structured
 /// content has them all.

@@ -21,8 +21,8 @@ use tokio::time::Instant;
 use toolweave_config::Limits;
 use toolweave_sandbox::SessionAsk;
 
-use crate::budget::value_json_len;
 use crate::error::SessionStateError;
+use crate::json_size::value_json_len;
 use crate::redaction::Tokens;
 
 /// How much of a kept value's JSON its description previews.

@@ -18,7 +18,7 @@ impl Gateway {
         identities: &[(String, Policy)],
         direct: Option<&ToolGlobs>,
     ) -> Vec<String> {
-        let state = self.current_catalog().await;
+        let state = self.catalogs.current_catalog().await;
         let all_ready = self.unavailable().is_empty();
         unmatched_in(&state, self.policy(), identities, direct, all_ready)
     }
@@ -26,7 +26,7 @@ impl Gateway {
     /// Runs `read` on the current catalog and the names of every tool of the ready servers,
     /// the ones the rules keep out included.
     pub async fn read_tool_names<T>(&self, read: impl FnOnce(&Catalog, &[ToolName<'_>]) -> T) -> T {
-        let state = self.current_catalog().await;
+        let state = self.catalogs.current_catalog().await;
         read(&state.catalog, &state.tool_names())
     }
 }

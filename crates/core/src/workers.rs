@@ -738,7 +738,7 @@ impl WorkerSession {
 
     /// Delivers one reply to the guest; a worker that is gone is reported by [`Self::next`].
     pub(crate) async fn reply(&mut self, reply: HostReply) {
-        let large = crate::budget::is_large_reply(&reply);
+        let large = crate::json_size::is_large_reply(&reply);
         let message = ToWorker::Reply(reply);
         if large {
             // Writing tens of megabytes as JSON would hold up every other execution here.

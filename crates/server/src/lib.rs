@@ -1326,7 +1326,7 @@ fn flavor(arguments: &Map<String, Value>) -> Result<Flavor, ErrorData> {
     match arguments.get("language") {
         None | Some(Value::Null) => Ok(Flavor::TypeScript),
         Some(Value::String(name)) => match parse_language(name) {
-            Some(language) => Ok(Flavor::of(language)),
+            Some(language) => Ok(toolweave_core::flavor_of(language)),
             None => Err(invalid(format!(
                 "unknown \"language\" {name:?}: use \"typescript\" or \"python\""
             ))),

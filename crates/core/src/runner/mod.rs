@@ -606,7 +606,7 @@ impl RemoteExecution {
                 })
             }
             Ok(value) => {
-                let size = crate::budget::json_len(&value);
+                let size = crate::json_size::json_len(&value);
                 if size > self.limits.max_result_bytes {
                     Err(EngineError::ResultTooLarge {
                         size,
@@ -672,7 +672,7 @@ impl Running for RemoteExecution {
             if self.finished {
                 return;
             }
-            let large = crate::budget::is_large_reply(&reply);
+            let large = crate::json_size::is_large_reply(&reply);
             let line = wire::line_of(ToRunner::Reply { id: self.id, reply }, large).await;
             self.connection.send_line(line);
         })

@@ -118,7 +118,7 @@ impl RunnerService {
                         let outcome = service.run(id, job, expected, receiver, &out).await;
                         lock(&running).remove(&id);
                         let message = FromWorker::Finished(outcome);
-                        let large = crate::budget::is_large_message(&message);
+                        let large = crate::json_size::is_large_message(&message);
                         let message = FromRunner::Message { id, message };
                         let _ = out.send(wire::line_of(message, large).await);
                     });
@@ -206,7 +206,7 @@ impl RunnerService {
                 message = running.next() => match message {
                     Some(FromWorker::Finished(outcome)) => return outcome,
                     Some(event) => {
-                        let large = crate::budget::is_large_message(&event);
+                        let large = crate::json_size::is_large_message(&event);
                         let message = FromRunner::Message { id, message: event };
                         let _ = out.send(wire::line_of(message, large).await);
                     }

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 use toolweave_sandbox::{FromWorker, HostReply, Manifest, WorkerJob};
 
-use crate::budget::LARGE_JSON_BYTES;
+use crate::json_size::LARGE_JSON_BYTES;
 
 /// Gateway → runner.
 #[derive(Debug, Serialize, Deserialize)]
