@@ -26,7 +26,6 @@ mod program;
 mod python;
 mod report;
 pub mod server_box;
-pub mod surrogates;
 mod transpile;
 mod worker;
 
