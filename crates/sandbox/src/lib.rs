@@ -26,7 +26,6 @@ mod program;
 mod python;
 mod report;
 pub mod server_box;
-pub mod surrogates;
 mod transpile;
 mod worker;
 
@@ -292,13 +291,7 @@ impl Progress {
             ));
         }
         let message = message.map(|mut message| {
-            if message.len() > MAX_PROGRESS_MESSAGE {
-                let mut end = MAX_PROGRESS_MESSAGE;
-                while !message.is_char_boundary(end) {
-                    end -= 1;
-                }
-                message.truncate(end);
-            }
+            toolweave_jsonrpc::text::truncate(&mut message, MAX_PROGRESS_MESSAGE);
             message
         });
         Ok(Self {
