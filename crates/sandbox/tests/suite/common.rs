@@ -1,7 +1,7 @@
 //! What the engine tests share: a host of canned tools that runs one program and answers its
 //! calls, and a host that submits a job to a pool.
 
-// Each test file uses its own part of this module.
+// Each test module uses its own part of this module.
 #![allow(dead_code)]
 
 use std::sync::Arc;

@@ -7,9 +7,7 @@
     reason = "a test reads top to bottom as one scenario"
 )]
 
-mod common;
-
-use common::{Run, limits};
+use super::common::{self, Run, limits};
 
 use std::sync::mpsc;
 use std::thread;

@@ -6,9 +6,7 @@
     reason = "a test reads top to bottom as one scenario"
 )]
 
-mod common;
-
-use common::{Run, limits};
+use super::common::{self, Run, limits};
 
 use std::thread;
 use std::time::{Duration, Instant};

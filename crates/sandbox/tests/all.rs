@@ -1,0 +1,5 @@
+//! The engines' tests, one binary: JavaScript and TypeScript (`suite::engine`) and Python
+//! (`suite::python`), each engine on its own with a small host of canned tools. The Python
+//! memory limit has a binary of its own (`python_memory.rs`): it installs a global allocator.
+
+mod suite;

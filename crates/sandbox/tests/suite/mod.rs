@@ -1,0 +1,5 @@
+//! The modules of the engines' test binary.
+
+mod common;
+mod engine;
+mod python;
