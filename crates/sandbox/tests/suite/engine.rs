@@ -1,11 +1,6 @@
 //! The engine on its own, with a small host of canned tools answering its messages: results,
 //! concurrency, console capture, and every limit, each observed by the engine itself.
 
-#![allow(
-    clippy::too_many_lines,
-    reason = "a test reads top to bottom as one scenario"
-)]
-
 use super::common::{self, Run, limits};
 
 use std::thread;

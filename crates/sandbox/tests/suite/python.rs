@@ -2,11 +2,6 @@
 //! values, concurrency, `print` capture, the guest API, and every limit, each observed by the
 //! engine itself.
 
-#![allow(
-    clippy::too_many_lines,
-    reason = "a test reads top to bottom as one scenario"
-)]
-
 use super::common::{self, Run, limits};
 
 use std::sync::mpsc;
