@@ -21,10 +21,8 @@ use futures::future::BoxFuture;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use toolweave_config::Limits;
-use toolweave_sandbox::{
-    EngineError, EngineLimits, ExecuteRequest, FromWorker, HostReply, Manifest, Outcome,
-    PROTOCOL_VERSION, WorkerJob,
-};
+use toolweave_process::{FromWorker, PROTOCOL_VERSION, WorkerJob};
+use toolweave_sandbox::{EngineError, EngineLimits, ExecuteRequest, HostReply, Manifest, Outcome};
 
 pub use serve::RunnerService;
 use wire::{ENVELOPE_BYTES, FromRunner, MAX_HELLO_BYTES, Read, ToRunner};
@@ -303,9 +301,9 @@ impl Connection {
         let stderr_tail = Arc::new(Mutex::new(String::new()));
         let tail = stderr_tail.clone();
         let name = describe.to_owned();
-        tokio::spawn(crate::lines::for_each_line(
+        tokio::spawn(toolweave_process::lines::for_each_line(
             stderr,
-            crate::lines::STDERR_LINE_BYTES,
+            toolweave_process::lines::STDERR_LINE_BYTES,
             move |line| {
                 tracing::info!(runner = %name, "{line}");
                 keep_tail(&mut lock(&tail), line);

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
-use toolweave_sandbox::{FromWorker, HostReply, Manifest, WorkerJob};
+use toolweave_process::{FromWorker, WorkerJob};
+use toolweave_sandbox::{HostReply, Manifest};
 
 use crate::budget::LARGE_JSON_BYTES;
 
@@ -18,7 +19,7 @@ pub(crate) enum ToRunner {
     /// The first message: the gateway's protocol version, and the runner's token when it
     /// listens on TCP.
     Hello {
-        /// [`toolweave_sandbox::PROTOCOL_VERSION`] of the gateway.
+        /// [`toolweave_process::PROTOCOL_VERSION`] of the gateway.
         protocol: u32,
         /// The bearer token the runner was started with (`--token-env`).
         #[serde(default, skip_serializing_if = "Option::is_none")]

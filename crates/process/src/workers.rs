@@ -1,6 +1,6 @@
 //! The host side of worker processes: started ahead of demand, driven by the execution's task.
 //!
-//! A worker is the `toolweave` binary started again as a worker (`toolweave_sandbox::worker_main`)
+//! A worker is the `toolweave` binary started again as a worker ([`crate::worker_main`])
 //! for one kind of program; it runs exactly one execution and exits. This side keeps a few
 //! started per kind, hands one its job, and then reads and writes the worker's pipes directly in
 //! the execution's task: an event written by the worker wakes the protocol thread once, with no
@@ -18,14 +18,14 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
 use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
-use toolweave_sandbox::{
-    EngineError, ExecuteRequest, ExpectedManifest, FromWorker, HostReply, MEMORY_EXIT_CODE,
-    Manifest, ToWorker, WorkerCommand, WorkerJob, WorkerSpec,
-};
+use toolweave_sandbox::{EngineError, ExecuteRequest, ExpectedManifest, HostReply, Manifest};
 
 #[cfg(target_os = "linux")]
-use crate::fork_server::{ForkServer, ForkedWorker};
+use crate::fork_client::{ForkServer, ForkedWorker};
 use crate::lines::{STDERR_LINE_BYTES, for_each_line};
+use crate::{
+    FromWorker, MEMORY_EXIT_CODE, ToWorker, WorkerCommand, WorkerJob, WorkerKind, WorkerSpec,
+};
 
 /// How long after its start a gateway fills its worker pools (see [`When::AfterStartup`]).
 const STARTUP_DELAY: Duration = Duration::from_millis(50);
@@ -36,7 +36,7 @@ const EXIT_WAIT: Duration = Duration::from_secs(2);
 
 /// Worker processes of one kind, started ahead of demand. Cheap to clone.
 #[derive(Debug, Clone)]
-pub(crate) struct WorkerPool {
+pub struct WorkerPool {
     inner: Arc<PoolInner>,
 }
 
@@ -187,7 +187,7 @@ impl Forked {
     fn kill(&self) {
         if self.status.is_none() {
             use std::os::fd::AsFd;
-            let _ = toolweave_sandbox::fork_server::kill(self.worker.pidfd.as_fd());
+            let _ = crate::fork_server::kill(self.worker.pidfd.as_fd());
         }
     }
 }
@@ -363,7 +363,7 @@ impl WorkerPool {
     /// A pool of `kind` workers keeping `idle_target` started, in the background: the first at
     /// once if `first_at_once`, the rest once the gateway has started. Must be called within the
     /// tokio runtime.
-    pub(crate) fn new(
+    pub fn new(
         command: WorkerCommand,
         spec: WorkerSpec,
         directory: PathBuf,
@@ -380,7 +380,7 @@ impl WorkerPool {
 
     /// A pool that starts no worker ahead by itself (see [`Self::new`]), and every worker as a
     /// process of its own when `fork_server` is false.
-    pub(crate) fn with_fork_server(
+    pub fn with_fork_server(
         command: WorkerCommand,
         spec: WorkerSpec,
         directory: PathBuf,
@@ -409,14 +409,14 @@ impl WorkerPool {
     }
 
     /// Workers started from now on are told to expect `manifest` (until a job names another).
-    pub(crate) fn expect(&self, manifest: Arc<Manifest>) {
+    pub fn expect(&self, manifest: Arc<Manifest>) {
         self.inner.expected.set(manifest);
     }
 
     /// Starts `request` in a worker: a waiting one, or one started now. A waiting worker that
     /// cannot take the job (it died while it waited: killed, or its fork server went) is
     /// dropped for the next.
-    pub(crate) async fn start(&self, request: &ExecuteRequest) -> Result<WorkerSession, String> {
+    pub async fn start(&self, request: &ExecuteRequest) -> Result<WorkerSession, String> {
         self.expect(request.manifest.clone());
         loop {
             let (mut idle, emptied) = {
@@ -479,8 +479,13 @@ impl WorkerPool {
         }
     }
 
+    /// The kind of worker this pool starts.
+    pub fn kind(&self) -> WorkerKind {
+        self.inner.spec.kind
+    }
+
     /// How many of this pool's workers wait for a job, and how many run one.
-    pub(crate) fn count(&self) -> crate::WorkerCount {
+    pub fn count(&self) -> (usize, usize) {
         let waiting = self
             .inner
             .idle
@@ -488,11 +493,7 @@ impl WorkerPool {
             .unwrap_or_else(PoisonError::into_inner)
             .workers
             .len();
-        crate::WorkerCount {
-            kind: self.inner.spec.kind,
-            waiting,
-            busy: self.inner.busy.load(Ordering::Relaxed),
-        }
+        (waiting, self.inner.busy.load(Ordering::Relaxed))
     }
 
     /// Starts workers in the background until `idle_target` are waiting (or being started).
@@ -676,7 +677,7 @@ impl PoolInner {
 
 /// One execution in a worker process, driven by the execution's task.
 #[derive(Debug)]
-pub(crate) struct WorkerSession {
+pub struct WorkerSession {
     stdout: MessageReader,
     stdin: pipe::Sender,
     process: Process,
@@ -701,7 +702,7 @@ impl WorkerSession {
     /// Replies that did not fit in the worker's stdin are written meanwhile: the worker reads
     /// its stdin only between writing its events, so the host must never wait to write while
     /// the worker waits for it to read.
-    pub(crate) async fn next(&mut self) -> Option<FromWorker> {
+    pub async fn next(&mut self) -> Option<FromWorker> {
         let line = loop {
             if self.unwritten.is_empty() {
                 break self.stdout.next_line().await;
@@ -737,8 +738,8 @@ impl WorkerSession {
     }
 
     /// Delivers one reply to the guest; a worker that is gone is reported by [`Self::next`].
-    pub(crate) async fn reply(&mut self, reply: HostReply) {
-        let large = crate::budget::is_large_reply(&reply);
+    /// A `large` one (a megabyte or more as JSON) is written out as a line on the blocking pool.
+    pub async fn reply(&mut self, reply: HostReply, large: bool) {
         let message = ToWorker::Reply(reply);
         if large {
             // Writing tens of megabytes as JSON would hold up every other execution here.
@@ -768,18 +769,18 @@ impl WorkerSession {
 
     /// Stops the execution: the worker is killed. It serves this execution only, and a guest
     /// that is busy computing reads nothing the host sends, so there is nothing to wait for.
-    pub(crate) fn cancel(&mut self) {
+    pub fn cancel(&mut self) {
         self.kill();
     }
 
     /// Kills the worker now.
-    pub(crate) fn kill(&mut self) {
+    pub fn kill(&mut self) {
         self.killed = true;
         self.process.start_kill();
     }
 
     /// Why the worker ended without an outcome, from its exit status.
-    pub(crate) async fn ended_early(&mut self) -> EngineError {
+    pub async fn ended_early(&mut self) -> EngineError {
         let status = tokio::time::timeout(EXIT_WAIT, self.process.wait()).await;
         if let Some(unreadable) = &self.unreadable {
             let what = match unreadable {
@@ -960,8 +961,8 @@ fn signal_name(signal: i32) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use toolweave_sandbox::confine::Ceilings;
-    use toolweave_sandbox::{EngineLimits, Language, Manifest, WorkerKind};
+    use crate::confine::Ceilings;
+    use toolweave_sandbox::{EngineLimits, Language, Manifest};
 
     /// A pool whose "worker" is a shell script: the host side is what is under test.
     fn pool(script: &str) -> WorkerPool {

@@ -4,11 +4,11 @@
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 
 /// How much of one line a worker or fork server writes to stderr is kept; the rest is cut.
-pub(crate) const STDERR_LINE_BYTES: usize = 4096;
+pub const STDERR_LINE_BYTES: usize = 4096;
 
 /// Reads `stream` to its end and hands `each` one line at a time, cut to `max_line` bytes (and
 /// marked so) when longer: however a process writes, what is held is a line and one read.
-pub(crate) async fn for_each_line(
+pub async fn for_each_line(
     stream: impl AsyncRead + Unpin,
     max_line: usize,
     mut each: impl FnMut(&str),

@@ -1,4 +1,4 @@
-//! The gateway's side of a worker fork server (`toolweave_sandbox::fork_server`): start it, ask it
+//! The gateway's side of a worker fork server (`fork_server.rs`): start it, ask it
 //! for workers, learn how each ended.
 //!
 //! Requests go out in order and the fork server answers them in order, so the oldest waiting
@@ -18,8 +18,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use tokio::io::unix::AsyncFd;
 use tokio::process::{Child, Command};
 use tokio::sync::oneshot;
-use toolweave_sandbox::fork_server::{self as server, Report};
-use toolweave_sandbox::{Manifest, WorkerCommand, WorkerSpec};
+use toolweave_sandbox::Manifest;
+
+use crate::fork_server::{self as server, Report};
+use crate::{WorkerCommand, WorkerSpec};
 
 use crate::worker_entry::FORK_SERVER_ARGUMENT;
 
