@@ -10,7 +10,7 @@
 //!
 //! Every string that leaves the guest is read through [`GuestText`] and every JSON text through
 //! [`guest_json`]: a lone surrogate (half of an emoji cut by `.slice()`) becomes U+FFFD there,
-//! the one place guest text becomes the host's (see `surrogates.rs`).
+//! the one place guest text becomes the host's (see `toolweave_jsonrpc::surrogates`).
 //!
 //! Nothing the guest throws decides an error's kind. A syntax error is one the compiler found
 //! before any guest code ran (see `transpile.rs`); a stack overflow is one whose error QuickJS
@@ -34,13 +34,13 @@ use rquickjs::{
 use serde_json::Value;
 
 use crate::alloc::{Budget, LimitedAllocator, stack_address};
-use crate::surrogates::{well_formed_json, well_formed_text};
 use crate::transpile::{Compiler, SCRIPT_NAME, Transpiled, check_nesting, compile_error};
 use crate::{
     CancelFlag, EngineError, EngineEvent, EngineLimits, ExecuteRequest, HostCall, HostReply,
     HostRequest, LogStream, MAX_VALUE_DEPTH, Manifest, Outcome, Replies, Stats,
 };
 use crate::{hints, program, report};
+use toolweave_jsonrpc::surrogates::{well_formed_json, well_formed_text};
 
 /// The host's view of the guest, evaluated before guest code runs.
 const PRELUDE: &str = include_str!("prelude.js");

@@ -22,7 +22,6 @@ mod pool;
 mod program;
 mod python;
 mod report;
-pub mod surrogates;
 mod transpile;
 
 use std::sync::Arc;

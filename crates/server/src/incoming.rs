@@ -19,7 +19,7 @@ use serde_json::{Map, Value, json};
 use toolweave_config::json_kind;
 
 pub(crate) use request_id::IdScanner;
-pub(crate) use toolweave_sandbox::surrogates::without_lone_surrogate_escapes;
+pub(crate) use toolweave_jsonrpc::surrogates::without_lone_surrogate_escapes;
 
 /// The byte order mark some writers put first; JSON allows a reader to skip it.
 const BYTE_ORDER_MARK: &[u8] = b"\xEF\xBB\xBF";

@@ -86,7 +86,7 @@ pub fn well_formed_json(json: String) -> String {
 /// Text as QuickJS hands it out (UTF-8, except that a lone surrogate is the three bytes of its
 /// code point, as WTF-8 has it) with each lone surrogate replaced by U+FFFD; borrowed when there
 /// is none. Any other byte sequence that is not UTF-8 is replaced as `from_utf8_lossy` would.
-pub(crate) fn well_formed_text(bytes: &[u8]) -> Cow<'_, str> {
+pub fn well_formed_text(bytes: &[u8]) -> Cow<'_, str> {
     let mut rest = bytes;
     let mut text = String::new();
     loop {
