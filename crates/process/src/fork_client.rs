@@ -83,11 +83,9 @@ impl ForkServer {
             .spawn()?;
         if let Some(stderr) = process.stderr.take() {
             let pid = process.id();
-            tokio::spawn(crate::lines::for_each_line(
-                stderr,
-                crate::lines::STDERR_LINE_BYTES,
-                move |line| tracing::warn!(fork_server = pid, "{line}"),
-            ));
+            tokio::spawn(crate::for_each_stderr_line(stderr, move |line| {
+                tracing::warn!(fork_server = pid, "{line}");
+            }));
         }
         let socket = Arc::new(register(ours)?);
         let state = Arc::new(Mutex::new(State::default()));

@@ -24,7 +24,6 @@ pub mod confine;
 mod fork_client;
 #[cfg(target_os = "linux")]
 mod fork_server;
-pub mod lines;
 pub mod server_box;
 mod worker;
 mod worker_entry;
@@ -38,6 +37,22 @@ pub use worker_entry::{
     CONFINEMENT_CHECK_ARGUMENT, WORKER_ARGUMENT, run_worker_if_asked, worker_command,
 };
 pub use workers::{WorkerPool, WorkerSession};
+
+/// How much of one line a child process (a worker, a fork server, a runner) writes to stderr is
+/// kept; the rest is cut.
+pub const STDERR_LINE_BYTES: usize = 4096;
+
+/// Reads what a child process writes to stderr to its end and hands `each` one line at a time,
+/// cut to [`STDERR_LINE_BYTES`] (and marked so) when longer: however the process writes, what is
+/// held is a line and one read.
+pub async fn for_each_stderr_line(
+    stderr: impl tokio::io::AsyncRead + Unpin,
+    each: impl FnMut(&str),
+) {
+    // A stderr that cannot be read further has nothing more to say.
+    let _ =
+        toolweave_jsonrpc::reader::for_each_line(stderr, STDERR_LINE_BYTES, "… (cut)", each).await;
+}
 
 /// The global allocator a program that starts worker processes declares: in a worker it holds
 /// the guest's memory limit (armed by the worker before the guest runs), and elsewhere it only

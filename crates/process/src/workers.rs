@@ -15,14 +15,15 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWriteExt, BufReader};
 use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
+use toolweave_jsonrpc::reader::{LineReader, Next, Overflow};
+use toolweave_jsonrpc::tail::StderrTail;
 use toolweave_sandbox::{EngineError, ExecuteRequest, ExpectedManifest, HostReply, Manifest};
 
 #[cfg(target_os = "linux")]
 use crate::fork_client::{ForkServer, ForkedWorker};
-use crate::lines::{STDERR_LINE_BYTES, for_each_line};
 use crate::{
     FromWorker, MEMORY_EXIT_CODE, ToWorker, WorkerCommand, WorkerJob, WorkerKind, WorkerSpec,
 };
@@ -98,7 +99,7 @@ struct Worker {
     process: Process,
     stdin: pipe::Sender,
     stdout: pipe::Receiver,
-    stderr: StderrTail,
+    stderr: Stderr,
 }
 
 /// A worker's process: a child of the gateway, or of the fork server.
@@ -204,8 +205,8 @@ impl Drop for Forked {
 /// stderr, which may be one.) However much it writes, what is held is bounded: a line, the tail,
 /// and a read.
 #[derive(Debug)]
-struct StderrTail {
-    tail: Arc<Mutex<String>>,
+struct Stderr {
+    tail: StderrTail,
     reader: tokio::task::JoinHandle<()>,
 }
 
@@ -214,13 +215,13 @@ const STDERR_TAIL_BYTES: usize = 2048;
 /// How much of one worker's stderr goes to the gateway's log; the rest reaches only its tail.
 const STDERR_LOGGED_BYTES: usize = 64 * 1024;
 
-impl StderrTail {
+impl Stderr {
     fn follow(stderr: impl AsyncRead + Send + Unpin + 'static, pid: Option<u32>) -> Self {
-        let tail = Arc::new(Mutex::new(String::new()));
+        let tail = StderrTail::last_bytes(STDERR_TAIL_BYTES);
         let kept = tail.clone();
         let reader = tokio::spawn(async move {
             let mut logged = 0usize;
-            for_each_line(stderr, STDERR_LINE_BYTES, |line| {
+            crate::for_each_stderr_line(stderr, |line| {
                 if logged < STDERR_LOGGED_BYTES {
                     logged += line.len();
                     tracing::warn!(worker = pid, "{line}");
@@ -232,18 +233,7 @@ impl StderrTail {
                         );
                     }
                 }
-                let mut tail = kept.lock().unwrap_or_else(PoisonError::into_inner);
-                if !tail.is_empty() {
-                    tail.push('\n');
-                }
-                tail.push_str(line);
-                if tail.len() > STDERR_TAIL_BYTES {
-                    let mut cut = tail.len() - STDERR_TAIL_BYTES;
-                    while !tail.is_char_boundary(cut) {
-                        cut += 1;
-                    }
-                    tail.drain(..cut);
-                }
+                kept.push(line);
             })
             .await;
         });
@@ -253,22 +243,15 @@ impl StderrTail {
     /// The last lines, once the worker's stderr is closed (or shortly after it ended).
     async fn last_words(&mut self) -> String {
         let _ = tokio::time::timeout(Duration::from_millis(200), &mut self.reader).await;
-        self.tail
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .trim()
-            .to_owned()
+        self.tail.text().trim().to_owned()
     }
 }
 
-/// A worker's stdout, read one message at a time, none longer than its job's limits allow.
+/// A worker's stdout, read one message at a time, none longer than its job's limits allow
+/// (`FromWorker::max_line`).
 #[derive(Debug)]
 struct MessageReader {
-    reader: BufReader<pipe::Receiver>,
-    /// The line being read, until it ends.
-    line: Vec<u8>,
-    /// The longest line the worker may write (`FromWorker::max_line`).
-    max_line: usize,
+    lines: LineReader<BufReader<pipe::Receiver>>,
 }
 
 /// Why what a worker wrote is not a message.
@@ -284,9 +267,7 @@ impl MessageReader {
     fn new(stdout: pipe::Receiver, max_line: usize) -> Self {
         Self {
             // Events are small: what goes a long way goes to the worker, not from it.
-            reader: BufReader::new(stdout),
-            line: Vec::new(),
-            max_line,
+            lines: LineReader::new(stdout, max_line, Overflow::Fail),
         }
     }
 
@@ -294,22 +275,13 @@ impl MessageReader {
     /// finish is not a message: it died writing it). Each byte is looked at once, and a line
     /// is refused as soon as it is longer than allowed. Cancel safe: what was read stays.
     async fn next_line(&mut self) -> Result<Option<Vec<u8>>, Unreadable> {
-        loop {
-            let available = match self.reader.fill_buf().await {
-                Ok(available) if !available.is_empty() => available,
-                _ => return Ok(None),
-            };
-            let end = memchr::memchr(b'\n', available);
-            let piece = &available[..end.unwrap_or(available.len())];
-            if self.line.len() + piece.len() > self.max_line {
-                return Err(Unreadable::TooLong { max: self.max_line });
-            }
-            self.line.extend_from_slice(piece);
-            let used = end.map_or(available.len(), |end| end + 1);
-            self.reader.consume(used);
-            if end.is_some() {
-                return Ok(Some(std::mem::take(&mut self.line)));
-            }
+        match self.lines.next().await {
+            Ok(Next::Line) => Ok(Some(self.lines.take_line())),
+            Ok(Next::TooLong { .. }) => Err(Unreadable::TooLong {
+                max: self.lines.max(),
+            }),
+            // Its output ended, or cannot be read further.
+            Ok(Next::Unfinished | Next::End) | Err(_) => Ok(None),
         }
     }
 }
@@ -347,8 +319,7 @@ impl Pipes {
         stderr: io::PipeReader,
         process: Process,
     ) -> io::Result<Worker> {
-        let stderr =
-            StderrTail::follow(pipe::Receiver::from_owned_fd(stderr.into())?, process.id());
+        let stderr = Stderr::follow(pipe::Receiver::from_owned_fd(stderr.into())?, process.id());
         Ok(Worker {
             expects: None,
             stdin: pipe::Sender::from_owned_fd(stdin.into())?,
@@ -681,7 +652,7 @@ pub struct WorkerSession {
     stdout: MessageReader,
     stdin: pipe::Sender,
     process: Process,
-    stderr: StderrTail,
+    stderr: Stderr,
     memory_limit: usize,
     killed: bool,
     /// Whether it reported its outcome (then it exits on its own).
