@@ -15,7 +15,7 @@ const MIN_SIMILARITY: f64 = 0.5;
 
 /// Name tables of one catalog. The tables of tool names hold positions of the catalog's
 /// entries, sorted by the names they are looked up by: the names themselves stay in the entries
-/// (at 10,000 tools, maps of copied names held about 3 MB more).
+/// (what copies would cost: docs/benchmarks.md, "Figures behind choices in the code").
 #[derive(Debug, Clone, Default)]
 pub(crate) struct NameIndex {
     /// Entries by (guest server, guest tool).

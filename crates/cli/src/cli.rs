@@ -723,8 +723,8 @@ pub fn main() -> ExitCode {
     }
 
     // One thread for protocol and upstream I/O: guest code runs on engine threads of its own,
-    // and keeping every task on one thread saves a cross-thread wake-up per message (measured:
-    // about 10% of a trivial execution end to end).
+    // and keeping every task on one thread saves a cross-thread wake-up per message (what that
+    // is worth: docs/benchmarks.md, "Figures behind choices in the code").
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .thread_name("toolweave")

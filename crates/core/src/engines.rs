@@ -159,8 +159,9 @@ impl Engines {
             Isolation::InProcess
         };
         // With workers for both kinds of guest code, engine threads of this process run nothing:
-        // none is kept waiting with a prepared runtime (four would cost about 1.2 MiB and 1.5 ms
-        // of CPU while the gateway starts). One starts on demand should a job ever need it.
+        // none is kept waiting with a prepared runtime (what four would cost the gateway's start:
+        // docs/benchmarks.md, "Figures behind choices in the code"). One starts on demand should
+        // a job ever need it.
         let idle_engines = if javascript_workers.is_some() && python_workers.is_some() {
             0
         } else {

@@ -12,7 +12,8 @@
 //! `stat` each, only while something is held), and a new stamp rebuilds the snapshot. No watcher
 //! thread, nothing done while nothing is held.
 //!
-//! A server's pins file holds every definition it pinned (10 MB at 10,000 tools), so it is read
+//! A server's pins file holds every definition it pinned (its size at 10,000 tools:
+//! docs/benchmarks.md, "Figures behind choices in the code"), so it is read
 //! only when it has to be: the gateway keeps no definitions, only, per server, a SHA-256 of the
 //! tool list it received, the stamp its pins file had, and which of its tools it held. While
 //! both are as they were, a rebuild reads no file; a server whose list or file changed is judged

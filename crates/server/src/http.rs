@@ -264,7 +264,8 @@ impl HttpListener {
         let closing = CancellationToken::new();
         let closed = closing.clone();
         // Answers are small and each waits on the one before: without TCP_NODELAY, Nagle's
-        // algorithm and delayed ACKs hold every answer back ~40 ms.
+        // algorithm and delayed ACKs hold every answer back (docs/benchmarks.md, "Figures
+        // behind choices in the code").
         let listener = self.listener.tap_io(|stream| {
             if let Err(error) = stream.set_nodelay(true) {
                 tracing::debug!(%error, "cannot set TCP_NODELAY");

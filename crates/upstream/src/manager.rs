@@ -949,7 +949,7 @@ fn listed(server: &str, tools: Vec<Tool>) -> Vec<ToolDefinition> {
         })
         .collect();
     // Collected in the place rmcp's list took, which the list's growth had made larger than
-    // it needed (at 10,000 tools, 4 MB for 1.6).
+    // it needed (by how much: docs/benchmarks.md, "Figures behind choices in the code").
     listed.shrink_to_fit();
     listed
 }

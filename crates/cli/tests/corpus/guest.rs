@@ -54,9 +54,10 @@ async fn guest_programs(place: &str) {
     let mut gateway = Gateway::start(&config, isolation, &extra).await;
     if runner.is_some() {
         // Here the runner shares the gateway's two cores, and every console line of a case
-        // crosses one more process and pipe: a case writing 65,536 of them took the probe's
-        // execution to 105-145 ms on an otherwise idle machine. The stalls this corpus exists
-        // to catch took seconds; a runner on a host of its own takes no core from the gateway.
+        // crosses one more process and pipe, so a case writing 65,536 of them holds up the
+        // probe's execution longer than the usual bound (by how much: docs/benchmarks.md,
+        // "Figures behind choices in the code"). The stalls this corpus exists to catch last
+        // seconds; a runner on a host of its own takes no core from the gateway.
         gateway.stall_bound = RUNNER_STALL_BOUND;
     }
     let mut failures = Vec::new();

@@ -442,10 +442,9 @@ async fn sixty_four_clients_ten_thousand_executions() {
         sessions.push(std::sync::Arc::new(server.connect(None).await.unwrap()));
     }
     // Warm up: every session, the worker pools and the upstream connection in use, and the
-    // allocator's pools grown to what 64 executions at once need. Measured: RSS rises by about
-    // 5% over the first 7,500 executions, then moves up and down by as much as 1.4 MB from one
-    // 10,000 to the next (41.5, 41.6, 42.5, 42.0, 41.8, 43.2, 42.2, 42.5 MB after each of
-    // 80,000 more) without a trend; a leak of 400 bytes an execution would add 4 MB each time.
+    // allocator's pools grown to what 64 executions at once need: RSS rises over the first
+    // executions, then moves up and down without a trend (docs/benchmarks.md, "Figures behind
+    // choices in the code", has the figures that set these counts and the 4 MiB bound).
     load(&sessions, 2_560, 1).await;
     load(&sessions, 5_000, 3).await;
     let before = resident_kib(gateway);

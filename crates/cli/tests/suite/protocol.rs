@@ -410,7 +410,8 @@ async fn unknown_arguments_are_warnings_and_the_tool_still_runs() {
 
 /// A client that sends arguments `execute_code` does not read gets a warning for each of the
 /// first five and one line counting the rest: an answer of a few kilobytes, not one that grows
-/// with the request (a million made 293 MB). Past 10,000 the request is refused before it is
+/// with the request (docs/benchmarks.md, "Figures behind choices in the code", says how large
+/// one naming every argument gets). Past 10,000 the request is refused before it is
 /// decoded, naming the count, and the gateway goes on serving.
 #[tokio::test]
 async fn unknown_arguments_get_a_bounded_answer() {
