@@ -23,16 +23,8 @@ pub(crate) const MAX_ERROR_TEXT: usize = 2000;
 const MAX_TRACEBACK_TEXT: usize = 16 * 1024;
 
 /// `text`, cut to at most `max` bytes on a character boundary, with "… (cut)" after the cut.
-pub fn cut(mut text: String, max: usize) -> String {
-    if text.len() > max {
-        let mut end = max;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
-        text.push_str("… (cut)");
-    }
-    text
+pub fn cut(text: String, max: usize) -> String {
+    toolweave_jsonrpc::text::cut_marked(text, max, "… (cut)")
 }
 
 /// A guest traceback with each line cut to [`MAX_ERROR_TEXT`] (the last line carries the

@@ -523,15 +523,7 @@ impl Handles {
 /// types without values.
 fn describe(value: &Value, bytes: usize) -> Map<String, Value> {
     let text = value.to_string();
-    let preview = if text.len() > PREVIEW_BYTES {
-        let mut end = PREVIEW_BYTES;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        format!("{}…", &text[..end])
-    } else {
-        text
-    };
+    let preview = toolweave_jsonrpc::text::cut_marked(text, PREVIEW_BYTES, "…");
     let mut shape = String::new();
     write_shape(value, SHAPE_DEPTH, &mut shape);
     if shape.len() > MAX_SHAPE_BYTES {

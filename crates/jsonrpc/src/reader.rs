@@ -97,6 +97,13 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
         }
     }
 
+    /// The same with lines of at most `max` bytes.
+    #[must_use]
+    pub fn with_max(mut self, max: usize) -> Self {
+        self.max = max;
+        self
+    }
+
     /// The longest line kept.
     pub fn max(&self) -> usize {
         self.max
@@ -105,6 +112,11 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
     /// The line last read (see [`Next`]).
     pub fn line(&self) -> &[u8] {
         &self.line
+    }
+
+    /// The line last read, to take or to read in place.
+    pub fn line_mut(&mut self) -> &mut Vec<u8> {
+        &mut self.line
     }
 
     /// The line last read, taken out of the reader.
@@ -179,8 +191,14 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
         }
     }
 
-    /// Forgets the line handed out; a large buffer is let go rather than held for the
-    /// connection's life.
+    /// Forgets the line last read now rather than at the next read; a large buffer is let go
+    /// rather than held for the connection's life.
+    pub fn forget_line(&mut self) {
+        if self.handed {
+            self.start_line();
+        }
+    }
+
     fn start_line(&mut self) {
         self.handed = false;
         self.cut = false;

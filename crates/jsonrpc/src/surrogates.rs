@@ -1,4 +1,5 @@
-//! Lone UTF-16 surrogates, made well-formed where guest text reaches the host.
+//! Lone UTF-16 surrogates, made well-formed where guest text reaches the host and where a
+//! client's request does.
 //!
 //! A JavaScript string is a sequence of UTF-16 code units and may hold half of a surrogate pair
 //! on its own: `"😀".slice(0, 1)` is one. A Rust `String` cannot hold one, and serde_json refuses
@@ -7,6 +8,13 @@
 //! as JavaScript's own `String.prototype.toWellFormed` does. Text that is JSON gets the escape
 //! `\ufffd` in its place; text read from QuickJS directly (which encodes a lone surrogate as the
 //! three bytes UTF-8 would give its code point) gets the character.
+//!
+//! A client's request gets the same rule, which works around rmcp: serde_json refuses the escape,
+//! so rmcp 3.11 drops such a request unanswered over stdio
+//! (`transport::async_rw::try_parse_with_compatibility` fails, and
+//! `AsyncRwTransport::receive` ignores the line as unparsable) and refuses it with 415 over
+//! streamable HTTP (`transport::common::server_side_http::expect_json`). A JavaScript client
+//! whose argument holds half an emoji would never hear back.
 
 use std::borrow::Cow;
 

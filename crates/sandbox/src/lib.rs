@@ -290,13 +290,7 @@ impl Progress {
             ));
         }
         let message = message.map(|mut message| {
-            if message.len() > MAX_PROGRESS_MESSAGE {
-                let mut end = MAX_PROGRESS_MESSAGE;
-                while !message.is_char_boundary(end) {
-                    end -= 1;
-                }
-                message.truncate(end);
-            }
+            toolweave_jsonrpc::text::truncate(&mut message, MAX_PROGRESS_MESSAGE);
             message
         });
         Ok(Self {

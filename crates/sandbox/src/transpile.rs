@@ -688,7 +688,7 @@ fn decorator_message(code: &str, span: Span) -> String {
 /// A syntax error at a byte offset, with a one-line code frame.
 fn syntax_error(code: &str, offset: u32, message: &str) -> EngineError {
     let offset = (offset as usize).min(code.len());
-    let before = &code[..floor_char_boundary(code, offset)];
+    let before = &code[..code.floor_char_boundary(offset)];
     let line = before.matches('\n').count() as u32 + 1;
     let line_start = before.rfind('\n').map_or(0, |i| i + 1);
     let column = before[line_start..].chars().count() as u32 + 1;
@@ -729,13 +729,6 @@ pub(crate) fn offset_of(code: &str, line: u32, column: u32) -> u32 {
         .nth(column.saturating_sub(1) as usize)
         .map_or(line_text.len(), |(index, _)| index);
     u32::try_from(start + in_line).unwrap_or(u32::MAX)
-}
-
-fn floor_char_boundary(text: &str, mut index: usize) -> usize {
-    while index > 0 && !text.is_char_boundary(index) {
-        index -= 1;
-    }
-    index
 }
 
 #[cfg(test)]

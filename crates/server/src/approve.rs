@@ -338,12 +338,7 @@ pub(crate) fn scopes(request: &ApprovalRequest, from_code: bool) -> Vec<(String,
             .take(MAX_MATCHED_KEYS);
         for (key, value) in scalars {
             let mut shown = value.to_string();
-            if shown.len() > MAX_SHOWN_VALUE {
-                let mut end = MAX_SHOWN_VALUE;
-                while !shown.is_char_boundary(end) {
-                    end -= 1;
-                }
-                shown.truncate(end);
+            if toolweave_jsonrpc::text::truncate(&mut shown, MAX_SHOWN_VALUE) {
                 shown.push('…');
             }
             scopes.push((
@@ -599,12 +594,7 @@ fn question(
 ) -> Result<ElicitRequestParams, String> {
     let mut arguments = serde_json::to_string_pretty(&request.arguments)
         .unwrap_or_else(|_| request.arguments.to_string());
-    if arguments.len() > MAX_SHOWN_ARGUMENTS {
-        let mut end = MAX_SHOWN_ARGUMENTS;
-        while !arguments.is_char_boundary(end) {
-            end -= 1;
-        }
-        arguments.truncate(end);
+    if toolweave_jsonrpc::text::truncate(&mut arguments, MAX_SHOWN_ARGUMENTS) {
         arguments.push_str("\n…");
     }
     let tool = &request.tool;

@@ -7,8 +7,6 @@
 //! replaced, and what still cannot be served gets an error that names the request's id when it
 //! can be found, the JSON-RPC code, and what is wrong.
 
-mod request_id;
-
 use rmcp::ErrorData;
 use rmcp::model::{
     CallToolRequestParams, ClientJsonRpcMessage, ErrorCode, InitializeRequestParams,
@@ -18,7 +16,6 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 use toolweave_config::json_kind;
 
-pub(crate) use request_id::IdScanner;
 pub(crate) use toolweave_jsonrpc::surrogates::without_lone_surrogate_escapes;
 
 /// The byte order mark some writers put first; JSON allows a reader to skip it.
@@ -158,7 +155,7 @@ fn too_many_arguments(text: &[u8]) -> Option<Invalid> {
         .0;
     (count > MAX_ARGUMENTS).then(|| {
         Invalid::new(
-            request_id::find(text),
+            toolweave_jsonrpc::id::find(text),
             ErrorCode::INVALID_PARAMS,
             format!(
                 "\"params.arguments\" has {count} members, more than the {MAX_ARGUMENTS} toolweave \
@@ -175,7 +172,7 @@ fn explain(text: &[u8], error: &serde_json::Error) -> Incoming {
         Ok(value) => value,
         Err(syntax) => {
             return Incoming::Invalid(Invalid::new(
-                request_id::find(text),
+                toolweave_jsonrpc::id::find(text),
                 ErrorCode::PARSE_ERROR,
                 format!("the message is not valid JSON: {syntax}"),
             ));

@@ -394,12 +394,7 @@ async fn answer(
 fn question(call: &PendingCall, token: &str) -> String {
     let mut arguments = serde_json::to_string_pretty(&call.arguments)
         .unwrap_or_else(|_| call.arguments.to_string());
-    if arguments.len() > MAX_SHOWN_ARGUMENTS {
-        let mut end = MAX_SHOWN_ARGUMENTS;
-        while !arguments.is_char_boundary(end) {
-            end -= 1;
-        }
-        arguments.truncate(end);
+    if toolweave_jsonrpc::text::truncate(&mut arguments, MAX_SHOWN_ARGUMENTS) {
         arguments.push_str("\n… (cut here; the call carries all of it)");
     }
     let mut html = format!(

@@ -17,11 +17,13 @@ use std::sync::Arc;
 use rmcp::RoleServer;
 use rmcp::model::{ClientJsonRpcMessage, ErrorCode, ServerJsonRpcMessage};
 use rmcp::transport::{StdioReader, StdioWriter, Transport};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
 use tokio::task::JoinHandle;
+use toolweave_jsonrpc::id::Scanner;
+use toolweave_jsonrpc::reader::{LineReader, Next, Overflow};
 
-use crate::incoming::{self, IdScanner, Incoming, Invalid};
+use crate::incoming::{self, Incoming, Invalid};
 
 /// The longest line read: one message, a program and its arguments with room to spare. A longer
 /// line is not kept; its request gets an error naming this limit.
@@ -31,8 +33,6 @@ pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 const REPORTED_LINES: u32 = 10;
 /// What stdin is read in: large enough that a long program takes few reads.
 const READ_BUFFER_BYTES: usize = 64 * 1024;
-/// A line buffer grown past this by a long line is let go afterwards, not kept for every line.
-const KEPT_LINE_CAPACITY: usize = 1024 * 1024;
 
 /// stdin and stdout for an MCP session over stdio.
 pub fn transport() -> StdioTransport<StdioReader, StdioWriter> {
@@ -44,12 +44,10 @@ pub fn transport() -> StdioTransport<StdioReader, StdioWriter> {
 /// address (see the module).
 #[derive(Debug)]
 pub struct StdioTransport<R, W> {
-    reader: BufReader<R>,
-    /// The line being read, up to `max_line_bytes`.
-    line: Vec<u8>,
-    /// Set once the line being read passed `max_line_bytes`: what is left of it is only scanned.
-    oversized: Option<Oversized>,
-    max_line_bytes: usize,
+    /// Lines of at most `max_line_bytes`; a longer one is read to its end, its id looked for.
+    lines: LineReader<BufReader<R>>,
+    /// Reads the id of the line over the limit being read.
+    oversized_id: Scanner,
     /// Lines read so far.
     line_number: u64,
     /// Lines named on stderr so far.
@@ -61,33 +59,17 @@ pub struct StdioTransport<R, W> {
     answering: Option<JoinHandle<io::Result<()>>>,
 }
 
-/// A line over the length limit, as far as it has been read.
-#[derive(Debug, Default)]
-struct Oversized {
-    /// Its length so far, without the newline.
-    bytes: usize,
-    id: IdScanner,
-}
-
-/// What reading one line came to.
-enum LineRead {
-    /// A whole line is in `line`, its newline included.
-    Line,
-    /// A line over the limit ended; it was not kept.
-    Oversized(Oversized),
-    /// The client closed stdin (a last line without a newline is dropped, as it may be cut).
-    End,
-    Failed(io::Error),
-}
-
 impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin + Send + 'static> StdioTransport<R, W> {
     /// A transport reading `reader` and writing `writer`.
     pub fn new(reader: R, writer: W) -> Self {
         Self {
-            reader: BufReader::with_capacity(READ_BUFFER_BYTES, reader),
-            line: Vec::new(),
-            oversized: None,
-            max_line_bytes: MAX_LINE_BYTES,
+            lines: LineReader::with_capacity(
+                READ_BUFFER_BYTES,
+                reader,
+                MAX_LINE_BYTES,
+                Overflow::Skip,
+            ),
+            oversized_id: Scanner::id_only(),
             line_number: 0,
             reported: 0,
             writer: Arc::new(Mutex::new(Some(writer))),
@@ -97,69 +79,19 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin + Send + 'static> StdioTranspor
 
     /// The same with another line limit.
     pub fn with_max_line_bytes(mut self, max_line_bytes: usize) -> Self {
-        self.max_line_bytes = max_line_bytes;
+        self.lines = self.lines.with_max(max_line_bytes);
         self
-    }
-
-    /// Reads one line into `line`, never keeping more than `max_line_bytes` of it.
-    ///
-    /// Cancel-safe: `receive` runs inside a `select!`, so this may be dropped at its one await;
-    /// a line read in part stays in `self` and the next call goes on with it.
-    async fn read_line(&mut self) -> LineRead {
-        loop {
-            let (consumed, ended) = {
-                let available = match self.reader.fill_buf().await {
-                    Ok(available) => available,
-                    Err(error) => return LineRead::Failed(error),
-                };
-                if available.is_empty() {
-                    return LineRead::End;
-                }
-                let newline = memchr::memchr(b'\n', available);
-                let piece = &available[..newline.map_or(available.len(), |at| at + 1)];
-                // The newline ends the message; it is no part of it.
-                let message_bytes = piece.len() - usize::from(newline.is_some());
-                if let Some(oversized) = &mut self.oversized {
-                    oversized.bytes += message_bytes;
-                    oversized.id.feed(piece);
-                } else if self.line.len() + message_bytes > self.max_line_bytes {
-                    let mut oversized = Oversized {
-                        bytes: self.line.len() + message_bytes,
-                        id: IdScanner::default(),
-                    };
-                    oversized.id.feed(&self.line);
-                    oversized.id.feed(piece);
-                    self.oversized = Some(oversized);
-                    self.line = Vec::new();
-                } else {
-                    self.line.extend_from_slice(piece);
-                }
-                (piece.len(), newline.is_some())
-            };
-            self.reader.consume(consumed);
-            if ended {
-                return match self.oversized.take() {
-                    Some(oversized) => LineRead::Oversized(oversized),
-                    None => LineRead::Line,
-                };
-            }
-        }
     }
 
     /// Decodes the line read: a message, or nothing to hand on (after answering or naming it).
     fn take_line(&mut self) -> Option<ClientJsonRpcMessage> {
-        let line = self.line.strip_suffix(b"\n").unwrap_or(&self.line);
+        let line = self.lines.line();
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         let incoming = incoming::decode(line);
         let preview = match &incoming {
             Incoming::Invalid(invalid) if invalid.reply_to.is_none() => Some(preview(line)),
             _ => None,
         };
-        if self.line.capacity() > KEPT_LINE_CAPACITY {
-            self.line = Vec::new();
-        } else {
-            self.line.clear();
-        }
         match incoming {
             Incoming::Message(message) => Some(*message),
             Incoming::Skip => None,
@@ -182,10 +114,9 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin + Send + 'static> StdioTranspor
     }
 
     /// Answers a line over the limit when its id could be read, and names it on stderr.
-    fn refuse_oversized(&mut self, oversized: &Oversized) {
-        let size = oversized.bytes;
-        let limit = self.max_line_bytes;
-        let reply_to = oversized.id.id();
+    fn refuse_oversized(&mut self, size: usize) {
+        let limit = self.lines.max();
+        let reply_to = std::mem::replace(&mut self.oversized_id, Scanner::id_only()).id();
         let answered = if reply_to.is_some() {
             "answered with an error"
         } else {
@@ -282,19 +213,26 @@ where
                     }
                 }
             }
-            match self.read_line().await {
-                LineRead::Line => {
+            let oversized_id = &mut self.oversized_id;
+            let next = self
+                .lines
+                .next_showing(|piece| oversized_id.feed(piece))
+                .await;
+            match next {
+                Ok(Next::Line) => {
                     self.line_number += 1;
                     if let Some(message) = self.take_line() {
                         return Some(message);
                     }
                 }
-                LineRead::Oversized(oversized) => {
+                Ok(Next::TooLong { bytes }) => {
                     self.line_number += 1;
-                    self.refuse_oversized(&oversized);
+                    self.refuse_oversized(bytes);
                 }
-                LineRead::End => return None,
-                LineRead::Failed(error) => {
+                // The client closed stdin (a last line without a newline is dropped, as it may
+                // be cut).
+                Ok(Next::End | Next::Unfinished) => return None,
+                Err(error) => {
                     tracing::error!(%error, "cannot read stdin");
                     return None;
                 }

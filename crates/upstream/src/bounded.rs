@@ -11,14 +11,14 @@
 //! MCP) shows only as a start that times out. This reader warns once per process, naming the
 //! server and the first such line, and keeps that line for the error a failed start reports. It
 //! looks at one byte per line: a message starts with `{` (or `[`, a batch) after any blanks.
+//! Lines are read by `toolweave_jsonrpc`'s bounded reader.
 
 use std::io;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::task::{Context, Poll};
 
-use tokio::io::{AsyncRead, ReadBuf};
+use tokio::io::{AsyncRead, BufReader};
+use toolweave_jsonrpc::reader::{LineReader, Next, Overflow};
 
 /// The largest message (one line) accepted from an upstream server.
 pub(crate) const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
@@ -47,33 +47,16 @@ impl StdoutFindings {
     }
 }
 
-/// What the current line is, as far as its first bytes tell.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum LineKind {
-    /// Only blanks so far.
-    Blank,
-    /// It starts like a JSON-RPC message.
-    Message,
-    /// It does not.
-    Stray,
-}
-
-/// Reads a server's stdout, failing once a line grows past a bound.
+/// Reads a server's stdout line by line, ending once a line grows past a bound.
 #[derive(Debug)]
 pub(crate) struct BoundedLines<R> {
-    inner: R,
-    limit: usize,
+    lines: LineReader<BufReader<R>>,
     /// The server's name, for the warning.
     server: String,
-    /// Bytes of the current line so far.
-    line: usize,
-    kind: LineKind,
-    /// The first stray line while it is read (`None` before and after).
-    stray: Option<Vec<u8>>,
     findings: Arc<StdoutFindings>,
 }
 
-impl<R> BoundedLines<R> {
+impl<R: AsyncRead + Unpin> BoundedLines<R> {
     /// `inner`, with lines of at most `limit` bytes, for server `server`; what it notices goes
     /// into `findings`.
     pub(crate) fn new(
@@ -83,69 +66,56 @@ impl<R> BoundedLines<R> {
         findings: Arc<StdoutFindings>,
     ) -> Self {
         Self {
-            inner,
-            limit,
+            lines: LineReader::new(inner, limit, Overflow::Fail),
             server: server.into(),
-            line: 0,
-            kind: LineKind::Blank,
-            stray: None,
             findings,
         }
     }
 
-    /// Judges, keeps or skips one byte of the current line (not its newline).
-    fn note(&mut self, byte: u8) {
-        match self.kind {
-            LineKind::Message => {}
-            // Blanks, and the bytes of a byte order mark, which the transport skips too.
-            LineKind::Blank if byte.is_ascii_whitespace() || matches!(byte, 0xEF | 0xBB | 0xBF) => {
+    /// Reads the next line (a last one without a newline too) into [`Self::line`]; `false` at
+    /// the end of the stream, an error past the bound. Cancel safe.
+    pub(crate) async fn next(&mut self) -> io::Result<bool> {
+        match self.lines.next().await? {
+            Next::Line | Next::Unfinished => {
+                self.note(self.lines.line());
+                Ok(true)
             }
-            LineKind::Blank if byte == b'{' || byte == b'[' => self.kind = LineKind::Message,
-            LineKind::Blank => {
-                self.kind = LineKind::Stray;
-                if self.findings.first_stray_line.get().is_none() {
-                    self.stray = Some(vec![byte]);
-                }
-            }
-            LineKind::Stray => {
-                // One byte past the bound is kept, to know the line was cut.
-                if let Some(kept) = &mut self.stray
-                    && kept.len() <= MAX_STRAY_LINE_BYTES
-                {
-                    kept.push(byte);
-                }
+            Next::End => Ok(false),
+            Next::TooLong { .. } => {
+                self.findings.oversized.store(true, Ordering::Relaxed);
+                Err(too_long(self.lines.max()))
             }
         }
     }
 
-    /// Notes `bytes` of the current line, as far as they can still tell anything: a line known
-    /// to be a message, or a stray line already kept in full, needs no more.
-    fn note_all(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            let settled = match self.kind {
-                LineKind::Message => true,
-                LineKind::Stray => self
-                    .stray
-                    .as_ref()
-                    .is_none_or(|kept| kept.len() > MAX_STRAY_LINE_BYTES),
-                LineKind::Blank => false,
-            };
-            if settled {
-                return;
-            }
-            self.note(byte);
-        }
+    /// The line last read, without its newline: to read in place, or to take.
+    pub(crate) fn line(&mut self) -> &mut Vec<u8> {
+        self.lines.line_mut()
     }
 
-    /// The current line ended (or the stream did).
-    fn end_line(&mut self) {
-        self.line = 0;
-        self.kind = LineKind::Blank;
-        let Some(kept) = self.stray.take() else {
+    /// Lets go of the line last read (a large buffer is not held for the connection's life).
+    pub(crate) fn forget_line(&mut self) {
+        self.lines.forget_line();
+    }
+
+    /// Notes `line` when it is the first that is not a message (and not blank).
+    fn note(&self, line: &[u8]) {
+        if self.findings.first_stray_line.get().is_some() {
+            return;
+        }
+        // Blanks, and the bytes of a byte order mark, which the transport skips too.
+        let Some(start) = line
+            .iter()
+            .position(|byte| !byte.is_ascii_whitespace() && !matches!(byte, 0xEF | 0xBB | 0xBF))
+        else {
             return;
         };
+        if matches!(line[start], b'{' | b'[') {
+            return;
+        }
+        let kept = &line[start..];
         let cut = kept.len() > MAX_STRAY_LINE_BYTES;
-        let text = String::from_utf8_lossy(kept.get(..MAX_STRAY_LINE_BYTES).unwrap_or(&kept));
+        let text = String::from_utf8_lossy(kept.get(..MAX_STRAY_LINE_BYTES).unwrap_or(kept));
         let mut text = text.trim_end().to_owned();
         if cut {
             text.push('…');
@@ -160,60 +130,6 @@ impl<R> BoundedLines<R> {
     }
 }
 
-impl<R: AsyncRead + Unpin> AsyncRead for BoundedLines<R> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let this = &mut *self;
-        if this.findings.oversized() {
-            return Poll::Ready(Err(too_long(this.limit)));
-        }
-        let before = buf.filled().len();
-        let room = buf.remaining();
-        let Poll::Ready(read) = Pin::new(&mut this.inner).poll_read(cx, buf) else {
-            return Poll::Pending;
-        };
-        read?;
-        if room > 0 && buf.filled().len() == before {
-            // The end of the stream: a last line without a newline is still judged.
-            this.end_line();
-            return Poll::Ready(Ok(()));
-        }
-        // Whole lines read before the one too long are handed on; the next read fails. Lines are
-        // found with memchr and only a line's first bytes are looked at, so a large message
-        // costs one scan.
-        let read = buf.filled().len() - before;
-        let mut whole = 0;
-        let mut start = 0;
-        while start < read {
-            let rest = &buf.filled()[before + start..];
-            let newline = memchr::memchr(b'\n', rest);
-            let length = newline.unwrap_or(rest.len());
-            if this.line + length > this.limit {
-                this.findings.oversized.store(true, Ordering::Relaxed);
-                this.end_line();
-                buf.set_filled(before + whole);
-                return Poll::Ready(if whole > 0 {
-                    Ok(())
-                } else {
-                    Err(too_long(this.limit))
-                });
-            }
-            this.line += length;
-            this.note_all(&rest[..length]);
-            start += length;
-            if newline.is_some() {
-                this.end_line();
-                start += 1;
-                whole = start;
-            }
-        }
-        Poll::Ready(Ok(()))
-    }
-}
-
 fn too_long(limit: usize) -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidData,
@@ -224,30 +140,33 @@ fn too_long(limit: usize) -> io::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tokio::io::AsyncReadExt;
 
-    async fn read_all(input: &[u8], limit: usize) -> (String, Arc<StdoutFindings>) {
+    /// Every line of `input`, and what the reader noticed.
+    async fn read_all(input: &[u8], limit: usize) -> (Vec<Vec<u8>>, Arc<StdoutFindings>) {
         let findings = Arc::new(StdoutFindings::default());
         let mut reader = BoundedLines::new(input, limit, "test", findings.clone());
-        let mut text = String::new();
-        reader.read_to_string(&mut text).await.unwrap();
-        (text, findings)
+        let mut lines = Vec::new();
+        while let Ok(true) = reader.next().await {
+            lines.push(reader.line().clone());
+        }
+        (lines, findings)
     }
 
     #[tokio::test]
     async fn lines_within_the_bound_pass_and_a_longer_one_fails() {
-        let (text, findings) = read_all(b"{\"a\":1}\n[5678]\n", 8).await;
-        assert_eq!(text, "{\"a\":1}\n[5678]\n");
+        let (lines, findings) = read_all(b"{\"a\":1}\n[5678]\n", 8).await;
+        assert_eq!(lines, [&b"{\"a\":1}"[..], b"[5678]"]);
         assert!(!findings.oversized());
 
         // The whole line before the long one is still read.
         let findings = Arc::new(StdoutFindings::default());
         let mut reader = BoundedLines::new(&b"{234\n{6789\n"[..], 4, "test", findings.clone());
-        let mut first = [0u8; 16];
-        let read = reader.read(&mut first).await.unwrap();
-        assert_eq!(&first[..read], b"{234\n");
+        assert!(reader.next().await.unwrap());
+        assert_eq!(reader.line(), b"{234");
+        let error = reader.next().await.unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::InvalidData);
         assert!(findings.oversized());
-        let error = reader.read(&mut first).await.unwrap_err();
+        let error = reader.next().await.unwrap_err();
         assert_eq!(error.kind(), io::ErrorKind::InvalidData);
     }
 
@@ -255,8 +174,8 @@ mod tests {
     async fn the_first_line_that_is_not_a_message_is_kept() {
         // Messages, blank lines and a byte order mark are not stray; every line is handed on.
         let input = "\u{feff}{\"jsonrpc\":\"2.0\"}\n\n  \t\r\n  [1]\r\nListening on port 3000\r\n{}\nsecond\n";
-        let (text, findings) = read_all(input.as_bytes(), 1024).await;
-        assert_eq!(text, input);
+        let (lines, findings) = read_all(input.as_bytes(), 1024).await;
+        assert_eq!(lines.len(), input.lines().count());
         assert_eq!(findings.first_stray_line(), Some("Listening on port 3000"));
 
         let (_, findings) = read_all(b"{}\n\n[]\n   {\"id\":1}\n", 1024).await;
@@ -275,11 +194,15 @@ mod tests {
         assert_eq!(kept, format!("{}…", "y".repeat(MAX_STRAY_LINE_BYTES)));
 
         // Read one byte at a time: a line's first byte and its rest come in separate reads.
+        let (writer, reader) = tokio::io::duplex(1);
         let findings = Arc::new(StdoutFindings::default());
-        let input = b"  {\"id\":1}\n  warn: x\n";
-        let mut reader = BoundedLines::new(&input[..], 1024, "test", findings.clone());
-        let mut byte = [0u8; 1];
-        while reader.read(&mut byte).await.unwrap() > 0 {}
+        let mut reader = BoundedLines::new(reader, 1024, "test", findings.clone());
+        let writing = tokio::spawn(async move {
+            let mut writer = writer;
+            tokio::io::AsyncWriteExt::write_all(&mut writer, b"  {\"id\":1}\n  warn: x\n").await
+        });
+        while let Ok(true) = reader.next().await {}
+        writing.await.unwrap().unwrap();
         assert_eq!(findings.first_stray_line(), Some("warn: x"));
     }
 }

@@ -510,14 +510,7 @@ fn json_kind(text: &str) -> &'static str {
 
 /// `text` cut to about `max` bytes, on a character boundary.
 fn cut(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_owned();
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
+    toolweave_jsonrpc::text::cut_marked(text.to_owned(), max, "…")
 }
 
 /// What one pass over a message's bytes finds before any parsing.
@@ -532,98 +525,18 @@ pub(crate) struct Scan {
     pub(crate) method: Option<String>,
 }
 
-/// Counts how deep `bytes` nest and finds the top-level `id`, without parsing: it works on JSON cut
-/// short and on bytes that are not UTF-8, so an answer that cannot be read can still be tied to
-/// its request. Strings are skipped with `memchr`, so long texts cost little.
+/// Counts how deep `bytes` nest and finds the top-level `id` and `method`, without parsing
+/// (`toolweave_jsonrpc::id`): it works on JSON cut short and on bytes that are not UTF-8, so an
+/// answer that cannot be read can still be tied to its request.
 pub(crate) fn scan(bytes: &[u8]) -> Scan {
-    let mut found = Scan::default();
-    let mut depth = 0usize;
-    // At depth 1, whether the next string is a key, and whether the last key was `id` or
-    // `method` (and its value is next).
-    let mut expecting_key = false;
-    let mut after_id_key = false;
-    let mut after_method_key = false;
-    let mut method_value_next = false;
-    // Where the value of the top-level `id` starts.
-    let mut id_start: Option<usize> = None;
-    let mut index = 0;
-    while index < bytes.len() {
-        let byte = bytes[index];
-        match byte {
-            b'"' => {
-                let end = string_end(bytes, index + 1);
-                if depth == 1 && expecting_key {
-                    let key = bytes.get(index + 1..end);
-                    after_id_key = key == Some(b"id".as_slice());
-                    after_method_key = key == Some(b"method".as_slice());
-                    expecting_key = false;
-                } else if depth == 1 && method_value_next {
-                    found.method = bytes
-                        .get(index..=end)
-                        .and_then(|text| serde_json::from_slice::<String>(text).ok());
-                    method_value_next = false;
-                }
-                index = end + 1;
-                continue;
-            }
-            b'{' | b'[' => {
-                depth += 1;
-                found.depth = found.depth.max(depth);
-                expecting_key = depth == 1 && byte == b'{';
-            }
-            b'}' | b']' => {
-                if depth == 1 {
-                    take_id(bytes, &mut id_start, index, &mut found);
-                }
-                depth = depth.saturating_sub(1);
-            }
-            b':' if depth == 1 && after_id_key => {
-                id_start = Some(index + 1);
-                after_id_key = false;
-            }
-            b':' if depth == 1 && after_method_key => {
-                method_value_next = true;
-                after_method_key = false;
-            }
-            b',' if depth == 1 => {
-                take_id(bytes, &mut id_start, index, &mut found);
-                expecting_key = true;
-                method_value_next = false;
-            }
-            _ => {}
-        }
-        index += 1;
+    let scanner = toolweave_jsonrpc::id::scan(bytes);
+    Scan {
+        depth: scanner.depth(),
+        id: scanner
+            .id_text()
+            .and_then(|text| serde_json::from_slice::<RequestId>(text).ok()),
+        method: scanner.method(),
     }
-    found
-}
-
-/// Where the string whose text starts at `start` ends (the index of its closing quote, or the end
-/// of the bytes when it is cut short).
-fn string_end(bytes: &[u8], start: usize) -> usize {
-    let mut index = start;
-    while let Some(offset) = bytes
-        .get(index..)
-        .and_then(|rest| memchr::memchr2(b'"', b'\\', rest))
-    {
-        let at = index + offset;
-        if bytes[at] == b'"' {
-            return at;
-        }
-        // An escape: the next byte is part of it, whatever it is.
-        index = at + 2;
-    }
-    bytes.len()
-}
-
-/// The id's value ended at `end`: reads it if it is a number or a string.
-fn take_id(bytes: &[u8], id_start: &mut Option<usize>, end: usize, found: &mut Scan) {
-    let Some(start) = id_start.take() else {
-        return;
-    };
-    let Some(text) = bytes.get(start..end) else {
-        return;
-    };
-    found.id = serde_json::from_slice::<RequestId>(text).ok();
 }
 
 #[cfg(test)]

@@ -11,21 +11,17 @@ use std::sync::Arc;
 use rmcp::RoleClient;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Mutex;
 
 use crate::bounded::BoundedLines;
 use crate::wire::{Reader, Wire};
 
-/// The most a connection keeps of the buffer it reads lines into, between lines.
-const KEPT_LINE_CAPACITY: usize = 1 << 20;
-
 /// Reads messages from `R` (a server's stdout) and writes them to `W` (its stdin).
 pub(crate) struct LineTransport<R, W> {
-    reader: BufReader<BoundedLines<R>>,
-    /// The line being read; kept across reads, since rmcp may drop a read to do something else
-    /// and read again.
-    line: Vec<u8>,
+    /// Lines of the server's stdout; the one being read is kept across reads, since rmcp may
+    /// drop a read to do something else and read again.
+    reader: BoundedLines<R>,
     /// Reads lines, long ones elsewhere; kept across reads like `line`.
     reader_of_lines: Reader,
     /// `None` once closed. A lock, since rmcp may have several writes in flight.
@@ -37,8 +33,7 @@ impl<R: AsyncRead + Unpin, W> LineTransport<R, W> {
     /// A transport over `reader` and `writer`, reporting to `wire`.
     pub(crate) fn new(reader: BoundedLines<R>, writer: W, wire: Arc<Wire>) -> Self {
         Self {
-            reader: BufReader::new(reader),
-            line: Vec::new(),
+            reader,
             reader_of_lines: Reader::default(),
             writer: Arc::new(Mutex::new(Some(writer))),
             wire,
@@ -82,10 +77,10 @@ where
             return Some(message);
         }
         loop {
-            match self.reader.read_until(b'\n', &mut self.line).await {
-                // The end of the stream; an unfinished last line is no message.
-                Ok(0) => return None,
-                Ok(_) => {}
+            match self.reader.next().await {
+                Ok(true) => {}
+                // The end of the stream.
+                Ok(false) => return None,
                 Err(error) => {
                     // A line past the bound, or the pipe failed: the connection ends, and the
                     // process reports why.
@@ -95,15 +90,11 @@ where
             }
             let received = self
                 .reader_of_lines
-                .read(&self.wire, &mut self.line, judge)
+                .read(&self.wire, self.reader.line(), judge)
                 .await;
-            if self.line.capacity() > KEPT_LINE_CAPACITY {
-                // A large result's bytes are read: hand them back now rather than hold them
-                // for the connection's life (nor while the result goes on to the code).
-                self.line = Vec::new();
-            } else {
-                self.line.clear();
-            }
+            // A large result's bytes are read: hand them back now rather than hold them for the
+            // connection's life (nor while the result goes on to the code).
+            self.reader.forget_line();
             if received.is_some() {
                 return received;
             }
@@ -118,7 +109,6 @@ where
 
 /// The message on one line, if it holds one rmcp should see.
 fn judge(wire: &Wire, line: &[u8]) -> Option<ServerJsonRpcMessage> {
-    let line = line.strip_suffix(b"\n").unwrap_or(line);
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     // Blank lines, and lines that are not messages (which `BoundedLines` reported), are
     // skipped: a message starts with `{` or `[`, after blanks or a byte order mark.

@@ -18,7 +18,7 @@ use crate::client::UpstreamClient;
 use crate::decode::Method;
 use crate::handshake::{Handshake, StartFailure, list_tools};
 use crate::lines::LineTransport;
-use crate::stderr::{StderrTail, read_lines};
+use crate::stderr::{self, StderrTail, read_lines};
 use crate::wire::Wire;
 
 /// After a failed handshake, how long to wait for the process to exit, to report its status.
@@ -215,7 +215,7 @@ pub(crate) fn spawn(
             message: "its standard streams could not be connected".to_owned(),
         });
     };
-    let tail = StderrTail::default();
+    let tail = stderr::tail();
     let stderr_reader = tokio::spawn(read_lines(name.clone(), stderr, tail.clone()));
     let stdout_findings = Arc::new(StdoutFindings::default());
     tracing::debug!(server = %name, process_id = ?child.id(), "started the server's process");

@@ -529,13 +529,9 @@ fn bounded_instructions(text: &str) -> String {
     if text.len() <= max {
         return text.to_owned();
     }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
     format!(
         "{}\n[… cut by toolweave: the server's instructions are {} bytes; the first {max} are shown]",
-        &text[..end],
+        toolweave_jsonrpc::text::head(text, max),
         text.len()
     )
 }
