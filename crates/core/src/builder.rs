@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use toolweave_config::{Config, Limits, Policy};
-use toolweave_sandbox::WorkerCommand;
+use toolweave_process::WorkerCommand;
 use toolweave_upstream::{ClientSessions, UpstreamManager};
 
 use crate::approval::Approver;

@@ -7,13 +7,15 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use tokio::sync::mpsc;
-use toolweave_sandbox::confine::{self, Ceilings};
+use toolweave_process::confine::{self, Ceilings};
+use toolweave_process::{
+    FromWorker, WorkerCommand, WorkerKind, WorkerPool, WorkerSession, WorkerSpec,
+};
 use toolweave_sandbox::{
-    EngineError, EnginePool, ExecuteRequest, Execution, FromWorker, HostReply, Job, Language,
-    MAX_CODE_BYTES, Manifest, Outcome, WorkerCommand, WorkerKind, WorkerSpec,
+    EngineError, EnginePool, ExecuteRequest, Execution, HostReply, Job, Language, MAX_CODE_BYTES,
+    Manifest, Outcome,
 };
 
-use crate::workers::{WorkerPool, WorkerSession};
 use toolweave_config::Limits;
 
 /// Engine threads kept ready between executions; more start on demand. Four, so that a client
@@ -240,7 +242,14 @@ impl Executor for Engines {
         [&self.javascript_workers, &self.python_workers]
             .into_iter()
             .flatten()
-            .map(WorkerPool::count)
+            .map(|pool| {
+                let (waiting, busy) = pool.count();
+                crate::WorkerCount {
+                    kind: pool.kind(),
+                    waiting,
+                    busy,
+                }
+            })
             .collect()
     }
 }
@@ -281,7 +290,10 @@ impl Running for Session {
         Box::pin(async move {
             match self {
                 Self::Thread { execution, .. } => execution.reply(reply),
-                Self::Worker(session) => session.reply(reply).await,
+                Self::Worker(session) => {
+                    let large = crate::json_size::is_large_reply(&reply);
+                    session.reply(reply, large).await;
+                }
                 Self::Failed(_) => {}
             }
         })

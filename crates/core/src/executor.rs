@@ -19,8 +19,9 @@ use rmcp::model::LoggingLevel;
 use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+use toolweave_process::FromWorker;
 use toolweave_sandbox::{
-    EngineEvent, FromWorker, HostCall, HostReply, HostRequest, Language, LogStream, Outcome,
+    EngineEvent, HostCall, HostReply, HostRequest, Language, LogStream, Outcome,
 };
 use toolweave_upstream::Notice;
 

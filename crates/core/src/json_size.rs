@@ -145,8 +145,9 @@ pub(crate) fn is_large_reply(reply: &toolweave_sandbox::HostReply) -> bool {
 
 /// Whether `message` (a worker's or runner's) is a large one: [`LARGE_JSON_BYTES`] or more as
 /// JSON, by its value, a call's arguments or a log line.
-pub(crate) fn is_large_message(message: &toolweave_sandbox::FromWorker) -> bool {
-    use toolweave_sandbox::{EngineEvent, FromWorker, HostRequest, SessionAsk};
+pub(crate) fn is_large_message(message: &toolweave_process::FromWorker) -> bool {
+    use toolweave_process::FromWorker;
+    use toolweave_sandbox::{EngineEvent, HostRequest, SessionAsk};
     match message {
         FromWorker::Finished(outcome) => outcome
             .result

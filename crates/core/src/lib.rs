@@ -60,12 +60,9 @@ mod emitted;
 mod engines;
 mod error;
 mod executor;
-#[cfg(target_os = "linux")]
-mod fork_server;
 mod gateway;
 mod identity;
 mod json_size;
-mod lines;
 mod llm;
 mod mcp;
 mod observe;
@@ -78,8 +75,6 @@ mod session_state;
 mod text_result;
 mod unmatched_rules;
 pub use unmatched_rules::unmatched_rules_among;
-mod worker_entry;
-mod workers;
 
 pub use approval::{
     AllowReason, AnsweredVia, Approval, ApprovalRequest, ApprovalScope, Approver, AskReason, Tier,
@@ -119,22 +114,22 @@ pub use toolweave_catalog::{
     Annotations, Flavor, MAX_SCHEMA_DEPTH, SchemaTooDeep, ToolDefinition, ToolSchema,
 };
 pub use toolweave_config::{self as config, Config, Limits, Policy, ToolGlobs, ToolName};
-pub use toolweave_sandbox::confine;
+pub use toolweave_process::confine;
+pub use toolweave_process::{
+    CONFINEMENT_CHECK_ARGUMENT, FromWorker, PROTOCOL_VERSION, WORKER_ARGUMENT, WorkerCommand,
+    WorkerKind, run_worker_if_asked, worker_command,
+};
 pub use toolweave_sandbox::limit_malloc_arenas;
 pub use toolweave_sandbox::{
-    EngineError, EngineEvent, ExecuteRequest, FromWorker, HostReply, Language, LogStream, Manifest,
-    Outcome, PROTOCOL_VERSION, WorkerCommand, WorkerKind,
+    EngineError, EngineEvent, ExecuteRequest, HostReply, Language, LogStream, Manifest, Outcome,
 };
 pub use toolweave_upstream::{
     Capability, ClientConnection, ClientSession, ClientSessions, ForwardedAnswer, ForwardedRequest,
     Listener, Notice, Refusal, RequestKind, ServerState, TraceContext, UpstreamManager, definition,
-};
-pub use worker_entry::{
-    CONFINEMENT_CHECK_ARGUMENT, WORKER_ARGUMENT, run_worker_if_asked, worker_command,
 };
 
 /// The global allocator a program that starts worker processes declares
 /// (`#[global_allocator] static ALLOCATOR: toolweave_core::WorkerAllocator =
 /// toolweave_core::WorkerAllocator;`): in a worker it holds the guest's memory limit, and
 /// elsewhere it only counts.
-pub use monty_alloc::LimitedAllocator as WorkerAllocator;
+pub use toolweave_process::WorkerAllocator;

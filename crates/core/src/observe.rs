@@ -43,7 +43,7 @@ pub trait Observer: Send + Sync {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WorkerCount {
     /// Which guest language they run.
-    pub kind: toolweave_sandbox::WorkerKind,
+    pub kind: toolweave_process::WorkerKind,
     /// Started and waiting for a job.
     pub waiting: usize,
     /// Running an execution.

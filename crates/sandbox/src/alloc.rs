@@ -223,7 +223,7 @@ impl Budget {
 
 /// The address of a local on the current stack: where depth is measured from.
 #[inline(never)]
-pub(crate) fn stack_address() -> usize {
+pub fn stack_address() -> usize {
     let marker = 0u8;
     std::hint::black_box(&marker) as *const u8 as usize
 }

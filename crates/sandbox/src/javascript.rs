@@ -243,6 +243,39 @@ pub(crate) fn run(
     }
 }
 
+/// A JavaScript runtime made ready on the calling thread before its program is known, which
+/// compiles its program on that same thread: for a process that runs one program on the thread
+/// that prepared it, with [`crate::THREAD_STACK_HEADROOM`] to spare (a worker process).
+pub struct PreparedJavaScript(Prepared);
+
+/// What is left of a [`PreparedJavaScript`] after its execution: dropped later, or never by a
+/// process about to exit.
+pub struct SpentJavaScript {
+    _spent: Spent,
+}
+
+impl PreparedJavaScript {
+    /// Creates a runtime and context and compiles the prelude. `stack_top` is
+    /// [`crate::stack_address`] on this thread, above the frames that will call
+    /// [`PreparedJavaScript::run`].
+    pub fn new(stack_top: usize) -> Result<Self, EngineError> {
+        Prepared::new(stack_top, Compiler::ThisThread).map(Self)
+    }
+
+    /// Runs one program in this runtime, as [`crate::run`] does. The outcome is final; the rest
+    /// can be dropped later.
+    pub fn run(
+        self,
+        request: ExecuteRequest,
+        emit: &mut dyn FnMut(EngineEvent),
+        replies: &dyn Replies,
+        cancel: &CancelFlag,
+    ) -> (Outcome, SpentJavaScript) {
+        let (outcome, spent) = self.0.run(request, emit, replies, cancel);
+        (outcome, SpentJavaScript { _spent: spent })
+    }
+}
+
 /// A runtime made ready before its program is known: context created, prelude compiled. Creating
 /// one costs most of an execution's time, so an engine thread prepares the next while it waits.
 pub(crate) struct Prepared {

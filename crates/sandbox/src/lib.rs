@@ -16,29 +16,22 @@
 )]
 
 mod alloc;
-pub mod confine;
-#[cfg(target_os = "linux")]
-pub mod fork_server;
 mod hints;
 mod javascript;
 mod pool;
 mod program;
 mod python;
 mod report;
-pub mod server_box;
 mod transpile;
-mod worker;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::Duration;
 
+pub use alloc::stack_address;
+pub use javascript::{PreparedJavaScript, SpentJavaScript};
 pub use pool::{EnginePool, Execution, Job};
-pub use worker::{
-    FromWorker, MEMORY_EXIT_CODE, PROTOCOL_VERSION, ToWorker, WorkerCommand, WorkerJob, WorkerKind,
-    WorkerSpec, worker_main,
-};
 
 /// The largest program accepted, in bytes. Parsing recurses once per level of nesting, so the
 /// size bounds how deep a hostile program can make the parser go.
@@ -116,6 +109,12 @@ pub fn run(
         }
         Language::Python => python::run(request, emit, replies, cancel),
     }
+}
+
+/// Runs the TypeScript front end once on `code` and drops what it made, so that its code and
+/// data are faulted in before a program needs them (a worker process warming up).
+pub fn warm_up_compiler(code: &str) {
+    let _ = transpile::transpile(code, Language::TypeScript);
 }
 
 /// Where an engine's answers from the host come from: a channel in the gateway's process, the

@@ -1,7 +1,7 @@
 //! What a boxed stdio server may reach, worked out from its entry: the paths it needs to start
 //! (the system's programs and libraries, its command's install, its `cwd`, its package runner's
 //! cache, all read-only), the paths its `"sandbox"` grants, a private home folder, and an
-//! environment of only the variables it is given. `toolweave-sandbox`'s `server_box` enters the
+//! environment of only the variables it is given. `toolweave-process`'s `server_box` enters the
 //! box; [`crate::proxy`] serves a box that may reach a list of hosts; [`denial_note`] tells the
 //! model which key of the entry to change when a boxed server's tool reports a denial.
 
@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use toolweave_config::{Expanded, Network, Sandbox};
-use toolweave_sandbox::server_box::{self, PROXY_PORT, Plan, Prepared};
+use toolweave_process::server_box::{self, PROXY_PORT, Plan, Prepared};
 
 /// What the system's programs need, read-only, where they exist: programs, libraries, the
 /// system's configuration (certificates, name resolution, time zones), `/proc` and `/sys`

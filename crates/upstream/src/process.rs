@@ -329,7 +329,7 @@ fn put_in_box(
 #[allow(unsafe_code)]
 fn enter_box_in_child(
     command_line: &mut Command,
-    prepared: toolweave_sandbox::server_box::Prepared,
+    prepared: toolweave_process::server_box::Prepared,
 ) {
     // SAFETY: `enter` makes system calls only, on memory prepared before the fork (no
     // allocation, no lock), which is what code between fork and exec may do.
@@ -356,7 +356,7 @@ fn start_proxy(
     let Network::Hosts(hosts) = &sandbox.network else {
         return Ok(None);
     };
-    let listener = toolweave_sandbox::server_box::receive_descriptor(&handback)
+    let listener = toolweave_process::server_box::receive_descriptor(&handback)
         .map_err(|error| format!("its box's proxy listener did not arrive: {error}"))?;
     let listener = std::net::TcpListener::from(listener);
     listener

@@ -1,6 +1,6 @@
 //! The HTTP proxy a boxed server that may reach a list of hosts talks to: it listens on the
 //! server's own loopback (the listener was made inside the box's network namespace and handed
-//! back, see `toolweave-sandbox`'s `server_box`), and connects, from toolweave's network, only to
+//! back, see `toolweave-process`'s `server_box`), and connects, from toolweave's network, only to
 //! the hosts `"sandbox"."network"` lists. `CONNECT host:port` (HTTPS, end to end encrypted) and
 //! plain requests with an absolute URL (`GET http://host:port/path`) are served; anything else,
 //! and any other host, gets `403` with a body naming the entry key to change.

@@ -21,10 +21,9 @@ use futures::future::BoxFuture;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use toolweave_config::Limits;
-use toolweave_sandbox::{
-    EngineError, EngineLimits, ExecuteRequest, FromWorker, HostReply, Manifest, Outcome,
-    PROTOCOL_VERSION, WorkerJob,
-};
+use toolweave_jsonrpc::tail::StderrTail;
+use toolweave_process::{FromWorker, PROTOCOL_VERSION, WorkerJob};
+use toolweave_sandbox::{EngineError, EngineLimits, ExecuteRequest, HostReply, Manifest, Outcome};
 
 pub use serve::RunnerService;
 use wire::{ENVELOPE_BYTES, FromRunner, MAX_HELLO_BYTES, Read, ToRunner};
@@ -273,7 +272,7 @@ impl Connection {
             write,
             token,
             max_line,
-            Arc::default(),
+            StderrTail::last_bytes(STDERR_TAIL_BYTES),
         )
         .await
     }
@@ -300,15 +299,14 @@ impl Connection {
         else {
             return Err("was started without its pipes".to_owned());
         };
-        let stderr_tail = Arc::new(Mutex::new(String::new()));
+        let stderr_tail = StderrTail::last_bytes(STDERR_TAIL_BYTES);
         let tail = stderr_tail.clone();
         let name = describe.to_owned();
-        tokio::spawn(crate::lines::for_each_line(
+        tokio::spawn(toolweave_process::for_each_stderr_line(
             stderr,
-            crate::lines::STDERR_LINE_BYTES,
             move |line| {
                 tracing::info!(runner = %name, "{line}");
-                keep_tail(&mut lock(&tail), line);
+                tail.push(line);
             },
         ));
         let connection = Self::greet(
@@ -345,7 +343,7 @@ impl Connection {
         mut write: impl AsyncWrite + Unpin + Send + 'static,
         token: Option<String>,
         max_line: usize,
-        stderr_tail: Arc<Mutex<String>>,
+        stderr_tail: StderrTail,
     ) -> Result<Arc<Self>, String> {
         let hello = wire::line(&ToRunner::Hello {
             protocol: PROTOCOL_VERSION,
@@ -366,7 +364,7 @@ impl Connection {
         .map_err(|_| format!("did not answer within {} s", HELLO_WAIT.as_secs()))?
         .map_err(|error| format!("could not be read: {error}"))?;
         let said = || {
-            let tail = lock(&stderr_tail).trim().to_owned();
+            let tail = stderr_tail.text().trim().to_owned();
             if tail.is_empty() {
                 String::new()
             } else {
@@ -425,11 +423,11 @@ impl Connection {
 
     /// Marks the connection closed for `why` (the first reason stays), and ends every
     /// execution on it: their next message is `None`, and they say why.
-    fn close(&self, why: String, stderr_tail: &Mutex<String>) {
+    fn close(&self, why: String, stderr_tail: &StderrTail) {
         {
             let mut closed = lock(&self.closed);
             if closed.is_none() {
-                let tail = lock(stderr_tail).trim().to_owned();
+                let tail = stderr_tail.text().trim().to_owned();
                 *closed = Some(if tail.is_empty() {
                     why
                 } else {
@@ -477,9 +475,10 @@ impl Connection {
             }
             if let Err(error) = result.and(write.flush().await) {
                 if let Some(connection) = connection.upgrade() {
+                    // The writer holds no stderr: an empty tail.
                     connection.close(
                         format!("could not be written to ({error})"),
-                        &Mutex::default(),
+                        &StderrTail::last_bytes(0),
                     );
                 }
                 return;
@@ -491,7 +490,7 @@ impl Connection {
         connection: Weak<Self>,
         mut reader: impl tokio::io::AsyncBufRead + Unpin,
         max_line: usize,
-        stderr_tail: Arc<Mutex<String>>,
+        stderr_tail: StderrTail,
     ) {
         let mut line = Vec::new();
         let why = loop {
@@ -703,19 +702,6 @@ impl Drop for RemoteExecution {
             self.cancel();
         }
         lock(&self.connection.executions).remove(&self.id);
-    }
-}
-
-/// Adds `line` to `tail`, keeping its last [`STDERR_TAIL_BYTES`].
-fn keep_tail(tail: &mut String, line: &str) {
-    tail.push_str(line);
-    tail.push('\n');
-    if tail.len() > STDERR_TAIL_BYTES {
-        let mut cut = tail.len() - STDERR_TAIL_BYTES;
-        while !tail.is_char_boundary(cut) {
-            cut += 1;
-        }
-        tail.drain(..cut);
     }
 }
 

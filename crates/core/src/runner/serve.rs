@@ -11,10 +11,8 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use toolweave_config::Limits;
-use toolweave_sandbox::{
-    EngineError, ExecuteRequest, FromWorker, HostReply, Manifest, Outcome, PROTOCOL_VERSION,
-    WorkerJob,
-};
+use toolweave_process::{FromWorker, PROTOCOL_VERSION, WorkerJob};
+use toolweave_sandbox::{EngineError, ExecuteRequest, HostReply, Manifest, Outcome};
 
 use super::wire::{self, FromRunner, MAX_HELLO_BYTES, Read, ToRunner};
 use crate::engines::{Engines, Executor, Isolation};
@@ -40,7 +38,7 @@ impl RunnerService {
     /// `limits`; with `token`, a connection must greet it with that token. Call it within a
     /// tokio runtime: workers start at once.
     pub fn new(
-        worker: toolweave_sandbox::WorkerCommand,
+        worker: toolweave_process::WorkerCommand,
         limits: Limits,
         token: Option<String>,
     ) -> Self {

@@ -7,8 +7,10 @@ use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use tokio::io::{AsyncBufRead, AsyncBufReadExt};
-use toolweave_sandbox::{FromWorker, HostReply, Manifest, WorkerJob};
+use tokio::io::AsyncBufRead;
+use toolweave_jsonrpc::reader::{LineReader, Next, Overflow};
+use toolweave_process::{FromWorker, WorkerJob};
+use toolweave_sandbox::{HostReply, Manifest};
 
 use crate::json_size::LARGE_JSON_BYTES;
 
@@ -18,7 +20,7 @@ pub(crate) enum ToRunner {
     /// The first message: the gateway's protocol version, and the runner's token when it
     /// listens on TCP.
     Hello {
-        /// [`toolweave_sandbox::PROTOCOL_VERSION`] of the gateway.
+        /// [`toolweave_process::PROTOCOL_VERSION`] of the gateway.
         protocol: u32,
         /// The bearer token the runner was started with (`--token-env`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -88,31 +90,24 @@ pub(crate) enum Read {
     TooLong,
 }
 
-/// Reads one line of at most `max` bytes into `line` (cleared first). Each byte is looked at
-/// once, and no more than `max` bytes are held however the other side writes.
+/// Reads one line of at most `max` bytes into `line` (what it held is replaced), with the
+/// shared bounded reader: each byte is looked at once, and no more than `max` bytes are held
+/// however the other side writes. What follows the line stays in `reader`.
 pub(crate) async fn read_line(
     reader: &mut (impl AsyncBufRead + Unpin),
     line: &mut Vec<u8>,
     max: usize,
 ) -> io::Result<Read> {
     line.clear();
-    loop {
-        let available = reader.fill_buf().await?;
-        if available.is_empty() {
-            return Ok(Read::End);
+    let mut lines = LineReader::buffered(reader, max, Overflow::Fail);
+    Ok(match lines.next().await? {
+        Next::Line => {
+            *line = lines.take_line();
+            Read::Line
         }
-        let end = memchr::memchr(b'\n', available);
-        let piece = &available[..end.unwrap_or(available.len())];
-        if line.len() + piece.len() > max {
-            return Ok(Read::TooLong);
-        }
-        line.extend_from_slice(piece);
-        let used = end.map_or(available.len(), |end| end + 1);
-        reader.consume(used);
-        if end.is_some() {
-            return Ok(Read::Line);
-        }
-    }
+        Next::Unfinished | Next::End => Read::End,
+        Next::TooLong { .. } => Read::TooLong,
+    })
 }
 
 /// `message` as one line, newline included.

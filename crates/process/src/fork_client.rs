@@ -1,4 +1,4 @@
-//! The gateway's side of a worker fork server (`toolweave_sandbox::fork_server`): start it, ask it
+//! The gateway's side of a worker fork server (`fork_server.rs`): start it, ask it
 //! for workers, learn how each ended.
 //!
 //! Requests go out in order and the fork server answers them in order, so the oldest waiting
@@ -18,8 +18,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use tokio::io::unix::AsyncFd;
 use tokio::process::{Child, Command};
 use tokio::sync::oneshot;
-use toolweave_sandbox::fork_server::{self as server, Report};
-use toolweave_sandbox::{Manifest, WorkerCommand, WorkerSpec};
+use toolweave_sandbox::Manifest;
+
+use crate::fork_server::{self as server, Report};
+use crate::{WorkerCommand, WorkerSpec};
 
 use crate::worker_entry::FORK_SERVER_ARGUMENT;
 
@@ -81,11 +83,9 @@ impl ForkServer {
             .spawn()?;
         if let Some(stderr) = process.stderr.take() {
             let pid = process.id();
-            tokio::spawn(crate::lines::for_each_line(
-                stderr,
-                crate::lines::STDERR_LINE_BYTES,
-                move |line| tracing::warn!(fork_server = pid, "{line}"),
-            ));
+            tokio::spawn(crate::for_each_stderr_line(stderr, move |line| {
+                tracing::warn!(fork_server = pid, "{line}");
+            }));
         }
         let socket = Arc::new(register(ours)?);
         let state = Arc::new(Mutex::new(State::default()));

@@ -3,7 +3,7 @@
 //! A worker is the `toolweave` binary started again with a worker argument and a
 //! [`WorkerKind`]; it runs exactly one execution and exits, so nothing outlives a program. A
 //! JavaScript worker prepares its runtime while it waits for the job. The host side (starting
-//! workers ahead of demand, driving one, killing one that overstays) is the gateway's.
+//! workers ahead of demand, driving one, killing one that overstays) is `workers.rs`.
 //!
 //! Why a process: Python's memory limit is enforced by a process-wide allocator that ends the
 //! process when the guest goes past its hard ceiling, and an interpreter failure of any kind
@@ -27,15 +27,12 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
 use serde::{Deserialize, Serialize};
 
-use crate::THREAD_STACK_HEADROOM;
-use crate::alloc::stack_address;
-use crate::confine::{self, Ceilings, ConfineError};
-use crate::javascript::Prepared;
-use crate::transpile::Compiler;
-use crate::{
+use toolweave_sandbox::{
     CancelFlag, EngineError, EngineEvent, EngineLimits, ExecuteRequest, HostReply, Language,
-    Manifest, Outcome, Replies, Stats,
+    Manifest, Outcome, PreparedJavaScript, Replies, Stats, THREAD_STACK_HEADROOM, stack_address,
 };
+
+use crate::confine::{self, Ceilings, ConfineError};
 
 /// Exit status of a worker whose guest went past its memory ceiling (the allocator's own code).
 pub const MEMORY_EXIT_CODE: i32 = 65;
@@ -117,7 +114,7 @@ pub enum FromWorker {
 
 /// The longest line a worker reads before its job: a [`ToWorker::Expect`] or the
 /// [`ToWorker::Start`] itself, which hold the names of the catalog's tools and a program of at
-/// most [`crate::MAX_CODE_BYTES`]. As long as the longest message an upstream server may send.
+/// most [`toolweave_sandbox::MAX_CODE_BYTES`]. As long as the longest message an upstream server may send.
 pub(crate) const MAX_SETUP_LINE_BYTES: usize = 64 * 1024 * 1024;
 /// Room for what surrounds the text of a message on its line (the message's kind, a call id).
 const ENVELOPE_BYTES: usize = 1024;
@@ -415,7 +412,7 @@ pub(crate) fn warm_up(kind: WorkerKind, how: WarmUp) {
     }
     let (language, code) = match kind {
         WorkerKind::JavaScript => {
-            let _ = crate::transpile::transpile(WARM_UP_TYPESCRIPT, Language::TypeScript);
+            toolweave_sandbox::warm_up_compiler(WARM_UP_TYPESCRIPT);
             if how == WarmUp::Worker {
                 return;
             }
@@ -426,7 +423,7 @@ pub(crate) fn warm_up(kind: WorkerKind, how: WarmUp) {
     let request = ExecuteRequest {
         code: code.to_owned(),
         language,
-        limits: crate::EngineLimits {
+        limits: EngineLimits {
             timeout: std::time::Duration::from_secs(1),
             memory_bytes: 16 * 1024 * 1024,
             stack_bytes: 256 * 1024,
@@ -434,8 +431,8 @@ pub(crate) fn warm_up(kind: WorkerKind, how: WarmUp) {
             max_result_bytes: 4096,
             max_tool_calls: 4,
         },
-        manifest: std::sync::Arc::new(crate::Manifest {
-            namespaces: vec![crate::Namespace {
+        manifest: std::sync::Arc::new(Manifest {
+            namespaces: vec![toolweave_sandbox::Namespace {
                 name: "warm".to_owned(),
                 tools: Some(vec!["up".to_owned()]),
             }],
@@ -446,7 +443,7 @@ pub(crate) fn warm_up(kind: WorkerKind, how: WarmUp) {
         let _ = serde_json::from_str::<ToWorker>(&text);
     }
     let (replies_tx, replies_rx) = mpsc::channel();
-    let _ = crate::run(
+    let _ = toolweave_sandbox::run(
         request,
         &mut |event| {
             let _ = serde_json::to_writer(std::io::sink(), &FromWorker::Event(event.clone()));
@@ -641,7 +638,7 @@ fn run_one_job(
     warm_up(kind, how);
     let stack_top = stack_address();
     let prepared = match kind {
-        WorkerKind::JavaScript => Some(Prepared::new(stack_top, Compiler::ThisThread)),
+        WorkerKind::JavaScript => Some(PreparedJavaScript::new(stack_top)),
         WorkerKind::Python => None,
     };
     // The job, read on this thread: no hand-off between reading it and running it.
@@ -696,7 +693,7 @@ fn run_one_job(
         }
         (Language::JavaScript | Language::TypeScript, Some(Err(error))) => failed(error),
         (Language::Python, None) => {
-            crate::run(request, &mut |event| host.send_event(event), &host, &cancel)
+            toolweave_sandbox::run(request, &mut |event| host.send_event(event), &host, &cancel)
         }
         (language, _) => failed(EngineError::Internal {
             message: format!(

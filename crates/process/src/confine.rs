@@ -17,7 +17,7 @@
 //! - nothing that creates a process, executes a program, traces one, or changes the filter.
 //!
 //! This file (with `confine/bpf.rs`, which compiles the allowlist into the filter the kernel
-//! runs) and the host's worker start-up (`toolweave-core`'s `workers.rs`) are the operating
+//! runs) and the host's worker start-up (`workers.rs`) are the operating
 //! system's half of the sandbox; `docs/security.md` describes both halves.
 
 use std::fmt;
@@ -41,7 +41,7 @@ impl Ceilings {
     ) -> Self {
         // The program, its threads and allocator arenas take some 160 MiB of address space.
         const BASE_ADDRESS_SPACE: u64 = 1 << 30;
-        let stack = stack_bytes.saturating_add(crate::THREAD_STACK_HEADROOM) as u64;
+        let stack = stack_bytes.saturating_add(toolweave_sandbox::THREAD_STACK_HEADROOM) as u64;
         Self {
             address_space: BASE_ADDRESS_SPACE
                 .saturating_add((memory_bytes as u64).saturating_mul(4))
@@ -150,7 +150,8 @@ pub use imp::{confine, probe, self_check, step_aside};
 mod bpf;
 
 /// What the confinement check tries after confining itself; each must be denied (see
-/// [`self_check`]).
+/// [`self_check`]). Those named `clone_…` are `clone` with one flag a thread is not started
+/// with. `toolweave doctor` and the confinement tests read this list.
 pub const ESCAPE_ATTEMPTS: &[&str] = &[
     "open",
     "socket",
@@ -456,8 +457,10 @@ mod imp {
         u32::try_from(call).map_err(|_| format!("system call number {call} out of range"))
     }
 
-    /// The allowlist: every call a worker may make, and what else it must hold for some.
-    /// Installing a filter calls `prctl`, which the allowlist denies, so it is installed last.
+    /// The allowlist: every call a worker may make, and what else it must hold for some. The
+    /// one table of it: the filter is compiled from it, and its test builds it again with a
+    /// general-purpose filter builder to compare the answers. Installing a filter calls `prctl`,
+    /// which the allowlist denies, so it is installed last.
     fn seccomp_policy(pid: u32) -> Result<bpf::Policy, String> {
         use bpf::{Check, Verdict};
         let always = [
@@ -803,148 +806,91 @@ mod imp {
 
         use super::{AUDIT_ARCH, REFUSED_CLONE_FLAGS, THREAD_CLONE_FLAGS, bpf, seccomp_policy};
 
-        // The allowlist as it was first written, with a general-purpose filter builder: two
-        // filters of comparison chains. The binary search must answer every call as they do. The
-        // list is kept apart from `seccomp_policy` on purpose: a change to what workers may call
-        // is written in both, so the compiler is checked against a second reading of it.
+        // The allowlist the filter is compiled from (`seccomp_policy`, the one table of what a
+        // worker may call), built again with a general-purpose filter builder: filters of
+        // comparison chains. The binary search must answer every call as they do.
         fn target_arch() -> Result<TargetArch, String> {
             TargetArch::try_from(std::env::consts::ARCH).map_err(|error| format!("{error:?}"))
         }
 
-        fn condition(
-            argument: u8,
-            operation: SeccompCmpOp,
-            value: u64,
-        ) -> Result<SeccompCondition, String> {
-            SeccompCondition::new(argument, SeccompCmpArgLen::Dword, operation, value)
-                .map_err(|error| error.to_string())
-        }
-
-        fn rule(conditions: Vec<SeccompCondition>) -> Result<SeccompRule, String> {
-            SeccompRule::new(conditions).map_err(|error| error.to_string())
+        /// A check of the table as the builder writes it: the low half of an argument, equal to
+        /// a value, or equal to it once masked.
+        fn condition(check: &bpf::Check) -> Result<SeccompCondition, String> {
+            let operation = if check.mask == u32::MAX {
+                SeccompCmpOp::Eq
+            } else {
+                SeccompCmpOp::MaskedEq(u64::from(check.mask))
+            };
+            SeccompCondition::new(
+                check.argument,
+                SeccompCmpArgLen::Dword,
+                operation,
+                u64::from(check.value),
+            )
+            .map_err(|error| error.to_string())
         }
 
         /// What glibc's `pthread_create` passes to `clone` (and musl's, with `CLONE_DETACHED`).
         fn pthread_flags() -> u64 {
-            let flags = libc::CLONE_VM
-                | libc::CLONE_FS
-                | libc::CLONE_FILES
-                | libc::CLONE_SYSVSEM
-                | libc::CLONE_SIGHAND
-                | libc::CLONE_THREAD
-                | libc::CLONE_SETTLS
-                | libc::CLONE_PARENT_SETTID
-                | libc::CLONE_CHILD_CLEARTID;
-            let musl = if cfg!(target_env = "musl") {
-                libc::CLONE_DETACHED
-            } else {
-                0
-            };
-            u64::from((flags | musl) as u32)
+            u64::from(THREAD_CLONE_FLAGS as u32)
         }
 
-        /// The two filters, in installation order: `clone3` → `ENOSYS`, then the allowlist (which
-        /// lets `clone3` through to the first filter's answer). Installing a filter calls `prctl`,
-        /// which the allowlist denies, so it comes last.
+        /// The filters, in installation order: one per errno a call of the table fails with
+        /// (`clone3` → `ENOSYS`), then the allowlist (which lets those calls through to the
+        /// first filters' answer).
         fn seccomp_program(pid: u32) -> Result<Vec<BpfProgram>, String> {
             let arch = target_arch()?;
-            let always = [
-                libc::SYS_close,
-                libc::SYS_munmap,
-                libc::SYS_mremap,
-                libc::SYS_madvise,
-                libc::SYS_brk,
-                libc::SYS_futex,
-                libc::SYS_sched_yield,
-                libc::SYS_sched_getaffinity,
-                libc::SYS_nanosleep,
-                libc::SYS_clock_nanosleep,
-                libc::SYS_clock_gettime,
-                libc::SYS_clock_getres,
-                libc::SYS_gettimeofday,
-                libc::SYS_getrandom,
-                libc::SYS_rt_sigreturn,
-                libc::SYS_rt_sigprocmask,
-                libc::SYS_rt_sigaction,
-                libc::SYS_sigaltstack,
-                libc::SYS_set_robust_list,
-                libc::SYS_rseq,
-                libc::SYS_gettid,
-                libc::SYS_getpid,
-                libc::SYS_exit,
-                libc::SYS_exit_group,
-                libc::SYS_restart_syscall,
-                libc::SYS_clone3,
-                // Waiting for the host's next message on stdin, with a deadline.
-                libc::SYS_ppoll,
-            ];
-            let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
-                always.into_iter().map(|call| (call, Vec::new())).collect();
-            #[cfg(target_arch = "x86_64")]
-            rules.insert(libc::SYS_poll, Vec::new());
-            let no_exec = || condition(2, SeccompCmpOp::MaskedEq(libc::PROT_EXEC as u64), 0);
-            rules.insert(libc::SYS_mmap, vec![rule(vec![no_exec()?])?]);
-            rules.insert(libc::SYS_mprotect, vec![rule(vec![no_exec()?])?]);
-            rules.insert(
-                libc::SYS_read,
-                vec![rule(vec![condition(0, SeccompCmpOp::Eq, 0)?])?],
-            );
-            for call in [libc::SYS_write, libc::SYS_writev] {
-                rules.insert(
-                    call,
-                    vec![
-                        rule(vec![condition(0, SeccompCmpOp::Eq, 1)?])?,
-                        rule(vec![condition(0, SeccompCmpOp::Eq, 2)?])?,
-                    ],
+            let policy = seccomp_policy(pid)?;
+            let mut allowed: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+            let mut failing: BTreeMap<u32, BTreeMap<i64, Vec<SeccompRule>>> = BTreeMap::new();
+            for (call, verdict) in &policy.calls {
+                let call = i64::from(*call);
+                match verdict {
+                    bpf::Verdict::Allow => {
+                        allowed.insert(call, Vec::new());
+                    }
+                    bpf::Verdict::Errno(errno) => {
+                        allowed.insert(call, Vec::new());
+                        failing.entry(*errno).or_default().insert(call, Vec::new());
+                    }
+                    bpf::Verdict::AllowIf(groups) => {
+                        let mut rules = Vec::new();
+                        for group in groups {
+                            let conditions =
+                                group.iter().map(condition).collect::<Result<_, _>>()?;
+                            rules.push(
+                                SeccompRule::new(conditions).map_err(|error| error.to_string())?,
+                            );
+                        }
+                        allowed.insert(call, rules);
+                    }
+                }
+            }
+            let mut filters = Vec::new();
+            for (errno, calls) in failing {
+                filters.push(
+                    SeccompFilter::new(
+                        calls,
+                        SeccompAction::Allow,
+                        SeccompAction::Errno(errno),
+                        arch,
+                    )
+                    .map_err(|error| error.to_string())?,
                 );
             }
-            rules.insert(
-                libc::SYS_clone,
-                vec![rule(vec![condition(
-                    0,
-                    SeccompCmpOp::Eq,
-                    pthread_flags(),
-                )?])?],
+            filters.push(
+                SeccompFilter::new(
+                    allowed,
+                    SeccompAction::Errno(policy.default_errno),
+                    SeccompAction::Allow,
+                    arch,
+                )
+                .map_err(|error| error.to_string())?,
             );
-            rules.insert(
-                libc::SYS_tgkill,
-                vec![rule(vec![condition(0, SeccompCmpOp::Eq, u64::from(pid))?])?],
-            );
-            // Thread names (the C library and std name threads this way).
-            rules.insert(
-                libc::SYS_prctl,
-                vec![rule(vec![condition(
-                    0,
-                    SeccompCmpOp::Eq,
-                    libc::PR_SET_NAME as u64,
-                )?])?],
-            );
-            rules.insert(
-                libc::SYS_sched_setscheduler,
-                vec![rule(vec![
-                    condition(0, SeccompCmpOp::Eq, 0)?,
-                    condition(1, SeccompCmpOp::Eq, libc::SCHED_IDLE as u64)?,
-                ])?],
-            );
-            let allowlist = SeccompFilter::new(
-                rules,
-                SeccompAction::Errno(libc::EPERM as u32),
-                SeccompAction::Allow,
-                arch,
-            )
-            .map_err(|error| error.to_string())?;
-            let no_clone3 = SeccompFilter::new(
-                BTreeMap::from([(libc::SYS_clone3, Vec::new())]),
-                SeccompAction::Allow,
-                SeccompAction::Errno(libc::ENOSYS as u32),
-                arch,
-            )
-            .map_err(|error| error.to_string())?;
-            let mut programs = Vec::new();
-            for filter in [no_clone3, allowlist] {
-                programs.push(BpfProgram::try_from(filter).map_err(|error| error.to_string())?);
-            }
-            Ok(programs)
+            filters
+                .into_iter()
+                .map(|filter| BpfProgram::try_from(filter).map_err(|error| error.to_string()))
+                .collect()
         }
 
         /// What the kernel answers with both reference filters installed: the more restrictive
@@ -1110,6 +1056,7 @@ mod imp {
             let mut all = THREAD_CLONE_FLAGS;
             for (name, flag) in REFUSED_CLONE_FLAGS {
                 assert!(super::super::ESCAPE_ATTEMPTS.contains(name), "{name}");
+                assert!(name.starts_with("clone_"), "{name}");
                 if flag & libc::CSIGNAL == 0 {
                     assert_eq!(flag.count_ones(), 1, "{name}: one flag at a time");
                 }
@@ -1118,6 +1065,15 @@ mod imp {
             }
             // With the exit signal's byte, every bit `clone` reads is the thread's or refused.
             assert_eq!(all | libc::CSIGNAL, -1, "{:#x}", !(all | libc::CSIGNAL));
+            // And every attempt named as one is one of them.
+            for attempt in super::super::ESCAPE_ATTEMPTS {
+                if attempt.starts_with("clone_") {
+                    assert!(
+                        REFUSED_CLONE_FLAGS.iter().any(|(name, _)| name == attempt),
+                        "{attempt}"
+                    );
+                }
+            }
         }
     }
 }

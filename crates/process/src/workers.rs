@@ -1,6 +1,6 @@
 //! The host side of worker processes: started ahead of demand, driven by the execution's task.
 //!
-//! A worker is the `toolweave` binary started again as a worker (`toolweave_sandbox::worker_main`)
+//! A worker is the `toolweave` binary started again as a worker ([`crate::worker_main`])
 //! for one kind of program; it runs exactly one execution and exits. This side keeps a few
 //! started per kind, hands one its job, and then reads and writes the worker's pipes directly in
 //! the execution's task: an event written by the worker wakes the protocol thread once, with no
@@ -15,17 +15,18 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWriteExt, BufReader};
 use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
-use toolweave_sandbox::{
-    EngineError, ExecuteRequest, ExpectedManifest, FromWorker, HostReply, MEMORY_EXIT_CODE,
-    Manifest, ToWorker, WorkerCommand, WorkerJob, WorkerSpec,
-};
+use toolweave_jsonrpc::reader::{LineReader, Next, Overflow};
+use toolweave_jsonrpc::tail::StderrTail;
+use toolweave_sandbox::{EngineError, ExecuteRequest, ExpectedManifest, HostReply, Manifest};
 
 #[cfg(target_os = "linux")]
-use crate::fork_server::{ForkServer, ForkedWorker};
-use crate::lines::{STDERR_LINE_BYTES, for_each_line};
+use crate::fork_client::{ForkServer, ForkedWorker};
+use crate::{
+    FromWorker, MEMORY_EXIT_CODE, ToWorker, WorkerCommand, WorkerJob, WorkerKind, WorkerSpec,
+};
 
 /// How long after its start a gateway fills its worker pools (see [`When::AfterStartup`]).
 const STARTUP_DELAY: Duration = Duration::from_millis(50);
@@ -36,7 +37,7 @@ const EXIT_WAIT: Duration = Duration::from_secs(2);
 
 /// Worker processes of one kind, started ahead of demand. Cheap to clone.
 #[derive(Debug, Clone)]
-pub(crate) struct WorkerPool {
+pub struct WorkerPool {
     inner: Arc<PoolInner>,
 }
 
@@ -98,7 +99,7 @@ struct Worker {
     process: Process,
     stdin: pipe::Sender,
     stdout: pipe::Receiver,
-    stderr: StderrTail,
+    stderr: Stderr,
 }
 
 /// A worker's process: a child of the gateway, or of the fork server.
@@ -187,7 +188,7 @@ impl Forked {
     fn kill(&self) {
         if self.status.is_none() {
             use std::os::fd::AsFd;
-            let _ = toolweave_sandbox::fork_server::kill(self.worker.pidfd.as_fd());
+            let _ = crate::fork_server::kill(self.worker.pidfd.as_fd());
         }
     }
 }
@@ -204,8 +205,8 @@ impl Drop for Forked {
 /// stderr, which may be one.) However much it writes, what is held is bounded: a line, the tail,
 /// and a read.
 #[derive(Debug)]
-struct StderrTail {
-    tail: Arc<Mutex<String>>,
+struct Stderr {
+    tail: StderrTail,
     reader: tokio::task::JoinHandle<()>,
 }
 
@@ -214,13 +215,13 @@ const STDERR_TAIL_BYTES: usize = 2048;
 /// How much of one worker's stderr goes to the gateway's log; the rest reaches only its tail.
 const STDERR_LOGGED_BYTES: usize = 64 * 1024;
 
-impl StderrTail {
+impl Stderr {
     fn follow(stderr: impl AsyncRead + Send + Unpin + 'static, pid: Option<u32>) -> Self {
-        let tail = Arc::new(Mutex::new(String::new()));
+        let tail = StderrTail::last_bytes(STDERR_TAIL_BYTES);
         let kept = tail.clone();
         let reader = tokio::spawn(async move {
             let mut logged = 0usize;
-            for_each_line(stderr, STDERR_LINE_BYTES, |line| {
+            crate::for_each_stderr_line(stderr, |line| {
                 if logged < STDERR_LOGGED_BYTES {
                     logged += line.len();
                     tracing::warn!(worker = pid, "{line}");
@@ -232,18 +233,7 @@ impl StderrTail {
                         );
                     }
                 }
-                let mut tail = kept.lock().unwrap_or_else(PoisonError::into_inner);
-                if !tail.is_empty() {
-                    tail.push('\n');
-                }
-                tail.push_str(line);
-                if tail.len() > STDERR_TAIL_BYTES {
-                    let mut cut = tail.len() - STDERR_TAIL_BYTES;
-                    while !tail.is_char_boundary(cut) {
-                        cut += 1;
-                    }
-                    tail.drain(..cut);
-                }
+                kept.push(line);
             })
             .await;
         });
@@ -253,22 +243,15 @@ impl StderrTail {
     /// The last lines, once the worker's stderr is closed (or shortly after it ended).
     async fn last_words(&mut self) -> String {
         let _ = tokio::time::timeout(Duration::from_millis(200), &mut self.reader).await;
-        self.tail
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .trim()
-            .to_owned()
+        self.tail.text().trim().to_owned()
     }
 }
 
-/// A worker's stdout, read one message at a time, none longer than its job's limits allow.
+/// A worker's stdout, read one message at a time, none longer than its job's limits allow
+/// (`FromWorker::max_line`).
 #[derive(Debug)]
 struct MessageReader {
-    reader: BufReader<pipe::Receiver>,
-    /// The line being read, until it ends.
-    line: Vec<u8>,
-    /// The longest line the worker may write (`FromWorker::max_line`).
-    max_line: usize,
+    lines: LineReader<BufReader<pipe::Receiver>>,
 }
 
 /// Why what a worker wrote is not a message.
@@ -284,9 +267,7 @@ impl MessageReader {
     fn new(stdout: pipe::Receiver, max_line: usize) -> Self {
         Self {
             // Events are small: what goes a long way goes to the worker, not from it.
-            reader: BufReader::new(stdout),
-            line: Vec::new(),
-            max_line,
+            lines: LineReader::new(stdout, max_line, Overflow::Fail),
         }
     }
 
@@ -294,22 +275,13 @@ impl MessageReader {
     /// finish is not a message: it died writing it). Each byte is looked at once, and a line
     /// is refused as soon as it is longer than allowed. Cancel safe: what was read stays.
     async fn next_line(&mut self) -> Result<Option<Vec<u8>>, Unreadable> {
-        loop {
-            let available = match self.reader.fill_buf().await {
-                Ok(available) if !available.is_empty() => available,
-                _ => return Ok(None),
-            };
-            let end = memchr::memchr(b'\n', available);
-            let piece = &available[..end.unwrap_or(available.len())];
-            if self.line.len() + piece.len() > self.max_line {
-                return Err(Unreadable::TooLong { max: self.max_line });
-            }
-            self.line.extend_from_slice(piece);
-            let used = end.map_or(available.len(), |end| end + 1);
-            self.reader.consume(used);
-            if end.is_some() {
-                return Ok(Some(std::mem::take(&mut self.line)));
-            }
+        match self.lines.next().await {
+            Ok(Next::Line) => Ok(Some(self.lines.take_line())),
+            Ok(Next::TooLong { .. }) => Err(Unreadable::TooLong {
+                max: self.lines.max(),
+            }),
+            // Its output ended, or cannot be read further.
+            Ok(Next::Unfinished | Next::End) | Err(_) => Ok(None),
         }
     }
 }
@@ -347,8 +319,7 @@ impl Pipes {
         stderr: io::PipeReader,
         process: Process,
     ) -> io::Result<Worker> {
-        let stderr =
-            StderrTail::follow(pipe::Receiver::from_owned_fd(stderr.into())?, process.id());
+        let stderr = Stderr::follow(pipe::Receiver::from_owned_fd(stderr.into())?, process.id());
         Ok(Worker {
             expects: None,
             stdin: pipe::Sender::from_owned_fd(stdin.into())?,
@@ -363,7 +334,7 @@ impl WorkerPool {
     /// A pool of `kind` workers keeping `idle_target` started, in the background: the first at
     /// once if `first_at_once`, the rest once the gateway has started. Must be called within the
     /// tokio runtime.
-    pub(crate) fn new(
+    pub fn new(
         command: WorkerCommand,
         spec: WorkerSpec,
         directory: PathBuf,
@@ -380,7 +351,7 @@ impl WorkerPool {
 
     /// A pool that starts no worker ahead by itself (see [`Self::new`]), and every worker as a
     /// process of its own when `fork_server` is false.
-    pub(crate) fn with_fork_server(
+    pub fn with_fork_server(
         command: WorkerCommand,
         spec: WorkerSpec,
         directory: PathBuf,
@@ -409,14 +380,14 @@ impl WorkerPool {
     }
 
     /// Workers started from now on are told to expect `manifest` (until a job names another).
-    pub(crate) fn expect(&self, manifest: Arc<Manifest>) {
+    pub fn expect(&self, manifest: Arc<Manifest>) {
         self.inner.expected.set(manifest);
     }
 
     /// Starts `request` in a worker: a waiting one, or one started now. A waiting worker that
     /// cannot take the job (it died while it waited: killed, or its fork server went) is
     /// dropped for the next.
-    pub(crate) async fn start(&self, request: &ExecuteRequest) -> Result<WorkerSession, String> {
+    pub async fn start(&self, request: &ExecuteRequest) -> Result<WorkerSession, String> {
         self.expect(request.manifest.clone());
         loop {
             let (mut idle, emptied) = {
@@ -479,8 +450,13 @@ impl WorkerPool {
         }
     }
 
+    /// The kind of worker this pool starts.
+    pub fn kind(&self) -> WorkerKind {
+        self.inner.spec.kind
+    }
+
     /// How many of this pool's workers wait for a job, and how many run one.
-    pub(crate) fn count(&self) -> crate::WorkerCount {
+    pub fn count(&self) -> (usize, usize) {
         let waiting = self
             .inner
             .idle
@@ -488,11 +464,7 @@ impl WorkerPool {
             .unwrap_or_else(PoisonError::into_inner)
             .workers
             .len();
-        crate::WorkerCount {
-            kind: self.inner.spec.kind,
-            waiting,
-            busy: self.inner.busy.load(Ordering::Relaxed),
-        }
+        (waiting, self.inner.busy.load(Ordering::Relaxed))
     }
 
     /// Starts workers in the background until `idle_target` are waiting (or being started).
@@ -676,11 +648,11 @@ impl PoolInner {
 
 /// One execution in a worker process, driven by the execution's task.
 #[derive(Debug)]
-pub(crate) struct WorkerSession {
+pub struct WorkerSession {
     stdout: MessageReader,
     stdin: pipe::Sender,
     process: Process,
-    stderr: StderrTail,
+    stderr: Stderr,
     memory_limit: usize,
     killed: bool,
     /// Whether it reported its outcome (then it exits on its own).
@@ -701,7 +673,7 @@ impl WorkerSession {
     /// Replies that did not fit in the worker's stdin are written meanwhile: the worker reads
     /// its stdin only between writing its events, so the host must never wait to write while
     /// the worker waits for it to read.
-    pub(crate) async fn next(&mut self) -> Option<FromWorker> {
+    pub async fn next(&mut self) -> Option<FromWorker> {
         let line = loop {
             if self.unwritten.is_empty() {
                 break self.stdout.next_line().await;
@@ -737,8 +709,8 @@ impl WorkerSession {
     }
 
     /// Delivers one reply to the guest; a worker that is gone is reported by [`Self::next`].
-    pub(crate) async fn reply(&mut self, reply: HostReply) {
-        let large = crate::json_size::is_large_reply(&reply);
+    /// A `large` one (a megabyte or more as JSON) is written out as a line on the blocking pool.
+    pub async fn reply(&mut self, reply: HostReply, large: bool) {
         let message = ToWorker::Reply(reply);
         if large {
             // Writing tens of megabytes as JSON would hold up every other execution here.
@@ -768,18 +740,18 @@ impl WorkerSession {
 
     /// Stops the execution: the worker is killed. It serves this execution only, and a guest
     /// that is busy computing reads nothing the host sends, so there is nothing to wait for.
-    pub(crate) fn cancel(&mut self) {
+    pub fn cancel(&mut self) {
         self.kill();
     }
 
     /// Kills the worker now.
-    pub(crate) fn kill(&mut self) {
+    pub fn kill(&mut self) {
         self.killed = true;
         self.process.start_kill();
     }
 
     /// Why the worker ended without an outcome, from its exit status.
-    pub(crate) async fn ended_early(&mut self) -> EngineError {
+    pub async fn ended_early(&mut self) -> EngineError {
         let status = tokio::time::timeout(EXIT_WAIT, self.process.wait()).await;
         if let Some(unreadable) = &self.unreadable {
             let what = match unreadable {
@@ -960,8 +932,8 @@ fn signal_name(signal: i32) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use toolweave_sandbox::confine::Ceilings;
-    use toolweave_sandbox::{EngineLimits, Language, Manifest, WorkerKind};
+    use crate::confine::Ceilings;
+    use toolweave_sandbox::{EngineLimits, Language, Manifest};
 
     /// A pool whose "worker" is a shell script: the host side is what is under test.
     fn pool(script: &str) -> WorkerPool {

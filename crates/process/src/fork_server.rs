@@ -42,7 +42,8 @@ use nix::sys::socket::{
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::{ForkResult, Pid};
 
-use crate::Manifest;
+use toolweave_sandbox::Manifest;
+
 use crate::worker::{MAX_SETUP_LINE_BYTES, WarmUp, WorkerSpec, run_worker, warm_up};
 
 /// The byte of a request for a worker that warms up before it reads its job.
@@ -489,7 +490,7 @@ fn pidfd_open(pid: Pid) -> Result<OwnedFd, Errno> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Namespace;
+    use toolweave_sandbox::Namespace;
 
     #[test]
     fn a_manifest_crosses_in_its_file_whole_and_anything_else_is_refused() {

@@ -5,7 +5,7 @@
 use std::ffi::OsString;
 use std::process::ExitCode;
 
-use toolweave_sandbox::{WorkerCommand, WorkerSpec, worker_main};
+use crate::{WorkerCommand, WorkerSpec, worker_main};
 
 /// The first argument that makes the program a worker process.
 pub const WORKER_ARGUMENT: &str = "__toolweave-worker";
@@ -42,13 +42,13 @@ fn run_worker(arguments: &[String]) -> ExitCode {
     match arguments.first().map(String::as_str) {
         Some(CONFINEMENT_CHECK_ARGUMENT) => {
             // Stdout is this entry's only output; the filter allows writing it.
-            println!("{}", toolweave_sandbox::confine::self_check());
+            println!("{}", crate::confine::self_check());
             return ExitCode::SUCCESS;
         }
         #[cfg(target_os = "linux")]
         Some(FORK_SERVER_ARGUMENT) => {
             return match WorkerSpec::parse(&arguments[1..]) {
-                Ok(spec) => toolweave_sandbox::fork_server::fork_server_main(spec),
+                Ok(spec) => crate::fork_server::fork_server_main(spec),
                 Err(error) => refuse(&error),
             };
         }
