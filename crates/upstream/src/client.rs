@@ -12,8 +12,8 @@ use std::time::Duration;
 use rmcp::model::LoggingMessageNotificationParam;
 use rmcp::model::{
     ClientConfig, CreateMessageRequestParams, CreateMessageResult, CustomRequest, CustomResult,
-    ElicitRequestParams, ElicitResult, ErrorCode, ErrorData, Implementation, ListRootsResult,
-    ProgressNotificationParam, ProtocolVersion,
+    ElicitRequestParams, ElicitResult, ErrorCode, ErrorData, Implementation, JsonObject,
+    ListRootsResult, ProgressNotificationParam, ProtocolVersion, TASKS_EXTENSION_ID,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, RoleClient};
@@ -157,10 +157,17 @@ fn mismatched() -> ErrorData {
 
 impl ClientHandler for UpstreamClient {
     fn get_info(&self) -> ClientConfig {
-        // The newest version with an `initialize` handshake: rmcp's default (its latest) has none,
-        // and is not one to name in `initialize`.
+        // The tasks extension is toolweave's own: it waits for a task's result itself (`task.rs`).
+        let mut capabilities = self.clients.capabilities();
+        capabilities
+            .extensions
+            .get_or_insert_with(Default::default)
+            .insert(TASKS_EXTENSION_ID.to_owned(), JsonObject::new());
+        // The newest version with an `initialize` handshake, for a server that does not speak MCP
+        // 2026-07-28 (`handshake::lifecycle` asks `server/discover` first): rmcp's default (its
+        // latest) has none, and is not one to name in `initialize`.
         ClientConfig::new(
-            self.clients.capabilities(),
+            capabilities,
             Implementation::new("toolweave", env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)

@@ -252,6 +252,50 @@ pub enum Error {
         answer: &'static str,
     },
 
+    /// The server asked for more input (MCP 2026-07-28: an `InputRequiredResult`, or a task
+    /// waiting for input) and the client whose code made the call did not answer it.
+    #[error(
+        "server \"{server}\" asked for {method} to complete the call to \"{tool}\", and it got no answer: {cause}"
+    )]
+    InputUnanswered {
+        /// The server's name.
+        server: String,
+        /// The tool called.
+        tool: String,
+        /// What the server asked: `elicitation/create`, `sampling/createMessage`, `roots/list`.
+        method: &'static str,
+        /// Why it got no answer, and what to change.
+        cause: String,
+    },
+
+    /// The server kept asking for more input, round after round, past the most toolweave
+    /// answers for one call.
+    #[error(
+        "server \"{server}\" still asked for more input after {rounds} rounds of the call to \"{tool}\"; toolweave answers at most {rounds} rounds for one call, so the call was given up (the server is likely at fault: tell its maintainers, or use another tool)"
+    )]
+    InputRounds {
+        /// The server's name.
+        server: String,
+        /// The tool called.
+        tool: String,
+        /// The rounds answered.
+        rounds: usize,
+    },
+
+    /// The server ran the call as a task (the tasks extension of MCP 2026-07-28), and the task
+    /// ended without a result: it failed or was cancelled at the server.
+    #[error("server \"{server}\" ran the call to \"{tool}\" as task {task}, which {outcome}")]
+    TaskEnded {
+        /// The server's name.
+        server: String,
+        /// The tool called.
+        tool: String,
+        /// The task's id at the server.
+        task: String,
+        /// How it ended: `failed: <the server's error>`, `was cancelled at the server`.
+        outcome: String,
+    },
+
     /// Code asked a server for resources or prompts it does not offer.
     #[error(
         "server \"{server}\" offers no {what} (its initialize answer does not declare the \"{what}\" capability); use its tools instead"

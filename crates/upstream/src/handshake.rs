@@ -1,9 +1,10 @@
-//! The MCP handshake with an upstream server, whatever its transport: `initialize`, then its
-//! first tool list, or why they failed.
+//! The MCP handshake with an upstream server, whatever its transport: `server/discover` (MCP
+//! 2026-07-28) or `initialize`, then its first tool list, or why they failed.
 
 use futures::future::BoxFuture;
+use rmcp::ClientLifecycleMode;
 use rmcp::RoleClient;
-use rmcp::model::Tool;
+use rmcp::model::{ProtocolVersion, Tool};
 use rmcp::service::RunningService;
 
 use crate::client::UpstreamClient;
@@ -11,7 +12,19 @@ use crate::decode::Method;
 use crate::remote::{HttpFailure, find_failure};
 use crate::wire::Wire;
 
-/// The MCP session once `initialize` and `tools/list` are done, or why they failed.
+/// How toolweave starts with a server over stdio or streamable HTTP: it asks `server/discover`,
+/// and speaks MCP 2026-07-28 (no `initialize`; its protocol version and capabilities in every
+/// request's `_meta`) with a server that offers it. A server that answers with an error, or not
+/// within rmcp's 10 s, gets `initialize` with 2025-11-25 on the same connection. (An HTTP+SSE
+/// server is of the 2024-11-05 transport, and gets `initialize` at once.)
+pub(crate) fn lifecycle() -> ClientLifecycleMode {
+    ClientLifecycleMode::Auto {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+    }
+}
+
+/// The MCP session once the handshake and `tools/list` are done, or why they failed.
 pub(crate) type Handshake = BoxFuture<
     'static,
     Result<(RunningService<RoleClient, UpstreamClient>, Vec<Tool>), StartFailure>,

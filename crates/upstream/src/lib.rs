@@ -4,8 +4,9 @@
 //! owns the server's link for its whole life: a child process for a stdio server (stdin/stdout are
 //! the MCP channel, stderr is read line by line into the log and a short tail), or an HTTP
 //! connection for a remote one (streamable HTTP through rmcp's client, or the legacy HTTP+SSE
-//! transport through a small client of our own). It runs `initialize` and `tools/list` under the
-//! startup timeout, then watches for the process to exit, the connection to close, a
+//! transport through a small client of our own). It runs the handshake (`server/discover`, and MCP
+//! 2026-07-28 with a server that offers it; else `initialize`) and `tools/list` under the startup
+//! timeout, then watches for the process to exit, the connection to close, a
 //! `notifications/tools/list_changed`, or shutdown. Each server's state is an enum (starting,
 //! ready, down with the reason, stopped); every change bumps a version number that
 //! [`UpstreamManager::subscribe`] exposes, so the catalog above knows when to rebuild.
@@ -20,6 +21,11 @@
 //! that ends the run, and a later call connects again with the same backoff. A remote server's
 //! requests carry the OAuth login [`login`] keeps for its URL, renewed as needed; one that needs a
 //! login the person must give fails with [`Error::LoginNeeded`] (see `auth.rs`).
+//!
+//! A server of MCP 2026-07-28 that needs something from the client answers a call with an
+//! `InputRequiredResult`, or runs it as a task: the questions go to the client session whose code
+//! made the call and the call is made again with the answers (`input.rs`), and a task is polled
+//! until its result (`task.rs`), all within the call's timeout.
 //!
 //! A server's requests to the client (elicitation, sampling, roots) go to the client session
 //! whose calls it is working on (`requests.rs`); what the server said about using it in
@@ -55,6 +61,7 @@ mod decode;
 mod error;
 mod events;
 mod handshake;
+mod input;
 mod lines;
 mod manager;
 mod notices;
@@ -67,6 +74,7 @@ mod sse;
 mod status;
 mod stderr;
 mod streamable;
+mod task;
 mod wire;
 
 use std::time::Duration;

@@ -21,6 +21,7 @@ use toolweave_config::{Config, ServerConfig, Transport};
 use crate::auth::Logins;
 use crate::breaker::Breaker;
 use crate::error::LimitFrom;
+use crate::input::MAX_INPUT_ROUNDS;
 use crate::notices::{Listener, Routes, TraceContext};
 use crate::requests::{ClientConnection, ClientSession, Clients};
 use crate::run::{Ending, Launch, Ready, Report};
@@ -127,10 +128,10 @@ enum State {
 }
 
 /// A ready server's connection, as a caller takes it.
-struct Connection {
-    peer: Peer<RoleClient>,
+pub(crate) struct Connection {
+    pub(crate) peer: Peer<RoleClient>,
     tools: Arc<Vec<ToolDefinition>>,
-    run: u32,
+    pub(crate) run: u32,
     /// Ends the run when a call finds a remote server's connection broken.
     breaker: Breaker,
     /// What crosses the connection: unreadable answers, and when requests went out.
@@ -322,7 +323,11 @@ impl UpstreamManager {
         self.call_tool_with(server, tool, arguments, options).await
     }
 
-    /// [`call_tool`](Self::call_tool), made as `options` say.
+    /// [`call_tool`](Self::call_tool), made as `options` say. A server speaking MCP 2026-07-28
+    /// may ask for input before it answers (an `InputRequiredResult`): each question goes to the
+    /// client session of `options.listener` and the call is made again with the answers, at most
+    /// [`MAX_INPUT_ROUNDS`] times. It may run the call as a task, whose result is waited for. The
+    /// call's timeout covers every round and the wait.
     pub async fn call_tool_with(
         &self,
         server: &str,
@@ -332,21 +337,49 @@ impl UpstreamManager {
     ) -> Result<CallToolResult> {
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = arguments;
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let unsupported = |answer: &'static str| Error::Unsupported {
             server: server.to_owned(),
             tool: tool.to_owned(),
             answer,
         };
-        match self.send(server, tool, request, None, options).await? {
-            ServerResult::CallToolResult(result) => Ok(self.with_denial_note(server, result)),
-            // `{}`: a result with no content.
-            ServerResult::EmptyResult(_) => Ok(CallToolResult::success(Vec::new())),
-            ServerResult::InputRequiredResult(_) => {
-                Err(unsupported("a request for more input (input_required)"))
+        let options = CallOptions {
+            taken: Some(options.taken.unwrap_or_else(Instant::now)),
+            ..options
+        };
+        let mut rounds = 0;
+        loop {
+            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+            let asked = match self
+                .send(server, tool, request, None, options.clone())
+                .await?
+            {
+                ServerResult::CallToolResult(result) => {
+                    return Ok(self.with_denial_note(server, result));
+                }
+                // `{}`: a result with no content.
+                ServerResult::EmptyResult(_) => return Ok(CallToolResult::success(Vec::new())),
+                ServerResult::InputRequiredResult(asked) => asked,
+                ServerResult::CreateTaskResult(created) => {
+                    let result = self.wait_for_task(server, tool, created, &options).await?;
+                    return Ok(self.with_denial_note(server, result));
+                }
+                _ => return Err(unsupported("a kind of answer it does not know")),
+            };
+            if rounds == MAX_INPUT_ROUNDS {
+                return Err(Error::InputRounds {
+                    server: server.to_owned(),
+                    tool: tool.to_owned(),
+                    rounds,
+                });
             }
-            ServerResult::CreateTaskResult(_) => Err(unsupported("a long-running task (task)")),
-            _ => Err(unsupported("a kind of answer it does not know")),
+            rounds += 1;
+            let requests = asked.input_requests.unwrap_or_default();
+            params.input_responses = if requests.is_empty() {
+                None
+            } else {
+                Some(self.answer_within(server, tool, requests, &options).await?)
+            };
+            params.request_state = asked.request_state;
         }
     }
 
@@ -408,10 +441,7 @@ impl UpstreamManager {
         // Waiting for the server to start has a bound of its own: it counts neither against the
         // timeout nor as time in toolweave.
         let taken = taken.unwrap_or(asked) + asked.elapsed();
-        let (limit, limit_from) = match timeout {
-            Some(limit) => (limit, LimitFrom::Caller),
-            None => self.shared.call_timeout(index, tool),
-        };
+        let (limit, limit_from) = self.call_limit(index, tool, timeout);
         let routes = match (listener, self.shared.servers.get(index)) {
             (Some(listener), Some(server)) => Some((&server.routes, listener)),
             _ => None,
@@ -563,7 +593,7 @@ impl UpstreamManager {
         result
     }
 
-    fn index_of(&self, server: &str) -> Result<usize> {
+    pub(crate) fn index_of(&self, server: &str) -> Result<usize> {
         self.shared
             .servers
             .iter()
@@ -578,9 +608,23 @@ impl UpstreamManager {
             })
     }
 
+    /// How long one call to `tool` of server `index` may take, and what set it: `timeout` when
+    /// the caller gave one, else the tool's or the server's own, else `--tool-timeout-ms`.
+    pub(crate) fn call_limit(
+        &self,
+        index: usize,
+        tool: &str,
+        timeout: Option<Duration>,
+    ) -> (Duration, LimitFrom) {
+        match timeout {
+            Some(limit) => (limit, LimitFrom::Caller),
+            None => self.shared.call_timeout(index, tool),
+        }
+    }
+
     /// Waits until the server is ready (restarting it if it is due) or has failed. Bounded: the
     /// server's task records a failure at the startup timeout; the grace covers its cleanup.
-    async fn connection(&self, index: usize) -> Result<Connection> {
+    pub(crate) async fn connection(&self, index: usize) -> Result<Connection> {
         let mut changes = self.shared.version.subscribe();
         let deadline = Instant::now() + self.shared.options.startup_timeout + SETTLE_GRACE;
         loop {
@@ -606,7 +650,7 @@ impl UpstreamManager {
 
     /// Returns once run `run` of server `index` has ended (its end recorded, or another run
     /// started).
-    async fn run_over(&self, index: usize, run: u32) {
+    pub(crate) async fn run_over(&self, index: usize, run: u32) {
         let mut changes = self.shared.version.subscribe();
         loop {
             // Marked seen before looking, so a change after the look wakes the wait below.
@@ -624,7 +668,7 @@ impl UpstreamManager {
     /// Turns a failed request into the error a caller reads. A lost connection is explained by
     /// the server's exit, which its task records a moment later. A remote server's broken
     /// connection shows only here: the call ends the run, and a later call connects again.
-    async fn call_failure(
+    pub(crate) async fn call_failure(
         &self,
         index: usize,
         tool: &str,

@@ -6,7 +6,7 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::ServiceExt;
+use rmcp::ClientServiceExt;
 use rmcp::service::ClientInitializeError;
 use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
@@ -16,7 +16,7 @@ use crate::Error;
 use crate::bounded::{BoundedLines, MAX_MESSAGE_BYTES, StdoutFindings};
 use crate::client::UpstreamClient;
 use crate::decode::Method;
-use crate::handshake::{Handshake, StartFailure, list_tools};
+use crate::handshake::{Handshake, StartFailure, lifecycle, list_tools};
 use crate::lines::LineTransport;
 use crate::stderr::{self, StderrTail, read_lines};
 use crate::wire::Wire;
@@ -227,7 +227,7 @@ pub(crate) fn spawn(
     );
     let handshake: Handshake = Box::pin(async move {
         let service = client
-            .serve(transport)
+            .serve_with_lifecycle(transport, lifecycle())
             .await
             .map_err(|error| describe_initialize_error(error, &wire))?;
         list_tools(service, &wire).await

@@ -12,9 +12,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::RoleClient;
-use rmcp::ServiceExt;
 use rmcp::model::Tool;
 use rmcp::service::{Peer, RunningService};
+use rmcp::{ClientServiceExt, ServiceExt};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -24,7 +24,7 @@ use crate::auth::{Authorization, Logins};
 use crate::breaker::Breaker;
 use crate::client::UpstreamClient;
 use crate::decode::Method;
-use crate::handshake::{Handshake, StartFailure, list_tools};
+use crate::handshake::{Handshake, StartFailure, lifecycle, list_tools};
 use crate::notices::Routes;
 use crate::process::Process;
 use crate::remote::describe_initialize_error;
@@ -280,7 +280,7 @@ fn connect_remote(
             Box::pin(async move {
                 let transport = transport.map_err(StartFailure::remote)?;
                 let service = client
-                    .serve(transport)
+                    .serve_with_lifecycle(transport, lifecycle())
                     .await
                     .map_err(|error| remote_start_failure(&error, &wire))?;
                 list_tools(service, &wire).await

@@ -16,6 +16,10 @@
 //! refuses with `401` is sent once more with a renewed token, and one that still fails, or that is
 //! refused for want of scopes, fails naming `toolweave login`.
 //!
+//! A `server/discover` outside a session refused with an HTTP client error (as a server of
+//! 2025-11-25 refuses it) is read as a JSON-RPC error, so that `initialize` follows: rmcp does so
+//! only in its own HTTP clients (docs/rmcp.md, section 6).
+//!
 //! Its errors are reduced to [`HttpFailure`]: rmcp formats and logs transport errors, and
 //! reqwest's would name the URL.
 
@@ -280,10 +284,30 @@ impl SafeClient {
         };
         if !status.is_success() {
             let new_session = session_of(&response);
-            return self
-                .failed(response, status, request_id.as_ref())
-                .await
-                .map(|message| StreamableHttpPostResponse::Json(message, new_session));
+            let failed = self.failed(response, status, request_id.as_ref()).await;
+            return match (failed, request_id) {
+                (Ok(message), _) => Ok(StreamableHttpPostResponse::Json(message, new_session)),
+                (Err(error), Some(id)) if legacy_refusal(&message, session_attached, status) => {
+                    let refusal = ServerJsonRpcMessage::error(
+                        rmcp::model::ErrorData::invalid_request(
+                            format!("server/discover was refused with HTTP {}", status.as_u16()),
+                            None,
+                        ),
+                        Some(id.clone()),
+                    );
+                    // Read by the wire as the answer, so the request is no longer pending there.
+                    let received = serde_json::to_vec(&refusal)
+                        .ok()
+                        .and_then(|body| self.wire.receive_answer(&body, &id));
+                    match received {
+                        Some(received) => {
+                            Ok(StreamableHttpPostResponse::Json(received.message, None))
+                        }
+                        None => Err(error),
+                    }
+                }
+                (Err(error), _) => Err(error),
+            };
         }
         match request_id {
             Some(request_id) => self.answer(response, request_id).await,
@@ -515,6 +539,26 @@ fn check_text_event(event: Sse, wire: &Wire) -> Sse {
         },
         wire,
     )
+}
+
+/// Whether an HTTP error answering `message` says the server does not speak MCP 2026-07-28: a
+/// `server/discover` outside any session refused with a client error other than a login's (a
+/// server of 2025-11-25 wants `initialize` first, and may say so in plain text). It is read as a
+/// JSON-RPC error, so that `initialize` follows, as rmcp's own HTTP client does.
+fn legacy_refusal(
+    message: &ClientJsonRpcMessage,
+    session_attached: bool,
+    status: StatusCode,
+) -> bool {
+    let discover = matches!(
+        message,
+        ClientJsonRpcMessage::Request(request)
+            if matches!(request.request, rmcp::model::ClientRequest::DiscoverRequest(_))
+    );
+    discover
+        && !session_attached
+        && status.is_client_error()
+        && !matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN)
 }
 
 /// What a message too long for toolweave is.

@@ -35,6 +35,7 @@ mod session_state;
 mod setup;
 mod shapes;
 mod tiers;
+mod upstream2026;
 mod upstreams;
 mod waits;
 mod web;
