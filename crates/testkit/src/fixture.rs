@@ -642,6 +642,19 @@ impl ServerHandler for FixtureServer {
         }
     }
 
+    /// The fixture speaks the revisions with `initialize` (2025-11-25 and before) only: its `ask`,
+    /// `sample` and `roots` send the client requests, which MCP 2026-07-28 has no place for. A
+    /// client that asks `server/discover` first (toolweave does) is told the method is unknown,
+    /// and initializes.
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::DiscoverResult, ErrorData> {
+        Err(ErrorData::method_not_found::<
+            rmcp::model::DiscoverRequestMethod,
+        >())
+    }
+
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,

@@ -22,7 +22,10 @@ fn servers_python() -> Result<PathBuf, String> {
         .unwrap_or_else(|| repo_root().join("target/servers-venv"));
     let python = venv.join("bin/python");
     let found = Command::new(&python)
-        .args(["-c", "import fastmcp, fastmcp_tasks; print(fastmcp.__version__)"])
+        .args([
+            "-c",
+            "import fastmcp, fastmcp_tasks; print(fastmcp.__version__)",
+        ])
         .output()
         .map_err(|error| format!("{} cannot run: {error}", python.display()))?;
     let version = String::from_utf8_lossy(&found.stdout);
@@ -62,11 +65,17 @@ impl HttpUpstream {
             {
                 break port;
             }
-            assert!(Instant::now() < deadline, "the FastMCP server did not start");
+            assert!(
+                Instant::now() < deadline,
+                "the FastMCP server did not start"
+            );
             std::thread::sleep(Duration::from_millis(50));
         };
         while std::net::TcpStream::connect(("127.0.0.1", port.parse::<u16>().unwrap())).is_err() {
-            assert!(Instant::now() < deadline, "the FastMCP server did not listen");
+            assert!(
+                Instant::now() < deadline,
+                "the FastMCP server did not listen"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
         Self {
