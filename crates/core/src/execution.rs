@@ -19,7 +19,7 @@ use rmcp::model::LoggingLevel;
 use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
-use toolweave_process::FromWorker;
+use toolweave_process::FromEngine;
 use toolweave_sandbox::{
     EngineEvent, HostCall, HostReply, HostRequest, Language, LogStream, Outcome,
 };
@@ -29,8 +29,8 @@ use crate::audit::{CallRecord, ExecutionRecord, RequestLog};
 use crate::bridge;
 use crate::budget::Budget;
 use crate::emitted::Emitted;
-use crate::engines::Running;
 use crate::error::ExecutionError;
+use crate::executor::Running;
 use crate::gateway::Gateway;
 use crate::llm::LlmBudget;
 use crate::redaction::{Redacted, Tokens};
@@ -158,7 +158,7 @@ pub struct ExecutionReport {
     pub logs: Vec<LogLine>,
     /// The earlier lines left out of `logs`.
     pub logs_omitted: OmittedLogs,
-    /// What the model should know about a run that its value does not say (a promise rejected
+    /// What the model should know about an execution that its value does not say (a promise rejected
     /// with nothing awaiting it, calls still running when the program ended, a program that
     /// computed something and returned nothing), one sentence each, in order.
     pub warnings: Vec<String>,
@@ -209,8 +209,8 @@ impl Gateway {
         // What the request asked to narrow, and what it could not have.
         let mut warnings = Vec::new();
         let timeout = narrowed_timeout(requested_timeout, self.limits.timeout, &mut warnings);
-        let session = self.start_engine(code, language, timeout).await;
-        let context = CallContext {
+        let running = self.start_engine(code, language, timeout).await;
+        let calls = ExecutionCalls {
             gateway: self.clone(),
             flavor: crate::catalog_state::flavor_of(language),
             listener,
@@ -230,14 +230,14 @@ impl Gateway {
             llm: Arc::new(LlmBudget::new(self.llm.clone(), llm_client, timeout)),
             waiting: Arc::default(),
         };
-        let mut run = Run::new(context, session, &self.limits, warnings);
-        let outcome = run.drive(&cancel, timeout).await;
-        run.abandon_calls();
-        let result = self.settle(&mut run, outcome, language, timeout).await;
-        let mut report = run.report(result, started);
+        let mut drive = Drive::new(calls, running, &self.limits, warnings);
+        let outcome = drive.to_end(&cancel, timeout).await;
+        drive.abandon_calls();
+        let result = self.settle(&mut drive, outcome, language, timeout).await;
+        let mut report = drive.report(result, started);
         if let Some(redaction) = &self.redaction {
-            run.redacted.merge(redaction.answer(
-                &run.context.tokens,
+            drive.redacted.merge(redaction.answer(
+                &drive.shared.tokens,
                 &mut report.result,
                 &mut report.warnings,
                 &mut report.blocks,
@@ -251,7 +251,7 @@ impl Gateway {
                 language,
                 requests: &requests,
             };
-            self.audit_execution(trail, &run, &report.result, &report.stats);
+            self.audit_execution(trail, &drive, &report.result, &report.stats);
         }
         report
     }
@@ -269,7 +269,7 @@ impl Gateway {
             language,
             limits: toolweave_sandbox::EngineLimits {
                 timeout,
-                ..crate::engines::engine_limits(&self.limits)
+                ..crate::executor::engine_limits(&self.limits)
             },
             manifest,
         };
@@ -280,37 +280,37 @@ impl Gateway {
     /// it returned (kept behind a handle when large), and the notes about its `allowedTools`.
     async fn settle(
         &self,
-        run: &mut Run,
+        drive: &mut Drive,
         outcome: Option<Outcome>,
         language: Language,
         timeout: Duration,
     ) -> Result<Value, ExecutionError> {
         let limits = &self.limits;
-        let result = match (run.host_error.take(), outcome) {
+        let result = match (drive.host_error.take(), outcome) {
             (Some(error), _) => Err(error),
             (None, Some(outcome)) => outcome
                 .result
                 .map_err(|error| ExecutionError::from_engine(error, limits.stack_bytes)),
             (None, None) => Err(ExecutionError::Timeout { limit: timeout }),
         };
-        if let Some(allowed) = &run.context.allowed_tools {
-            // Told after the run: servers that were starting when it began may be up now.
+        if let Some(allowed) = &drive.shared.allowed_tools {
+            // Told after the execution: servers that were starting when it began may be up now.
             let catalog = self.catalogs.current_catalog().await;
             let settled = self.unavailable().is_empty();
             for note in allowed_tools_notes(&catalog, allowed, settled) {
-                run.warn(note);
+                drive.warn(note);
             }
         }
         match result {
-            Ok(value) => run
+            Ok(value) => drive
                 .emitted
                 .take_returned(value)
                 .map_err(ExecutionError::Block)
                 .and_then(|value| {
-                    self.keep_large(value, &run.context.state, language, &mut run.warnings)
+                    self.keep_large(value, &drive.shared.state, language, &mut drive.warnings)
                 }),
             Err(error) => {
-                let waiting = run.context.waiting.first();
+                let waiting = drive.shared.waiting.first();
                 Err(self.limit_named(error, timeout, waiting))
             }
         }
@@ -320,7 +320,7 @@ impl Gateway {
     fn audit_execution(
         &self,
         trail: AuditTrail<'_>,
-        run: &Run,
+        drive: &Drive,
         result: &Result<Value, ExecutionError>,
         stats: &ExecutionStats,
     ) {
@@ -330,8 +330,8 @@ impl Gateway {
         audit.record(&ExecutionRecord {
             time: crate::audit::now(),
             session: trail.session,
-            identity: run
-                .context
+            identity: drive
+                .shared
                 .identity
                 .as_ref()
                 .map(|identity| identity.name()),
@@ -341,20 +341,20 @@ impl Gateway {
             duration_ms: crate::audit::millis(stats.duration_ms),
             outcome: if result.is_ok() { "ok" } else { "error" },
             error: result.as_ref().err().map(ExecutionError::kind),
-            denied_calls: run
+            denied_calls: drive
                 .call_records
                 .iter()
                 .filter(|record| record.outcome == "denied")
                 .count(),
-            tool_calls: &run.call_records,
+            tool_calls: &drive.call_records,
             server_requests: &trail.requests.take(),
-            llm_requests: &run.context.llm.take_records(),
-            redacted: &run.redacted,
+            llm_requests: &drive.shared.llm.take_records(),
+            redacted: &drive.redacted,
         });
     }
 }
 
-/// What the audit log records of an execution besides what its run counted.
+/// What the audit log records of an execution besides what its drive counted.
 struct AuditTrail<'a> {
     code_sha256: String,
     code_bytes: usize,
@@ -367,7 +367,7 @@ struct AuditTrail<'a> {
 
 /// What every host call of one execution answers to, cloned into each call's future.
 #[derive(Clone)]
-struct CallContext {
+struct ExecutionCalls {
     gateway: Arc<Gateway>,
     flavor: Flavor,
     listener: Option<toolweave_upstream::Listener>,
@@ -384,7 +384,7 @@ struct CallContext {
     waiting: Arc<crate::approval::Waiting>,
 }
 
-impl CallContext {
+impl ExecutionCalls {
     /// The future that answers `call`, polled by the execution's own task.
     fn answer(self, call: HostCall, token: CancellationToken) -> BoxFuture<'static, CallAnswer> {
         Box::pin(async move {
@@ -420,10 +420,11 @@ impl CallContext {
     }
 }
 
-/// One execution while its program runs: the engine, the calls in flight, and what it counted.
-struct Run {
-    context: CallContext,
-    session: Box<dyn Running>,
+/// One execution driven to its end: the engine, the calls in flight, and what it counted.
+struct Drive {
+    /// What every call answers to.
+    shared: ExecutionCalls,
+    running: Box<dyn Running>,
     /// Calls in flight, polled by the execution's task: no task spawn or thread hop per call.
     calls: FuturesUnordered<BoxFuture<'static, CallAnswer>>,
     calls_cancel: CancellationToken,
@@ -442,16 +443,16 @@ struct Run {
     host_error: Option<ExecutionError>,
 }
 
-impl Run {
+impl Drive {
     fn new(
-        context: CallContext,
-        session: Box<dyn Running>,
+        shared: ExecutionCalls,
+        running: Box<dyn Running>,
         limits: &toolweave_config::Limits,
         warnings: Vec<String>,
     ) -> Self {
         Self {
-            context,
-            session,
+            shared,
+            running,
             calls: FuturesUnordered::new(),
             calls_cancel: CancellationToken::new(),
             call_records: Vec::new(),
@@ -469,24 +470,24 @@ impl Run {
 
     /// Answers the engine until it finishes, and returns its outcome; `None` when it did not
     /// stop at its own deadline (`timeout`) and the host gave up on it.
-    async fn drive(&mut self, cancel: &CancellationToken, timeout: Duration) -> Option<Outcome> {
+    async fn to_end(&mut self, cancel: &CancellationToken, timeout: Duration) -> Option<Outcome> {
         let backstop = tokio::time::sleep(timeout + DEADLINE_GRACE);
         tokio::pin!(backstop);
         loop {
             tokio::select! {
                 biased;
                 () = cancel.cancelled(), if self.host_error.is_none() => {
-                    self.session.cancel();
+                    self.running.cancel();
                     self.host_error = Some(ExecutionError::Cancelled);
                 }
                 () = &mut backstop => {
                     // The engine did not stop at its own deadline: give up on it. An engine
                     // thread sees the cancel at its next interrupt check; a worker process that
                     // does not stop is killed.
-                    self.session.cancel();
+                    self.running.cancel();
                     return None;
                 }
-                message = self.session.next() => {
+                message = self.running.next() => {
                     if let Some(outcome) = self.on_message(message).await {
                         return Some(outcome);
                     }
@@ -499,16 +500,16 @@ impl Run {
     }
 
     /// Handles one message of the engine; the outcome when it was the last.
-    async fn on_message(&mut self, message: Option<FromWorker>) -> Option<Outcome> {
+    async fn on_message(&mut self, message: Option<FromEngine>) -> Option<Outcome> {
         match message {
-            Some(FromWorker::Finished(outcome)) => return Some(outcome),
-            Some(FromWorker::Event(EngineEvent::Started)) => {}
-            Some(FromWorker::Event(EngineEvent::Log { stream, text })) => self.log(stream, text),
-            Some(FromWorker::Event(EngineEvent::Progress(mut progress))) => {
+            Some(FromEngine::Finished(outcome)) => return Some(outcome),
+            Some(FromEngine::Event(EngineEvent::Started)) => {}
+            Some(FromEngine::Event(EngineEvent::Log { stream, text })) => self.log(stream, text),
+            Some(FromEngine::Event(EngineEvent::Progress(mut progress))) => {
                 if let Some(message) = &mut progress.message {
                     self.redact(message);
                 }
-                if let Some(listener) = &self.context.listener {
+                if let Some(listener) = &self.shared.listener {
                     listener.notify(Notice::CodeProgress {
                         progress: progress.done,
                         total: progress.total,
@@ -516,7 +517,7 @@ impl Run {
                     });
                 }
             }
-            Some(FromWorker::Event(EngineEvent::Call(HostCall {
+            Some(FromEngine::Event(EngineEvent::Call(HostCall {
                 id,
                 request: HostRequest::Emit { block },
             }))) => {
@@ -526,12 +527,12 @@ impl Run {
                     .emit(block)
                     .map(|()| Value::Null)
                     .map_err(|error| error.to_string());
-                self.session.reply(HostReply::Result { id, outcome }).await;
+                self.running.reply(HostReply::Result { id, outcome }).await;
             }
-            Some(FromWorker::Event(EngineEvent::Warning { text })) => self.warn(text),
-            Some(FromWorker::Event(EngineEvent::Call(call))) => self.start_call(call),
+            Some(FromEngine::Event(EngineEvent::Warning { text })) => self.warn(text),
+            Some(FromEngine::Event(EngineEvent::Call(call))) => self.start_call(call),
             None => {
-                let error = self.session.ended_early().await;
+                let error = self.running.ended_early().await;
                 return Some(Outcome {
                     result: Err(error),
                     stats: Default::default(),
@@ -569,13 +570,13 @@ impl Run {
     }
 
     /// The execution's answer: its result, console lines, warnings, what it used (since
-    /// `started`) and the blocks it emitted, taken out of the run.
+    /// `started`) and the blocks it emitted, taken out of the drive.
     fn report(
         &mut self,
         result: Result<Value, ExecutionError>,
         started: Instant,
     ) -> ExecutionReport {
-        let (calls_by_tool, upstream_bytes) = self.context.budget.used();
+        let (calls_by_tool, upstream_bytes) = self.shared.budget.used();
         let stats = ExecutionStats {
             duration_ms: started.elapsed().as_secs_f64() * 1000.0,
             tool_calls: self.tool_calls,
@@ -596,8 +597,8 @@ impl Run {
     /// Replaces what redaction finds in `text`, a console line or progress message of the code,
     /// by its tokens (when the gateway redacts).
     fn redact(&mut self, text: &mut String) {
-        if let Some(redaction) = &self.context.gateway.redaction {
-            redaction.text(Some(&self.context.tokens), text, &mut self.redacted);
+        if let Some(redaction) = &self.shared.gateway.redaction {
+            redaction.text(Some(&self.shared.tokens), text, &mut self.redacted);
         }
     }
 
@@ -605,7 +606,7 @@ impl Run {
     fn log(&mut self, stream: LogStream, mut text: String) {
         self.log_bytes += text.len();
         self.redact(&mut text);
-        if let Some(listener) = &self.context.listener {
+        if let Some(listener) = &self.shared.listener {
             listener.notify(Notice::CodeLog {
                 level: log_level(stream),
                 text: text.clone(),
@@ -626,13 +627,13 @@ impl Run {
                         limit: self.max_tool_calls,
                     });
                 }
-                self.session.cancel();
+                self.running.cancel();
                 return;
             }
             self.tool_calls += 1;
         }
         let token = self.calls_cancel.child_token();
-        self.calls.push(self.context.clone().answer(call, token));
+        self.calls.push(self.shared.clone().answer(call, token));
     }
 
     /// Replies to the guest with a finished call, unless it overdrew the execution's budget.
@@ -642,14 +643,14 @@ impl Run {
             self.warn(warning);
         }
         if self.host_error.is_none()
-            && let Some(error) = self.context.budget.overdrawn()
+            && let Some(error) = self.shared.budget.overdrawn()
         {
             self.host_error = Some(error);
-            self.session.cancel();
+            self.running.cancel();
             return;
         }
         // The engine may have finished already; then nobody waits for this.
-        self.session.reply(HostReply::Result { id, outcome }).await;
+        self.running.reply(HostReply::Result { id, outcome }).await;
     }
 
     /// Cancels the calls still in flight once the program has stopped.
