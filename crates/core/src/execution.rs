@@ -231,7 +231,7 @@ impl Gateway {
             waiting: Arc::default(),
         };
         let mut drive = Drive::new(calls, running, &self.limits, warnings);
-        let outcome = drive.to_end(&cancel, timeout).await;
+        let outcome = drive.until_outcome(&cancel, timeout).await;
         drive.abandon_calls();
         let result = self.settle(&mut drive, outcome, language, timeout).await;
         let mut report = drive.report(result, started);
@@ -470,7 +470,7 @@ impl Drive {
 
     /// Answers the engine until it finishes, and returns its outcome; `None` when it did not
     /// stop at its own deadline (`timeout`) and the host gave up on it.
-    async fn to_end(&mut self, cancel: &CancellationToken, timeout: Duration) -> Option<Outcome> {
+    async fn until_outcome(&mut self, cancel: &CancellationToken, timeout: Duration) -> Option<Outcome> {
         let backstop = tokio::time::sleep(timeout + DEADLINE_GRACE);
         tokio::pin!(backstop);
         loop {
