@@ -62,7 +62,7 @@ impl UpstreamManager {
                     delivery: Delivery::Sent { waited: Duration::ZERO, upstream: taken.elapsed() },
                 }),
             },
-            () = self.run_over(index, connection.run) => return Err(Error::CallFailed {
+            () = self.life_over(index, connection.life) => return Err(Error::CallFailed {
                 server: server.to_owned(),
                 tool: tool.to_owned(),
                 message: format!("the connection to the server was lost while its task {task} ran"),
