@@ -258,6 +258,11 @@ struct PolicyArgs {
     /// "checkDefinitions"].
     #[arg(long, value_enum, value_name = "MODE")]
     check_definitions: Option<CheckDefinitionsArg>,
+    /// Learn what tools without an output schema return from their calls (types and key names,
+    /// kept beside the pins) and declare it as observed [default: on, or the settings file's
+    /// "observeReturns"].
+    #[arg(long, value_enum, value_name = "MODE")]
+    observe_returns: Option<PinToolsArg>,
     /// Replace what this detector finds by a token (<email_1>) in everything the model reads;
     /// code still sees the values, and a token passed back in a tool's arguments is turned back
     /// into its value: secrets, email, phone, card, ssn, nino or iban. Repeatable, added to the
@@ -279,7 +284,7 @@ enum CheckDefinitionsArg {
     Off,
 }
 
-/// `--pin-tools`' values.
+/// `--pin-tools`' and `--observe-returns`' values.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum PinToolsArg {
     On,
@@ -325,6 +330,12 @@ impl PolicyArgs {
                 CheckDefinitionsArg::Hold => toolweave_config::CheckDefinitions::Hold,
                 CheckDefinitionsArg::Warn => toolweave_config::CheckDefinitions::Warn,
                 CheckDefinitionsArg::Off => toolweave_config::CheckDefinitions::Off,
+            });
+        }
+        if let Some(mode) = self.observe_returns {
+            settings.observe_returns = Some(match mode {
+                PinToolsArg::On => toolweave_config::ObserveReturns::On,
+                PinToolsArg::Off => toolweave_config::ObserveReturns::Off,
             });
         }
         if let Some(mode) = self.pin_tools {
@@ -805,6 +816,11 @@ fn start(common: &CommonArgs, client_sessions: ClientSessions) -> Result<Arc<Gat
                 "tool definitions are not pinned: neither HOME nor XDG_CONFIG_HOME is set, so there is no place to keep them"
             ),
         }
+    }
+    if settings.observe_returns.unwrap_or_default() == toolweave_config::ObserveReturns::On
+        && let Some(path) = crate::machine::observed_folder()
+    {
+        builder = builder.observe_returns(path);
     }
     let gateway = if let Some(runner) = runner(common)? {
         tracing::info!(runner = %runner.describe(), "guest code runs on a runner");
