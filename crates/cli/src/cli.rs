@@ -1201,7 +1201,7 @@ async fn stop_on_signal(stop: tokio_util::sync::CancellationToken) {
 
 async fn run(args: RunArgs) -> Result<ExitCode> {
     let language = match &args.language {
-        Some(name) => toolweave_server::parse_language(name).with_context(|| {
+        Some(name) => Language::from_name(name).with_context(|| {
             format!("unknown --language {name:?}: use typescript, javascript or python")
         })?,
         None => language_of(&args.file)?,
@@ -1278,13 +1278,16 @@ fn language_of(path: &Path) -> Result<Language> {
     if path.as_os_str() == "-" {
         return Ok(Language::TypeScript);
     }
-    match path.extension().and_then(|e| e.to_str()) {
-        Some("ts" | "mts" | "cts") => Ok(Language::TypeScript),
-        Some("js" | "mjs" | "cjs") => Ok(Language::JavaScript),
-        Some("py") => Ok(Language::Python),
-        _ => bail!(
-            "cannot tell the language of {}: name it .ts, .js or .py, or pass --language",
-            path.display()
+    match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .and_then(Language::from_extension)
+    {
+        Some(language) => Ok(language),
+        None => bail!(
+            "cannot tell the language of {}: name it .{}, or pass --language",
+            path.display(),
+            Language::every_extension().join(", .")
         ),
     }
 }

@@ -1,7 +1,7 @@
 //! Guest-code engines behind a message API. No I/O of its own: everything outside the guest is a
 //! message to the host.
 //!
-//! [`run`] executes one program on the calling thread (guest code blocks the thread it runs on,
+//! [`execute`] runs one program on the calling thread (guest code blocks the thread it runs on,
 //! so the host gives each execution a thread of its own). The engine reports [`EngineEvent`]s —
 //! started, host calls, console lines — through a callback and receives [`HostReply`]s through
 //! [`Replies`]. Several host calls may be outstanding at once. Limits are the engine's own
@@ -18,11 +18,11 @@
 mod alloc;
 mod hints;
 mod javascript;
+mod language;
 mod pool;
 mod program;
 mod python;
 mod report;
-mod transpile;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,7 +31,8 @@ use std::time::Duration;
 
 pub use alloc::stack_address;
 pub use javascript::{PreparedJavaScript, SpentJavaScript};
-pub use pool::{EnginePool, Execution, Job};
+pub use language::{Engine, Language};
+pub use pool::{EnginePool, Job, ThreadExecution};
 
 /// The largest program accepted, in bytes. Parsing recurses once per level of nesting, so the
 /// size bounds how deep a hostile program can make the parser go.
@@ -43,7 +44,7 @@ pub const MAX_CODE_BYTES: usize = 256 * 1024;
 /// client reading the answer the value is wrapped in) has to recurse that far.
 pub const MAX_VALUE_DEPTH: usize = 100;
 
-/// Stack the thread calling [`run`] needs beyond the guest's own stack limit: enough for the
+/// Stack the thread calling [`execute`] needs beyond the guest's own stack limit: enough for the
 /// parser and transformer on the deepest program of [`MAX_CODE_BYTES`]. It is address space, not
 /// memory: pages are only touched by a program that nests that deep.
 pub const THREAD_STACK_HEADROOM: usize = 512 * 1024 * 1024;
@@ -97,24 +98,22 @@ pub fn limit_malloc_arenas(arenas: i32) {
 
 /// Runs one program to its outcome on the calling thread (guest code blocks the thread it runs
 /// on). `emit` receives events in order; `replies` carries the host's answers.
-pub fn run(
+pub fn execute(
     request: ExecuteRequest,
     emit: &mut dyn FnMut(EngineEvent),
     replies: &dyn Replies,
     cancel: &CancelFlag,
 ) -> Outcome {
-    match request.language {
-        Language::JavaScript | Language::TypeScript => {
-            javascript::run(request, emit, replies, cancel)
-        }
-        Language::Python => python::run(request, emit, replies, cancel),
+    match request.language.engine() {
+        Engine::QuickJs => javascript::execute(request, emit, replies, cancel),
+        Engine::Monty => python::execute(request, emit, replies, cancel),
     }
 }
 
 /// Runs the TypeScript front end once on `code` and drops what it made, so that its code and
 /// data are faulted in before a program needs them (a worker process warming up).
 pub fn warm_up_compiler(code: &str) {
-    let _ = transpile::transpile(code, Language::TypeScript);
+    let _ = javascript::transpile::transpile(code, Language::TypeScript);
 }
 
 /// Where an engine's answers from the host come from: a channel in the gateway's process, the
@@ -146,17 +145,6 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .map(|text| (*text).to_owned())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".to_owned())
-}
-
-/// The language of a guest program.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum Language {
-    /// JavaScript (ES2023 and later, as QuickJS-NG runs it).
-    JavaScript,
-    /// TypeScript: types are stripped, nothing is type-checked.
-    TypeScript,
-    /// Python 3, the subset the Monty interpreter runs (see `docs/python.md`).
-    Python,
 }
 
 /// One execution.
