@@ -7,7 +7,7 @@ use crate::docs::description_lines;
 use crate::names::quote;
 use crate::schema::ToolTypes;
 use crate::typescript::{Renderer, doc_comment};
-use crate::{DEFAULT_SEARCH_LIMIT, Entry};
+use crate::{DEFAULT_SEARCH_LIMIT, Entry, Observations};
 
 /// What the guest sees besides the tools: result types and the helper functions.
 const PRELUDE: &str = r#"// Upstream MCP tools as toolweave's guest code sees them: `await tools.<server>.<tool>(args)`
@@ -173,7 +173,7 @@ declare const llm: {
 /// servers first appear: the tools' named types (written once where tools share one, renamed
 /// where they clash), then a `function <tool>(args: ...): Promise<...>;` per tool, with doc
 /// comments.
-pub(crate) fn server_blocks(entries: &[&Entry]) -> String {
+pub(crate) fn server_blocks(entries: &[&Entry], observations: &dyn Observations) -> String {
     let mut servers: Vec<&str> = Vec::new();
     for entry in entries {
         if !servers.contains(&entry.guest_server.as_str()) {
@@ -185,7 +185,7 @@ pub(crate) fn server_blocks(entries: &[&Entry]) -> String {
         let mut aliases = GlobalAliases::at(1);
         let mut functions = String::new();
         for entry in entries.iter().filter(|entry| entry.guest_server == server) {
-            let types = entry.types();
+            let types = entry.types_with(observations);
             let renamed = aliases.add(&types);
             let renderer = Renderer::declaration(&types, Some(&renamed));
             functions.push_str(&renderer.method(

@@ -1,7 +1,7 @@
 //! The language tools are described in: TypeScript declarations or Python stubs, each read from
 //! the one catalog.
 
-use crate::{Catalog, Entry};
+use crate::{Catalog, Entry, Observations};
 
 /// The language tools are described in: TypeScript declarations or Python stubs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -22,27 +22,31 @@ impl Flavor {
         }
     }
 
-    /// The compact one-line signature of `entry`.
-    pub fn signature(self, catalog: &Catalog, entry: &Entry) -> String {
+    /// The compact one-line signature of `entry`, with the result `observations` saw for it
+    /// when it declares none (marked as observed).
+    pub fn signature(self, entry: &Entry, observations: &dyn Observations) -> String {
+        let types = entry.types_with(observations);
         match self {
-            Self::TypeScript => catalog.signature(entry),
-            Self::Python => catalog.python_signature(entry),
+            Self::TypeScript => crate::typescript::signature(
+                &types,
+                &format!("tools.{}.{}", entry.guest_server, entry.guest_tool),
+            ),
+            Self::Python => crate::python::signature(&types, entry),
         }
     }
 
-    /// The full declaration of `entry`.
-    pub fn declaration(self, catalog: &Catalog, entry: &Entry) -> String {
-        match self {
-            Self::TypeScript => catalog.declaration(entry),
-            Self::Python => catalog.python_stub(entry),
-        }
+    /// The full declaration of `entry`, with the result `observations` saw for it when it
+    /// declares none.
+    pub fn declaration(self, entry: &Entry, observations: &dyn Observations) -> String {
+        self.declarations_of(&[entry], observations)
     }
 
-    /// The full declarations of `entries`, one block (or class) per server.
-    pub fn declarations_of(self, catalog: &Catalog, entries: &[&Entry]) -> String {
+    /// The full declarations of `entries`, one block (or class) per server, each with the
+    /// result `observations` saw for it when it declares none.
+    pub fn declarations_of(self, entries: &[&Entry], observations: &dyn Observations) -> String {
         match self {
-            Self::TypeScript => catalog.declarations_of(entries),
-            Self::Python => catalog.python_stubs_of(entries),
+            Self::TypeScript => crate::declarations::server_blocks(entries, observations),
+            Self::Python => crate::python::server_stubs(entries, observations),
         }
     }
 

@@ -27,6 +27,7 @@ pub mod findings;
 mod flavor;
 mod lookup;
 pub mod names;
+pub mod observed;
 mod python;
 pub mod schema;
 mod search;
@@ -40,6 +41,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 pub use docs::{strip_invisible, visible};
 pub use flavor::Flavor;
 pub use names::{GuestNames, sanitize_identifier};
+pub use observed::{NoObservations, Observations, ObservedReturn, Shape};
 pub use search::{DEFAULT_SEARCH_LIMIT, Hit};
 pub use tool_schema::{Annotations, MAX_SCHEMA_DEPTH, SchemaTooDeep, ToolSchema};
 
@@ -131,6 +133,19 @@ impl Entry {
     pub fn types(&self) -> ToolTypes {
         let output = self.output_schema.as_ref().map(ToolSchema::value);
         ToolTypes::from_schemas(&self.input_schema.value(), output.as_ref())
+    }
+
+    /// Its types as [`Entry::types`] has them, with the result `observations` saw for it when it
+    /// declares no output schema (marked as observed, with how many calls it was seen in).
+    pub fn types_with(&self, observations: &dyn Observations) -> ToolTypes {
+        let mut types = self.types();
+        if types.output.is_none()
+            && let Some(observed) = observations.observed(self)
+        {
+            types.output = Some(observed.shape.type_expr());
+            types.observed_calls = Some(observed.calls);
+        }
+        types
     }
 }
 
@@ -323,13 +338,13 @@ impl Catalog {
     /// Full TypeScript declaration of one tool with doc comments, as
     /// `declare namespace tools.<server> { function <tool>(args: ...): Promise<...>; }`.
     pub fn declaration(&self, entry: &Entry) -> String {
-        declarations::server_blocks(&[entry])
+        declarations::server_blocks(&[entry], &NoObservations)
     }
 
     /// Full TypeScript declarations of `entries`, one `declare namespace tools.<server>` block
     /// per server (in the order the servers first appear), each tool once as it is listed.
     pub fn declarations_of(&self, entries: &[&Entry]) -> String {
-        declarations::server_blocks(entries)
+        declarations::server_blocks(entries, &NoObservations)
     }
 
     /// One `.d.ts` for every tool (`declare const tools: { ... }`) and the guest helpers
@@ -342,13 +357,13 @@ impl Catalog {
     /// keyword arguments, in a class named after the server, documented like
     /// [`Catalog::declaration`].
     pub fn python_stub(&self, entry: &Entry) -> String {
-        python::server_stubs(&[entry])
+        python::server_stubs(&[entry], &NoObservations)
     }
 
     /// Python stubs of `entries`: their `TypedDict`s (each once), then one class per server (in
     /// the order the servers first appear) with each tool once.
     pub fn python_stubs_of(&self, entries: &[&Entry]) -> String {
-        python::server_stubs(entries)
+        python::server_stubs(entries, &NoObservations)
     }
 
     /// One-line Python signature, starting with the call:
@@ -357,7 +372,7 @@ impl Catalog {
     /// long parts are abbreviated with `...` (`{...}`, `Literal["a", "b", ...]`), so its length
     /// stays bounded like [`Catalog::signature`]'s.
     pub fn python_signature(&self, entry: &Entry) -> String {
-        python::signature(entry)
+        python::signature(&entry.types(), entry)
     }
 
     /// Python stubs of every tool: shared `TypedDict`s, then one class of `async def`s per server.

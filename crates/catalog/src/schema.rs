@@ -140,6 +140,9 @@ pub struct ToolTypes {
     pub output: Option<TypeExpr>,
     /// Named types, in the order they were first referenced.
     pub definitions: Vec<Definition>,
+    /// `Some(calls)` when `output` is not declared by the server but was observed in that many
+    /// earlier calls ([`crate::observed`]): declarations say so next to it.
+    pub observed_calls: Option<u64>,
 }
 
 impl ToolTypes {

@@ -290,10 +290,7 @@ impl SearchIndex {
 
     /// Collects the terms of `entry`, document `document`, into the postings.
     fn collect(&mut self, document: u32, entry: &Entry) {
-        let schemas = Schemas {
-            input: entry.input_schema.value(),
-            output: entry.output_schema.as_ref().map(ToolSchema::value),
-        };
+        let schemas = Schemas::of(entry);
         let mut lengths: FieldLengths = [0; FIELDS];
         let mut counts: HashMap<String, FieldCounts> = HashMap::new();
         for (position, field) in Field::ALL.iter().enumerate() {
@@ -565,10 +562,39 @@ fn value_terms(query: &str) -> Vec<String> {
     values
 }
 
-/// A tool's schemas, parsed once while its terms are collected.
+/// The texts of a tool's schemas, walked once while its terms are collected (the parameter
+/// names and their descriptions are two fields of one walk).
 struct Schemas {
-    input: Value,
-    output: Option<Value>,
+    /// The input schema's property names.
+    parameters: Vec<String>,
+    /// The input schema's property descriptions.
+    parameter_descriptions: Vec<String>,
+    /// The output schema's property names and descriptions.
+    output: Vec<String>,
+}
+
+impl Schemas {
+    fn of(entry: &Entry) -> Self {
+        let mut parameters = Vec::new();
+        let mut parameter_descriptions = Vec::new();
+        collect_parameters(
+            &entry.input_schema.value(),
+            0,
+            &mut parameters,
+            &mut parameter_descriptions,
+        );
+        let mut output = Vec::new();
+        if let Some(schema) = entry.output_schema.as_ref().map(ToolSchema::value) {
+            let mut descriptions = Vec::new();
+            collect_parameters(&schema, 0, &mut output, &mut descriptions);
+            output.append(&mut descriptions);
+        }
+        Self {
+            parameters,
+            parameter_descriptions,
+            output,
+        }
+    }
 }
 
 /// The stems one field of a tool contributes.
@@ -588,30 +614,18 @@ fn field_terms(entry: &Entry, schemas: &Schemas, field: Field) -> Vec<String> {
             }
             server
         }
-        Field::Parameters | Field::ParameterDescriptions => {
-            let mut names = Vec::new();
-            let mut descriptions = Vec::new();
-            collect_parameters(&schemas.input, 0, &mut names, &mut descriptions);
-            let texts = if matches!(field, Field::Parameters) {
-                names
-            } else {
-                descriptions
-            };
-            texts.iter().flat_map(|text| terms(text)).collect()
-        }
+        Field::Parameters => schemas
+            .parameters
+            .iter()
+            .flat_map(|text| terms(text))
+            .collect(),
+        Field::ParameterDescriptions => schemas
+            .parameter_descriptions
+            .iter()
+            .flat_map(|text| terms(text))
+            .collect(),
         Field::Description => entry.description.as_deref().map(terms).unwrap_or_default(),
-        Field::Output => {
-            let mut names = Vec::new();
-            let mut descriptions = Vec::new();
-            if let Some(output) = &schemas.output {
-                collect_parameters(output, 0, &mut names, &mut descriptions);
-            }
-            names
-                .iter()
-                .chain(&descriptions)
-                .flat_map(|text| terms(text))
-                .collect()
-        }
+        Field::Output => schemas.output.iter().flat_map(|text| terms(text)).collect(),
     }
 }
 

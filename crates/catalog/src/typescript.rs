@@ -85,7 +85,11 @@ impl<'a> Renderer<'a> {
         text.push_str(&self.parameters(indent));
         text.push_str(": Promise<");
         text.push_str(&self.result(indent));
-        text.push_str(">;\n");
+        text.push_str(">;");
+        if let Some(calls) = self.types.observed_calls {
+            let _ = write!(text, " // {}", crate::observed::note(calls));
+        }
+        text.push('\n');
         text
     }
 
@@ -364,7 +368,12 @@ pub(crate) fn signature(types: &ToolTypes, call: &str) -> String {
             break;
         }
     }
-    format!("{call}{arguments}: Promise<{result}>")
+    let observed = if types.observed_calls.is_some() {
+        " /* observed */"
+    } else {
+        ""
+    };
+    format!("{call}{arguments}: Promise<{result}>{observed}")
 }
 
 /// `/** line */` for one line, else a `/** ... */` block, each line starting with `pad`; empty

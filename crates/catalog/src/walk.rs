@@ -53,6 +53,7 @@ pub(crate) fn tool_types(input: &Value, output: Option<&Value>) -> ToolTypes {
         input: input_type,
         output,
         definitions,
+        observed_calls: None,
     }
 }
 

@@ -258,6 +258,11 @@ struct PolicyArgs {
     /// "checkDefinitions"].
     #[arg(long, value_enum, value_name = "MODE")]
     check_definitions: Option<CheckDefinitionsArg>,
+    /// Learn what tools without an output schema return from their calls (types and key names,
+    /// kept beside the pins) and declare it as observed [default: on, or the settings file's
+    /// "observeReturns"].
+    #[arg(long, value_enum, value_name = "MODE")]
+    observe_returns: Option<PinToolsArg>,
     /// Replace what this detector finds by a token (<email_1>) in everything the model reads;
     /// code still sees the values, and a token passed back in a tool's arguments is turned back
     /// into its value: secrets, email, phone, card, ssn, nino or iban. Repeatable, added to the
@@ -279,7 +284,7 @@ enum CheckDefinitionsArg {
     Off,
 }
 
-/// `--pin-tools`' values.
+/// `--pin-tools`' and `--observe-returns`' values.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum PinToolsArg {
     On,
@@ -325,6 +330,12 @@ impl PolicyArgs {
                 CheckDefinitionsArg::Hold => toolweave_config::CheckDefinitions::Hold,
                 CheckDefinitionsArg::Warn => toolweave_config::CheckDefinitions::Warn,
                 CheckDefinitionsArg::Off => toolweave_config::CheckDefinitions::Off,
+            });
+        }
+        if let Some(mode) = self.observe_returns {
+            settings.observe_returns = Some(match mode {
+                PinToolsArg::On => toolweave_config::ObserveReturns::On,
+                PinToolsArg::Off => toolweave_config::ObserveReturns::Off,
             });
         }
         if let Some(mode) = self.pin_tools {
@@ -806,6 +817,11 @@ fn start(common: &CommonArgs, client_sessions: ClientSessions) -> Result<Arc<Gat
             ),
         }
     }
+    if settings.observe_returns.unwrap_or_default() == toolweave_config::ObserveReturns::On
+        && let Some(path) = crate::machine::observed_folder()
+    {
+        builder = builder.observe_returns(path);
+    }
     let gateway = if let Some(runner) = runner(common)? {
         tracing::info!(runner = %runner.describe(), "guest code runs on a runner");
         builder.runner(runner).build()?
@@ -1185,7 +1201,7 @@ async fn stop_on_signal(stop: tokio_util::sync::CancellationToken) {
 
 async fn run(args: RunArgs) -> Result<ExitCode> {
     let language = match &args.language {
-        Some(name) => toolweave_server::parse_language(name).with_context(|| {
+        Some(name) => Language::from_name(name).with_context(|| {
             format!("unknown --language {name:?}: use typescript, javascript or python")
         })?,
         None => language_of(&args.file)?,
@@ -1262,13 +1278,16 @@ fn language_of(path: &Path) -> Result<Language> {
     if path.as_os_str() == "-" {
         return Ok(Language::TypeScript);
     }
-    match path.extension().and_then(|e| e.to_str()) {
-        Some("ts" | "mts" | "cts") => Ok(Language::TypeScript),
-        Some("js" | "mjs" | "cjs") => Ok(Language::JavaScript),
-        Some("py") => Ok(Language::Python),
-        _ => bail!(
-            "cannot tell the language of {}: name it .ts, .js or .py, or pass --language",
-            path.display()
+    match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .and_then(Language::from_extension)
+    {
+        Some(language) => Ok(language),
+        None => bail!(
+            "cannot tell the language of {}: name it .{}, or pass --language",
+            path.display(),
+            Language::every_extension().join(", .")
         ),
     }
 }

@@ -28,6 +28,16 @@ pub(crate) fn pins_folder() -> Option<PathBuf> {
     toolweave_config::default_pins_folder(xdg_config_home.as_deref(), home.as_deref())
 }
 
+/// Where the result types observed of tools without an output schema are kept (the folder
+/// `observed` beside the pins).
+pub(crate) fn observed_folder() -> Option<PathBuf> {
+    let home = std::env::var_os("HOME")
+        .filter(|home| !home.is_empty())
+        .map(PathBuf::from);
+    let xdg_config_home = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from);
+    toolweave_config::default_observed_folder(xdg_config_home.as_deref(), home.as_deref())
+}
+
 impl Machine {
     /// This machine as the environment describes it.
     pub(crate) fn here() -> Result<Self> {

@@ -31,6 +31,7 @@ mod install;
 mod jsonc;
 mod limits;
 mod oauth;
+mod observed;
 mod pins;
 mod policy;
 mod redact;
@@ -48,6 +49,9 @@ pub use files::replace_file;
 pub use install::{Client, EntryChange, Install, Plan, apply, plan};
 pub use limits::Limits;
 pub use oauth::OAuthSettings;
+pub use observed::{
+    MAX_OBSERVED_TOOLS, ObservedFolder, ObservedTool, ServerObserved, default_observed_folder,
+};
 pub use pins::{FileStamp, Pin, PinsByTool, PinsFolder, ServerPins, default_pins_folder};
 pub use policy::{Denial, Policy, ToolGlobs, ToolName, Unannotated, UnmatchedRule};
 pub use redact::Detector;
@@ -56,8 +60,8 @@ pub use servers::{
     Config, Note, ServerConfig, Transport, load_file, parse_str, parse_str_with_env,
 };
 pub use settings::{
-    ApprovalMode, CheckDefinitions, IdentitySettings, LlmKind, LlmProvider, LlmWhen, PinTools,
-    Settings, Shape, default_settings_path, load_settings,
+    ApprovalMode, CheckDefinitions, IdentitySettings, LlmKind, LlmProvider, LlmWhen,
+    ObserveReturns, PinTools, Settings, Shape, default_settings_path, load_settings,
 };
 pub use trust::{Trusted, default_trust_path, fingerprint};
 

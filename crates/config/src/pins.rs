@@ -284,26 +284,7 @@ impl PinsFolder {
     /// differ only in case stay apart where file names do not), and a digest of the name in
     /// place of what would make it too long a file name.
     pub fn file_of(&self, server: &str) -> PathBuf {
-        let mut name = String::with_capacity(server.len());
-        for byte in server.bytes() {
-            if byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'-' || byte == b'_' {
-                name.push(char::from(byte));
-            } else {
-                name.push_str(&format!("%{byte:02X}"));
-            }
-        }
-        if name.len() > MAX_FILE_STEM {
-            let digest = Sha256::digest(server.as_bytes());
-            let mut cut = MAX_FILE_STEM / 2;
-            // Not inside a `%XX`.
-            if let Some(percent) = name[..cut].rfind('%')
-                && cut - percent < 3
-            {
-                cut = percent;
-            }
-            name = format!("{}~{}", &name[..cut], hex(&digest[..8]));
-        }
-        self.path.join(format!("{name}.json"))
+        server_file(&self.path, server)
     }
 
     /// Whether any pins are kept: the folder, or the single file of earlier versions.
@@ -480,6 +461,31 @@ impl PinsFolder {
         crate::files::replace_file(&path, text.as_bytes(), None, 0o600)
             .map_err(|error| failed(error.to_string()))
     }
+}
+
+/// The file of `server` in `folder` (see [`PinsFolder::file_of`]): the pins folder's naming,
+/// which the folder of observed results shares.
+pub(crate) fn server_file(folder: &Path, server: &str) -> PathBuf {
+    let mut name = String::with_capacity(server.len());
+    for byte in server.bytes() {
+        if byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'-' || byte == b'_' {
+            name.push(char::from(byte));
+        } else {
+            name.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    if name.len() > MAX_FILE_STEM {
+        let digest = Sha256::digest(server.as_bytes());
+        let mut cut = MAX_FILE_STEM / 2;
+        // Not inside a `%XX`.
+        if let Some(percent) = name[..cut].rfind('%')
+            && cut - percent < 3
+        {
+            cut = percent;
+        }
+        name = format!("{}~{}", &name[..cut], hex(&digest[..8]));
+    }
+    folder.join(format!("{name}.json"))
 }
 
 /// The longest file name (before `.json`) a server's pins get: well under the 255 bytes file

@@ -86,6 +86,9 @@ pub struct Settings {
     pub pin_tools: Option<PinTools>,
     /// What a tool seen for the first time whose definition has findings gets.
     pub check_definitions: Option<CheckDefinitions>,
+    /// Whether the result types of tools without an output schema are observed from their
+    /// calls and declared as observed.
+    pub observe_returns: Option<ObserveReturns>,
     /// How calls in the ask tier ask the person: `auto`, `page` or `elicitation`.
     pub approval: Option<ApprovalMode>,
     /// How long a call waits for an answer at the approval page, in milliseconds.
@@ -170,6 +173,18 @@ pub enum PinTools {
     Off,
 }
 
+/// Whether toolweave learns what tools without an output schema return from their calls, and
+/// declares it as observed (see `observed.rs`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ObserveReturns {
+    /// Record the shape of each successful call's result, and declare it.
+    #[default]
+    On,
+    /// Neither record nor declare observed results.
+    Off,
+}
+
 /// What a tool seen for the first time gets when its definition has findings: instructions
 /// aimed at the model, directions to move data out, hidden text.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -245,7 +260,7 @@ pub fn load_settings(path: &Path) -> Result<Settings> {
     let mut settings: Settings = serde_json::from_str(&text).map_err(|error| Error::Syntax {
         path: path.to_path_buf(),
         message: format!(
-            "{error}; the settings file may have \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\" (\"allow\" or \"ask\"), \"auditLog\", \"auditLogMaxBytes\", \"auditLogContents\", \"shape\" (\"three\" or \"single\"), \"direct\", \"pinTools\" (\"on\" or \"off\"), \"approval\" (\"auto\", \"page\" or \"elicitation\"), \"approvalTimeoutMs\", \"approvalPort\", \"approvalBrowser\", \"identities\" (each {{\"tokenEnv\", \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\", \"rateLimit\"}}), \"llm\" ({{\"kind\": \"anthropic\" or \"openai\", \"url\", \"model\", \"apiKeyEnv\", \"when\": \"no-sampling\" or \"always\"}}), \"llmSystemPrompts\", \"state\" (\"redis://HOST:PORT/N\"), \"checkDefinitions\" (\"hold\", \"warn\" or \"off\"), \"sandbox\" (a box for every stdio server) \"boxes\" ({{\"server\": box}}) and \"redact\" (any of {})",
+            "{error}; the settings file may have \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\" (\"allow\" or \"ask\"), \"auditLog\", \"auditLogMaxBytes\", \"auditLogContents\", \"shape\" (\"three\" or \"single\"), \"direct\", \"pinTools\" (\"on\" or \"off\"), \"approval\" (\"auto\", \"page\" or \"elicitation\"), \"approvalTimeoutMs\", \"approvalPort\", \"approvalBrowser\", \"identities\" (each {{\"tokenEnv\", \"allow\", \"deny\", \"ask\", \"approve\", \"unannotated\", \"rateLimit\"}}), \"llm\" ({{\"kind\": \"anthropic\" or \"openai\", \"url\", \"model\", \"apiKeyEnv\", \"when\": \"no-sampling\" or \"always\"}}), \"llmSystemPrompts\", \"state\" (\"redis://HOST:PORT/N\"), \"checkDefinitions\" (\"hold\", \"warn\" or \"off\"), \"observeReturns\" (\"on\" or \"off\"), \"sandbox\" (a box for every stdio server) \"boxes\" ({{\"server\": box}}) and \"redact\" (any of {})",
             crate::Detector::names()
         ),
     })?;

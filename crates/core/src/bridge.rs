@@ -36,7 +36,7 @@ use crate::provider::{CallContext, ToolProvider};
 use crate::redaction::{Redacted, Tokens};
 use crate::session_state::SessionState;
 use crate::text_result::{self, KeptAsText};
-use toolweave_catalog::Flavor;
+use toolweave_catalog::{Flavor, NoObservations};
 use toolweave_config::{Policy, ToolGlobs, ToolName};
 
 /// What one execution's calls answer to besides the gateway: where upstream notices go, its
@@ -757,7 +757,11 @@ async fn send(
     } else {
         checked_result(state, index, &display, result, scope)?
     };
-    within_result_memory(gateway, display, value, received, scope).await
+    let value = within_result_memory(gateway, display, value, received, scope).await?;
+    if !raw && let Some(returns) = &gateway.returns {
+        returns.record(entry, &value);
+    }
+    Ok(value)
 }
 
 /// The arguments of a call of `entry` (shown as `display`) as the object the server gets,
@@ -781,7 +785,7 @@ fn checked_arguments(
             return Err(CallError::ArgumentsNotObject {
                 tool: display.to_owned(),
                 got: arguments_given(&other, flavor == Flavor::Python),
-                signature: flavor.signature(&state.catalog, entry),
+                signature: flavor.signature(entry, &NoObservations),
             });
         }
     };
@@ -803,7 +807,7 @@ fn checked_arguments(
                 tool: display.to_owned(),
                 given: cut((*given).clone(), MAX_ARGUMENT_NAME),
                 meant: meant.to_owned(),
-                signature: flavor.signature(&state.catalog, entry),
+                signature: flavor.signature(entry, &NoObservations),
             });
         }
     }
@@ -815,7 +819,7 @@ fn checked_arguments(
         return Err(CallError::ArgumentsMismatch {
             tool: display.to_owned(),
             violations,
-            signature: flavor.signature(&state.catalog, entry),
+            signature: flavor.signature(entry, &NoObservations),
         });
     }
     let Value::Object(arguments) = arguments_value else {

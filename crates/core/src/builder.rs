@@ -53,6 +53,7 @@ pub struct GatewayBuilder {
     approver: Option<Arc<dyn Approver>>,
     audit: Option<AuditLog>,
     pins: Option<(std::path::PathBuf, toolweave_config::CheckDefinitions)>,
+    returns: Option<std::path::PathBuf>,
     llm: crate::llm::LlmOptions,
     redaction: Option<crate::redaction::Redaction>,
 }
@@ -145,6 +146,16 @@ impl GatewayBuilder {
         check: toolweave_config::CheckDefinitions,
     ) -> Self {
         self.pins = Some((path, check));
+        self
+    }
+
+    /// Learns what tools without an output schema return: the shape (types and key names,
+    /// never values) of each successful call's value is kept in the folder at `path`
+    /// (`toolweave_config::default_observed_folder` is the user's own) and declared as the
+    /// tool's result type, marked as observed. Default: results are not observed.
+    #[must_use]
+    pub fn observe_returns(mut self, path: std::path::PathBuf) -> Self {
+        self.returns = Some(path);
         self
     }
 
@@ -255,6 +266,9 @@ impl GatewayBuilder {
             pins: self
                 .pins
                 .map(|(path, check)| crate::pins::ToolPins::new(path, check)),
+            returns: self
+                .returns
+                .map(|path| Arc::new(crate::returns::ObservedReturns::new(path))),
             audit: self.audit,
             llm: self.llm,
             executor,

@@ -8,13 +8,14 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::Semaphore;
-use toolweave_catalog::{Entry, Flavor, MAX_NAME_BYTES, ToolSchema};
+use toolweave_catalog::{Entry, Flavor, MAX_NAME_BYTES, NoObservations, Observations, ToolSchema};
 
 use crate::catalog_cache::{CatalogCache, Unavailable};
 use crate::catalog_state::CatalogState;
 use crate::error::{CallError, DiscoveryError};
 use crate::json_size::json_len;
 use crate::provider::{ProviderState, ToolProvider};
+use crate::returns::ObservedReturns;
 
 /// Different names one describe request may hold: each one that names no tool is compared with
 /// every tool for suggestions.
@@ -166,6 +167,8 @@ impl DescribeAnswer {
 /// Search and describe over one gateway's catalog.
 pub(crate) struct Discovery {
     catalogs: Arc<CatalogCache>,
+    /// What tools without an output schema were seen to return: declared as observed.
+    returns: Option<Arc<ObservedReturns>>,
     /// Searches and describes computed at once, off the protocol thread: they wait their turn
     /// rather than take every core from executions.
     slots: Arc<Semaphore>,
@@ -174,9 +177,14 @@ pub(crate) struct Discovery {
 }
 
 impl Discovery {
-    pub(crate) fn new(catalogs: Arc<CatalogCache>, max_result_bytes: usize) -> Self {
+    pub(crate) fn new(
+        catalogs: Arc<CatalogCache>,
+        returns: Option<Arc<ObservedReturns>>,
+        max_result_bytes: usize,
+    ) -> Self {
         Self {
             catalogs,
+            returns,
             slots: Arc::new(Semaphore::new(discovery_threads())),
             max_result_bytes,
         }
@@ -196,8 +204,12 @@ impl Discovery {
         }
         let state = self.catalogs.settled_catalog().await;
         let max_bytes = self.max_result_bytes;
-        self.off_thread(move || search_in(&state, &query, limit, flavor, max_bytes))
-            .await
+        let returns = self.returns.clone();
+        self.off_thread(move || {
+            let observations = observations_of(returns.as_deref());
+            search_in(&state, &query, limit, flavor, &*observations, max_bytes)
+        })
+        .await
     }
 
     /// Full declarations of the named tools. Names may be `server.tool`, `tools.server.tool`,
@@ -215,17 +227,18 @@ impl Discovery {
         let state = self.after_named_servers(state, &names).await;
         let max_bytes = self.max_result_bytes;
         let instructions = self.catalogs.instructions();
+        let returns = self.returns.clone();
         let mut answer = self
             .off_thread(move || {
                 let names = distinct_names(names)?;
-                Ok(describe_in(
-                    &state,
-                    &names,
+                let observations = observations_of(returns.as_deref());
+                let asked = Asked {
+                    names: &names,
                     flavor,
-                    &instructions,
                     schemas,
                     max_bytes,
-                ))
+                };
+                Ok(describe_in(&state, &asked, &instructions, &*observations))
             })
             .await??;
         if !answer.unknown.is_empty() || !answer.unready.is_empty() {
@@ -358,6 +371,14 @@ impl Discovery {
     }
 }
 
+/// What declarations read of `returns`: nothing when results are not observed.
+fn observations_of(returns: Option<&ObservedReturns>) -> Box<dyn Observations + '_> {
+    match returns {
+        Some(returns) => Box::new(returns.observations()),
+        None => Box::new(NoObservations),
+    }
+}
+
 /// How many searches and describes run at once: every core but one, which stays for the
 /// protocol and the executions.
 fn discovery_threads() -> usize {
@@ -373,6 +394,7 @@ fn search_in(
     query: &str,
     limit: usize,
     flavor: Flavor,
+    observations: &dyn Observations,
     max_bytes: usize,
 ) -> SearchAnswer {
     let catalog = &state.catalog;
@@ -391,7 +413,7 @@ fn search_in(
         let result = SearchResult {
             name: entry.guest_name(),
             description: summary(entry.description.as_deref().unwrap_or(""), deprecated),
-            signature: flavor.signature(catalog, entry),
+            signature: flavor.signature(entry, observations),
             deprecated,
             weak: hit.weak,
         };
@@ -445,20 +467,32 @@ fn distinct_names(names: Vec<String>) -> Result<Vec<String>, DiscoveryError> {
     Ok(distinct)
 }
 
+/// What a describe asks for: the names, in which language, with schemas or not, within how many
+/// bytes.
+#[derive(Clone, Copy)]
+struct Asked<'a> {
+    names: &'a [String],
+    flavor: Flavor,
+    schemas: bool,
+    max_bytes: usize,
+}
+
 /// What `describe` tells of `entry` (called `call_name` in code): its declaration, and its
 /// schemas when they are asked for.
 fn described_tool(
-    catalog: &toolweave_catalog::Catalog,
     entry: &Entry,
     call_name: String,
-    flavor: Flavor,
-    schemas: bool,
+    asked: &Asked<'_>,
+    observations: &dyn Observations,
 ) -> Described {
+    let Asked {
+        flavor, schemas, ..
+    } = *asked;
     Described {
         name: call_name,
         server: entry.server.clone(),
         tool: entry.tool.clone(),
-        declaration: flavor.declaration(catalog, entry),
+        declaration: flavor.declaration(entry, observations),
         input_schema: schemas.then(|| entry.input_schema.value()),
         output_schema: entry
             .output_schema
@@ -475,12 +509,16 @@ fn described_tool(
 /// out: they are bounded, and come before the tools).
 fn describe_in(
     state: &CatalogState,
-    names: &[String],
-    flavor: Flavor,
+    asked: &Asked<'_>,
     instructions: &HashMap<String, String>,
-    schemas: bool,
-    max_bytes: usize,
+    observations: &dyn Observations,
 ) -> DescribeAnswer {
+    let Asked {
+        names,
+        flavor,
+        schemas,
+        max_bytes,
+    } = *asked;
     let catalog = &state.catalog;
     let mut answer = DescribeAnswer {
         instructions: Vec::new(),
@@ -539,7 +577,7 @@ fn describe_in(
                 answer.omitted.push(call_name);
                 continue;
             }
-            let tool = described_tool(catalog, entry, call_name, flavor, schemas);
+            let tool = described_tool(entry, call_name, asked, observations);
             used += tool.declaration.len() + tool.name.len();
             if schemas {
                 // Twice: in the text the model reads and in `structuredContent`.
@@ -553,7 +591,7 @@ fn describe_in(
             described.push(entry);
         }
     }
-    answer.declarations = flavor.declarations_of(catalog, &described);
+    answer.declarations = flavor.declarations_of(&described, observations);
     answer
 }
 

@@ -13,7 +13,7 @@ use toolweave_process::{
     FromEngine, WorkerCommand, WorkerExecution, WorkerKind, WorkerPool, WorkerSpec,
 };
 use toolweave_sandbox::{
-    EngineError, EnginePool, ExecuteRequest, HostReply, Job, Language, MAX_CODE_BYTES, Manifest,
+    Engine, EngineError, EnginePool, ExecuteRequest, HostReply, Job, MAX_CODE_BYTES, Manifest,
     ThreadExecution,
 };
 
@@ -136,11 +136,11 @@ impl Engines {
                 limit: MAX_CODE_BYTES,
             });
         }
-        let workers = match request.language {
-            Language::JavaScript | Language::TypeScript => &self.javascript_workers,
+        let workers = match request.language.engine() {
+            Engine::QuickJs => &self.javascript_workers,
             // Python's memory limit is the worker's process-wide allocator: without a worker
             // process it has none, so Python goes to one whenever there is one.
-            Language::Python => &self.python_workers,
+            Engine::Monty => &self.python_workers,
         };
         if let Some(workers) = workers {
             return match workers.start(&request).await {

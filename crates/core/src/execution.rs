@@ -335,7 +335,7 @@ impl Gateway {
                 .identity
                 .as_ref()
                 .map(|identity| identity.name()),
-            language: language_name(trail.language),
+            language: trail.language.name(),
             code_sha256: trail.code_sha256,
             code_bytes: trail.code_bytes,
             duration_ms: crate::audit::millis(stats.duration_ms),
@@ -470,7 +470,11 @@ impl Drive {
 
     /// Answers the engine until it finishes, and returns its outcome; `None` when it did not
     /// stop at its own deadline (`timeout`) and the host gave up on it.
-    async fn until_outcome(&mut self, cancel: &CancellationToken, timeout: Duration) -> Option<Outcome> {
+    async fn until_outcome(
+        &mut self,
+        cancel: &CancellationToken,
+        timeout: Duration,
+    ) -> Option<Outcome> {
         let backstop = tokio::time::sleep(timeout + DEADLINE_GRACE);
         tokio::pin!(backstop);
         loop {
@@ -828,11 +832,3 @@ fn stream_name(stream: LogStream) -> &'static str {
 /// A finished tool call: its id, the answer for the guest, its audit record, and the warnings it
 /// added to the execution's answer.
 type CallAnswer = (u64, Result<Value, String>, Option<CallRecord>, Vec<String>);
-
-fn language_name(language: Language) -> &'static str {
-    match language {
-        Language::TypeScript => "typescript",
-        Language::JavaScript => "javascript",
-        Language::Python => "python",
-    }
-}

@@ -15,6 +15,7 @@ use crate::error::DiscoveryError;
 use crate::executor::Executor;
 use crate::pins::{HeldTool, ToolPins};
 use crate::provider::ToolProvider;
+use crate::returns::ObservedReturns;
 
 /// Everything an execution, a search or a describe needs. Shared as `Arc<Gateway>`; made by
 /// [`Gateway::builder`].
@@ -37,6 +38,8 @@ pub struct Gateway {
     pub(crate) redaction: Option<crate::redaction::Redaction>,
     /// Search and describe over the catalog, for the client and for code.
     pub(crate) discovery: Discovery,
+    /// What tools without an output schema were seen to return, when results are observed.
+    pub(crate) returns: Option<Arc<ObservedReturns>>,
     /// Told about every tool call of guest code, once something measures them.
     pub(crate) observer: std::sync::OnceLock<Arc<dyn crate::Observer>>,
     /// The store and result handles of executions that name no session state of their own
@@ -51,6 +54,7 @@ pub(crate) struct Parts {
     pub(crate) limits: Limits,
     pub(crate) policy: Policy,
     pub(crate) pins: Option<ToolPins>,
+    pub(crate) returns: Option<Arc<ObservedReturns>>,
     pub(crate) audit: Option<AuditLog>,
     pub(crate) llm: crate::llm::LlmOptions,
     pub(crate) executor: Arc<dyn Executor>,
@@ -68,6 +72,7 @@ impl Gateway {
             limits,
             policy,
             pins,
+            returns,
             audit,
             llm,
             executor,
@@ -81,7 +86,8 @@ impl Gateway {
         let catalogs = CatalogCache::start(providers, policy, pins, installed);
         Arc::new(Self {
             upstream,
-            discovery: Discovery::new(catalogs.clone(), limits.max_result_bytes),
+            discovery: Discovery::new(catalogs.clone(), returns.clone(), limits.max_result_bytes),
+            returns,
             catalogs,
             audit,
             llm: Arc::new(llm),

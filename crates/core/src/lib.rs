@@ -71,6 +71,7 @@ mod pins;
 mod provider;
 pub mod redaction;
 mod render;
+mod returns;
 mod runner;
 mod session_state;
 mod text_result;

@@ -3,6 +3,7 @@
 //!
 //! - [`reader`]: lines of a stream, each bounded, and what happened to a line too long: the
 //!   stream fails, the line is skipped (its bytes still shown, to find its id), or it is cut.
+//! - [`buffer`]: the same for a blocking reader: bytes pushed in, whole lines parsed out.
 //! - [`tail`]: the last lines a child process wrote to stderr, bounded, for the error that
 //!   reports its end.
 //! - [`text`]: text cut to a number of bytes on a character boundary.
@@ -13,6 +14,7 @@
 //! It depends on no toolweave crate and on nothing that knows MCP: callers turn what it finds
 //! into their own types.
 
+pub mod buffer;
 pub mod id;
 pub mod reader;
 pub mod surrogates;

@@ -28,7 +28,7 @@
 //! throwing an uncatchable `InternalError`, and when it cannot allocate that error it throws
 //! `null` instead, which a guest's `catch` would swallow, looping on.
 //!
-//! A runtime is prepared before its execution is known (see `javascript.rs`), so the budget is
+//! A runtime is prepared before its execution is known (see `javascript/mod.rs`), so the budget is
 //! unlimited until [`Budget::arm`] sets the execution's limits.
 #![expect(
     unsafe_code,

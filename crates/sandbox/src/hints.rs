@@ -38,7 +38,7 @@ const MAX_NAMED_TOOLS: usize = 3;
 
 /// What `name` was for in `language`, when it is a name models reach for that is not here.
 fn reach(name: &str, language: Language) -> Option<Reach> {
-    let javascript = !matches!(language, Language::Python);
+    let javascript = language.engine() == crate::Engine::QuickJs;
     Some(match name {
         "fetch" | "XMLHttpRequest" | "WebSocket" | "EventSource" | "axios" | "http" | "https"
         | "net" => Reach::Network,

@@ -18,11 +18,11 @@
 mod alloc;
 mod hints;
 mod javascript;
+mod language;
 mod pool;
 mod program;
 mod python;
 mod report;
-mod transpile;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,6 +31,7 @@ use std::time::Duration;
 
 pub use alloc::stack_address;
 pub use javascript::{PreparedJavaScript, SpentJavaScript};
+pub use language::{Engine, Language};
 pub use pool::{EnginePool, Job, ThreadExecution};
 
 /// The largest program accepted, in bytes. Parsing recurses once per level of nesting, so the
@@ -103,18 +104,16 @@ pub fn execute(
     replies: &dyn Replies,
     cancel: &CancelFlag,
 ) -> Outcome {
-    match request.language {
-        Language::JavaScript | Language::TypeScript => {
-            javascript::execute(request, emit, replies, cancel)
-        }
-        Language::Python => python::execute(request, emit, replies, cancel),
+    match request.language.engine() {
+        Engine::QuickJs => javascript::execute(request, emit, replies, cancel),
+        Engine::Monty => python::execute(request, emit, replies, cancel),
     }
 }
 
 /// Runs the TypeScript front end once on `code` and drops what it made, so that its code and
 /// data are faulted in before a program needs them (a worker process warming up).
 pub fn warm_up_compiler(code: &str) {
-    let _ = transpile::transpile(code, Language::TypeScript);
+    let _ = javascript::transpile::transpile(code, Language::TypeScript);
 }
 
 /// Where an engine's answers from the host come from: a channel in the gateway's process, the
@@ -146,17 +145,6 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .map(|text| (*text).to_owned())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".to_owned())
-}
-
-/// The language of a guest program.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum Language {
-    /// JavaScript (ES2023 and later, as QuickJS-NG runs it).
-    JavaScript,
-    /// TypeScript: types are stripped, nothing is type-checked.
-    TypeScript,
-    /// Python 3, the subset the Monty interpreter runs (see `docs/python.md`).
-    Python,
 }
 
 /// One execution.

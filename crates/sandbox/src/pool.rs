@@ -25,8 +25,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::alloc::stack_address;
+use crate::javascript::transpile::Compiler;
 use crate::javascript::{Prepared, Spent};
-use crate::transpile::Compiler;
 use crate::{
     CancelFlag, ENGINE_THREAD_HEADROOM, EngineError, EngineEvent, ExecuteRequest, HostReply,
     Language, Outcome, Stats,

@@ -1,7 +1,7 @@
 //! Programs as models write them, made to run as meant before an engine sees them, in both
 //! languages: a markdown fence around the code is blanked out (every line keeps its number and
 //! every character its offset), a Python program whose entry function is defined and never
-//! called gets a call to it (`transpile.rs` does the same for JavaScript), and a program that
+//! called gets a call to it (`javascript/transpile.rs` does the same for JavaScript), and a program that
 //! computed something and returned nothing is told why its value is empty.
 
 use std::borrow::Cow;

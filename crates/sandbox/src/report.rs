@@ -4,7 +4,7 @@
 //! that led there.
 //!
 //! QuickJS records a stack of `at name (guest.js:line:column)` frames; positions in the script are
-//! mapped back through the source map of `transpile.rs`, and the source is parsed again only when
+//! mapped back through the source map of `javascript/transpile.rs`, and the source is parsed again only when
 //! an error needs a name for what failed.
 
 use oxc::allocator::Allocator;
@@ -20,8 +20,8 @@ use oxc::parser::{ParseOptions, Parser};
 use oxc::span::{GetSpan, SourceType, Span};
 
 use crate::Language;
+use crate::javascript::transpile::{SCRIPT_NAME, Transpiled, offset_of};
 use crate::program::{code_frame, window};
-use crate::transpile::{SCRIPT_NAME, Transpiled, offset_of};
 
 /// The longest source text an error message quotes for the operation that failed.
 const MAX_QUOTED_CHARS: usize = 60;

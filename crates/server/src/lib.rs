@@ -628,7 +628,7 @@ impl ToolweaveServer {
         };
         let language = match arguments.get("language") {
             None | Some(Value::Null) => Language::TypeScript,
-            Some(Value::String(name)) => parse_language(name).ok_or_else(|| {
+            Some(Value::String(name)) => Language::from_name(name).ok_or_else(|| {
                 invalid(format!(
                     "unknown \"language\" {name:?}: use \"typescript\", \"javascript\" or \"python\""
                 ))
@@ -1311,21 +1311,11 @@ pub(crate) fn severity(level: LoggingLevel) -> u8 {
     }
 }
 
-/// `typescript`, `ts`, `javascript`, `js`, `python`, `py` (any case).
-pub fn parse_language(name: &str) -> Option<Language> {
-    match name.to_ascii_lowercase().as_str() {
-        "typescript" | "ts" => Some(Language::TypeScript),
-        "javascript" | "js" => Some(Language::JavaScript),
-        "python" | "py" => Some(Language::Python),
-        _ => None,
-    }
-}
-
 /// The optional `"language"` of search_tools and describe_tools.
 fn flavor(arguments: &Map<String, Value>) -> Result<Flavor, ErrorData> {
     match arguments.get("language") {
         None | Some(Value::Null) => Ok(Flavor::TypeScript),
-        Some(Value::String(name)) => match parse_language(name) {
+        Some(Value::String(name)) => match Language::from_name(name) {
             Some(language) => Ok(toolweave_core::flavor_of(language)),
             None => Err(invalid(format!(
                 "unknown \"language\" {name:?}: use \"typescript\" or \"python\""

@@ -185,7 +185,7 @@ impl Metrics {
 
     /// One execution ended.
     pub(crate) fn execution(&self, language: Language, outcome: &'static str, duration: Duration) {
-        let language = language_name(language);
+        let language = language.name();
         self.executions
             .get_or_create(&ExecutionLabels { language, outcome })
             .inc();
@@ -265,15 +265,6 @@ fn state_name(state: &ServerState) -> &'static str {
         ServerState::Ready { .. } => "ready",
         ServerState::Failed { .. } => "failed",
         ServerState::Stopped => "stopped",
-    }
-}
-
-/// How metrics and traces name a language.
-pub(crate) fn language_name(language: Language) -> &'static str {
-    match language {
-        Language::TypeScript => "typescript",
-        Language::JavaScript => "javascript",
-        Language::Python => "python",
     }
 }
 

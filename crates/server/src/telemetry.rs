@@ -152,7 +152,7 @@ pub(crate) fn execution_span(language: Language, meta: &RequestMetaObject) -> tr
         "execute_code",
         otel.kind = "server",
         otel.status_code = tracing::field::Empty,
-        language = crate::metrics::language_name(language),
+        language = language.name(),
         outcome = tracing::field::Empty,
     );
     if !span.is_disabled() {

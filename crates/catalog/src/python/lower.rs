@@ -87,6 +87,8 @@ pub(super) struct Lowered {
     pub(super) named: Vec<NamedType>,
     pub(super) parameters: Parameters,
     pub(super) result: PythonType,
+    /// `Some(calls)` when the result was observed in that many calls, not declared.
+    pub(super) observed_calls: Option<u64>,
 }
 
 impl Lowered {
@@ -140,6 +142,7 @@ impl Lowered {
             named: lowerer.named,
             parameters,
             result,
+            observed_calls: types.observed_calls,
         }
     }
 }

@@ -12,12 +12,12 @@ mod write;
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
-use crate::Entry;
 use crate::docs::description_lines;
-use crate::schema::Definition;
+use crate::schema::{Definition, ToolTypes};
 use crate::typescript::{
     ARGUMENT_ABBREVIATIONS, RESULT_MAX_UNION, SIGNATURE_ARGUMENTS_WIDTH, SIGNATURE_RESULT_WIDTH,
 };
+use crate::{Entry, Observations};
 
 use self::lower::{Lowered, NamedType};
 use self::write::{Layout, Writer, docstring, python_string};
@@ -27,6 +27,9 @@ use self::write::{Layout, Writer, docstring, python_string};
 /// than `key?: T` and a few keys say more than none.
 const RESULT_ABBREVIATIONS: [(usize, usize); 6] =
     [(2, usize::MAX), (1, 8), (1, 4), (1, 2), (1, 1), (0, 0)];
+
+/// What a one-line signature adds after a result that was observed, not declared.
+const OBSERVED_MARK: &str = "  # observed";
 
 /// The header of the whole stub file.
 const HEADER: &str = r#""""Upstream MCP tools as toolweave's Python guest code sees them.
@@ -48,7 +51,7 @@ class llm:  # the model's LLM, through the MCP client (sampling) or toolweave's 
 
 /// The stubs of `entries`: their named types (each written once), then one class per server, in
 /// the order the servers first appear, with each tool's function.
-pub(crate) fn server_stubs(entries: &[&Entry]) -> String {
+pub(crate) fn server_stubs(entries: &[&Entry], observations: &dyn Observations) -> String {
     let mut scope = Scope::default();
     let mut classes = String::new();
     let mut servers: Vec<&str> = Vec::new();
@@ -67,7 +70,7 @@ pub(crate) fn server_stubs(entries: &[&Entry]) -> String {
             .filter(|entry| entry.guest_server == server)
             .enumerate()
         {
-            let types = entry.types();
+            let types = entry.types_with(observations);
             let lowered = Lowered::new(&types, &entry.guest_tool);
             let renamed = scope.add(&lowered.named, &types.definitions);
             let writer = Writer::stub(&renamed);
@@ -89,8 +92,7 @@ pub(crate) fn server_stubs(entries: &[&Entry]) -> String {
 /// `tools.server.tool(*, a: float, b: str = ...) -> {"x": int}` on one line: the tool's own
 /// object types written in place, abbreviated step by step until each part fits the TypeScript
 /// signature's widths (the arguments take its steps, the result [`RESULT_ABBREVIATIONS`]).
-pub(crate) fn signature(entry: &Entry) -> String {
-    let types = entry.types();
+pub(crate) fn signature(types: &ToolTypes, entry: &Entry) -> String {
     let lowered = Lowered::new(&types, &entry.guest_tool);
     let renamed = HashMap::new();
     let writer = |max_depth, max_properties, max_union| Writer {
@@ -118,8 +120,13 @@ pub(crate) fn signature(entry: &Entry) -> String {
             break;
         }
     }
+    let observed = if types.observed_calls.is_some() {
+        OBSERVED_MARK
+    } else {
+        ""
+    };
     format!(
-        "tools.{}.{}{parameters} -> {result}",
+        "tools.{}.{}{parameters} -> {result}{observed}",
         entry.guest_server, entry.guest_tool
     )
 }

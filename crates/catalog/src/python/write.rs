@@ -279,8 +279,12 @@ impl<'a> Writer<'a> {
                 }
             }
         }
+        let observed = lowered
+            .observed_calls
+            .map(|calls| format!("  # {}", crate::observed::note(calls)))
+            .unwrap_or_default();
         let mut text = format!(
-            "{pad}async def {name}({parameters}) -> {}:\n",
+            "{pad}async def {name}({parameters}) -> {}:{observed}\n",
             self.result(lowered)
         );
         let body = docstring(&lines, &format!("{pad}    "));

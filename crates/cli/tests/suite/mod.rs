@@ -29,6 +29,7 @@ mod protocol;
 mod redaction;
 mod requests;
 mod results;
+mod returns;
 mod rule_names;
 mod runner;
 mod session_state;

@@ -17,6 +17,8 @@
 //! made at the bottom of the allowed stack, as the allocator saw (see `alloc.rs`). Thrown errors
 //! are read through the prelude's `explain`, which calls nothing the guest can replace.
 
+pub(crate) mod transpile;
+
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -34,13 +36,13 @@ use rquickjs::{
 use serde_json::Value;
 
 use crate::alloc::{Budget, LimitedAllocator, stack_address};
-use crate::transpile::{Compiler, SCRIPT_NAME, Transpiled, check_nesting, compile_error};
 use crate::{
     CancelFlag, EngineError, EngineEvent, EngineLimits, ExecuteRequest, HostCall, HostReply,
     HostRequest, LogStream, MAX_VALUE_DEPTH, Manifest, Outcome, Replies, Stats,
 };
 use crate::{hints, program, report};
 use toolweave_jsonrpc::surrogates::{well_formed_json, well_formed_text};
+use transpile::{Compiler, SCRIPT_NAME, Transpiled, check_nesting, compile_error};
 
 /// The host's view of the guest, evaluated before guest code runs.
 const PRELUDE: &str = include_str!("prelude.js");
