@@ -1420,7 +1420,11 @@ pub(crate) async fn tools_printed(
     identities: &[(String, toolweave_config::Policy)],
     settle: bool,
 ) -> Result<crate::live::Printed> {
-    let (query, limit, flavor) = (question.query.clone(), question.limit, flavor(question.python));
+    let (query, limit, flavor) = (
+        question.query.clone(),
+        question.limit,
+        flavor(question.python),
+    );
     let answer = if settle {
         gateway.search(query, limit, flavor).await?
     } else {

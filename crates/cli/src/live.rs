@@ -301,7 +301,9 @@ pub(crate) async fn publish(key: &Key<'_>, serving: Serving) -> Option<Published
         }
     };
     tracing::debug!(path = %path.display(), "answering `toolweave tools`, `types`, `servers` and `doctor`");
-    let since = chrono::Utc::now().format("%Y-%m-%d %H:%M:%S UTC").to_string();
+    let since = chrono::Utc::now()
+        .format("%Y-%m-%d %H:%M:%S UTC")
+        .to_string();
     let task = tokio::spawn(listen(listener, Arc::new(serving), since));
     Some(Published { path, inode, task })
 }
@@ -350,8 +352,7 @@ async fn answer(stream: UnixStream, serving: &Serving, since: String) -> Result<
             reason: format!("the question is not one this gateway reads ({error})"),
         },
         Ok(question) if question.fingerprint != serving.fingerprint => Outcome::Declined {
-            reason: "it was started with another config, other settings or other flags"
-                .to_owned(),
+            reason: "it was started with another config, other settings or other flags".to_owned(),
         },
         Ok(question) => outcome(serving, question.ask).await,
     };
@@ -393,8 +394,7 @@ async fn outcome(serving: &Serving, ask: Ask) -> Outcome {
                 json,
                 python,
             };
-            match crate::cli::tools_printed(gateway, &question, &serving.identities, false).await
-            {
+            match crate::cli::tools_printed(gateway, &question, &serving.identities, false).await {
                 Ok(printed) => Outcome::Printed(printed),
                 Err(error) => Outcome::Printed(Printed {
                     stdout: String::new(),
