@@ -105,6 +105,10 @@ struct ServersArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+    /// Start the servers anew, even when a running `toolweave serve` with this config and these
+    /// settings could answer.
+    #[arg(long)]
+    fresh: bool,
 }
 
 #[derive(Debug, Args)]
@@ -119,6 +123,10 @@ struct DoctorArgs {
     /// ~/.config/toolweave/settings.json when it exists.
     #[arg(long, value_name = "FILE", env = "TOOLWEAVE_SETTINGS")]
     settings: Option<PathBuf>,
+    /// Start the servers anew, even when a running `toolweave serve` with this config and these
+    /// settings could answer.
+    #[arg(long)]
+    fresh: bool,
 }
 
 #[derive(Debug, Args)]
@@ -655,6 +663,10 @@ struct ToolsArgs {
     /// Show Python signatures instead of TypeScript ones.
     #[arg(long)]
     python: bool,
+    /// Start the servers anew, even when a running `toolweave serve` with this config and these
+    /// settings could answer.
+    #[arg(long)]
+    fresh: bool,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -664,11 +676,15 @@ struct TypesArgs {
     /// Print Python stubs (.pyi style) instead of TypeScript declarations.
     #[arg(long)]
     python: bool,
+    /// Start the servers anew, even when a running `toolweave serve` with this config and these
+    /// settings could answer.
+    #[arg(long)]
+    fresh: bool,
     #[command(flatten)]
     common: CommonArgs,
 }
 
-fn flavor(python: bool) -> Flavor {
+pub(crate) fn flavor(python: bool) -> Flavor {
     if python {
         Flavor::Python
     } else {
@@ -783,9 +799,56 @@ async fn dispatch(command: Command) -> Result<ExitCode> {
 /// Starts the gateway for `client_sessions` (whom it serves decides what upstream servers are
 /// told it supports).
 fn start(common: &CommonArgs, client_sessions: ClientSessions) -> Result<Arc<Gateway>> {
-    let limits = common.limits.resolve()?;
-    let settings = common.policy.settings()?;
-    let config = load_config(common.config.as_deref(), &settings)?;
+    start_loaded(common, common.load()?, client_sessions)
+}
+
+/// What a gateway starts from: the limits and the settings with the flags added, and the
+/// servers.
+struct Loaded {
+    limits: Limits,
+    settings: toolweave_config::Settings,
+    config: Config,
+}
+
+impl Loaded {
+    /// What a running gateway must have started from to answer for this command.
+    fn fingerprint(&self) -> String {
+        crate::live::fingerprint(&self.config, &self.settings, self.limits.max_result_bytes)
+    }
+}
+
+impl CommonArgs {
+    fn load(&self) -> Result<Loaded> {
+        let limits = self.limits.resolve()?;
+        let settings = self.policy.settings()?;
+        let config = load_config(self.config.as_deref(), &settings)?;
+        Ok(Loaded {
+            limits,
+            settings,
+            config,
+        })
+    }
+
+    /// Which running gateway may answer for this command.
+    fn key(&self) -> crate::live::Key<'_> {
+        crate::live::Key {
+            config: self.config.as_deref(),
+            settings: self.policy.settings.as_deref(),
+        }
+    }
+}
+
+/// [`start`], from what was loaded already.
+fn start_loaded(
+    common: &CommonArgs,
+    loaded: Loaded,
+    client_sessions: ClientSessions,
+) -> Result<Arc<Gateway>> {
+    let Loaded {
+        limits,
+        settings,
+        config,
+    } = loaded;
     for disabled in &config.disabled {
         tracing::info!(server = %disabled, "server is disabled in the config; skipped");
     }
@@ -1037,7 +1100,22 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
     }
     let tools = args.shape.resolve(&settings)?;
     let approval = args.approval.resolve(&settings)?;
-    let gateway = start(&args.common, client_sessions)?;
+    let loaded = args.common.load()?;
+    let fingerprint = loaded.fingerprint();
+    let identities = identity_rules(&loaded.settings)?;
+    let has_rules = !policy_of(&loaded.settings)?.names_no_tool() || !identities.is_empty();
+    let gateway = start_loaded(&args.common, loaded, client_sessions)?;
+    // Answers `toolweave tools`, `types`, `servers` and `doctor` until the gateway stops.
+    let published = crate::live::publish(
+        &args.common.key(),
+        crate::live::Serving {
+            gateway: gateway.clone(),
+            fingerprint,
+            identities,
+            has_rules,
+        },
+    )
+    .await;
     let mut server = toolweave_server::ToolweaveServer::new(gateway.clone())
         .with_tools(tools)
         .with_approval(approval);
@@ -1079,6 +1157,7 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
     if let Some(served) = metrics_served {
         let _ = served.await;
     }
+    drop(published);
     gateway.shutdown().await;
     Ok(ExitCode::SUCCESS)
 }
@@ -1293,19 +1372,92 @@ fn language_of(path: &Path) -> Result<Language> {
 }
 
 async fn tools(args: ToolsArgs) -> Result<ExitCode> {
-    let gateway = start(&args.common, ClientSessions::None)?;
+    let question = ToolsQuestion {
+        query: args.query.clone(),
+        limit: args.limit.max(1),
+        json: args.json,
+        python: args.python,
+    };
+    let loaded = args.common.load()?;
+    if !args.fresh {
+        let ask = crate::live::Ask::Tools {
+            query: question.query.clone(),
+            limit: question.limit,
+            json: question.json,
+            python: question.python,
+        };
+        if let Some((source, printed)) =
+            crate::live::ask_printed(&args.common.key(), loaded.fingerprint(), ask).await
+        {
+            if args.json {
+                eprintln!("toolweave: {}", source.line());
+            } else {
+                println_out(&capitalized(&source.line()))?;
+            }
+            printed.print()?;
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
+    let identities = identity_rules(&loaded.settings)?;
+    let gateway = start_loaded(&args.common, loaded, ClientSessions::None)?;
     wait_for_servers(&gateway).await;
-    let answer = gateway
-        .search(args.query.clone(), args.limit.max(1), flavor(args.python))
-        .await?;
-    let mut stdout = std::io::stdout().lock();
-    if args.json {
-        report_unavailable(&gateway);
+    let printed = tools_printed(&gateway, &question, &identities, true).await?;
+    printed.print()?;
+    gateway.shutdown().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `line` to stdout.
+fn println_out(line: &str) -> Result<()> {
+    writeln!(std::io::stdout().lock(), "{line}")?;
+    Ok(())
+}
+
+/// `text` with its first letter in capitals, as a sentence of its own.
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// What `toolweave tools` asks.
+pub(crate) struct ToolsQuestion {
+    pub(crate) query: String,
+    pub(crate) limit: usize,
+    pub(crate) json: bool,
+    pub(crate) python: bool,
+}
+
+/// What `toolweave tools` prints for `question` against `gateway`. With `settle`, the search
+/// first waits for servers still starting (a gateway started for this command); without, it
+/// reads the catalog as it is (a running gateway, asked from outside).
+pub(crate) async fn tools_printed(
+    gateway: &Gateway,
+    question: &ToolsQuestion,
+    identities: &[(String, toolweave_config::Policy)],
+    settle: bool,
+) -> Result<crate::live::Printed> {
+    let (query, limit, flavor) = (
+        question.query.clone(),
+        question.limit,
+        flavor(question.python),
+    );
+    let answer = if settle {
+        gateway.search(query, limit, flavor).await?
+    } else {
+        gateway.search_now(query, limit, flavor).await?
+    };
+    let mut printed = crate::live::Printed::default();
+    let (stdout, stderr) = (&mut printed.stdout, &mut printed.stderr);
+    if question.json {
+        stderr.push_str(&unavailable_text(gateway));
         if answer.omitted > 0 {
-            eprintln!(
-                "toolweave: {} more matching tools are left out (--max-result-bytes)",
+            stderr.push_str(&format!(
+                "toolweave: {} more matching tools are left out (--max-result-bytes)\n",
                 answer.omitted
-            );
+            ));
         }
         let mut results = serde_json::to_value(&answer.results)?;
         for result in results.as_array_mut().into_iter().flatten() {
@@ -1317,46 +1469,46 @@ async fn tools(args: ToolsArgs) -> Result<ExitCode> {
                 result.insert("why".to_owned(), tier_reason(&tier).into());
             }
         }
-        writeln!(stdout, "{}", serde_json::to_string_pretty(&results)?)?;
+        stdout.push_str(&serde_json::to_string_pretty(&results)?);
+        stdout.push('\n');
     } else {
         let unavailable = gateway.unavailable();
-        writeln!(
-            stdout,
-            "{}",
-            toolweave_core::search_text(&args.query, &answer, &unavailable)
-        )?;
-        let tiers = tiers_text(&gateway, &answer.results);
-        if !tiers.is_empty() {
-            writeln!(stdout, "{tiers}")?;
-        }
-        let hidden = hidden_text(&gateway, &answer.results).await;
-        if !hidden.is_empty() {
-            writeln!(stdout, "{hidden}")?;
+        stdout.push_str(&toolweave_core::search_text(
+            &question.query,
+            &answer,
+            &unavailable,
+        ));
+        stdout.push('\n');
+        for text in [
+            tiers_text(gateway, &answer.results),
+            hidden_text(gateway, &answer.results).await,
+        ] {
+            if !text.is_empty() {
+                stdout.push_str(&text);
+                stdout.push('\n');
+            }
         }
     }
-    let identities = identity_rules(&args.common.policy.settings()?)?;
-    let unmatched = gateway.unmatched_rules(&identities, None).await;
-    if !unmatched.is_empty() && args.json {
+    let unmatched = gateway.unmatched_rules(identities, None).await;
+    if !unmatched.is_empty() && question.json {
         for line in &unmatched {
-            eprintln!("toolweave: {line}");
+            stderr.push_str(&format!("toolweave: {line}\n"));
         }
     } else if !unmatched.is_empty() {
-        writeln!(stdout, "\nRules that match no tool:")?;
+        stdout.push_str("\nRules that match no tool:\n");
         for line in &unmatched {
-            writeln!(stdout, "  {line}")?;
+            stdout.push_str(&format!("  {line}\n"));
         }
     }
-    for (server, count) in held_by_server(&gateway) {
-        let line = format!("server \"{server}\": {}", crate::pins::held_note(count));
-        if args.json {
-            eprintln!("toolweave: {line}");
+    for (server, count) in held_by_server(gateway) {
+        let line = format!("server \"{server}\": {}\n", crate::pins::held_note(count));
+        if question.json {
+            stderr.push_str(&format!("toolweave: {line}"));
         } else {
-            writeln!(stdout, "{line}")?;
+            stdout.push_str(&line);
         }
     }
-    drop(stdout);
-    gateway.shutdown().await;
-    Ok(ExitCode::SUCCESS)
+    Ok(printed)
 }
 
 /// Each found tool's tier and why, then the tools the policy keeps out and why.
@@ -1414,7 +1566,7 @@ async fn hidden_text(gateway: &Gateway, results: &[toolweave_core::SearchResult]
         let Some((server, tool)) = named else {
             continue;
         };
-        let Ok(definitions) = gateway.upstream().tools(&server).await else {
+        let Some(definitions) = gateway.upstream().ready_tools(&server) else {
             continue;
         };
         let Some(definition) = definitions.iter().find(|listed| listed.name == tool) else {
@@ -1450,15 +1602,41 @@ fn tier_reason(tier: &toolweave_core::Tier) -> String {
 }
 
 async fn types(args: TypesArgs) -> Result<ExitCode> {
-    let gateway = start(&args.common, ClientSessions::None)?;
+    let loaded = args.common.load()?;
+    if !args.fresh {
+        let ask = crate::live::Ask::Types {
+            python: args.python,
+        };
+        if let Some((source, printed)) =
+            crate::live::ask_printed(&args.common.key(), loaded.fingerprint(), ask).await
+        {
+            // A comment, so that the file stays one the editor reads.
+            let comment = if args.python { "#" } else { "//" };
+            println_out(&format!("{comment} {}", capitalized(&source.line())))?;
+            printed.print()?;
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
+    let gateway = start_loaded(&args.common, loaded, ClientSessions::None)?;
     wait_for_servers(&gateway).await;
     let declarations = gateway.declarations(flavor(args.python)).await;
-    report_unavailable(&gateway);
+    eprint!("{}", unavailable_text(&gateway));
     std::io::stdout()
         .lock()
         .write_all(declarations.as_bytes())?;
     gateway.shutdown().await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `toolweave types` prints of the catalog of a running `gateway` as it is now.
+pub(crate) async fn types_printed(gateway: &Gateway, flavor: Flavor) -> crate::live::Printed {
+    let stdout = gateway
+        .read_catalog(false, |catalog, _| flavor.declarations(catalog))
+        .await;
+    crate::live::Printed {
+        stdout,
+        stderr: unavailable_text(gateway),
+    }
 }
 
 /// Checks the sandbox and the configured servers; exits non-zero when something needs fixing.
@@ -1489,12 +1667,34 @@ async fn doctor(args: DoctorArgs) -> Result<ExitCode> {
                 return Ok(ExitCode::FAILURE);
             }
         };
-        let lines = CheckLines {
-            out: &mut out,
-            indent: "  ",
-            instructions: false,
+        let live = live_servers(
+            args.fresh,
+            args.config.as_deref(),
+            args.settings.as_deref(),
+            &config,
+            &settings,
+        )
+        .await;
+        let checks = match &live {
+            Some(live) => {
+                writeln!(out, "  {}", live.source.line())?;
+                let checks = live_checks(&config, live);
+                for check in &checks {
+                    for line in check.line().lines() {
+                        writeln!(out, "  {line}")?;
+                    }
+                }
+                checks
+            }
+            None => {
+                let lines = CheckLines {
+                    out: &mut out,
+                    indent: "  ",
+                    instructions: false,
+                };
+                check_servers(&config, startup_timeout, Some(lines)).await?
+            }
         };
-        let checks = check_servers(&config, startup_timeout, Some(lines)).await?;
         problems += checks
             .iter()
             .filter(|check| check.error.is_some() || !check.held.is_empty())
@@ -1502,7 +1702,10 @@ async fn doctor(args: DoctorArgs) -> Result<ExitCode> {
         for disabled in &config.disabled {
             writeln!(out, "  {disabled}: disabled in the config")?;
         }
-        problems += doctor_rules(&mut out, args.settings.as_deref(), &config, checks)?;
+        problems += match live {
+            Some(live) => unmatched_lines(&mut out, live.rules.as_deref())?,
+            None => doctor_rules(&mut out, args.settings.as_deref(), &config, checks)?,
+        };
     }
     if problems == 0 {
         writeln!(out, "everything checked is in order")?;
@@ -1533,7 +1736,6 @@ fn doctor_rules(
     if policy.names_no_tool() && identities.is_empty() {
         return Ok(0);
     }
-    writeln!(out, "rules")?;
     let servers: Vec<String> = config
         .servers
         .iter()
@@ -1545,10 +1747,20 @@ fn doctor_rules(
         .map(|check| (check.name, check.listed))
         .collect();
     let unmatched = toolweave_core::unmatched_rules_among(&servers, tools, &policy, &identities);
+    unmatched_lines(out, Some(&unmatched))
+}
+
+/// `doctor`'s rules section, given the rules that match no tool (`None`: the settings name no
+/// tool, and there is no section); the number of problems found.
+fn unmatched_lines(out: &mut impl Write, unmatched: Option<&[String]>) -> Result<usize> {
+    let Some(unmatched) = unmatched else {
+        return Ok(0);
+    };
+    writeln!(out, "rules")?;
     if unmatched.is_empty() {
         writeln!(out, "  every rule matches a tool")?;
     }
-    for line in &unmatched {
+    for line in unmatched {
         writeln!(out, "  {line}")?;
     }
     Ok(unmatched.len())
@@ -1653,11 +1865,13 @@ fn check_worker_confinement(out: &mut impl Write) -> Result<usize> {
 struct ServerCheck {
     name: String,
     transport: &'static str,
-    /// `ready` or `failed`.
-    state: &'static str,
+    /// `ready`, `starting` (in a running gateway), `failed` or `stopped`.
+    state: String,
     tools: Option<usize>,
-    /// From the start of the attempt to its tool list, or to its failure.
-    elapsed_ms: u128,
+    /// From the start of the attempt to its tool list, or to its failure; none when a running
+    /// gateway answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    elapsed_ms: Option<u128>,
     error: Option<String>,
     /// A remote server's login: needed, logged in (and until when), or not needed.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1693,17 +1907,30 @@ impl ServerCheck {
     fn line(&self) -> String {
         let line = match (&self.error, self.tools) {
             (Some(error), _) => format!(
-                "{} ({}): FAILED after {} ms: {error}",
-                self.name, self.transport, self.elapsed_ms
+                "{} ({}): FAILED{}: {error}",
+                self.name,
+                self.transport,
+                self.elapsed_ms
+                    .map(|ms| format!(" after {ms} ms"))
+                    .unwrap_or_default()
             ),
+            (None, _) if self.state != "ready" => {
+                let state = match self.state.as_str() {
+                    "starting" => "still starting",
+                    other => other,
+                };
+                format!("{} ({}): {state}", self.name, self.transport)
+            }
             (None, tools) => {
                 format!(
-                    "{} ({}): ready, {} tool{} ({} ms){}",
+                    "{} ({}): ready, {} tool{}{}{}",
                     self.name,
                     self.transport,
                     tools.unwrap_or(0),
                     if tools == Some(1) { "" } else { "s" },
-                    self.elapsed_ms,
+                    self.elapsed_ms
+                        .map(|ms| format!(" ({ms} ms)"))
+                        .unwrap_or_default(),
                     self.login
                         .as_ref()
                         .map(|login| format!("; {}", login.line()))
@@ -1843,6 +2070,7 @@ async fn check_server(
         Ok(tools) => ("ready", Some(tools.len()), None, tools),
         Err(error) => ("failed", None, Some(error.to_string()), Vec::new()),
     };
+    let state = state.to_owned();
     let instructions = upstream
         .status()
         .into_iter()
@@ -1853,7 +2081,7 @@ async fn check_server(
         transport: server.transport.kind(),
         state,
         tools,
-        elapsed_ms,
+        elapsed_ms: Some(elapsed_ms),
         error,
         login,
         instructions,
@@ -1883,29 +2111,102 @@ fn server_access(server: &toolweave_config::ServerConfig) -> Option<String> {
     }
 }
 
+/// What the running gateway started with `config_path` and `settings_path` (when one runs, and
+/// `fresh` does not say to start the servers) holds of each server of `config`.
+async fn live_servers(
+    fresh: bool,
+    config_path: Option<&Path>,
+    settings_path: Option<&Path>,
+    config: &Config,
+    settings: &toolweave_config::Settings,
+) -> Option<crate::live::LiveServers> {
+    if fresh {
+        return None;
+    }
+    let key = crate::live::Key {
+        config: config_path,
+        settings: settings_path,
+    };
+    let fingerprint =
+        crate::live::fingerprint(config, settings, Limits::default().max_result_bytes);
+    crate::live::ask_servers(&key, fingerprint).await
+}
+
+/// The checks of `config`'s servers as a running gateway holds them, in config order.
+fn live_checks(config: &Config, live: &crate::live::LiveServers) -> Vec<ServerCheck> {
+    config
+        .servers
+        .iter()
+        .filter_map(|server| {
+            let held = live.servers.iter().find(|held| held.name == server.name)?;
+            let ready = held.state == "ready";
+            Some(ServerCheck {
+                name: server.name.clone(),
+                transport: server.transport.kind(),
+                state: held.state.clone(),
+                tools: held.tools,
+                elapsed_ms: None,
+                error: held.error.clone(),
+                login: crate::login::login_state(server, ready, held.needs_login),
+                instructions: held.instructions.clone(),
+                access: server_access(server),
+                held: held.held.clone(),
+                listed: Vec::new(),
+            })
+        })
+        .collect()
+}
+
 async fn servers(args: ServersArgs) -> Result<ExitCode> {
     let startup_timeout = startup_timeout(args.startup_timeout_ms)?;
-    let config = load_config(
+    let settings = settings_file(args.settings.as_deref())?;
+    let config = load_config(args.config.as_deref(), &settings)?;
+    let live = live_servers(
+        args.fresh,
         args.config.as_deref(),
-        &settings_file(args.settings.as_deref())?,
-    )?;
+        args.settings.as_deref(),
+        &config,
+        &settings,
+    )
+    .await;
     let mut out = std::io::stdout().lock();
-    let lines = if args.json {
-        None
-    } else {
-        Some(CheckLines {
-            out: &mut out,
-            indent: "",
-            instructions: true,
-        })
+    let checks = match &live {
+        Some(live) => {
+            let checks = live_checks(&config, live);
+            if !args.json {
+                writeln!(out, "{}", capitalized(&live.source.line()))?;
+                for check in &checks {
+                    writeln!(out, "{}", check.text())?;
+                }
+            }
+            checks
+        }
+        None => {
+            let lines = if args.json {
+                None
+            } else {
+                Some(CheckLines {
+                    out: &mut out,
+                    indent: "",
+                    instructions: true,
+                })
+            };
+            check_servers(&config, startup_timeout, lines).await?
+        }
     };
-    let checks = check_servers(&config, startup_timeout, lines).await?;
     let failed = checks.iter().filter(|check| check.error.is_some()).count();
     if args.json {
-        let report = serde_json::json!({
+        let mut report = serde_json::json!({
             "servers": checks,
             "disabled": config.disabled,
         });
+        if let Some(live) = &live {
+            eprintln!("toolweave: {}", live.source.line());
+            report["gateway"] = serde_json::json!({
+                "pid": live.source.pid,
+                "since": live.source.since,
+            });
+        }
         writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
     } else {
         for disabled in &config.disabled {
@@ -1975,15 +2276,18 @@ fn quoted_list(names: &[String]) -> String {
     }
 }
 
-/// Servers whose tools are missing from an answer are named on stderr, never dropped silently.
-fn report_unavailable(gateway: &Gateway) {
+/// The lines that name the servers whose tools are missing from an answer, for stderr: they are
+/// never dropped silently.
+fn unavailable_text(gateway: &Gateway) -> String {
+    let mut text = String::new();
     for status in gateway.upstream().status() {
         if !status.is_ready() {
-            eprintln!(
-                "toolweave: server \"{}\" is not available: {}",
+            text.push_str(&format!(
+                "toolweave: server \"{}\" is not available: {}\n",
                 status.name,
                 status.describe()
-            );
+            ));
         }
     }
+    text
 }

@@ -12,6 +12,7 @@
 mod approve;
 mod box_offer;
 mod cli;
+mod live;
 mod login;
 mod machine;
 mod pins;

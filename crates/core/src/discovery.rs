@@ -190,11 +190,14 @@ impl Discovery {
         }
     }
 
+    /// Ranked search; with `settle`, first waits for servers still starting as
+    /// [`CatalogCache::settled_catalog`] does, else reads the catalog as it is now.
     pub(crate) async fn search(
         &self,
         query: String,
         limit: usize,
         flavor: Flavor,
+        settle: bool,
     ) -> Result<SearchAnswer, DiscoveryError> {
         if query.len() > MAX_QUERY_BYTES {
             return Err(DiscoveryError::QueryTooLong {
@@ -202,7 +205,11 @@ impl Discovery {
                 limit: MAX_QUERY_BYTES,
             });
         }
-        let state = self.catalogs.settled_catalog().await;
+        let state = if settle {
+            self.catalogs.settled_catalog().await
+        } else {
+            self.catalogs.current_catalog().await
+        };
         let max_bytes = self.max_result_bytes;
         let returns = self.returns.clone();
         self.off_thread(move || {
@@ -298,7 +305,7 @@ impl Discovery {
             limit.clamp(1, MAX_CODE_SEARCH_LIMIT) as usize
         });
         let answer = self
-            .search(query, limit, flavor)
+            .search(query, limit, flavor, true)
             .await
             .map_err(CallError::Discovery)?;
         serde_json::to_value(answer.results).map_err(|error| CallError::Internal {

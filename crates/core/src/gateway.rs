@@ -170,7 +170,18 @@ impl Gateway {
         limit: usize,
         flavor: Flavor,
     ) -> Result<SearchAnswer, DiscoveryError> {
-        self.discovery.search(query, limit, flavor).await
+        self.discovery.search(query, limit, flavor, true).await
+    }
+
+    /// [`search`](Self::search) over the catalog as it is now: waits for no server, and starts
+    /// none again (what a look from outside the gateway, `toolweave tools`, reads).
+    pub async fn search_now(
+        &self,
+        query: String,
+        limit: usize,
+        flavor: Flavor,
+    ) -> Result<SearchAnswer, DiscoveryError> {
+        self.discovery.search(query, limit, flavor, false).await
     }
 
     /// The tier of the tool code calls by `name` (`server.tool`, guest or original names) in the

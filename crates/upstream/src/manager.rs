@@ -258,6 +258,17 @@ impl UpstreamManager {
         Ok(connection.tools.as_ref().clone())
     }
 
+    /// That one server's tool list when it is ready now; `None` when it is unknown, starting or
+    /// down. Waits for nothing and starts nothing again (unlike [`tools`](Self::tools)).
+    pub fn ready_tools(&self, server: &str) -> Option<Vec<ToolDefinition>> {
+        let index = self.index_of(server).ok()?;
+        let slot = self.shared.servers.get(index)?.lock();
+        match &slot.state {
+            State::Ready { tools, .. } => Some(tools.as_ref().clone()),
+            _ => None,
+        }
+    }
+
     /// A snapshot of every server's state now, in config order.
     pub fn status(&self) -> Vec<ServerStatus> {
         self.shared

@@ -17,6 +17,7 @@ mod failures;
 mod handles;
 mod http;
 mod identities;
+mod live;
 mod llm;
 mod modes;
 mod notices;
