@@ -34,6 +34,7 @@ mod runner;
 mod session_state;
 mod setup;
 mod shapes;
+mod tasks;
 mod tiers;
 mod upstreams;
 mod waits;
