@@ -63,9 +63,7 @@ pub(crate) async fn hand_over(
         lost: "the executions it ran were lost with it; run the code again",
         refused: &refused,
     };
-    let result = sent
-        .send("tools/call", params, meta, parts, ct)
-        .await?;
+    let result = sent.send("tools/call", params, meta, parts, ct).await?;
     if result.get("resultType").and_then(Value::as_str) == Some("input_required") {
         return serde_json::from_value::<InputRequiredResult>(result)
             .map(CallToolResponse::InputRequired)
@@ -173,7 +171,9 @@ impl Sent<'_> {
         if let Some(error) = answer.get("error") {
             return Err(
                 serde_json::from_value::<ErrorData>(error.clone()).unwrap_or_else(|_| {
-                    refused(format!("the copy that holds it answered with an error: {error}"))
+                    refused(format!(
+                        "the copy that holds it answered with an error: {error}"
+                    ))
                 }),
             );
         }

@@ -29,23 +29,23 @@ mod listing;
 pub mod metrics;
 pub mod page;
 mod rounds;
-mod tasks;
 mod sealed;
 pub mod sessions;
 pub mod shared;
 pub mod stdio;
+mod tasks;
 pub mod telemetry;
 mod tools;
 
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
-    CustomRequest, CustomResult, DiscoverResult, Implementation, InitializeRequestParams,
-    InitializeResult, ListToolsResult, LoggingLevel, LoggingMessageNotificationParam,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
-    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscriptionFilter, GetTaskParams,
-    GetTaskResult, UpdateTaskParams, CancelTaskParams,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
+    ContentBlock, CustomRequest, CustomResult, DiscoverResult, GetTaskParams, GetTaskResult,
+    Implementation, InitializeRequestParams, InitializeResult, ListToolsResult, LoggingLevel,
+    LoggingMessageNotificationParam, PaginatedRequestParams, ProgressNotificationParam,
+    ProgressToken, ProtocolVersion, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+    SubscriptionFilter, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -512,7 +512,12 @@ impl ToolweaveServer {
         &self,
         caller: &str,
         tool: &str,
-        work: impl FnOnce(Mailbox, PageWaits, tokio_util::sync::CancellationToken, tasks::TaskProgress) -> F
+        work: impl FnOnce(
+            Mailbox,
+            PageWaits,
+            tokio_util::sync::CancellationToken,
+            tasks::TaskProgress,
+        ) -> F
         + Send
         + 'static,
     ) -> CallToolResponse
@@ -522,9 +527,9 @@ impl ToolweaveServer {
         let entry = match self.tasks.create(caller) {
             Ok(entry) => entry,
             Err(why) => {
-                return CallToolResponse::Complete(CallToolResult::error(vec![ContentBlock::text(
-                    why,
-                )]));
+                return CallToolResponse::Complete(CallToolResult::error(vec![
+                    ContentBlock::text(why),
+                ]));
             }
         };
         // With `--state`, any copy finds this one by the task's id before the handle is out.
@@ -1373,20 +1378,20 @@ impl NoticeSender<'_> {
     /// log message at info level.
     async fn code_progress(&mut self, progress: f64, total: Option<f64>, message: Option<String>) {
         match self.progress_token.clone() {
-                // A value that does not rise is not sent: MCP requires progress to increase.
-                Some(token) if progress > self.last_progress => {
-                    self.last_progress = progress;
-                    let mut params = ProgressNotificationParam::new(token, progress);
-                    params.total = total;
-                    params.message = message;
-                    self.progress(params).await;
-                }
-                Some(_) => {}
-                None => {
-                    let text = code_progress_text(progress, total, message.as_deref());
-                    self.log(LoggingLevel::Info, "toolweave/code".to_owned(), json!(text))
-                        .await;
-                }
+            // A value that does not rise is not sent: MCP requires progress to increase.
+            Some(token) if progress > self.last_progress => {
+                self.last_progress = progress;
+                let mut params = ProgressNotificationParam::new(token, progress);
+                params.total = total;
+                params.message = message;
+                self.progress(params).await;
+            }
+            Some(_) => {}
+            None => {
+                let text = code_progress_text(progress, total, message.as_deref());
+                self.log(LoggingLevel::Info, "toolweave/code".to_owned(), json!(text))
+                    .await;
+            }
         }
     }
 

@@ -23,8 +23,8 @@ use std::time::{Duration, Instant};
 
 use rmcp::ErrorData;
 use rmcp::model::{
-    CallToolResponse, CallToolResult, CreateTaskResult, DetailedTask, GetTaskResult,
-    InputRequests, InputResponses, JsonObject, Task, TaskPayload, TaskStatus,
+    CallToolResponse, CallToolResult, CreateTaskResult, DetailedTask, GetTaskResult, InputRequests,
+    InputResponses, JsonObject, Task, TaskPayload, TaskStatus,
 };
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -377,7 +377,10 @@ pub(crate) async fn drive(
             }
             CallToolResponse::InputRequired(asked) => {
                 let Some(state) = asked.request_state else {
-                    entry.end(failed_payload("the call asked for input without a state to resume it by"), None);
+                    entry.end(
+                        failed_payload("the call asked for input without a state to resume it by"),
+                        None,
+                    );
                     return;
                 };
                 let (answers, answered) = oneshot::channel();
@@ -396,7 +399,10 @@ pub(crate) async fn drive(
                 let Some(responses) = responses else {
                     rounds.abandon(&state, &caller, &tool);
                     if entry.cancel.is_cancelled() {
-                        entry.end(TaskPayload::Cancelled, Some("cancelled by tasks/cancel".to_owned()));
+                        entry.end(
+                            TaskPayload::Cancelled,
+                            Some("cancelled by tasks/cancel".to_owned()),
+                        );
                     } else {
                         let why = format!(
                             "no tasks/update came within {} minutes of the questions; the call \
@@ -426,7 +432,10 @@ pub(crate) async fn drive(
                 };
             }
             _ => {
-                entry.end(failed_payload("the call answered with a task of its own"), None);
+                entry.end(
+                    failed_payload("the call answered with a task of its own"),
+                    None,
+                );
                 return;
             }
         }
@@ -436,7 +445,10 @@ pub(crate) async fn drive(
 /// Ends `entry` with the call's `result`: `cancelled` when `tasks/cancel` stopped it.
 fn finish(entry: &Entry, result: CallToolResult) {
     if entry.cancel.is_cancelled() {
-        entry.end(TaskPayload::Cancelled, Some("cancelled by tasks/cancel".to_owned()));
+        entry.end(
+            TaskPayload::Cancelled,
+            Some("cancelled by tasks/cancel".to_owned()),
+        );
         return;
     }
     match serde_json::to_value(&result) {
