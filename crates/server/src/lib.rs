@@ -183,6 +183,23 @@ fn modern(context: &RequestContext<RoleServer>) -> bool {
         .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28)
 }
 
+/// Whether the request is made in MCP 2026-07-28 or later and declares the tasks extension: a
+/// call of `execute_code` or of a tool listed directly is then made a task (`tasks.rs`).
+fn wants_task(context: &RequestContext<RoleServer>) -> bool {
+    modern(context)
+        && context
+            .client_capabilities()
+            .is_some_and(|capabilities| capabilities.supports_tasks())
+}
+
+/// A call of a tool listed directly: `server`'s `tool`, with `arguments`, by `caller`.
+struct Direct {
+    server: String,
+    tool: String,
+    arguments: Map<String, Value>,
+    caller: Option<Arc<http::IdentityToken>>,
+}
+
 /// `context` for work run across rounds (`rounds.rs`): cancelled by `cancel`, its questions going
 /// to `mailbox` when its client speaks MCP 2026-07-28 (`modern`; else they are requests to the
 /// client), and its calls waiting at the approval page told to `waits` when given.
@@ -879,6 +896,48 @@ impl ToolweaveServer {
                 &context.ct,
             )
             .await,
+        )
+    }
+
+    /// A call of a tool listed directly, by `caller_name` under the name `name`: as a task for
+    /// a client of the tasks extension, across rounds for a client speaking MCP 2026-07-28 (its
+    /// questions are asked as part of this call: `rounds.rs`), else within this call.
+    async fn call_listed_directly(
+        &self,
+        call: Direct,
+        caller_name: &str,
+        name: &str,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResponse {
+        let Direct {
+            server,
+            tool,
+            arguments,
+            caller,
+        } = call;
+        if wants_task(&context) {
+            let this = self.clone();
+            let work = move |mailbox, _waits, cancel, progress| async move {
+                let mut context = in_rounds(context, mailbox, None, cancel);
+                context.extensions.insert(progress);
+                this.call_direct(server, tool, arguments, &context, caller)
+                    .await
+            };
+            return self.start_task(caller_name, name, work).await;
+        }
+        if modern(&context) {
+            let this = self.clone();
+            let ct = context.ct.clone();
+            let work = move |mailbox, _waits, cancel| async move {
+                let context = in_rounds(context, mailbox, None, cancel);
+                this.call_direct(server, tool, arguments, &context, caller)
+                    .await
+            };
+            return self.rounds.start(caller_name, name, work, &ct).await;
+        }
+        CallToolResponse::Complete(
+            self.call_direct(server, tool, arguments, &context, caller)
+                .await,
         )
     }
 
@@ -1689,43 +1748,20 @@ impl ServerHandler for ToolweaveServer {
             listed_now = listed.tools.iter().any(|tool| tool.name == request.name);
         }
         let own = listed_now && !listed.is_direct(&request.name);
-        // A client speaking MCP 2026-07-28 that declares the tasks extension gets a task for an
-        // execution or a call of a tool listed directly (`tasks.rs`).
-        let as_task = modern(&context)
-            && context
-                .client_capabilities()
-                .is_some_and(|capabilities| capabilities.supports_tasks());
-        // A client speaking MCP 2026-07-28 is asked its questions as part of this call: the work
-        // runs on across the call's rounds (`rounds.rs`).
-        let rounds = modern(&context).then(|| (self.clone(), context.clone()));
         if let Some((server, tool)) = listed.direct(&request.name).cloned() {
-            if as_task {
-                let this = self.clone();
-                let work = move |mailbox, _waits, cancel, progress| async move {
-                    let mut context = in_rounds(context, mailbox, None, cancel);
-                    context.extensions.insert(progress);
-                    this.call_direct(server, tool, arguments, &context, caller)
-                        .await
-                };
-                return Ok(self.start_task(&caller_name, &request.name, work).await);
-            }
-            if let Some((this, context)) = rounds {
-                let ct = context.ct.clone();
-                let work = move |mailbox, _waits, cancel| async move {
-                    let context = in_rounds(context, mailbox, None, cancel);
-                    this.call_direct(server, tool, arguments, &context, caller)
-                        .await
-                };
-                return Ok(self
-                    .rounds
-                    .start(&caller_name, &request.name, work, &ct)
-                    .await);
-            }
-            return Ok(CallToolResponse::Complete(
-                self.call_direct(server, tool, arguments, &context, caller)
-                    .await,
-            ));
+            let call = Direct {
+                server,
+                tool,
+                arguments,
+                caller,
+            };
+            return Ok(self
+                .call_listed_directly(call, &caller_name, &request.name, context)
+                .await);
         }
+        // A client speaking MCP 2026-07-28 that declares the tasks extension gets a task for an
+        // execution (`tasks.rs`).
+        let as_task = wants_task(&context);
         if request.name == EXECUTE_CODE {
             if arguments.contains_key("resume") {
                 return Ok(self
