@@ -261,7 +261,7 @@ pub(crate) async fn answer(
             Some(state) => state.answer_async(ask).await.map_err(CallError::Session),
             None => Err(internal("no session state for this call")),
         },
-        // The execution counts the blocks of its answer itself (`executor.rs`).
+        // The execution counts the blocks of its answer itself (`execution.rs`).
         HostRequest::Emit { .. } => Err(internal(
             "emit(block) reached the bridge instead of its execution",
         )),

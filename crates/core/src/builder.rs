@@ -9,8 +9,9 @@ use toolweave_upstream::{ClientSessions, UpstreamManager};
 
 use crate::approval::Approver;
 use crate::audit::AuditLog;
-use crate::engines::{Engines, Executor, Isolation};
+use crate::engines::{Engines, Isolation};
 use crate::error::BuildError;
+use crate::executor::Executor;
 use crate::gateway::{Gateway, Parts};
 use crate::mcp::McpProvider;
 use crate::provider::ToolProvider;

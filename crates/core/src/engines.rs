@@ -1,22 +1,23 @@
-//! Where guest code runs: the [`Executor`] trait and the executions it hands the gateway
-//! ([`Running`]), and the local executor, [`Engines`]: engine threads of this process, or
-//! confined worker processes. The remote runner is the third executor (`runner.rs`).
+//! The local executor, [`Engines`]: guest code on engine threads of this process, or in
+//! confined worker processes. Each execution it starts is a [`Placed`], an execution by where it
+//! runs. The traits it implements are in `executor.rs`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use tokio::sync::mpsc;
+use toolweave_config::Limits;
 use toolweave_process::confine::{self, Ceilings};
 use toolweave_process::{
-    FromWorker, WorkerCommand, WorkerKind, WorkerPool, WorkerSession, WorkerSpec,
+    FromEngine, WorkerCommand, WorkerExecution, WorkerKind, WorkerPool, WorkerSpec,
 };
 use toolweave_sandbox::{
-    EngineError, EnginePool, ExecuteRequest, Execution, HostReply, Job, Language, MAX_CODE_BYTES,
-    Manifest, Outcome,
+    EngineError, EnginePool, ExecuteRequest, HostReply, Job, Language, MAX_CODE_BYTES, Manifest,
+    ThreadExecution,
 };
 
-use toolweave_config::Limits;
+use crate::executor::{Executor, Running, failed};
 
 /// Engine threads kept ready between executions; more start on demand. Four, so that a client
 /// sending one program after another finds a prepared thread each time: a thread prepares its
@@ -25,66 +26,6 @@ use toolweave_config::Limits;
 const IDLE_ENGINES: usize = 4;
 /// Worker processes of each kind kept started ahead of demand.
 const IDLE_WORKERS: usize = 4;
-
-/// Where guest code runs. The gateway hands an executor each execution's program, language,
-/// limits and manifest (names only), and drives what it gets back; everything outside the
-/// guest (tools, policy, budgets, the deadline) stays the gateway's. Three are made here:
-/// [`Engines`] runs code on engine threads of this process or in local confined worker
-/// processes (by its [`Isolation`]), and [`RemoteRunner`](crate::RemoteRunner) on a
-/// `toolweave runner` elsewhere. The messages are those of `docs/protocol.md`.
-pub trait Executor: Send + Sync + std::fmt::Debug + 'static {
-    /// Starts `request`. One that cannot start is a [`Running`] whose first message says why
-    /// ([`failed`]).
-    fn start(&self, request: ExecuteRequest) -> BoxFuture<'_, Box<dyn Running>>;
-
-    /// The manifest the next executions will most likely have, so what prepares engines ahead
-    /// can set their tools up before the job comes.
-    fn expect(&self, manifest: &Arc<Manifest>) {
-        let _ = manifest;
-    }
-
-    /// This machine's worker processes waiting and busy, per kind (none when code runs
-    /// elsewhere).
-    fn workers(&self) -> Vec<crate::WorkerCount> {
-        Vec::new()
-    }
-}
-
-/// One execution as the gateway drives it: where its events and outcome come from and where
-/// its replies go.
-pub trait Running: Send {
-    /// The next event, or the outcome (the last message); `None` once the execution is gone
-    /// without one. Cancel safe: the gateway polls it beside other work.
-    fn next(&mut self) -> BoxFuture<'_, Option<FromWorker>>;
-
-    /// Delivers one reply to the guest.
-    fn reply(&mut self, reply: HostReply) -> BoxFuture<'_, ()>;
-
-    /// Stops the guest now. The gateway stops waiting for it at the deadline either way.
-    fn cancel(&mut self);
-
-    /// Why the execution ended without an outcome, once [`next`](Self::next) gave `None`.
-    fn ended_early(&mut self) -> BoxFuture<'_, EngineError>;
-}
-
-/// The part of the gateway's `limits` an engine enforces itself, as every job carries it.
-pub(crate) fn engine_limits(limits: &Limits) -> toolweave_sandbox::EngineLimits {
-    toolweave_sandbox::EngineLimits {
-        timeout: limits.timeout,
-        memory_bytes: limits.memory_bytes,
-        stack_bytes: limits.stack_bytes,
-        max_log_bytes: limits.max_log_bytes,
-        // A result past --max-result-bytes becomes a handle; the engine refuses only one that no
-        // handle could hold.
-        max_result_bytes: limits.max_result_bytes.max(limits.max_handle_bytes),
-        max_tool_calls: limits.max_tool_calls,
-    }
-}
-
-/// An execution that could not start: its only message is its outcome, `error`.
-pub fn failed(error: EngineError) -> Box<dyn Running> {
-    Box::new(Session::Failed(Some(error)))
-}
 
 /// Where JavaScript and TypeScript run. Python always runs in worker processes when the
 /// gateway can start them.
@@ -186,14 +127,14 @@ impl Engines {
     }
 
     /// Starts `request` where its language belongs.
-    async fn start_session(&self, request: ExecuteRequest) -> Session {
+    async fn place(&self, request: ExecuteRequest) -> Box<dyn Running> {
         // The engine refuses it too; refused here, a program too large is not copied to a
         // worker first.
         if request.code.len() > MAX_CODE_BYTES {
-            return Session::Failed(Some(EngineError::CodeTooLarge {
+            return failed(EngineError::CodeTooLarge {
                 size: request.code.len(),
                 limit: MAX_CODE_BYTES,
-            }));
+            });
         }
         let workers = match request.language {
             Language::JavaScript | Language::TypeScript => &self.javascript_workers,
@@ -203,8 +144,8 @@ impl Engines {
         };
         if let Some(workers) = workers {
             return match workers.start(&request).await {
-                Ok(session) => Session::Worker(Box::new(session)),
-                Err(message) => Session::Failed(Some(EngineError::Internal { message })),
+                Ok(execution) => Box::new(Placed::Worker(Box::new(execution))),
+                Err(message) => failed(EngineError::Internal { message }),
             };
         }
         let (events_tx, events) = mpsc::unbounded_channel();
@@ -213,19 +154,19 @@ impl Engines {
             request,
             // The receiver is gone only when the host gave up on this execution.
             emit: Box::new(move |event| {
-                let _ = sink.send(FromWorker::Event(event));
+                let _ = sink.send(FromEngine::Event(event));
             }),
             finished: Box::new(move |outcome| {
-                let _ = events_tx.send(FromWorker::Finished(outcome));
+                let _ = events_tx.send(FromEngine::Finished(outcome));
             }),
         });
-        Session::Thread { events, execution }
+        Box::new(Placed::Thread { events, execution })
     }
 }
 
 impl Executor for Engines {
     fn start(&self, request: ExecuteRequest) -> BoxFuture<'_, Box<dyn Running>> {
-        Box::pin(async move { Box::new(self.start_session(request).await) as Box<dyn Running> })
+        Box::pin(self.place(request))
     }
 
     /// Workers started from now on are told `manifest`, so a job with it need not carry it.
@@ -254,34 +195,26 @@ impl Executor for Engines {
     }
 }
 
-/// A running execution of [`Engines`]: on a thread of this process or in a worker.
+/// An execution of [`Engines`] by where it runs: on a thread of this process or in a worker.
 #[derive(Debug)]
-enum Session {
+enum Placed {
     /// On an engine thread of this process.
     Thread {
         /// Events and the outcome, sent by the engine thread.
-        events: mpsc::UnboundedReceiver<FromWorker>,
+        events: mpsc::UnboundedReceiver<FromEngine>,
         /// Replies and cancel.
-        execution: Execution,
+        execution: ThreadExecution,
     },
     /// In a worker process, whose pipes this task reads and writes.
-    Worker(Box<WorkerSession>),
-    /// It could not start; the error is taken once.
-    Failed(Option<EngineError>),
+    Worker(Box<WorkerExecution>),
 }
 
-impl Running for Session {
-    fn next(&mut self) -> BoxFuture<'_, Option<FromWorker>> {
+impl Running for Placed {
+    fn next(&mut self) -> BoxFuture<'_, Option<FromEngine>> {
         Box::pin(async move {
             match self {
                 Self::Thread { events, .. } => events.recv().await,
-                Self::Worker(session) => session.next().await,
-                Self::Failed(error) => error.take().map(|error| {
-                    FromWorker::Finished(Outcome {
-                        result: Err(error),
-                        stats: Default::default(),
-                    })
-                }),
+                Self::Worker(execution) => execution.next().await,
             }
         })
     }
@@ -290,11 +223,10 @@ impl Running for Session {
         Box::pin(async move {
             match self {
                 Self::Thread { execution, .. } => execution.reply(reply),
-                Self::Worker(session) => {
+                Self::Worker(execution) => {
                     let large = crate::json_size::is_large_reply(&reply);
-                    session.reply(reply, large).await;
+                    execution.reply(reply, large).await;
                 }
-                Self::Failed(_) => {}
             }
         })
     }
@@ -304,16 +236,15 @@ impl Running for Session {
     fn cancel(&mut self) {
         match self {
             Self::Thread { execution, .. } => execution.cancel(),
-            Self::Worker(session) => session.cancel(),
-            Self::Failed(_) => {}
+            Self::Worker(execution) => execution.cancel(),
         }
     }
 
     fn ended_early(&mut self) -> BoxFuture<'_, EngineError> {
         Box::pin(async move {
             match self {
-                Self::Worker(session) => session.ended_early().await,
-                Self::Thread { .. } | Self::Failed(_) => EngineError::Internal {
+                Self::Worker(execution) => execution.ended_early().await,
+                Self::Thread { .. } => EngineError::Internal {
                     message: "the engine ended without an outcome".to_owned(),
                 },
             }

@@ -11,8 +11,8 @@ use crate::audit::AuditLog;
 use crate::catalog_cache::{CatalogCache, Unavailable};
 use crate::catalog_state::CatalogState;
 use crate::discovery::{DescribeAnswer, Discovery, SearchAnswer};
-use crate::engines::Executor;
 use crate::error::DiscoveryError;
+use crate::executor::Executor;
 use crate::pins::{HeldTool, ToolPins};
 use crate::provider::ToolProvider;
 

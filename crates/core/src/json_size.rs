@@ -145,15 +145,15 @@ pub(crate) fn is_large_reply(reply: &toolweave_sandbox::HostReply) -> bool {
 
 /// Whether `message` (a worker's or runner's) is a large one: [`LARGE_JSON_BYTES`] or more as
 /// JSON, by its value, a call's arguments or a log line.
-pub(crate) fn is_large_message(message: &toolweave_process::FromWorker) -> bool {
-    use toolweave_process::FromWorker;
+pub(crate) fn is_large_message(message: &toolweave_process::FromEngine) -> bool {
+    use toolweave_process::FromEngine;
     use toolweave_sandbox::{EngineEvent, HostRequest, SessionAsk};
     match message {
-        FromWorker::Finished(outcome) => outcome
+        FromEngine::Finished(outcome) => outcome
             .result
             .as_ref()
             .is_ok_and(|value| at_least(value, LARGE_JSON_BYTES)),
-        FromWorker::Event(EngineEvent::Call(call)) => match &call.request {
+        FromEngine::Event(EngineEvent::Call(call)) => match &call.request {
             HostRequest::Tool { args: value, .. }
             | HostRequest::Emit { block: value }
             | HostRequest::Session(
@@ -162,10 +162,10 @@ pub(crate) fn is_large_message(message: &toolweave_process::FromWorker) -> bool 
             // Names and queries: small, unless code sent many; counted without writing them.
             other => json_len(other) >= LARGE_JSON_BYTES,
         },
-        FromWorker::Event(EngineEvent::Log { text, .. } | EngineEvent::Warning { text }) => {
+        FromEngine::Event(EngineEvent::Log { text, .. } | EngineEvent::Warning { text }) => {
             text.len() >= LARGE_JSON_BYTES
         }
-        FromWorker::Event(EngineEvent::Started | EngineEvent::Progress(_)) => false,
+        FromEngine::Event(EngineEvent::Started | EngineEvent::Progress(_)) => false,
     }
 }
 

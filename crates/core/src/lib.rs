@@ -59,6 +59,7 @@ mod discovery;
 mod emitted;
 mod engines;
 mod error;
+mod execution;
 mod executor;
 mod gateway;
 mod identity;
@@ -89,14 +90,15 @@ pub use discovery::{
     DescribeAnswer, Described, MAX_DESCRIBE_NAMES, MAX_QUERY_BYTES, SearchAnswer, SearchResult,
     ServerInstructions,
 };
-pub use engines::{Engines, Executor, Isolation, Running, failed};
+pub use engines::{Engines, Isolation};
 pub use error::{
     BlockError, BuildError, CallError, DiscoveryError, ExecutionError, LlmError, NamedServer,
     ProviderError, SessionHandleError, SessionStateError, cut,
 };
-pub use executor::{
+pub use execution::{
     ExecuteOptions, ExecutionReport, ExecutionStats, LogLine, MAX_LOG_LINES, OmittedLogs,
 };
+pub use executor::{Executor, Running, failed};
 pub use gateway::Gateway;
 pub use identity::Identity;
 pub use llm::{DEFAULT_MAX_TOKENS, LlmOptions};
@@ -116,7 +118,7 @@ pub use toolweave_catalog::{
 pub use toolweave_config::{self as config, Config, Limits, Policy, ToolGlobs, ToolName};
 pub use toolweave_process::confine;
 pub use toolweave_process::{
-    CONFINEMENT_CHECK_ARGUMENT, FromWorker, PROTOCOL_VERSION, WORKER_ARGUMENT, WorkerCommand,
+    CONFINEMENT_CHECK_ARGUMENT, FromEngine, PROTOCOL_VERSION, WORKER_ARGUMENT, WorkerCommand,
     WorkerKind, run_worker_if_asked, worker_command,
 };
 pub use toolweave_sandbox::limit_malloc_arenas;

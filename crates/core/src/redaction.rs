@@ -9,7 +9,7 @@
 //! what was redacted by detector, never the values.
 //!
 //! Three places call in here, each once: the end of an execution (its value, warnings, error and
-//! blocks, `Redaction::answer`) and each console line as it comes (`executor.rs`), the result of
+//! blocks, `Redaction::answer`) and each console line as it comes (`execution.rs`), the result of
 //! a tool listed directly (`direct.rs`), and the arguments of every tool call (`bridge.rs`,
 //! `restore`). What is found is the detectors' (`redaction/detectors.rs`).
 

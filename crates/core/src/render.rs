@@ -4,7 +4,7 @@ use crate::catalog_cache::Unavailable;
 use crate::discovery::{DescribeAnswer, SearchAnswer, SearchResult};
 use crate::error::ExecutionError;
 use crate::error::unknown_names_message;
-use crate::executor::{ExecutionReport, LogLine};
+use crate::execution::{ExecutionReport, LogLine};
 
 /// How many names of tools left out of an answer its text lists; `omitted` in the structured
 /// content has them all.

@@ -2,7 +2,7 @@
 //! for workers, learn how each ended.
 //!
 //! Requests go out in order and the fork server answers them in order, so the oldest waiting
-//! request takes each `Forked` answer. One reader task reads every report and hands it on.
+//! request takes each `Forked` answer. One reader task reads every event and hands it on.
 //!
 //! The manifest a worker should expect goes to the fork server once per catalog, just before the
 //! first request that wants it; a worker forked after that starts with it, and is sent nothing
@@ -20,7 +20,7 @@ use tokio::process::{Child, Command};
 use tokio::sync::oneshot;
 use toolweave_sandbox::Manifest;
 
-use crate::fork_server::{self as server, Report};
+use crate::fork_server::{self as server, ForkEvent};
 use crate::{WorkerCommand, WorkerSpec};
 
 use crate::worker_entry::FORK_SERVER_ARGUMENT;
@@ -89,7 +89,7 @@ impl ForkServer {
         }
         let socket = Arc::new(register(ours)?);
         let state = Arc::new(Mutex::new(State::default()));
-        let reader = tokio::spawn(read_reports(socket.clone(), state.clone()));
+        let reader = tokio::spawn(read_events(socket.clone(), state.clone()));
         Ok(Self {
             socket,
             state,
@@ -208,22 +208,22 @@ fn must_give(given: &mut Option<Arc<Manifest>>, manifest: &Arc<Manifest>) -> boo
     }
 }
 
-/// Reads every report until the fork server is gone, then fails what still waits on it.
-async fn read_reports(socket: Arc<AsyncFd<OwnedFd>>, state: Arc<Mutex<State>>) {
+/// Reads every event until the fork server is gone, then fails what still waits on it.
+async fn read_events(socket: Arc<AsyncFd<OwnedFd>>, state: Arc<Mutex<State>>) {
     let why = loop {
         let mut ready = match socket.readable().await {
             Ok(ready) => ready,
             Err(error) => break error.to_string(),
         };
-        let report = match ready.try_io(|socket| server::read_report(socket.as_fd())) {
-            Ok(Ok(Some(report))) => report,
+        let event = match ready.try_io(|socket| server::read_event(socket.as_fd())) {
+            Ok(Ok(Some(event))) => event,
             Ok(Ok(None)) => break "it ended".to_owned(),
             Ok(Err(error)) => break error.to_string(),
             Err(_would_block) => continue,
         };
         let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
-        match report {
-            Report::Forked { pid, pidfd } => {
+        match event {
+            ForkEvent::Forked { pid, pidfd } => {
                 let (ended_tx, ended) = oneshot::channel();
                 state.running.insert(pid, ended_tx);
                 if let Some(waiting) = state.waiting.pop_front() {
@@ -236,12 +236,12 @@ async fn read_reports(socket: Arc<AsyncFd<OwnedFd>>, state: Arc<Mutex<State>>) {
                     }));
                 }
             }
-            Report::Failed(error) => {
+            ForkEvent::Failed(error) => {
                 if let Some(waiting) = state.waiting.pop_front() {
                     let _ = waiting.send(Err(error));
                 }
             }
-            Report::Exited { pid, status } => {
+            ForkEvent::Exited { pid, status } => {
                 if let Some(running) = state.running.remove(&pid) {
                     let _ = running.send(status);
                 }

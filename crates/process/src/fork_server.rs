@@ -55,12 +55,12 @@ const MANIFEST: u8 = b'M';
 const FORKED: u8 = b'F';
 const FAILED: u8 = b'E';
 const EXITED: u8 = b'X';
-/// A report: its tag and two numbers.
-const REPORT_BYTES: usize = 9;
+/// An event on the wire: its tag and two numbers.
+const EVENT_BYTES: usize = 9;
 
-/// What the fork server reports.
+/// What the fork server tells the gateway.
 #[derive(Debug)]
-pub enum Report {
+pub enum ForkEvent {
     /// A worker was forked for the oldest request not yet answered.
     Forked {
         /// Its process id.
@@ -173,10 +173,10 @@ fn from_gateway(what: &str) -> io::Error {
     )
 }
 
-/// The fork server's next report; `None` once it is gone. Fails with `WouldBlock` on a
+/// The fork server's next event; `None` once it is gone. Fails with `WouldBlock` on a
 /// non-blocking socket with nothing to read.
-pub fn read_report(socket: BorrowedFd<'_>) -> io::Result<Option<Report>> {
-    let mut bytes = [0u8; REPORT_BYTES];
+pub fn read_event(socket: BorrowedFd<'_>) -> io::Result<Option<ForkEvent>> {
+    let mut bytes = [0u8; EVENT_BYTES];
     let (length, descriptors) = receive(socket, &mut bytes)?;
     let mut descriptors = descriptors.into_iter();
     if length == 0 {
@@ -190,19 +190,19 @@ pub fn read_report(socket: BorrowedFd<'_>) -> io::Result<Option<Report>> {
     let (first, second) = (number(1), number(5));
     let pid = || u32::try_from(first).map_err(|_| malformed("a negative process id"));
     match bytes[0] {
-        _ if length != REPORT_BYTES => Err(malformed("a report of the wrong length")),
+        _ if length != EVENT_BYTES => Err(malformed("an event of the wrong length")),
         FORKED => {
             let pidfd = descriptors
                 .next()
                 .ok_or_else(|| malformed("a forked worker without its pidfd"))?;
-            Ok(Some(Report::Forked { pid: pid()?, pidfd }))
+            Ok(Some(ForkEvent::Forked { pid: pid()?, pidfd }))
         }
-        FAILED => Ok(Some(Report::Failed(io::Error::from_raw_os_error(first)))),
-        EXITED => Ok(Some(Report::Exited {
+        FAILED => Ok(Some(ForkEvent::Failed(io::Error::from_raw_os_error(first)))),
+        EXITED => Ok(Some(ForkEvent::Exited {
             pid: pid()?,
             status: ExitStatus::from_raw(second),
         })),
-        _ => Err(malformed("an unknown report")),
+        _ => Err(malformed("an unknown event")),
     }
 }
 
@@ -264,8 +264,8 @@ fn receive(socket: BorrowedFd<'_>, bytes: &mut [u8]) -> io::Result<(usize, Vec<O
     Ok((length, descriptors))
 }
 
-fn send_report(socket: BorrowedFd<'_>, tag: u8, first: i32, second: i32, pidfd: Option<&OwnedFd>) {
-    let mut bytes = [0u8; REPORT_BYTES];
+fn send_event(socket: BorrowedFd<'_>, tag: u8, first: i32, second: i32, pidfd: Option<&OwnedFd>) {
+    let mut bytes = [0u8; EVENT_BYTES];
     bytes[0] = tag;
     bytes[1..5].copy_from_slice(&first.to_le_bytes());
     bytes[5..9].copy_from_slice(&second.to_le_bytes());
@@ -354,7 +354,7 @@ pub fn fork_server_main(spec: WorkerSpec) -> ExitCode {
             }
         };
         let Ok(stdio) = <[OwnedFd; 3]>::try_from(stdio) else {
-            send_report(socket, FAILED, libc::EINVAL, 0, None);
+            send_event(socket, FAILED, libc::EINVAL, 0, None);
             continue;
         };
         // SAFETY: this process has one thread (the fork server starts none, and its warm-up
@@ -375,18 +375,18 @@ pub fn fork_server_main(spec: WorkerSpec) -> ExitCode {
                 drop(stdio);
                 match pidfd_open(child) {
                     Ok(pidfd) => {
-                        send_report(socket, FORKED, child.as_raw(), 0, Some(&pidfd));
+                        send_event(socket, FORKED, child.as_raw(), 0, Some(&pidfd));
                         workers.push(Forked { pid: child, pidfd });
                     }
                     Err(error) => {
                         // Without a pidfd the gateway could not stop it: stop it here.
                         let _ = nix::sys::signal::kill(child, nix::sys::signal::Signal::SIGKILL);
                         let _ = waitpid(child, None);
-                        send_report(socket, FAILED, error as i32, 0, None);
+                        send_event(socket, FAILED, error as i32, 0, None);
                     }
                 }
             }
-            Err(error) => send_report(socket, FAILED, error as i32, 0, None),
+            Err(error) => send_event(socket, FAILED, error as i32, 0, None),
         }
     }
 }
@@ -442,7 +442,7 @@ fn reap(socket: BorrowedFd<'_>, worker: &Forked) {
             libc::SIGKILL
         }
     };
-    send_report(socket, EXITED, worker.pid.as_raw(), raw, None);
+    send_event(socket, EXITED, worker.pid.as_raw(), raw, None);
 }
 
 /// The child's side of a fork: the request's pipes become stdin, stdout and stderr; it dies with

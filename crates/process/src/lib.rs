@@ -3,9 +3,9 @@
 //! A worker is the `toolweave` binary started again with a worker argument (`worker_entry.rs`);
 //! it runs one guest program in an engine of `toolweave-sandbox` and exits. Its side is the
 //! worker's loop and the messages it exchanges with the host over pipes (`worker.rs`:
-//! [`ToWorker`], [`FromWorker`]), and, on Linux, the fork server that forks warmed workers
+//! [`ToWorker`], [`FromEngine`]), and, on Linux, the fork server that forks warmed workers
 //! (`fork_server.rs`). The host's side starts workers ahead of demand and drives one per
-//! execution (`workers.rs`: [`WorkerPool`], [`WorkerSession`]), through the fork server when one
+//! execution (`workers.rs`: [`WorkerPool`], [`WorkerExecution`]), through the fork server when one
 //! runs (`fork_client.rs`).
 //! A worker confines itself before it reads any guest code ([`confine`], whose seccomp filter is
 //! compiled by `confine/bpf.rs`); a stdio upstream server runs in a box of its own
@@ -30,13 +30,13 @@ mod worker_entry;
 mod workers;
 
 pub use worker::{
-    FromWorker, MEMORY_EXIT_CODE, PROTOCOL_VERSION, ToWorker, WorkerCommand, WorkerJob, WorkerKind,
+    FromEngine, MEMORY_EXIT_CODE, PROTOCOL_VERSION, ToWorker, WorkerCommand, WorkerJob, WorkerKind,
     WorkerSpec, worker_main,
 };
 pub use worker_entry::{
     CONFINEMENT_CHECK_ARGUMENT, WORKER_ARGUMENT, run_worker_if_asked, worker_command,
 };
-pub use workers::{WorkerPool, WorkerSession};
+pub use workers::{WorkerExecution, WorkerPool};
 
 /// How much of one line a child process (a worker, a fork server, a runner) writes to stderr is
 /// kept; the rest is cut.

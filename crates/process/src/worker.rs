@@ -9,7 +9,7 @@
 //! process when the guest goes past its hard ceiling, and an interpreter failure of any kind
 //! (abort, stack overflow, memory-safety bug) takes only the worker down.
 //!
-//! Wire format: one JSON object per line, [`ToWorker`] on the worker's stdin and [`FromWorker`]
+//! Wire format: one JSON object per line, [`ToWorker`] on the worker's stdin and [`FromEngine`]
 //! on its stdout. Nothing else is written to the worker's stdout.
 
 use std::cell::{Cell, RefCell};
@@ -105,7 +105,7 @@ impl WorkerJob {
 
 /// Worker → host.
 #[derive(Debug, Serialize, Deserialize)]
-pub enum FromWorker {
+pub enum FromEngine {
     /// Something the engine reported.
     Event(EngineEvent),
     /// The last message: how the execution ended.
@@ -130,7 +130,7 @@ impl ToWorker {
     }
 }
 
-impl FromWorker {
+impl FromEngine {
     /// The longest line a worker whose job runs under `limits` writes: one message, whose text
     /// the guest made within its memory (a call's arguments, an error's message and stack) or
     /// its console limit, escaped, or the result within its own limit.
@@ -193,7 +193,7 @@ impl HostPipe {
     }
 
     /// Queues a message for the host.
-    fn send(&self, message: &FromWorker) {
+    fn send(&self, message: &FromEngine) {
         let mut output = self.output.borrow_mut();
         let written = serde_json::to_writer(&mut *output, message)
             .map_err(std::io::Error::from)
@@ -208,7 +208,7 @@ impl HostPipe {
     /// every `PROGRESS_INTERVAL`), so the client hears of it while busy code runs on.
     fn send_event(&self, event: EngineEvent) {
         let live = matches!(event, EngineEvent::Progress(_));
-        self.send(&FromWorker::Event(event));
+        self.send(&FromEngine::Event(event));
         if live {
             self.flush();
         }
@@ -282,7 +282,7 @@ impl HostPipe {
     /// Reports `why` as the execution's outcome and ends the process.
     fn give_up(&self, why: String) -> ! {
         eprintln!("toolweave worker: {why}");
-        self.send(&FromWorker::Finished(failed(EngineError::Internal {
+        self.send(&FromEngine::Finished(failed(EngineError::Internal {
             message: why,
         })));
         self.flush();
@@ -443,10 +443,10 @@ pub(crate) fn warm_up(kind: WorkerKind, how: WarmUp) {
         let _ = serde_json::from_str::<ToWorker>(&text);
     }
     let (replies_tx, replies_rx) = mpsc::channel();
-    let _ = toolweave_sandbox::run(
+    let _ = toolweave_sandbox::execute(
         request,
         &mut |event| {
-            let _ = serde_json::to_writer(std::io::sink(), &FromWorker::Event(event.clone()));
+            let _ = serde_json::to_writer(std::io::sink(), &FromEngine::Event(event.clone()));
             if let EngineEvent::Call(call) = event {
                 let _ = replies_tx.send(HostReply::Result {
                     id: call.id,
@@ -655,7 +655,7 @@ fn run_one_job(
         }
     };
     if let Some(mismatch) = job.version_mismatch() {
-        host.send(&FromWorker::Finished(failed(EngineError::Internal {
+        host.send(&FromEngine::Finished(failed(EngineError::Internal {
             message: mismatch,
         })));
         host.flush();
@@ -663,7 +663,7 @@ fn run_one_job(
     }
     host.expect_replies(&job.limits);
     let Some(manifest) = job.manifest.or(expected) else {
-        host.send(&FromWorker::Finished(failed(EngineError::Internal {
+        host.send(&FromEngine::Finished(failed(EngineError::Internal {
             message: "the job named no tools and none were expected".to_owned(),
         })));
         host.flush();
@@ -676,7 +676,7 @@ fn run_one_job(
         manifest,
     };
     if let Err(error) = confined {
-        host.send(&FromWorker::Finished(failed(EngineError::Internal {
+        host.send(&FromEngine::Finished(failed(EngineError::Internal {
             message: format!("{error}; the program was not run"),
         })));
         host.flush();
@@ -686,14 +686,14 @@ fn run_one_job(
     let outcome = match (request.language, prepared) {
         (Language::JavaScript | Language::TypeScript, Some(Ok(prepared))) => {
             let (outcome, spent) =
-                prepared.run(request, &mut |event| host.send_event(event), &host, &cancel);
+                prepared.execute(request, &mut |event| host.send_event(event), &host, &cancel);
             // Exiting frees everything; skip tearing the runtime down.
             std::mem::forget(spent);
             outcome
         }
         (Language::JavaScript | Language::TypeScript, Some(Err(error))) => failed(error),
         (Language::Python, None) => {
-            toolweave_sandbox::run(request, &mut |event| host.send_event(event), &host, &cancel)
+            toolweave_sandbox::execute(request, &mut |event| host.send_event(event), &host, &cancel)
         }
         (language, _) => failed(EngineError::Internal {
             message: format!(
@@ -702,7 +702,7 @@ fn run_one_job(
             ),
         }),
     };
-    host.send(&FromWorker::Finished(outcome));
+    host.send(&FromEngine::Finished(outcome));
     host.flush();
     0
 }

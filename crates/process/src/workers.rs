@@ -25,7 +25,7 @@ use toolweave_sandbox::{EngineError, ExecuteRequest, ExpectedManifest, HostReply
 #[cfg(target_os = "linux")]
 use crate::fork_client::{ForkServer, ForkedWorker};
 use crate::{
-    FromWorker, MEMORY_EXIT_CODE, ToWorker, WorkerCommand, WorkerJob, WorkerKind, WorkerSpec,
+    FromEngine, MEMORY_EXIT_CODE, ToWorker, WorkerCommand, WorkerJob, WorkerKind, WorkerSpec,
 };
 
 /// How long after its start a gateway fills its worker pools (see [`When::AfterStartup`]).
@@ -248,7 +248,7 @@ impl Stderr {
 }
 
 /// A worker's stdout, read one message at a time, none longer than its job's limits allow
-/// (`FromWorker::max_line`).
+/// (`FromEngine::max_line`).
 #[derive(Debug)]
 struct MessageReader {
     lines: LineReader<BufReader<pipe::Receiver>>,
@@ -387,7 +387,7 @@ impl WorkerPool {
     /// Starts `request` in a worker: a waiting one, or one started now. A waiting worker that
     /// cannot take the job (it died while it waited: killed, or its fork server went) is
     /// dropped for the next.
-    pub async fn start(&self, request: &ExecuteRequest) -> Result<WorkerSession, String> {
+    pub async fn start(&self, request: &ExecuteRequest) -> Result<WorkerExecution, String> {
         self.expect(request.manifest.clone());
         loop {
             let (mut idle, emptied) = {
@@ -426,8 +426,8 @@ impl WorkerPool {
             let job = ToWorker::Start(WorkerJob::new(request, worker.expects.as_ref()));
             // Busy until the session is dropped (which counts it down).
             self.inner.busy.fetch_add(1, Ordering::Relaxed);
-            let mut session = WorkerSession {
-                stdout: MessageReader::new(worker.stdout, FromWorker::max_line(&request.limits)),
+            let mut session = WorkerExecution {
+                stdout: MessageReader::new(worker.stdout, FromEngine::max_line(&request.limits)),
                 stdin: worker.stdin,
                 process: worker.process,
                 stderr: worker.stderr,
@@ -648,7 +648,7 @@ impl PoolInner {
 
 /// One execution in a worker process, driven by the execution's task.
 #[derive(Debug)]
-pub struct WorkerSession {
+pub struct WorkerExecution {
     stdout: MessageReader,
     stdin: pipe::Sender,
     process: Process,
@@ -667,13 +667,13 @@ pub struct WorkerSession {
     pool: Option<WorkerPool>,
 }
 
-impl WorkerSession {
+impl WorkerExecution {
     /// The worker's next message; `None` once it ended without an outcome. Cancel safe.
     ///
     /// Replies that did not fit in the worker's stdin are written meanwhile: the worker reads
     /// its stdin only between writing its events, so the host must never wait to write while
     /// the worker waits for it to read.
-    pub async fn next(&mut self) -> Option<FromWorker> {
+    pub async fn next(&mut self) -> Option<FromEngine> {
         let line = loop {
             if self.unwritten.is_empty() {
                 break self.stdout.next_line().await;
@@ -691,7 +691,7 @@ impl WorkerSession {
         let unreadable = match line {
             Ok(Some(line)) => match serde_json::from_slice(&line) {
                 Ok(message) => {
-                    self.finished = matches!(message, FromWorker::Finished(_));
+                    self.finished = matches!(message, FromEngine::Finished(_));
                     return Some(message);
                 }
                 Err(error) => Unreadable::Garbled(error.to_string()),
@@ -884,7 +884,7 @@ async fn write_message(stdin: &mut pipe::Sender, message: &ToWorker) -> io::Resu
     stdin.flush().await
 }
 
-impl Drop for WorkerSession {
+impl Drop for WorkerExecution {
     fn drop(&mut self) {
         // Its process is reaped in the background (by tokio, or by the fork server).
         let pool = self.pool.take();
@@ -1051,7 +1051,7 @@ mod tests {
     async fn a_worker_that_writes_a_message_past_its_bound_is_stopped_and_named() {
         let mut request = request();
         request.limits.memory_bytes = 1 << 20;
-        let max = FromWorker::max_line(&request.limits);
+        let max = FromEngine::max_line(&request.limits);
         // Endless output without a line end; the worker would then wait for 30 s.
         let message =
             ended_early_with("read job; tr '\\0' x < /dev/zero; sleep 30", &request).await;

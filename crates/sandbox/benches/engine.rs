@@ -1,6 +1,6 @@
 //! Engine time alone, without MCP or threads: `cargo bench -p toolweave-sandbox --bench engine`.
 //!
-//! Each program runs many times on the calling thread through `toolweave_sandbox::run`, against
+//! Each program runs many times on the calling thread through `toolweave_sandbox::execute`, against
 //! a host that answers every tool call at once; medians, p90 and min are printed. A last section
 //! runs trivial programs against catalogs of 10 and 1,000 tools: what setting up `tools` costs
 //! an execution as the catalog grows. An argument runs only the cases whose label contains it.
@@ -219,7 +219,7 @@ fn fresh_runs(
     for _ in 0..RUNS {
         let (replies_tx, replies_rx) = mpsc::channel();
         let started = Instant::now();
-        let outcome = toolweave_sandbox::run(
+        let outcome = toolweave_sandbox::execute(
             request_with(code, language, manifest.clone()),
             &mut |event| {
                 if let EngineEvent::Call(call) = event {

@@ -2,7 +2,7 @@
 //!
 //! The guest program runs as the body of an async function. Everything it asks of the outside —
 //! tool calls, discovery, console lines, timers — goes through a handful of native functions that
-//! only queue messages; the loop in [`run`] turns them into [`EngineEvent`]s, feeds host replies
+//! only queue messages; the loop in [`execute`] turns them into [`EngineEvent`]s, feeds host replies
 //! back in, fires timers, and decides how the execution ended. Every limit is observed here, by
 //! the engine, never taken from what the guest throws: the interrupt handler stops a busy guest at
 //! its deadline, the allocator refuses memory past the heap limit, and the native functions count
@@ -75,7 +75,7 @@ enum Stop {
 }
 
 /// State shared between the native functions the guest calls, the interrupt handler and the
-/// loop in [`Prepared::run`]. One per runtime, so one per execution.
+/// loop in [`Prepared::execute`]. One per runtime, so one per execution.
 struct Shared {
     /// The execution's limits, set when it starts.
     limits: Cell<EngineLimits>,
@@ -224,7 +224,7 @@ impl Explained {
 ///
 /// `emit` receives events as they happen; `replies` carries the host's answers (and a wake-up on
 /// cancel); `cancel` stops the guest within milliseconds from any thread.
-pub(crate) fn run(
+pub(crate) fn execute(
     request: ExecuteRequest,
     emit: &mut dyn FnMut(EngineEvent),
     replies: &dyn Replies,
@@ -232,7 +232,7 @@ pub(crate) fn run(
 ) -> Outcome {
     let started = Instant::now();
     match Prepared::new(stack_address(), Compiler::ThisThread) {
-        Ok(prepared) => prepared.run(request, emit, replies, cancel).0,
+        Ok(prepared) => prepared.execute(request, emit, replies, cancel).0,
         Err(error) => Outcome {
             result: Err(error),
             stats: Stats {
@@ -257,21 +257,21 @@ pub struct SpentJavaScript {
 impl PreparedJavaScript {
     /// Creates a runtime and context and compiles the prelude. `stack_top` is
     /// [`crate::stack_address`] on this thread, above the frames that will call
-    /// [`PreparedJavaScript::run`].
+    /// [`PreparedJavaScript::execute`].
     pub fn new(stack_top: usize) -> Result<Self, EngineError> {
         Prepared::new(stack_top, Compiler::ThisThread).map(Self)
     }
 
-    /// Runs one program in this runtime, as [`crate::run`] does. The outcome is final; the rest
+    /// Runs one program in this runtime, as [`crate::execute`] does. The outcome is final; the rest
     /// can be dropped later.
-    pub fn run(
+    pub fn execute(
         self,
         request: ExecuteRequest,
         emit: &mut dyn FnMut(EngineEvent),
         replies: &dyn Replies,
         cancel: &CancelFlag,
     ) -> (Outcome, SpentJavaScript) {
-        let (outcome, spent) = self.0.run(request, emit, replies, cancel);
+        let (outcome, spent) = self.0.execute(request, emit, replies, cancel);
         (outcome, SpentJavaScript { _spent: spent })
     }
 }
@@ -295,7 +295,7 @@ pub(crate) struct Spent {
 
 impl Prepared {
     /// Creates a runtime and context and compiles the prelude. `stack_top` is an address on the
-    /// thread that will run the program, above the frames that will call [`Prepared::run`];
+    /// thread that will run the program, above the frames that will call [`Prepared::execute`];
     /// `compiler` says where its program is compiled.
     pub(crate) fn new(stack_top: usize, compiler: Compiler) -> Result<Self, EngineError> {
         let budget = Budget::new(stack_top);
@@ -331,7 +331,7 @@ impl Prepared {
     }
 
     /// Runs one program in this runtime. The outcome is final; the rest can be dropped later.
-    pub(crate) fn run(
+    pub(crate) fn execute(
         self,
         request: ExecuteRequest,
         emit: &mut dyn FnMut(EngineEvent),

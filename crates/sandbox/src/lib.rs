@@ -1,7 +1,7 @@
 //! Guest-code engines behind a message API. No I/O of its own: everything outside the guest is a
 //! message to the host.
 //!
-//! [`run`] executes one program on the calling thread (guest code blocks the thread it runs on,
+//! [`execute`] runs one program on the calling thread (guest code blocks the thread it runs on,
 //! so the host gives each execution a thread of its own). The engine reports [`EngineEvent`]s —
 //! started, host calls, console lines — through a callback and receives [`HostReply`]s through
 //! [`Replies`]. Several host calls may be outstanding at once. Limits are the engine's own
@@ -31,7 +31,7 @@ use std::time::Duration;
 
 pub use alloc::stack_address;
 pub use javascript::{PreparedJavaScript, SpentJavaScript};
-pub use pool::{EnginePool, Execution, Job};
+pub use pool::{EnginePool, Job, ThreadExecution};
 
 /// The largest program accepted, in bytes. Parsing recurses once per level of nesting, so the
 /// size bounds how deep a hostile program can make the parser go.
@@ -43,7 +43,7 @@ pub const MAX_CODE_BYTES: usize = 256 * 1024;
 /// client reading the answer the value is wrapped in) has to recurse that far.
 pub const MAX_VALUE_DEPTH: usize = 100;
 
-/// Stack the thread calling [`run`] needs beyond the guest's own stack limit: enough for the
+/// Stack the thread calling [`execute`] needs beyond the guest's own stack limit: enough for the
 /// parser and transformer on the deepest program of [`MAX_CODE_BYTES`]. It is address space, not
 /// memory: pages are only touched by a program that nests that deep.
 pub const THREAD_STACK_HEADROOM: usize = 512 * 1024 * 1024;
@@ -97,7 +97,7 @@ pub fn limit_malloc_arenas(arenas: i32) {
 
 /// Runs one program to its outcome on the calling thread (guest code blocks the thread it runs
 /// on). `emit` receives events in order; `replies` carries the host's answers.
-pub fn run(
+pub fn execute(
     request: ExecuteRequest,
     emit: &mut dyn FnMut(EngineEvent),
     replies: &dyn Replies,
@@ -105,9 +105,9 @@ pub fn run(
 ) -> Outcome {
     match request.language {
         Language::JavaScript | Language::TypeScript => {
-            javascript::run(request, emit, replies, cancel)
+            javascript::execute(request, emit, replies, cancel)
         }
-        Language::Python => python::run(request, emit, replies, cancel),
+        Language::Python => python::execute(request, emit, replies, cancel),
     }
 }
 

@@ -43,18 +43,20 @@ pub struct Job {
 }
 
 /// The host's hold on a running execution: it answers the guest's calls and can stop it.
-pub struct Execution {
+pub struct ThreadExecution {
     reply: Box<dyn Fn(HostReply) + Send + Sync>,
     cancel: Box<dyn Fn() + Send + Sync>,
 }
 
-impl std::fmt::Debug for Execution {
+impl std::fmt::Debug for ThreadExecution {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter.debug_struct("Execution").finish_non_exhaustive()
+        formatter
+            .debug_struct("ThreadExecution")
+            .finish_non_exhaustive()
     }
 }
 
-impl Execution {
+impl ThreadExecution {
     /// A hold built from how to deliver replies and how to stop.
     pub(crate) fn new(
         reply: impl Fn(HostReply) + Send + Sync + 'static,
@@ -220,13 +222,13 @@ impl EnginePool {
 
     /// Starts `job` on an idle thread, or on a new one when none is idle. The outcome always
     /// arrives through the job's `finished`, also when no thread could be started.
-    pub fn submit(&self, job: Job) -> Execution {
+    pub fn submit(&self, job: Job) -> ThreadExecution {
         let (replies_tx, replies) = mpsc::channel();
         let cancel = CancelFlag::new();
         let execution = {
             let cancel = cancel.clone();
             let cancel_tx = replies_tx.clone();
-            Execution::new(
+            ThreadExecution::new(
                 move |reply| {
                     // The engine is gone only when the execution ended.
                     let _ = replies_tx.send(reply);
@@ -470,7 +472,7 @@ fn run_task(
     let ran = catch_unwind(AssertUnwindSafe(|| match request.language {
         Language::JavaScript | Language::TypeScript => match prepared {
             Ok(prepared) => {
-                let (outcome, spent) = prepared.run(request, &mut *emit, &replies, &cancel);
+                let (outcome, spent) = prepared.execute(request, &mut *emit, &replies, &cancel);
                 (outcome, Some(spent))
             }
             Err(error) => (failed(error, started), None),
@@ -479,7 +481,7 @@ fn run_task(
             // A runtime that could not be prepared is prepared again for the next job.
             unused = prepared.ok().map(Ok);
             (
-                crate::python::run(request, &mut *emit, &replies, &cancel),
+                crate::python::execute(request, &mut *emit, &replies, &cancel),
                 None,
             )
         }

@@ -6,7 +6,7 @@
 //! call, which the engine sends to the host and resumes as a pending future), an OS operation
 //! (`OsCall`: denied, except reading the clock), or when every task awaits a host future
 //! (`ResolveFutures`: the engine waits for replies and resumes with those that arrived, so calls
-//! gathered with `asyncio.gather` are all outstanding at once). The loop in [`run`] drives these
+//! gathered with `asyncio.gather` are all outstanding at once). The loop in [`execute`] drives these
 //! suspensions, and decides how the run ended.
 //!
 //! Every limit is the engine's observation, never the guest's claim:
@@ -67,7 +67,7 @@ const MEMORY_MESSAGE_PREFIX: &str = "memory limit exceeded:";
 ///
 /// `emit` receives events as they happen; `replies` carries the host's answers (and a wake-up on
 /// cancel); `cancel` stops the guest within milliseconds from any thread.
-pub(crate) fn run(
+pub(crate) fn execute(
     request: ExecuteRequest,
     emit: &mut dyn FnMut(EngineEvent),
     replies: &dyn Replies,

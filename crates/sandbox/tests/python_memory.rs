@@ -35,7 +35,7 @@ fn run(code: &str) -> Result<serde_json::Value, EngineError> {
         .stack_size(limits.stack_bytes + THREAD_STACK_HEADROOM)
         .spawn(move || {
             let (_replies_tx, replies_rx) = mpsc::channel();
-            toolweave_sandbox::run(
+            toolweave_sandbox::execute(
                 ExecuteRequest {
                     code,
                     language: Language::Python,

@@ -21,9 +21,9 @@ use toolweave_config::{Config, ServerConfig, Transport};
 use crate::auth::Logins;
 use crate::breaker::Breaker;
 use crate::error::LimitFrom;
+use crate::life::{Ending, Launch, LifeEvents, Ready};
 use crate::notices::{Listener, Routes, TraceContext};
 use crate::requests::{ClientConnection, ClientSession, Clients};
-use crate::run::{Ending, Launch, Ready, Report};
 use crate::status::{ServerState, ServerStatus};
 use crate::wire::Wire;
 use crate::{Error, Options, Result};
@@ -49,7 +49,7 @@ pub struct UpstreamManager {
     shared: Arc<Shared>,
 }
 
-/// What the manager and the reports of the servers' runs share.
+/// What the manager and the slots of the servers' lives share.
 struct Shared {
     options: Options,
     /// Where remote servers' logins are kept (`None`: nowhere, so none is used).
@@ -75,30 +75,30 @@ struct Server {
     slot: Mutex<Slot>,
 }
 
-/// Where one run of server `index` reports to: its slot, while `run` is the current run.
-struct RunReport {
+/// Where one life of server `index` tells what became of it: its slot, while `life` is the current life.
+struct LifeSlot {
     shared: Arc<Shared>,
     index: usize,
-    run: u32,
+    life: u32,
 }
 
-impl Report for RunReport {
+impl LifeEvents for LifeSlot {
     fn ready(&self, ready: Ready) {
-        self.shared.set_ready(self.index, self.run, ready);
+        self.shared.set_ready(self.index, self.life, ready);
     }
 
     fn tools_listed(&self, tools: Vec<Tool>) {
-        self.shared.set_tools(self.index, self.run, tools);
+        self.shared.set_tools(self.index, self.life, tools);
     }
 
     fn ended(&self, ending: Ending) {
-        self.shared.finish(self.index, self.run, ending);
+        self.shared.finish(self.index, self.life, ending);
     }
 }
 
 struct Slot {
     state: State,
-    /// Processes started so far; identifies the current run.
+    /// Processes started so far; identifies the current life.
     starts: u32,
     /// Failures in a row (exits, lost connections, failed starts), for the delay before the next
     /// start.
@@ -130,8 +130,8 @@ enum State {
 struct Connection {
     peer: Peer<RoleClient>,
     tools: Arc<Vec<ToolDefinition>>,
-    run: u32,
-    /// Ends the run when a call finds a remote server's connection broken.
+    life: u32,
+    /// Ends the life when a call finds a remote server's connection broken.
     breaker: Breaker,
     /// What crosses the connection: unreadable answers, and when requests went out.
     wire: Arc<Wire>,
@@ -419,10 +419,10 @@ impl UpstreamManager {
         // Losing either race drops the request future, which tells the server the request was
         // cancelled, so it can stop working on an answer nobody reads.
         //
-        // The end of the run is raced as well. rmcp answers a request it still holds when its
+        // The end of the life is raced as well. rmcp answers a request it still holds when its
         // connection ends, but one sent in the instant the connection ends can be left in the
         // channel to the closed connection, answered by nothing: without this branch the call
-        // would wait for its whole timeout. Once the run is over no answer can come, and an answer
+        // would wait for its whole timeout. Once the life is over no answer can come, and an answer
         // that came first is taken first.
         let mut request_id = None;
         // The upstream request, as a span of the trace its execution is part of.
@@ -445,7 +445,7 @@ impl UpstreamManager {
             biased;
             () = cancel.cancelled() => return Err(Error::Cancelled),
             answer = sent => answer,
-            () = self.run_over(index, connection.run) => Ok(Err(ServiceError::TransportClosed)),
+            () = self.life_over(index, connection.life) => Ok(Err(ServiceError::TransportClosed)),
         };
         if !matches!(answer, Ok(Ok(_))) {
             span.record("otel.status_code", "ERROR");
@@ -604,14 +604,14 @@ impl UpstreamManager {
         }
     }
 
-    /// Returns once run `run` of server `index` has ended (its end recorded, or another run
+    /// Returns once life `life` of server `index` has ended (its end recorded, or another life
     /// started).
-    async fn run_over(&self, index: usize, run: u32) {
+    async fn life_over(&self, index: usize, life: u32) {
         let mut changes = self.shared.version.subscribe();
         loop {
             // Marked seen before looking, so a change after the look wakes the wait below.
             changes.borrow_and_update();
-            if self.shared.run_is_over(index, run) {
+            if self.shared.life_is_over(index, life) {
                 return;
             }
             if changes.changed().await.is_err() {
@@ -623,7 +623,7 @@ impl UpstreamManager {
 
     /// Turns a failed request into the error a caller reads. A lost connection is explained by
     /// the server's exit, which its task records a moment later. A remote server's broken
-    /// connection shows only here: the call ends the run, and a later call connects again.
+    /// connection shows only here: the call ends the life, and a later call connects again.
     async fn call_failure(
         &self,
         index: usize,
@@ -633,7 +633,7 @@ impl UpstreamManager {
         error: ServiceError,
     ) -> Error {
         let server = self.shared.name(index);
-        let run = connection.run;
+        let life = connection.life;
         if let Some(malformed) = request_id.and_then(|id| connection.wire.take_unreadable(id)) {
             return Error::UnreadableAnswer {
                 server,
@@ -671,7 +671,7 @@ impl UpstreamManager {
                 let deadline = Instant::now() + EXIT_REPORT_WAIT;
                 loop {
                     changes.borrow_and_update();
-                    if let Some(error) = self.shared.exit_of(index, run, tool) {
+                    if let Some(error) = self.shared.exit_of(index, life, tool) {
                         return error;
                     }
                     if !matches!(
@@ -751,7 +751,7 @@ impl Shared {
             .is_some_and(|server| !matches!(server.config.transport, Transport::Stdio { .. }))
     }
 
-    /// Starts a run of the server (spawn, or connect) in the background. The caller holds the
+    /// Starts a life of the server (spawn, or connect) in the background. The caller holds the
     /// slot.
     fn launch(self: &Arc<Self>, index: usize, slot: &mut Slot) {
         slot.state = State::Starting;
@@ -768,12 +768,13 @@ impl Shared {
             options: self.options,
             shutdown: self.shutdown.clone(),
         };
-        let report = RunReport {
+        let slot_of_life = LifeSlot {
             shared: self.clone(),
             index,
-            run: slot.starts,
+            life: slot.starts,
         };
-        self.tasks.spawn(crate::run::supervise(launch, report));
+        self.tasks
+            .spawn(crate::life::supervise(launch, slot_of_life));
     }
 
     /// The connection if ready, the reason if down (restarting the server instead when it is
@@ -794,7 +795,7 @@ impl Shared {
                 return Some(Ok(Connection {
                     peer: peer.clone(),
                     tools: tools.clone(),
-                    run: slot.starts,
+                    life: slot.starts,
                     breaker: breaker.clone(),
                     wire: wire.clone(),
                 }));
@@ -818,21 +819,21 @@ impl Shared {
         None
     }
 
-    /// Whether run `run` of server `index` has ended: another run started, or its end is recorded.
-    fn run_is_over(&self, index: usize, run: u32) -> bool {
+    /// Whether life `life` of server `index` has ended: another life started, or its end is recorded.
+    fn life_is_over(&self, index: usize, life: u32) -> bool {
         let Some(server) = self.servers.get(index) else {
             return true;
         };
         let slot = server.lock();
-        slot.starts != run || !matches!(slot.state, State::Starting | State::Ready { .. })
+        slot.starts != life || !matches!(slot.state, State::Starting | State::Ready { .. })
     }
 
-    /// Why run `run` of the server ended, once its task has recorded it (for a call to `tool`
+    /// Why life `life` of the server ended, once its task has recorded it (for a call to `tool`
     /// that lost its connection).
-    fn exit_of(&self, index: usize, run: u32, tool: &str) -> Option<Error> {
+    fn exit_of(&self, index: usize, life: u32, tool: &str) -> Option<Error> {
         let server = self.servers.get(index)?;
         let slot = server.lock();
-        if slot.starts != run {
+        if slot.starts != life {
             return Some(Error::CallFailed {
                 server: server.config.name.clone(),
                 tool: tool.to_owned(),
@@ -860,13 +861,13 @@ impl Shared {
         }
     }
 
-    /// Records that run `run` finished starting. Ignored if that run is no longer current.
-    fn set_ready(&self, index: usize, run: u32, ready: Ready) {
+    /// Records that life `life` finished starting. Ignored if that life is no longer current.
+    fn set_ready(&self, index: usize, life: u32, ready: Ready) {
         let Some(server) = self.servers.get(index) else {
             return;
         };
         let mut slot = server.lock();
-        if slot.starts != run {
+        if slot.starts != life {
             return;
         }
         slot.tool_timeouts = tool_timeouts(
@@ -886,13 +887,13 @@ impl Shared {
         self.bump();
     }
 
-    /// Replaces the tool list of run `run` after the server announced a change.
-    fn set_tools(&self, index: usize, run: u32, new_tools: Vec<Tool>) {
+    /// Replaces the tool list of life `life` after the server announced a change.
+    fn set_tools(&self, index: usize, life: u32, new_tools: Vec<Tool>) {
         let Some(server) = self.servers.get(index) else {
             return;
         };
         let mut slot = server.lock();
-        if slot.starts != run {
+        if slot.starts != life {
             return;
         }
         if let State::Ready { tools, .. } = &mut slot.state {
@@ -902,13 +903,13 @@ impl Shared {
         }
     }
 
-    /// Records how run `run` ended.
-    fn finish(&self, index: usize, run: u32, ending: Ending) {
+    /// Records how life `life` ended.
+    fn finish(&self, index: usize, life: u32, ending: Ending) {
         let Some(server) = self.servers.get(index) else {
             return;
         };
         let mut slot = server.lock();
-        if slot.starts != run {
+        if slot.starts != life {
             return;
         }
         slot.state = match ending {

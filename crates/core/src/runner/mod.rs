@@ -22,13 +22,13 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use toolweave_config::Limits;
 use toolweave_jsonrpc::tail::StderrTail;
-use toolweave_process::{FromWorker, PROTOCOL_VERSION, WorkerJob};
+use toolweave_process::{FromEngine, PROTOCOL_VERSION, WorkerJob};
 use toolweave_sandbox::{EngineError, EngineLimits, ExecuteRequest, HostReply, Manifest, Outcome};
 
 pub use serve::RunnerService;
 use wire::{ENVELOPE_BYTES, FromRunner, MAX_HELLO_BYTES, Read, ToRunner};
 
-use crate::engines::{Executor, Running, failed};
+use crate::executor::{Executor, Running, failed};
 
 /// How long a connection may take to greet: a command such as `ssh` logs in first.
 const HELLO_WAIT: Duration = Duration::from_secs(30);
@@ -115,7 +115,7 @@ impl RemoteRunner {
     /// An executor on `runner`, for executions under `limits`. Within a tokio runtime its
     /// connections open at once, so the first execution finds one ready.
     pub fn new(runner: Runner, limits: &Limits) -> Self {
-        let engine_limits = crate::engines::engine_limits(limits);
+        let engine_limits = crate::executor::engine_limits(limits);
         let connections = Arc::new(Connections {
             runner,
             slots: (0..CONNECTIONS)
@@ -123,7 +123,7 @@ impl RemoteRunner {
                 .collect(),
             turn: AtomicUsize::new(0),
             next_id: AtomicU64::new(1),
-            max_line: FromWorker::max_line(&engine_limits).saturating_add(ENVELOPE_BYTES),
+            max_line: FromEngine::max_line(&engine_limits).saturating_add(ENVELOPE_BYTES),
         });
         if tokio::runtime::Handle::try_current().is_ok() {
             for index in 0..CONNECTIONS {
@@ -521,7 +521,7 @@ impl Connection {
             match wire::parse::<FromRunner>(&mut line).await {
                 Ok(FromRunner::Message { id, message }) => {
                     let mut executions = lock(&open.executions);
-                    let finished = matches!(message, FromWorker::Finished(_));
+                    let finished = matches!(message, FromEngine::Finished(_));
                     // An id no execution waits for (one that ended here already) is dropped.
                     if let Some(sender) = executions.get(&id) {
                         let _ = sender.send(Delivery::Message(message));
@@ -567,7 +567,7 @@ enum Delivery {
     /// The runner took the job.
     Taken,
     /// A message of the job's worker.
-    Message(FromWorker),
+    Message(FromEngine),
 }
 
 /// One execution on a runner.
@@ -625,7 +625,7 @@ impl RemoteExecution {
 }
 
 impl Running for RemoteExecution {
-    fn next(&mut self) -> BoxFuture<'_, Option<FromWorker>> {
+    fn next(&mut self) -> BoxFuture<'_, Option<FromEngine>> {
         Box::pin(async move {
             if self.finished {
                 return None;
@@ -643,16 +643,16 @@ impl Running for RemoteExecution {
                 }
             };
             match message {
-                FromWorker::Finished(outcome) => {
+                FromEngine::Finished(outcome) => {
                     self.finished = true;
-                    Some(FromWorker::Finished(self.checked(outcome)))
+                    Some(FromEngine::Finished(self.checked(outcome)))
                 }
-                FromWorker::Event(toolweave_sandbox::EngineEvent::Log { ref text, .. }) => {
+                FromEngine::Event(toolweave_sandbox::EngineEvent::Log { ref text, .. }) => {
                     self.log_bytes = self.log_bytes.saturating_add(text.len());
                     if self.log_bytes > self.limits.max_log_bytes {
                         self.finished = true;
                         self.cancel();
-                        return Some(FromWorker::Finished(Outcome {
+                        return Some(FromEngine::Finished(Outcome {
                             result: Err(EngineError::LogLimit {
                                 limit: self.limits.max_log_bytes,
                             }),

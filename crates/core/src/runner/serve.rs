@@ -11,11 +11,12 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use toolweave_config::Limits;
-use toolweave_process::{FromWorker, PROTOCOL_VERSION, WorkerJob};
+use toolweave_process::{FromEngine, PROTOCOL_VERSION, WorkerJob};
 use toolweave_sandbox::{EngineError, ExecuteRequest, HostReply, Manifest, Outcome};
 
 use super::wire::{self, FromRunner, MAX_HELLO_BYTES, Read, ToRunner};
-use crate::engines::{Engines, Executor, Isolation};
+use crate::engines::{Engines, Isolation};
+use crate::executor::Executor;
 
 /// How long past a job's own deadline the runner waits for its worker before it stops it.
 const DEADLINE_GRACE: Duration = Duration::from_secs(3);
@@ -115,7 +116,7 @@ impl RunnerService {
                     tokio::spawn(async move {
                         let outcome = service.run(id, job, expected, receiver, &out).await;
                         lock(&running).remove(&id);
-                        let message = FromWorker::Finished(outcome);
+                        let message = FromEngine::Finished(outcome);
                         let large = crate::json_size::is_large_message(&message);
                         let message = FromRunner::Message { id, message };
                         let _ = out.send(wire::line_of(message, large).await);
@@ -202,7 +203,7 @@ impl RunnerService {
         loop {
             tokio::select! {
                 message = running.next() => match message {
-                    Some(FromWorker::Finished(outcome)) => return outcome,
+                    Some(FromEngine::Finished(outcome)) => return outcome,
                     Some(event) => {
                         let large = crate::json_size::is_large_message(&event);
                         let message = FromRunner::Message { id, message: event };

@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use tokio::io::AsyncBufRead;
 use toolweave_jsonrpc::reader::{LineReader, Next, Overflow};
-use toolweave_process::{FromWorker, WorkerJob};
+use toolweave_process::{FromEngine, WorkerJob};
 use toolweave_sandbox::{HostReply, Manifest};
 
 use crate::json_size::LARGE_JSON_BYTES;
@@ -70,7 +70,7 @@ pub(crate) enum FromRunner {
         /// The execution.
         id: u64,
         /// What its worker sent.
-        message: FromWorker,
+        message: FromEngine,
     },
 }
 

@@ -152,7 +152,7 @@ fn run_here(code: &str, language: Language, limits: EngineLimits, cancel: &Cance
         .into(),
     };
     let started = Instant::now();
-    let outcome = toolweave_sandbox::run(
+    let outcome = toolweave_sandbox::execute(
         request,
         &mut |event| match event {
             EngineEvent::Started => {}

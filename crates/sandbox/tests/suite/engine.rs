@@ -1431,7 +1431,7 @@ fn submit(
     pool: &toolweave_sandbox::EnginePool,
     code: &str,
 ) -> (
-    toolweave_sandbox::Execution,
+    toolweave_sandbox::ThreadExecution,
     std::sync::mpsc::Receiver<Result<toolweave_sandbox::EngineEvent, Outcome>>,
 ) {
     let (sender, receiver) = std::sync::mpsc::channel();

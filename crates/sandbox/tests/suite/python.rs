@@ -737,7 +737,7 @@ fn the_hosts_cancel_message_wakes_a_waiting_guest() {
     let (replies_tx, replies_rx) = mpsc::channel();
     let started = Instant::now();
     let outcome = thread::spawn(move || {
-        toolweave_sandbox::run(
+        toolweave_sandbox::execute(
             ExecuteRequest {
                 code: "await tools.t.slow(ms=5000)".to_owned(),
                 language: Language::Python,

@@ -1,11 +1,11 @@
-//! One run of one server, whatever its transport: connect (spawn the process, or open the HTTP
+//! One life of one server, whatever its transport: connect (spawn the process, or open the HTTP
 //! connection), complete the MCP handshake and `tools/list` under the startup timeout, serve until
 //! the process exits, the connection closes or breaks, or toolweave shuts down, then report how it
 //! ended. The task owns what it connected, so it is the one place that stops it. Over stdio, a
-//! run starts once the one client has said what it supports, which the handshake passes on.
+//! life starts once the one client has said what it supports, which the handshake passes on.
 //!
-//! A run knows its server's entry and what it shares with the rest of toolweave ([`Launch`]), and
-//! tells what became of the server to a [`Report`] (the manager's state of that server): it knows
+//! A life knows its server's entry and what it shares with the rest of toolweave ([`Launch`]), and
+//! tells what became of the server to a [`LifeEvents`] (the manager's state of that server): it knows
 //! nothing of the manager itself.
 
 use std::sync::Arc;
@@ -38,7 +38,7 @@ use crate::{Error, Options};
 /// stopped (a process is killed then).
 const EXIT_GRACE: Duration = Duration::from_secs(1);
 
-/// What a run is given: its server's entry, and what it shares with the rest of toolweave.
+/// What a life is given: its server's entry, and what it shares with the rest of toolweave.
 pub(crate) struct Launch {
     /// The server's entry in the config.
     pub(crate) config: Arc<ServerConfig>,
@@ -53,22 +53,22 @@ pub(crate) struct Launch {
     pub(crate) logins: Option<Logins>,
     /// The startup and call timeouts.
     pub(crate) options: Options,
-    /// Cancelled when toolweave shuts down: the run stops what it connected.
+    /// Cancelled when toolweave shuts down: the life stops what it connected.
     pub(crate) shutdown: CancellationToken,
 }
 
-/// Where a run tells what became of its server: the manager's state of the server, for this run
-/// only (what a run that is no longer the current one reports is ignored there).
-pub(crate) trait Report: Send + Sync + 'static {
+/// Where a life tells what became of its server: the manager's state of the server, for this life
+/// only (what a life that is no longer the current one reports is ignored there).
+pub(crate) trait LifeEvents: Send + Sync + 'static {
     /// The server finished starting.
     fn ready(&self, ready: Ready);
     /// The server listed its tools again after it said they changed.
     fn tools_listed(&self, tools: Vec<Tool>);
-    /// The run ended.
+    /// The life ended.
     fn ended(&self, ending: Ending);
 }
 
-/// How a run ended.
+/// How a life ended.
 pub(crate) enum Ending {
     /// Shutdown stopped it.
     Stopped,
@@ -79,7 +79,7 @@ pub(crate) enum Ending {
     },
 }
 
-/// What a run that finished starting hands the manager.
+/// What a life that finished starting hands the manager.
 pub(crate) struct Ready {
     /// Where requests go.
     pub(crate) peer: Peer<RoleClient>,
@@ -87,7 +87,7 @@ pub(crate) struct Ready {
     pub(crate) tools: Vec<Tool>,
     /// Its process, for a stdio server.
     pub(crate) process_id: Option<u32>,
-    /// Ends the run when a call finds the connection broken.
+    /// Ends the life when a call finds the connection broken.
     pub(crate) breaker: Breaker,
     /// What crosses the connection.
     pub(crate) wire: Arc<Wire>,
@@ -95,7 +95,7 @@ pub(crate) struct Ready {
     pub(crate) instructions: Option<String>,
 }
 
-/// What a run is connected through.
+/// What a life is connected through.
 pub(crate) enum Link {
     /// A child process on stdin/stdout.
     Process(Process),
@@ -315,13 +315,13 @@ fn remote_start_failure(error: &rmcp::service::ClientInitializeError, wire: &Wir
     }
 }
 
-/// Runs the server `launch` names to the end of this run, telling `report` what became of it.
-pub(crate) async fn supervise(launch: Launch, report: impl Report) {
-    let ending = run_server(&launch, &report).await;
+/// Runs the server `launch` names to the end of this life, telling `events` what became of it.
+pub(crate) async fn supervise(launch: Launch, events: impl LifeEvents) {
+    let ending = live(&launch, &events).await;
     if let Ending::Failed { error, .. } = &ending {
         tracing::warn!(server = %launch.config.name, "{error}");
     }
-    report.ended(ending);
+    events.ended(ending);
 }
 
 enum Start {
@@ -360,12 +360,12 @@ fn connect(launch: &Launch, wire: &Arc<Wire>) -> Result<(Link, Handshake), Error
 }
 
 /// Takes the server's tools again, after it said they changed.
-async fn list_tools_again(launch: &Launch, report: &impl Report, peer: &Peer<RoleClient>) {
+async fn list_tools_again(launch: &Launch, events: &impl LifeEvents, peer: &Peer<RoleClient>) {
     let name = &launch.config.name;
     match tokio::time::timeout(launch.options.call_timeout, peer.list_all_tools()).await {
         Ok(Ok(tools)) => {
             tracing::info!(server = %name, tools = tools.len(), "upstream tool list changed");
-            report.tools_listed(tools);
+            events.tools_listed(tools);
         }
         Ok(Err(error)) => {
             tracing::warn!(server = %name, %error, "listing tools again after a change failed");
@@ -377,7 +377,7 @@ async fn list_tools_again(launch: &Launch, report: &impl Report, peer: &Peer<Rol
 }
 
 /// Waits for the server's MCP handshake, within the startup timeout: its service and tools,
-/// or how its run ends (shut down, or failed with why).
+/// or how its life ends (shut down, or failed with why).
 async fn handshake_within(
     launch: &Launch,
     link: &mut Link,
@@ -428,7 +428,7 @@ fn log_ready(config: &ServerConfig, tools: usize, started: Instant) {
     );
 }
 
-async fn run_server(launch: &Launch, report: &impl Report) -> Ending {
+async fn live(launch: &Launch, events: &impl LifeEvents) -> Ending {
     let name = launch.config.name.clone();
     // What the server is told toolweave supports is what the client declared (stdio).
     tokio::select! {
@@ -455,7 +455,7 @@ async fn run_server(launch: &Launch, report: &impl Report) -> Ending {
     let stop_service = service.cancellation_token();
     let breaker = Breaker::default();
     log_ready(&launch.config, tools.len(), started);
-    report.ready(Ready {
+    events.ready(Ready {
         peer: peer.clone(),
         tools,
         process_id: link.process_id(),
@@ -474,7 +474,7 @@ async fn run_server(launch: &Launch, report: &impl Report) -> Ending {
             _ = &mut service_done => break Served::ConnectionClosed,
             cause = breaker.tripped() => break Served::Broken(cause),
             () = launch.tools_changed.notified() => {
-                list_tools_again(launch, report, &peer).await;
+                list_tools_again(launch, events, &peer).await;
             }
         }
     };
