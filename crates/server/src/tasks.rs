@@ -474,3 +474,49 @@ fn failed_payload(message: &str) -> TaskPayload {
         error: error_object(&ErrorData::internal_error(message.to_owned(), None)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_identity_has_a_bounded_number_of_unfinished_tasks() {
+        let tasks = Tasks::default();
+        let made: Vec<_> = (0..MAX_RUNNING_PER_CALLER)
+            .map(|_| tasks.create("alice").unwrap())
+            .collect();
+        let Err(refused) = tasks.create("alice") else {
+            panic!("a task past the bound was made");
+        };
+        assert!(
+            refused.contains("at most 16 unfinished tasks for one caller"),
+            "{refused}"
+        );
+        // Another identity's bound is its own, and a finished task no longer counts.
+        tasks.create("bob").unwrap();
+        made[0].end(TaskPayload::Cancelled, None);
+        tasks.create("alice").unwrap();
+    }
+
+    #[test]
+    fn a_task_is_read_by_the_identity_that_started_it_only() {
+        let tasks = Tasks::default();
+        let entry = tasks.create("alice").unwrap();
+        let task = tasks.get(id(&entry), "alice").unwrap();
+        assert_eq!(task.task.status(), TaskStatus::Working);
+        let foreign = tasks.get(id(&entry), "bob").unwrap_err();
+        assert!(
+            foreign.message.contains("started by another identity"),
+            "{foreign:?}"
+        );
+        tasks.cancel(id(&entry), "bob");
+        assert!(!entry.cancel.is_cancelled());
+        tasks.cancel(id(&entry), "alice");
+        assert!(entry.cancel.is_cancelled());
+        let unknown = tasks.get("task-0", "alice").unwrap_err();
+        assert!(
+            unknown.message.contains("no such task is kept here"),
+            "{unknown:?}"
+        );
+    }
+}
