@@ -15,6 +15,8 @@ Checks:
   the other copies, with the session handle; and a value written on one copy is read on another;
 - approvals asked as multi round-trip requests and answered by retries that land on other copies
   complete their executions, no call run twice;
+- in the default mode, tasks: one made by one copy is read with `tasks/get`, answered with
+  `tasks/update` and cancelled with `tasks/cancel` through the others (see sdk_tasks.py);
 - after one copy is killed with SIGKILL: executions paused on it fail with an error saying its
   copy stopped and to run the code again, those paused on the others complete; of executions
   running when it was killed, only its own may fail; the store and every handle are still read
@@ -28,6 +30,7 @@ import signal
 
 from mcp import Client, types
 from mcp.shared.exceptions import MCPError
+from sdk_tasks import LONG, SLOW_ANSWER, RAW, CancelTask, TaskParams, answer_questions, get, poll, start, tasks_client, terminal, ASKS
 from session import run_script, text_of
 
 REMOVE_TWICE = """
@@ -147,6 +150,25 @@ async def one_copy_killed(connected: Client, session: str, kept: str, killed: in
     print(f"sdk_copies: {mode}: paused executions lost with the killed copy: {len(lost)} of {len(waiting)}; running: {values}")
 
 
+async def tasks_across_copies(url: str) -> None:
+    """A task made by one copy, read, answered and cancelled through any copy."""
+    async with tasks_client(url) as connected:
+        handle = await start(connected, SLOW_ANSWER)
+        seen = [await get(connected.session, handle.task_id) for _ in range(COPIES)]
+        assert [task["taskId"] for task in seen] == [handle.task_id] * COPIES, seen
+        done = await poll(connected.session, handle.task_id, terminal)
+        assert done["status"] == "completed", done
+        assert done["result"]["structuredContent"]["result"] == {"answer": 42}, done
+        handle = await start(connected, ASKS)
+        task, asked = await answer_questions(connected, handle)
+        assert task["status"] == "completed" and len(asked) == 2, (task, asked)
+        handle = await start(connected, LONG)
+        for _ in range(COPIES):
+            await connected.session.send_request(CancelTask(params=TaskParams(taskId=handle.task_id)), RAW)
+        ended = await poll(connected.session, handle.task_id, terminal, seconds=10)
+        assert ended["status"] == "cancelled", ended
+
+
 async def main(binary: str, url: str, killed: str, mode: str) -> None:
     del binary
     assert mode in ("default", "legacy"), mode
@@ -158,6 +180,7 @@ async def main(binary: str, url: str, killed: str, mode: str) -> None:
         session, kept = await state_across_copies(connected)
         if mode == "default":
             await approvals_across_copies(connected, person)
+            await tasks_across_copies(url)
         await one_copy_killed(connected, session, kept, int(killed), mode)
 
 

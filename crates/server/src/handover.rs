@@ -1,4 +1,5 @@
-//! Handing a retry over to the copy that holds its paused execution (`--state`).
+//! Handing a retry over to the copy that holds its paused execution, and a task's requests to
+//! the copy that runs it (`--state`).
 //!
 //! A paused execution lives in the process that runs it (its guest, its upstream calls in
 //! flight). When the retry of its `tools/call` (the client's answers, or the model's `"resume"`)
@@ -53,65 +54,16 @@ pub(crate) async fn hand_over(
     parts: Option<&axum::http::request::Parts>,
     ct: &tokio_util::sync::CancellationToken,
 ) -> Result<CallToolResponse, ErrorData> {
-    let mut params = serde_json::to_value(request)
+    let params = serde_json::to_value(request)
         .map_err(|error| refused(format!("the retry cannot be handed over: {error}")))?;
-    if let (Some(fields), Some(meta)) = (params.as_object_mut(), meta.as_object())
-        && !meta.is_empty()
-    {
-        fields.insert("_meta".to_owned(), Value::Object(meta.clone()));
-    }
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
-    let mut sent = client
-        .post(holder)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header(HANDED_OVER, "1")
-        .body(body.to_string());
-    if let Some(parts) = parts {
-        for name in PASSED_ON {
-            if let Some(value) = parts.headers.get(name) {
-                sent = sent.header(name, value.clone());
-            }
-        }
-    }
-    let gone = |error: reqwest::Error| {
-        refused(format!(
-            "the copy of toolweave that holds the paused execution ({holder}) does not answer \
-             ({error}): it stopped, and the executions it ran were lost with it; run the code \
-             again"
-        ))
+    let sent = Sent {
+        client,
+        holder,
+        what: "the paused execution",
+        lost: "the executions it ran were lost with it; run the code again",
+        refused: &refused,
     };
-    let answer = async {
-        let response = sent.send().await.map_err(gone)?;
-        let event_stream = response
-            .headers()
-            .get("content-type")
-            .and_then(|value| value.to_str().ok())
-            .is_some_and(|value| value.starts_with("text/event-stream"));
-        let status = response.status();
-        let text = response.text().await.map_err(gone)?;
-        read_answer(&text, event_stream).ok_or_else(|| {
-            refused(format!(
-                "the copy that holds the paused execution ({holder}) answered HTTP {status} with \
-                 no JSON-RPC answer: {}",
-                toolweave_core::cut(text, 300)
-            ))
-        })
-    };
-    let answer = tokio::select! {
-        answer = answer => answer?,
-        () = ct.cancelled() => return Err(refused("the retry was cancelled".to_owned())),
-    };
-    if let Some(error) = answer.get("error") {
-        return Err(
-            serde_json::from_value::<ErrorData>(error.clone()).unwrap_or_else(|_| {
-                refused(format!(
-                    "the copy that holds it answered with an error: {error}"
-                ))
-            }),
-        );
-    }
-    let result = answer.get("result").cloned().unwrap_or(Value::Null);
+    let result = sent.send("tools/call", params, meta, parts, ct).await?;
     if result.get("resultType").and_then(Value::as_str) == Some("input_required") {
         return serde_json::from_value::<InputRequiredResult>(result)
             .map(CallToolResponse::InputRequired)
@@ -120,6 +72,113 @@ pub(crate) async fn hand_over(
     serde_json::from_value::<CallToolResult>(result)
         .map(CallToolResponse::Complete)
         .map_err(|error| refused(format!("the holder's answer is not readable: {error}")))
+}
+
+/// Sends a request about task `params.taskId` (`tasks/get`, `tasks/update`, `tasks/cancel`) to
+/// the copy at `holder`, which runs the task; the result it answered.
+pub(crate) async fn task_to_holder(
+    client: &reqwest::Client,
+    holder: &str,
+    method: &str,
+    params: Value,
+    meta: &Value,
+    parts: Option<&axum::http::request::Parts>,
+    ct: &tokio_util::sync::CancellationToken,
+) -> Result<Value, ErrorData> {
+    let refused = |why: String| {
+        ErrorData::invalid_params(format!("toolweave cannot reach this task: {why}"), None)
+    };
+    let sent = Sent {
+        client,
+        holder,
+        what: "the task",
+        lost: "the tasks it ran were lost with it; make the call again",
+        refused: &refused,
+    };
+    sent.send(method, params, meta, parts, ct).await
+}
+
+/// Where a request is sent on, and how its failures are worded.
+struct Sent<'a> {
+    client: &'a reqwest::Client,
+    holder: &'a str,
+    /// What the holder holds, for errors: "the paused execution", "the task".
+    what: &'a str,
+    /// What was lost when the holder does not answer, and what to do.
+    lost: &'a str,
+    refused: &'a (dyn Fn(String) -> ErrorData + Sync),
+}
+
+impl Sent<'_> {
+    /// Sends `method` with `params` (and `_meta` `meta`, and the headers of `parts` the holder
+    /// needs) to the holder; the result it answered, or its error.
+    async fn send(
+        &self,
+        method: &str,
+        mut params: Value,
+        meta: &Value,
+        parts: Option<&axum::http::request::Parts>,
+        ct: &tokio_util::sync::CancellationToken,
+    ) -> Result<Value, ErrorData> {
+        let (holder, what, lost, refused) = (self.holder, self.what, self.lost, self.refused);
+        if let (Some(fields), Some(meta)) = (params.as_object_mut(), meta.as_object())
+            && !meta.is_empty()
+        {
+            fields.insert("_meta".to_owned(), Value::Object(meta.clone()));
+        }
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        let mut sent = self
+            .client
+            .post(holder)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header(HANDED_OVER, "1")
+            .body(body.to_string());
+        if let Some(parts) = parts {
+            for name in PASSED_ON {
+                if let Some(value) = parts.headers.get(name) {
+                    sent = sent.header(name, value.clone());
+                }
+            }
+        }
+        let gone = |error: reqwest::Error| {
+            refused(format!(
+                "the copy of toolweave that holds {what} ({holder}) does not answer ({error}): it \
+                 stopped, and {lost}"
+            ))
+        };
+        let answer = async {
+            let response = sent.send().await.map_err(gone)?;
+            let event_stream = response
+                .headers()
+                .get("content-type")
+                .and_then(|value| value.to_str().ok())
+                .is_some_and(|value| value.starts_with("text/event-stream"));
+            let status = response.status();
+            let text = response.text().await.map_err(gone)?;
+            read_answer(&text, event_stream).ok_or_else(|| {
+                refused(format!(
+                    "the copy that holds {what} ({holder}) answered HTTP {status} with no \
+                     JSON-RPC answer: {}",
+                    toolweave_core::cut(text, 300)
+                ))
+            })
+        };
+        let answer = tokio::select! {
+            answer = answer => answer?,
+            () = ct.cancelled() => return Err(refused("the request was cancelled".to_owned())),
+        };
+        if let Some(error) = answer.get("error") {
+            return Err(
+                serde_json::from_value::<ErrorData>(error.clone()).unwrap_or_else(|_| {
+                    refused(format!(
+                        "the copy that holds it answered with an error: {error}"
+                    ))
+                }),
+            );
+        }
+        Ok(answer.get("result").cloned().unwrap_or(Value::Null))
+    }
 }
 
 /// The JSON-RPC answer in `text`: the body itself, or the last answer among an event stream's

@@ -33,17 +33,19 @@ mod sealed;
 pub mod sessions;
 pub mod shared;
 pub mod stdio;
+mod tasks;
 pub mod telemetry;
 mod tools;
 
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
-    CustomRequest, CustomResult, DiscoverResult, Implementation, InitializeRequestParams,
-    InitializeResult, ListToolsResult, LoggingLevel, LoggingMessageNotificationParam,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
-    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscriptionFilter,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
+    ContentBlock, CustomRequest, CustomResult, DiscoverResult, GetTaskParams, GetTaskResult,
+    Implementation, InitializeRequestParams, InitializeResult, ListToolsResult, LoggingLevel,
+    LoggingMessageNotificationParam, PaginatedRequestParams, ProgressNotificationParam,
+    ProgressToken, ProtocolVersion, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+    SubscriptionFilter, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -116,6 +118,8 @@ pub struct ToolweaveServer {
     /// With `--state`: the backend the copies share, and how a retry is handed over to the copy
     /// that holds its paused execution.
     shared: Option<Arc<Shared>>,
+    /// Calls run as tasks (the MCP tasks extension), shared by every handler.
+    tasks: Arc<tasks::Tasks>,
 }
 
 /// What a copy given `--state` needs to hand retries over.
@@ -179,6 +183,23 @@ fn modern(context: &RequestContext<RoleServer>) -> bool {
         .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28)
 }
 
+/// Whether the request is made in MCP 2026-07-28 or later and declares the tasks extension: a
+/// call of `execute_code` or of a tool listed directly is then made a task (`tasks.rs`).
+fn wants_task(context: &RequestContext<RoleServer>) -> bool {
+    modern(context)
+        && context
+            .client_capabilities()
+            .is_some_and(|capabilities| capabilities.supports_tasks())
+}
+
+/// A call of a tool listed directly: `server`'s `tool`, with `arguments`, by `caller`.
+struct Direct {
+    server: String,
+    tool: String,
+    arguments: Map<String, Value>,
+    caller: Option<Arc<http::IdentityToken>>,
+}
+
 /// `context` for work run across rounds (`rounds.rs`): cancelled by `cancel`, its questions going
 /// to `mailbox` when its client speaks MCP 2026-07-28 (`modern`; else they are requests to the
 /// client), and its calls waiting at the approval page told to `waits` when given.
@@ -235,6 +256,7 @@ impl ToolweaveServer {
             handles: Arc::new(handles::SessionHandles::in_memory(seals)),
             per_identity: false,
             shared: None,
+            tasks: Arc::default(),
             gateway,
         }
     }
@@ -488,6 +510,68 @@ impl ToolweaveServer {
             who(opened_as),
             who(&name)
         ))
+    }
+
+    /// The name of the identity that made the request in `context` (empty for none), or the
+    /// error when it is not the session's.
+    fn caller_name(&self, context: &RequestContext<RoleServer>) -> Result<String, ErrorData> {
+        let caller = self
+            .caller(context)
+            .map_err(|message| ErrorData::invalid_request(message, None))?;
+        Ok(caller
+            .map(|caller| caller.identity().name().to_owned())
+            .unwrap_or_default())
+    }
+
+    /// Runs `work` (an execution, or a call of a tool listed directly) for `caller` calling
+    /// `tool` as a task: the answer is the task's handle, at once, or why no task was made.
+    async fn start_task<F>(
+        &self,
+        caller: &str,
+        tool: &str,
+        work: impl FnOnce(
+            Mailbox,
+            PageWaits,
+            tokio_util::sync::CancellationToken,
+            tasks::TaskProgress,
+        ) -> F
+        + Send
+        + 'static,
+    ) -> CallToolResponse
+    where
+        F: Future<Output = CallToolResult> + Send + 'static,
+    {
+        let entry = match self.tasks.create(caller) {
+            Ok(entry) => entry,
+            Err(why) => {
+                return CallToolResponse::Complete(CallToolResult::error(vec![
+                    ContentBlock::text(why),
+                ]));
+            }
+        };
+        // With `--state`, any copy finds this one by the task's id before the handle is out.
+        if let Some(shared) = &self.shared
+            && let Err(why) = shared
+                .state
+                .hold(tasks::id(&entry), &shared.own, tasks::TASK_TTL)
+                .await
+        {
+            tracing::warn!(task = tasks::id(&entry), %why, "other copies will not find this task");
+        }
+        let answer = tasks::created(&entry);
+        let rounds = self.rounds.clone();
+        let (caller, tool) = (caller.to_owned(), tool.to_owned());
+        let progress = tasks::progress(&entry);
+        let tell: rounds::WaitTeller = Box::new(tasks::telling(&entry));
+        self.executions.spawn(async move {
+            let ct = tasks::cancelled(&entry);
+            let work = move |mailbox, waits, cancel| work(mailbox, waits, cancel, progress);
+            let first = rounds
+                .start_telling(&caller, &tool, work, &ct, Some(tell))
+                .await;
+            tasks::drive(entry, rounds, caller, tool, first).await;
+        });
+        answer
     }
 
     /// The least severe log level sent during the request in `context`: a 2026-07-28 request's
@@ -767,6 +851,96 @@ impl ToolweaveServer {
         Some(handover::hand_over(&shared.client, &holder, request, &meta, parts, &context.ct).await)
     }
 
+    /// With `--state`, a request about task `id` that another copy runs: sent on to that copy,
+    /// whose result it is. `None` when this copy holds the task, no copy does, or the request
+    /// was sent on already (this copy answers it, as for an unknown task).
+    async fn task_elsewhere<P: serde::Serialize>(
+        &self,
+        method: &str,
+        id: &str,
+        params: &P,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<Result<Value, ErrorData>> {
+        let shared = self.shared.as_ref()?;
+        if self.tasks.holds(id) {
+            return None;
+        }
+        let parts = context.extensions.get::<axum::http::request::Parts>();
+        if parts.is_some_and(|parts| parts.headers.contains_key(handover::HANDED_OVER)) {
+            return None;
+        }
+        let holder = match shared.state.holder(id).await {
+            Ok(Some(holder)) if holder != shared.own => holder,
+            Ok(_) => return None,
+            Err(why) => {
+                return Some(Err(ErrorData::invalid_params(
+                    format!("toolweave cannot reach this task: {why}"),
+                    None,
+                )));
+            }
+        };
+        tracing::info!(task = id, %holder, method, "a task's request is sent on to the copy that runs it");
+        let params = match serde_json::to_value(params) {
+            Ok(params) => params,
+            Err(error) => return Some(Err(ErrorData::internal_error(error.to_string(), None))),
+        };
+        let meta = serde_json::to_value(&context.meta).unwrap_or(Value::Null);
+        Some(
+            handover::task_to_holder(
+                &shared.client,
+                &holder,
+                method,
+                params,
+                &meta,
+                parts,
+                &context.ct,
+            )
+            .await,
+        )
+    }
+
+    /// A call of a tool listed directly, by `caller_name` under the name `name`: as a task for
+    /// a client of the tasks extension, across rounds for a client speaking MCP 2026-07-28 (its
+    /// questions are asked as part of this call: `rounds.rs`), else within this call.
+    async fn call_listed_directly(
+        &self,
+        call: Direct,
+        caller_name: &str,
+        name: &str,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResponse {
+        let Direct {
+            server,
+            tool,
+            arguments,
+            caller,
+        } = call;
+        if wants_task(&context) {
+            let this = self.clone();
+            let work = move |mailbox, _waits, cancel, progress| async move {
+                let mut context = in_rounds(context, mailbox, None, cancel);
+                context.extensions.insert(progress);
+                this.call_direct(server, tool, arguments, &context, caller)
+                    .await
+            };
+            return self.start_task(caller_name, name, work).await;
+        }
+        if modern(&context) {
+            let this = self.clone();
+            let ct = context.ct.clone();
+            let work = move |mailbox, _waits, cancel| async move {
+                let context = in_rounds(context, mailbox, None, cancel);
+                this.call_direct(server, tool, arguments, &context, caller)
+                    .await
+            };
+            return self.rounds.start(caller_name, name, work, &ct).await;
+        }
+        CallToolResponse::Complete(
+            self.call_direct(server, tool, arguments, &context, caller)
+                .await,
+        )
+    }
+
     /// The retry of a call that answered with questions (MCP 2026-07-28): the paused work goes on
     /// with the client's answers.
     async fn resume(
@@ -967,6 +1141,7 @@ impl ToolweaveServer {
             &context.peer,
             context.meta.get_progress_token(),
             level,
+            context.extensions.get::<tasks::TaskProgress>().cloned(),
         );
         // Both in this task, tracked like executions: serving waits for them before it ends.
         let (value, ()) = self
@@ -1134,12 +1309,14 @@ async fn forward_notices(
     peer: &Peer<RoleServer>,
     progress_token: Option<ProgressToken>,
     level: Option<LoggingLevel>,
+    task: Option<tasks::TaskProgress>,
 ) {
     let mut sender = NoticeSender {
         peer,
         progress_token,
         level,
         last_progress: 0.0,
+        task,
     };
     // The code's progress waiting for its interval, and when the last one went.
     let mut held: Option<Notice> = None;
@@ -1194,6 +1371,8 @@ struct NoticeSender<'a> {
     /// The least severe level sent; `None`: no log message is sent.
     level: Option<LoggingLevel>,
     last_progress: f64,
+    /// The task the request runs as, whose status shows the latest progress.
+    task: Option<tasks::TaskProgress>,
 }
 
 impl NoticeSender<'_> {
@@ -1206,9 +1385,6 @@ impl NoticeSender<'_> {
                 total,
                 message,
             } => {
-                let Some(token) = self.progress_token.clone() else {
-                    return;
-                };
                 let mut text = format!("{server}.{tool}: {progress}");
                 if let Some(total) = total {
                     text.push_str(&format!("/{total}"));
@@ -1216,6 +1392,12 @@ impl NoticeSender<'_> {
                 if let Some(message) = message {
                     text.push_str(&format!(" {message}"));
                 }
+                if let Some(task) = &self.task {
+                    task.note(&text);
+                }
+                let Some(token) = self.progress_token.clone() else {
+                    return;
+                };
                 // Each upstream call counts on its own; the client's count must only rise.
                 self.last_progress += 1.0;
                 let mut params = ProgressNotificationParam::new(token, self.last_progress);
@@ -1226,28 +1408,12 @@ impl NoticeSender<'_> {
                 progress,
                 total,
                 message,
-            } => match self.progress_token.clone() {
-                // A value that does not rise is not sent: MCP requires progress to increase.
-                Some(token) if progress > self.last_progress => {
-                    self.last_progress = progress;
-                    let mut params = ProgressNotificationParam::new(token, progress);
-                    params.total = total;
-                    params.message = message;
-                    self.progress(params).await;
+            } => {
+                if let Some(task) = &self.task {
+                    task.note(&code_progress_text(progress, total, message.as_deref()));
                 }
-                Some(_) => {}
-                None => {
-                    let mut text = match total {
-                        Some(total) => format!("progress {progress}/{total}"),
-                        None => format!("progress {progress}"),
-                    };
-                    if let Some(message) = message {
-                        text.push_str(&format!(": {message}"));
-                    }
-                    self.log(LoggingLevel::Info, "toolweave/code".to_owned(), json!(text))
-                        .await;
-                }
-            },
+                self.code_progress(progress, total, message).await;
+            }
             Notice::Log {
                 server,
                 level,
@@ -1262,6 +1428,27 @@ impl NoticeSender<'_> {
             }
             Notice::CodeLog { level, text } => {
                 self.log(level, "toolweave/code".to_owned(), json!(text))
+                    .await;
+            }
+        }
+    }
+
+    /// The code's `progress(...)`: progress of the request when the client gave a token, else a
+    /// log message at info level.
+    async fn code_progress(&mut self, progress: f64, total: Option<f64>, message: Option<String>) {
+        match self.progress_token.clone() {
+            // A value that does not rise is not sent: MCP requires progress to increase.
+            Some(token) if progress > self.last_progress => {
+                self.last_progress = progress;
+                let mut params = ProgressNotificationParam::new(token, progress);
+                params.total = total;
+                params.message = message;
+                self.progress(params).await;
+            }
+            Some(_) => {}
+            None => {
+                let text = code_progress_text(progress, total, message.as_deref());
+                self.log(LoggingLevel::Info, "toolweave/code".to_owned(), json!(text))
                     .await;
             }
         }
@@ -1286,6 +1473,18 @@ impl NoticeSender<'_> {
             tracing::debug!(%error, "a log notification could not be sent");
         }
     }
+}
+
+/// The code's `progress(done, total, message)` as one line: `progress 2/3: message`.
+fn code_progress_text(progress: f64, total: Option<f64>, message: Option<&str>) -> String {
+    let mut text = match total {
+        Some(total) => format!("progress {progress}/{total}"),
+        None => format!("progress {progress}"),
+    };
+    if let Some(message) = message {
+        text.push_str(&format!(": {message}"));
+    }
+    text
 }
 
 /// The SHA-256 of `code`, in hex, as the audit log and the approval page show it.
@@ -1363,11 +1562,13 @@ impl ServerHandler for ToolweaveServer {
                 .enable_tools()
                 .enable_tool_list_changed()
                 .enable_logging()
+                .enable_tasks()
                 .build()
         } else {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_logging()
+                .enable_tasks()
                 .build()
         })
         .with_server_info(
@@ -1388,7 +1589,15 @@ impl ServerHandler for ToolweaveServer {
         // The session is opened as the identity of this first request.
         self.caller(&context)
             .map_err(|message| ErrorData::invalid_request(message, None))?;
-        let answer = self.negotiate_initialize(&request)?;
+        let mut answer = self.negotiate_initialize(&request)?;
+        // Tasks are the extension of MCP 2026-07-28 requests: a session opened with `initialize`
+        // (2025-11-25 and before) is not offered them.
+        if let Some(extensions) = answer.capabilities.extensions.as_mut() {
+            extensions.remove(rmcp::model::TASKS_EXTENSION_ID);
+            if extensions.is_empty() {
+                answer.capabilities.extensions = None;
+            }
+        }
         // Upstream servers' requests may reach this client from now on; over stdio, upstream
         // servers start once they can be told what it supports.
         let client = Arc::new(self.client_peer(&context.peer, None));
@@ -1529,32 +1738,35 @@ impl ServerHandler for ToolweaveServer {
             listed_now = listed.tools.iter().any(|tool| tool.name == request.name);
         }
         let own = listed_now && !listed.is_direct(&request.name);
-        // A client speaking MCP 2026-07-28 is asked its questions as part of this call: the work
-        // runs on across the call's rounds (`rounds.rs`).
-        let rounds = modern(&context).then(|| (self.clone(), context.clone()));
         if let Some((server, tool)) = listed.direct(&request.name).cloned() {
-            if let Some((this, context)) = rounds {
-                let ct = context.ct.clone();
-                let work = move |mailbox, _waits, cancel| async move {
-                    let context = in_rounds(context, mailbox, None, cancel);
-                    this.call_direct(server, tool, arguments, &context, caller)
-                        .await
-                };
-                return Ok(self
-                    .rounds
-                    .start(&caller_name, &request.name, work, &ct)
-                    .await);
-            }
-            return Ok(CallToolResponse::Complete(
-                self.call_direct(server, tool, arguments, &context, caller)
-                    .await,
-            ));
+            let call = Direct {
+                server,
+                tool,
+                arguments,
+                caller,
+            };
+            return Ok(self
+                .call_listed_directly(call, &caller_name, &request.name, context)
+                .await);
         }
+        // A client speaking MCP 2026-07-28 that declares the tasks extension gets a task for an
+        // execution (`tasks.rs`).
+        let as_task = wants_task(&context);
         if request.name == EXECUTE_CODE {
             if arguments.contains_key("resume") {
                 return Ok(self
                     .resume_execution(&arguments, &warnings, &caller_name, &context.ct)
                     .await);
+            }
+            if as_task {
+                let this = self.clone();
+                let work = move |mailbox, waits, cancel, progress| async move {
+                    let mut context = in_rounds(context, mailbox, Some(waits), cancel);
+                    context.extensions.insert(progress);
+                    this.execute_answer(&arguments, warnings, &context, caller)
+                        .await
+                };
+                return Ok(self.start_task(&caller_name, &request.name, work).await);
             }
             // Whatever the client speaks, the execution runs on across rounds: a round also ends
             // early when a call waits at the approval page, which the client cannot show.
@@ -1584,6 +1796,59 @@ impl ServerHandler for ToolweaveServer {
         };
         let result = result.unwrap_or_else(invalid_arguments);
         Ok(CallToolResponse::Complete(with_warnings(result, &warnings)))
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let caller = self.caller_name(&context)?;
+        if let Some(answer) = self
+            .task_elsewhere("tasks/get", &request.task_id, &request, &context)
+            .await
+        {
+            return serde_json::from_value(answer?).map_err(|error| {
+                ErrorData::internal_error(
+                    format!("the task's copy answered tasks/get unreadably: {error}"),
+                    None,
+                )
+            });
+        }
+        self.tasks.get(&request.task_id, &caller)
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let caller = self.caller_name(&context)?;
+        if let Some(answer) = self
+            .task_elsewhere("tasks/update", &request.task_id, &request, &context)
+            .await
+        {
+            return answer.map(|_| ());
+        }
+        self.tasks
+            .update(&request.task_id, &caller, request.input_responses);
+        Ok(())
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let caller = self.caller_name(&context)?;
+        if let Some(answer) = self
+            .task_elsewhere("tasks/cancel", &request.task_id, &request, &context)
+            .await
+        {
+            return answer.map(|_| ());
+        }
+        self.tasks.cancel(&request.task_id, &caller);
+        Ok(())
     }
 
     /// rmcp hands over a request it could not match: one for a method toolweave serves whose

@@ -191,7 +191,13 @@ struct Execution {
     /// waits for a retry).
     waiting: Mutex<Waiting>,
     cancel: CancellationToken,
+    /// For a task's execution: where its calls waiting at the approval page are told, instead
+    /// of ending the round (`tasks.rs`).
+    tell: Option<WaitTeller>,
 }
+
+/// Where an execution run as a task tells the calls that wait at the approval page.
+pub(crate) type WaitTeller = Box<dyn Fn(Vec<PageWait>) + Send + Sync>;
 
 #[derive(Default)]
 struct Waiting {
@@ -281,6 +287,22 @@ impl Rounds {
     where
         F: Future<Output = CallToolResult> + Send + 'static,
     {
+        self.start_telling(caller, tool, work, ct, None).await
+    }
+
+    /// [`Rounds::start`], with calls waiting at the approval page told to `tell` (when given)
+    /// rather than ending the round: a task's execution runs on, and its status says where.
+    pub(crate) async fn start_telling<F>(
+        self: &Arc<Self>,
+        caller: &str,
+        tool: &str,
+        work: impl FnOnce(Mailbox, PageWaits, CancellationToken) -> F,
+        ct: &CancellationToken,
+        tell: Option<WaitTeller>,
+    ) -> CallToolResponse
+    where
+        F: Future<Output = CallToolResult> + Send + 'static,
+    {
         let (questions, asked) = mpsc::unbounded_channel();
         let (waits, waiting) = mpsc::unbounded_channel();
         let cancel = CancellationToken::new();
@@ -301,6 +323,7 @@ impl Rounds {
             }),
             waiting: Mutex::default(),
             cancel,
+            tell,
         });
         let id = crate::sealed::random_id();
         self.paused().insert(id.clone(), execution.clone());
@@ -374,6 +397,22 @@ impl Rounds {
         Ok(self.drive(&id, &execution, ct).await)
     }
 
+    /// Cancels and forgets the paused execution `state` names, when it opens for `caller`
+    /// calling `tool` (a task cancelled, or given up on, while it waited for answers).
+    pub(crate) fn abandon(&self, state: &str, caller: &str, tool: &str) {
+        let Ok(sealer) = self.seals.get() else {
+            return;
+        };
+        let Ok(Paused { execution: id, .. }) = sealer.open(state, caller, tool) else {
+            return;
+        };
+        let execution = self.paused().remove(&id);
+        if let Some(execution) = execution {
+            execution.cancel.cancel();
+            self.release(&id);
+        }
+    }
+
     /// Runs one round: until the execution finishes, asks something, or `ct` is cancelled.
     async fn drive(
         self: &Arc<Self>,
@@ -409,6 +448,11 @@ impl Rounds {
                 () = tokio::time::sleep_until(until), if grace_until.is_some() => {
                     waits.retain(|wait| !wait.over.is_cancelled());
                     if waits.is_empty() {
+                        grace_until = None;
+                        continue;
+                    }
+                    if let Some(tell) = &execution.tell {
+                        tell(std::mem::take(&mut waits));
                         grace_until = None;
                         continue;
                     }

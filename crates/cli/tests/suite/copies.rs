@@ -2,8 +2,8 @@
 //! behind HAProxy round-robin (`deploy/haproxy/haproxy-state.cfg`), with Debian's
 //! `redis-server` behind them, driven by the official Python SDK (`tests/python/sdk_copies.py`)
 //! in its default mode (MCP 2026-07-28) and in `mode="legacy"` against `--stateless` copies:
-//! handles, the store and (in the default mode) approvals answered through retries work
-//! whichever copy each request reaches, and a copy killed with SIGKILL loses only its own
+//! handles, the store and (in the default mode) approvals answered through retries, and tasks
+//! read, answered and cancelled, work whichever copy each request reaches, and a copy killed with SIGKILL loses only its own
 //! executions. And a Redis that is down: the copy keeps serving, says what failed and where, and
 //! picks the shared state up once Redis answers.
 
@@ -172,6 +172,19 @@ async fn three_copies_share_state(mode: &'static str) {
     assert!(
         handed_over >= 2 || mode == "legacy",
         "{handed_over} retries handed over:\n{}",
+        logs.join("\n----\n")
+    );
+    // Requests about a task did land on copies that did not run it, and were sent on.
+    let sent_on: usize = logs
+        .iter()
+        .map(|log| {
+            log.matches("a task's request is sent on to the copy that runs it")
+                .count()
+        })
+        .sum();
+    assert!(
+        sent_on >= 2 || mode == "legacy",
+        "{sent_on} task requests sent on:\n{}",
         logs.join("\n----\n")
     );
     assert!(

@@ -36,6 +36,7 @@ mod runner;
 mod session_state;
 mod setup;
 mod shapes;
+mod tasks;
 mod tiers;
 mod upstream2026;
 mod upstreams;
