@@ -1116,27 +1116,13 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
         },
     )
     .await;
-    let mut server = toolweave_server::ToolweaveServer::new(gateway.clone())
-        .with_tools(tools)
-        .with_approval(approval);
-    if let Some(per_minute) = args.http.rate_limit {
-        server = server.with_rate_limit(per_minute);
-    }
     let bound = listener
         .as_ref()
         .map(toolweave_server::http::HttpListener::local_address);
-    if let Some((state, own)) = shared_state(&args.http, &settings, bound)? {
-        server = server
-            .with_state(state, own)
-            .await
-            .map_err(anyhow::Error::msg)?;
-    }
-    if let Some(metrics) = &metrics {
-        server = server.with_metrics(metrics.clone());
-        if listener.is_none() {
-            metrics.fixed_sessions(1);
-        }
-    }
+    let mut server = toolweave_server::ToolweaveServer::new(gateway.clone())
+        .with_tools(tools)
+        .with_approval(approval);
+    server = with_serving_options(server, &args.http, &settings, bound, metrics.as_ref()).await?;
     let stop = tokio_util::sync::CancellationToken::new();
     tokio::spawn(stop_on_signal(stop.clone()));
     // Metrics are served until everything else has ended, drain included.
@@ -1160,6 +1146,33 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
     drop(published);
     gateway.shutdown().await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `server` with what serving adds: the rate limit, shared state and metrics. `bound` is the
+/// HTTP listener's address; over stdio (`None`) there is one client session.
+async fn with_serving_options(
+    mut server: toolweave_server::ToolweaveServer,
+    http: &HttpArgs,
+    settings: &toolweave_config::Settings,
+    bound: Option<std::net::SocketAddr>,
+    metrics: Option<&Arc<toolweave_server::metrics::Metrics>>,
+) -> Result<toolweave_server::ToolweaveServer> {
+    if let Some(per_minute) = http.rate_limit {
+        server = server.with_rate_limit(per_minute);
+    }
+    if let Some((state, own)) = shared_state(http, settings, bound)? {
+        server = server
+            .with_state(state, own)
+            .await
+            .map_err(anyhow::Error::msg)?;
+    }
+    if let Some(metrics) = metrics {
+        server = server.with_metrics(metrics.clone());
+        if bound.is_none() {
+            metrics.fixed_sessions(1);
+        }
+    }
+    Ok(server)
 }
 
 /// The backend `--state` (or the settings' `state`) names, and this copy's MCP address as the

@@ -93,7 +93,7 @@ pub(crate) fn server_stubs(entries: &[&Entry], observations: &dyn Observations) 
 /// object types written in place, abbreviated step by step until each part fits the TypeScript
 /// signature's widths (the arguments take its steps, the result [`RESULT_ABBREVIATIONS`]).
 pub(crate) fn signature(types: &ToolTypes, entry: &Entry) -> String {
-    let lowered = Lowered::new(&types, &entry.guest_tool);
+    let lowered = Lowered::new(types, &entry.guest_tool);
     let renamed = HashMap::new();
     let writer = |max_depth, max_properties, max_union| Writer {
         renamed: &renamed,
