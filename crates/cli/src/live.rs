@@ -8,7 +8,6 @@
 //! carries one question and its answer, each a line of JSON of bounded size. The answers read
 //! the gateway's state as it is; none starts, stops or waits for a server, nor calls a tool.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,6 +18,8 @@ use sha2::{Digest, Sha256};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
 use tokio::net::{UnixListener, UnixStream};
 use toolweave_core::Gateway;
+
+use crate::printed::Printed;
 
 /// How long the command line waits for the running gateway's answer before it starts the
 /// servers itself.
@@ -83,22 +84,6 @@ enum Outcome {
     },
     /// Why the gateway does not answer this question.
     Declined { reason: String },
-}
-
-/// What a command prints: its standard output and its standard error.
-#[derive(Debug, Default, Serialize, Deserialize)]
-pub(crate) struct Printed {
-    pub(crate) stdout: String,
-    pub(crate) stderr: String,
-}
-
-impl Printed {
-    /// Writes both out.
-    pub(crate) fn print(&self) -> Result<()> {
-        std::io::stdout().lock().write_all(self.stdout.as_bytes())?;
-        std::io::stderr().lock().write_all(self.stderr.as_bytes())?;
-        Ok(())
-    }
 }
 
 /// One upstream server as the running gateway holds it.
@@ -388,13 +373,15 @@ async fn outcome(serving: &Serving, ask: Ask) -> Outcome {
             json,
             python,
         } => {
-            let question = crate::cli::ToolsQuestion {
+            let question = crate::printed::ToolsQuestion {
                 query,
                 limit,
                 json,
                 python,
             };
-            match crate::cli::tools_printed(gateway, &question, &serving.identities, false).await {
+            match crate::printed::tools_printed(gateway, &question, &serving.identities, false)
+                .await
+            {
                 Ok(printed) => Outcome::Printed(printed),
                 Err(error) => Outcome::Printed(Printed {
                     stdout: String::new(),
@@ -402,9 +389,9 @@ async fn outcome(serving: &Serving, ask: Ask) -> Outcome {
                 }),
             }
         }
-        Ask::Types { python } => {
-            Outcome::Printed(crate::cli::types_printed(gateway, crate::cli::flavor(python)).await)
-        }
+        Ask::Types { python } => Outcome::Printed(
+            crate::printed::types_printed(gateway, crate::printed::flavor(python)).await,
+        ),
         Ask::Servers => {
             let held = gateway.held();
             let servers = gateway

@@ -16,6 +16,7 @@ mod live;
 mod login;
 mod machine;
 mod pins;
+mod printed;
 mod prompt;
 mod rules;
 mod setup;
