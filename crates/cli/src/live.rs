@@ -366,6 +366,19 @@ async fn answer(stream: UnixStream, serving: &Serving, since: String) -> Result<
 
 async fn outcome(serving: &Serving, ask: Ask) -> Outcome {
     let gateway = &serving.gateway;
+    // A catalog that is still filling would answer `tools` and `types` with part of it: the
+    // command then starts the servers itself, which waits for them.
+    if matches!(ask, Ask::Tools { .. } | Ask::Types { .. })
+        && let Some(starting) = gateway
+            .upstream()
+            .status()
+            .into_iter()
+            .find(|status| matches!(status.state, toolweave_upstream::ServerState::Starting))
+    {
+        return Outcome::Declined {
+            reason: format!("its server \"{}\" is still starting", starting.name),
+        };
+    }
     match ask {
         Ask::Tools {
             query,

@@ -27,6 +27,7 @@ use crate::requests::{
 use crate::wire::UNREADABLE_REQUEST;
 
 /// The rmcp client handler of one upstream server.
+#[derive(Clone)]
 pub(crate) struct UpstreamClient {
     server: String,
     /// Woken when the server announces a new tool list; the server's task lists tools again.

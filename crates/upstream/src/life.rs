@@ -276,13 +276,35 @@ fn connect_remote(
     };
     let handshake: Handshake = match closed {
         None => {
-            let transport = streamable_http_transport(url, headers, wire.clone(), authorization);
+            let transport =
+                streamable_http_transport(url, headers, wire.clone(), authorization.clone());
+            let (url, headers) = (url.clone(), headers.clone());
             Box::pin(async move {
                 let transport = transport.map_err(StartFailure::remote)?;
-                let service = client
+                let service = match client
+                    .clone()
                     .serve_with_lifecycle(transport, lifecycle())
                     .await
-                    .map_err(|error| remote_start_failure(&error, &wire))?;
+                {
+                    Ok(service) => service,
+                    // A server that answers `server/discover` with a result that is not its
+                    // answer (an empty one: a server that answers every method it does not
+                    // know) speaks `initialize`, and is asked with it on a new connection.
+                    Err(rmcp::service::ClientInitializeError::ExpectedInitResult(answer)) => {
+                        tracing::debug!(
+                            ?answer,
+                            "the server answered server/discover with another result; asking it with initialize"
+                        );
+                        let transport =
+                            streamable_http_transport(&url, &headers, wire.clone(), authorization)
+                                .map_err(StartFailure::remote)?;
+                        client
+                            .serve_with_lifecycle(transport, rmcp::ClientLifecycleMode::Initialize)
+                            .await
+                            .map_err(|error| remote_start_failure(&error, &wire))?
+                    }
+                    Err(error) => return Err(remote_start_failure(&error, &wire)),
+                };
                 list_tools(service, &wire).await
             })
         }

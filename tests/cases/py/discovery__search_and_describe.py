@@ -1,5 +1,7 @@
-# Discovery works from inside code too, with Python signatures and stubs.
-# expect: {"found":true,"signature":"tools.fixture.add(*, a: float, b: float) -> Any","stub":true}
+# Discovery works from inside code too, with Python signatures and stubs; a tool without an
+# output schema that has been called is declared with the type its results had, marked observed.
+# expect: {"found":true,"signature":"tools.fixture.add(*, a: float, b: float) -> str  # observed","stub":true}
+await tools.fixture.add(a=1, b=2)
 hits = await search_tools("add two numbers")
 described = await describe_tools(["fixture.add"])
 {

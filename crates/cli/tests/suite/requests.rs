@@ -162,10 +162,16 @@ async fn a_servers_requests_reach_the_client_whose_code_made_the_call() {
     let first = json!({ "roots": [{ "uri": "file:///work/project-1" }] });
     assert_eq!(value["roots"], json!([first, first]));
     assert_eq!(answering.roots_asked.load(Ordering::SeqCst), 1);
-    // The server was told what the client declared, and no more.
+    // The server was told what the client declared, and no more but the tasks extension.
     assert_eq!(
         value["declared"],
-        json!({ "elicitation": {}, "sampling": {}, "roots": { "listChanged": true } })
+        json!({
+            "elicitation": {},
+            "sampling": {},
+            "roots": { "listChanged": true },
+            // toolweave's own: it waits for an upstream tool that runs as a task.
+            "extensions": { "io.modelcontextprotocol/tasks": {} }
+        })
     );
 
     // Once the client says its roots changed, they are asked again.

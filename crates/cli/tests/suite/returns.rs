@@ -42,11 +42,8 @@ async fn declaration(server: &Toolweave, language: &str) -> String {
         )
         .await
         .unwrap();
-    let structured = described.structured_content.unwrap();
-    structured["tools"][0]["declaration"]
-        .as_str()
-        .unwrap()
-        .to_owned()
+    // The text is what the model reads: the declaration, in a fenced block.
+    described.content[0].as_text().unwrap().text.clone()
 }
 
 /// Every file under `folder`, read as text.
@@ -127,19 +124,13 @@ async fn a_result_seen_is_declared_as_observed_kept_without_values_and_dropped_o
         .call("search_tools", json!({"query": "keep a value under a key"}))
         .await
         .unwrap();
-    let hits = found.structured_content.unwrap();
-    let hit = hits["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|hit| hit["name"] == "kv.keep")
-        .unwrap();
+    // The text is what the model reads: each hit with its signature.
+    let text = &found.content[0].as_text().unwrap().text;
     assert!(
-        hit["signature"]
-            .as_str()
-            .unwrap()
-            .ends_with(": Promise<{ key: string; value: string; expire_seconds: number; mode: string }> /* observed */"),
-        "{hit}"
+        text.contains(
+            ": Promise<{ key: string; value: string; expire_seconds: number; mode: string }> /* observed */"
+        ),
+        "{text}"
     );
 
     // Kept beside the pins, types and key names only: the canary is nowhere on disk.
