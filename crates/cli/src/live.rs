@@ -364,20 +364,25 @@ async fn answer(stream: UnixStream, serving: &Serving, since: String) -> Result<
     Ok(())
 }
 
+/// A catalog that is still filling would answer `tools` and `types` with part of it: the
+/// command then starts the servers itself, which waits for them.
+fn still_starting(gateway: &Gateway) -> Option<Outcome> {
+    let starting = gateway
+        .upstream()
+        .status()
+        .into_iter()
+        .find(|status| matches!(status.state, toolweave_upstream::ServerState::Starting))?;
+    Some(Outcome::Declined {
+        reason: format!("its server \"{}\" is still starting", starting.name),
+    })
+}
+
 async fn outcome(serving: &Serving, ask: Ask) -> Outcome {
     let gateway = &serving.gateway;
-    // A catalog that is still filling would answer `tools` and `types` with part of it: the
-    // command then starts the servers itself, which waits for them.
     if matches!(ask, Ask::Tools { .. } | Ask::Types { .. })
-        && let Some(starting) = gateway
-            .upstream()
-            .status()
-            .into_iter()
-            .find(|status| matches!(status.state, toolweave_upstream::ServerState::Starting))
+        && let Some(declined) = still_starting(gateway)
     {
-        return Outcome::Declined {
-            reason: format!("its server \"{}\" is still starting", starting.name),
-        };
+        return declined;
     }
     match ask {
         Ask::Tools {
