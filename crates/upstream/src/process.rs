@@ -507,6 +507,10 @@ fn describe_initialize_error(error: ClientInitializeError, wire: &Wire) -> Start
         ));
     }
     match error {
+        // `server/discover` failed, then `initialize`: the second failure is the one to name.
+        ClientInitializeError::LegacyFallbackFailed { fallback, .. } => {
+            describe_initialize_error(*fallback, wire)
+        }
         ClientInitializeError::ConnectionClosed(_) => StartFailure {
             message: "it closed the connection before answering initialize".to_owned(),
             connection_closed: true,

@@ -319,6 +319,10 @@ pub(crate) fn find_failure(error: &(dyn std::error::Error + 'static)) -> Option<
 
 /// Why `initialize` over HTTP failed, in words without secrets.
 pub(crate) fn describe_initialize_error(error: &ClientInitializeError) -> HttpFailure {
+    // `server/discover` failed, then `initialize`: the second failure is the one to name.
+    if let ClientInitializeError::LegacyFallbackFailed { fallback, .. } = error {
+        return describe_initialize_error(fallback);
+    }
     let found = match error {
         ClientInitializeError::TransportError { error, .. } => find_failure(error),
         other => find_failure(other),
