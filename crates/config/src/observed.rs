@@ -107,21 +107,7 @@ impl ObservedFolder {
         server: &str,
         change: impl FnOnce(&mut ServerObserved) -> bool,
     ) -> Result<ServerObserved> {
-        std::fs::create_dir_all(&self.path).map_err(|error| Error::Write {
-            path: self.path.clone(),
-            message: error.to_string(),
-        })?;
-        let lock_path = self.path.with_extension("lock");
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .and_then(|file| file.lock().map(|()| file))
-            .map_err(|error| Error::Write {
-                path: lock_path,
-                message: format!("cannot lock it: {error}"),
-            })?;
+        let lock = crate::pins::lock_folder(&self.path, self.path.with_extension("lock"))?;
         // A file that does not parse holds nothing worth keeping: shapes are observed again.
         let mut observed = self.load(server).unwrap_or_else(|_| ServerObserved {
             server: server.to_owned(),

@@ -383,21 +383,7 @@ impl PinsFolder {
 
     /// Takes the lock file beside the folder, creating the folder; held until dropped.
     fn lock(&self) -> Result<std::fs::File> {
-        std::fs::create_dir_all(&self.path).map_err(|error| Error::Write {
-            path: self.path.clone(),
-            message: error.to_string(),
-        })?;
-        let lock_path = self.lock_file();
-        std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .and_then(|file| file.lock().map(|()| file))
-            .map_err(|error| Error::Write {
-                path: lock_path,
-                message: format!("cannot lock it: {error}"),
-            })
+        lock_folder(&self.path, self.lock_file())
     }
 
     /// `server`'s own file; none when it has no file.
@@ -496,6 +482,24 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
+/// Creates `folder` and takes the lock file `lock_path` beside it; held until dropped. The pins
+/// folder and the folder of observed result types are each written under theirs.
+pub(crate) fn lock_folder(folder: &Path, lock_path: PathBuf) -> Result<std::fs::File> {
+    std::fs::create_dir_all(folder).map_err(|error| Error::Write {
+        path: folder.to_owned(),
+        message: error.to_string(),
+    })?;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .and_then(|file| file.lock().map(|()| file))
+        .map_err(|error| Error::Write {
+            path: lock_path,
+            message: format!("cannot lock it: {error}"),
+        })
+}
 #[cfg(test)]
 mod tests {
     use super::*;
