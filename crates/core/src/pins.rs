@@ -324,27 +324,39 @@ fn judge(pins: &mut ServerPins, list: &[ToolDefinition], check: CheckDefinitions
 /// the last check.
 fn list_digest(list: &[ToolDefinition]) -> [u8; 32] {
     let mut hasher = Sha256::new();
-    let mut part = |text: Option<&str>| match text {
-        Some(text) => {
-            hasher.update([1]);
-            hasher.update((text.len() as u64).to_le_bytes());
-            hasher.update(text.as_bytes());
-        }
-        None => hasher.update([0]),
-    };
     for tool in list {
         let annotations = tool
             .annotations
             .as_ref()
             .map(|hints| hints.to_value().to_string());
-        part(Some(&tool.name));
-        part(tool.title.as_deref());
-        part(tool.description.as_deref());
-        part(Some(tool.input_schema.as_json()));
-        part(tool.output_schema.as_ref().map(ToolSchema::as_json));
-        part(annotations.as_deref());
+        hash_definition(
+            &mut hasher,
+            [
+                Some(&tool.name),
+                tool.title.as_deref(),
+                tool.description.as_deref(),
+                Some(tool.input_schema.as_json()),
+                tool.output_schema.as_ref().map(ToolSchema::as_json),
+                annotations.as_deref(),
+            ],
+        );
     }
     hasher.finalize().into()
+}
+
+/// Adds one definition's texts (name, title, description, input and output schema,
+/// annotations) to `hasher`, each told apart from a missing one and from its neighbours.
+pub(crate) fn hash_definition(hasher: &mut Sha256, texts: [Option<&str>; 6]) {
+    for text in texts {
+        match text {
+            Some(text) => {
+                hasher.update([1]);
+                hasher.update((text.len() as u64).to_le_bytes());
+                hasher.update(text.as_bytes());
+            }
+            None => hasher.update([0]),
+        }
+    }
 }
 
 fn held_tool(server: &str, tool: &ToolDefinition, finding: Option<String>) -> HeldTool {

@@ -212,24 +212,21 @@ fn take_in(state: &mut State, server: &str, file: &ServerObserved) {
 /// tool whose digest is another.
 fn definition_digest(entry: &Entry) -> String {
     let mut hasher = Sha256::new();
-    let mut part = |text: Option<&str>| match text {
-        Some(text) => {
-            hasher.update([1]);
-            hasher.update((text.len() as u64).to_le_bytes());
-            hasher.update(text.as_bytes());
-        }
-        None => hasher.update([0]),
-    };
     let annotations = entry
         .annotations
         .as_ref()
         .map(|hints| hints.to_value().to_string());
-    part(Some(&entry.tool));
-    part(entry.title.as_deref());
-    part(entry.description.as_deref());
-    part(Some(entry.input_schema.as_json()));
-    part(entry.output_schema.as_ref().map(ToolSchema::as_json));
-    part(annotations.as_deref());
+    crate::pins::hash_definition(
+        &mut hasher,
+        [
+            Some(&entry.tool),
+            entry.title.as_deref(),
+            entry.description.as_deref(),
+            Some(entry.input_schema.as_json()),
+            entry.output_schema.as_ref().map(ToolSchema::as_json),
+            annotations.as_deref(),
+        ],
+    );
     let digest = hasher.finalize();
     let hex: String = digest.iter().map(|byte| format!("{byte:02x}")).collect();
     format!("sha256:{hex}")
