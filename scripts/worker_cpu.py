@@ -6,9 +6,10 @@
 Starts `BINARY serve --config CONFIG`, sends RUNS executions of CODE one after another (each as
 soon as the last is answered, after 30 to warm up), and prints the median and p90 latency as
 this script sees it; with IN_FLIGHT above 1, keeps that many requests in flight and prints the
-executions per second instead. Either way it prints the CPU per execution of the language's fork server (the forks) and of
-the workers it forked and reaped (their whole lives: start, confinement, warm-up, job, exit),
-read from /proc/<pid>/stat (utime + stime, cutime + cstime). Linux only.
+executions per second instead. Either way it prints the CPU per execution of the language's fork
+server (the forks) and of the workers it forked: those it reaped (their whole lives: start,
+confinement, warm-up, jobs, exit) and those still alive (kept for the session, or waiting), read
+from /proc/<pid>/stat (utime + stime, cutime + cstime). Linux only.
 """
 import json
 import os
@@ -85,8 +86,29 @@ def cpu(pid):
     return int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14])
 
 
+def living_workers():
+    """The fork server's children now: their CPU so far, by pid."""
+    found = {}
+    for pid in os.listdir("/proc"):
+        try:
+            fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        except (OSError, ValueError):
+            continue
+        if fields[1] == str(fork_server):
+            found[pid] = int(fields[11]) + int(fields[12])
+    return found
+
+
+def workers_cpu():
+    """Ticks of the fork server's own CPU, and of its workers: those it reaped, whole, plus
+    those alive now. A worker alive at the start and reaped since is counted whole by the
+    reaping: the difference of two readings takes its share before the start out again."""
+    own, reaped = cpu(fork_server)
+    return own, reaped + sum(living_workers().values())
+
+
 time.sleep(0.2)
-own_before, workers_before = cpu(fork_server)
+own_before, workers_before = workers_cpu()
 latencies = []
 if in_flight > 1:
     started = time.perf_counter()
@@ -102,7 +124,7 @@ else:
     measured = "median %.3f ms, p90 %.3f ms" % (
         latencies[runs // 2] * 1e3, latencies[int(runs * 0.9)] * 1e3)
 time.sleep(0.3)
-own_after, workers_after = cpu(fork_server)
+own_after, workers_after = workers_cpu()
 print("%s: %s; per execution: fork server %.0f µs, workers %.0f µs" % (
     language, measured, (own_after - own_before) / ticks / runs * 1e6,
     (workers_after - workers_before) / ticks / runs * 1e6))

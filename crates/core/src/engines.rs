@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 use toolweave_config::Limits;
 use toolweave_process::confine::{self, Ceilings};
 use toolweave_process::{
-    FromEngine, WorkerCommand, WorkerExecution, WorkerKind, WorkerPool, WorkerSpec,
+    FromEngine, SessionKey, WorkerCommand, WorkerExecution, WorkerKind, WorkerPool, WorkerSpec,
 };
 use toolweave_sandbox::{
     Engine, EngineError, EnginePool, ExecuteRequest, HostReply, Job, MAX_CODE_BYTES, Manifest,
@@ -33,7 +33,8 @@ const IDLE_WORKERS: usize = 4;
 pub enum Isolation {
     /// On engine threads of the gateway process: the fastest path, for trusted setups.
     InProcess,
-    /// In a confined worker process per execution.
+    /// In confined worker processes: each session's executions one after another in workers
+    /// of its own, each execution in a fresh engine runtime.
     #[default]
     Worker,
 }
@@ -126,8 +127,12 @@ impl Engines {
         self.isolation
     }
 
-    /// Starts `request` where its language belongs.
-    async fn place(&self, request: ExecuteRequest) -> Box<dyn Running> {
+    /// Starts `request`, run for `session`, where its language belongs.
+    async fn place(
+        &self,
+        request: ExecuteRequest,
+        session: Option<SessionKey>,
+    ) -> Box<dyn Running> {
         // The engine refuses it too; refused here, a program too large is not copied to a
         // worker first.
         if request.code.len() > MAX_CODE_BYTES {
@@ -143,7 +148,7 @@ impl Engines {
             Engine::Monty => &self.python_workers,
         };
         if let Some(workers) = workers {
-            return match workers.start(&request).await {
+            return match workers.start(&request, session).await {
                 Ok(execution) => Box::new(Placed::Worker(Box::new(execution))),
                 Err(message) => failed(EngineError::Internal { message }),
             };
@@ -165,8 +170,12 @@ impl Engines {
 }
 
 impl Executor for Engines {
-    fn start(&self, request: ExecuteRequest) -> BoxFuture<'_, Box<dyn Running>> {
-        Box::pin(self.place(request))
+    fn start(
+        &self,
+        request: ExecuteRequest,
+        session: Option<SessionKey>,
+    ) -> BoxFuture<'_, Box<dyn Running>> {
+        Box::pin(self.place(request, session))
     }
 
     /// Workers started from now on are told `manifest`, so a job with it need not carry it.

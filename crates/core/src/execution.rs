@@ -209,7 +209,14 @@ impl Gateway {
         // What the request asked to narrow, and what it could not have.
         let mut warnings = Vec::new();
         let timeout = narrowed_timeout(requested_timeout, self.limits.timeout, &mut warnings);
-        let running = self.start_engine(code, language, timeout).await;
+        // A worker runs executions of one session, for one identity, and no other's.
+        let session = state.number().map(|session| toolweave_process::SessionKey {
+            session,
+            identity: identity
+                .as_ref()
+                .map(|identity| Arc::<str>::from(identity.name())),
+        });
+        let running = self.start_engine(code, language, timeout, session).await;
         let calls = ExecutionCalls {
             gateway: self.clone(),
             flavor: crate::catalog_state::flavor_of(language),
@@ -262,6 +269,7 @@ impl Gateway {
         code: String,
         language: Language,
         timeout: Duration,
+        session: Option<toolweave_process::SessionKey>,
     ) -> Box<dyn Running> {
         let manifest = self.catalogs.current_catalog().await.manifest();
         let engine_request = toolweave_sandbox::ExecuteRequest {
@@ -273,7 +281,7 @@ impl Gateway {
             },
             manifest,
         };
-        self.executor.start(engine_request).await
+        self.executor.start(engine_request, session).await
     }
 
     /// The execution's result once its program has stopped: what stopped it first, the value

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use toolweave_config::Limits;
-use toolweave_process::FromEngine;
+use toolweave_process::{FromEngine, SessionKey};
 use toolweave_sandbox::{EngineError, ExecuteRequest, HostReply, Manifest, Outcome};
 
 /// Where guest code runs. The gateway hands an executor each execution's program, language,
@@ -17,9 +17,15 @@ use toolweave_sandbox::{EngineError, ExecuteRequest, HostReply, Manifest, Outcom
 /// processes (by its [`Isolation`]), and [`RemoteRunner`](crate::RemoteRunner) on a
 /// `toolweave runner` elsewhere. The messages are those of `docs/protocol.md`.
 pub trait Executor: Send + Sync + std::fmt::Debug + 'static {
-    /// Starts `request`. One that cannot start is a [`Running`] whose first message says why
+    /// Starts `request`, run for `session` when it belongs to one (an executor may run the
+    /// executions of one session in the same confined process, one after another, and never
+    /// those of two). One that cannot start is a [`Running`] whose first message says why
     /// ([`failed`]).
-    fn start(&self, request: ExecuteRequest) -> BoxFuture<'_, Box<dyn Running>>;
+    fn start(
+        &self,
+        request: ExecuteRequest,
+        session: Option<SessionKey>,
+    ) -> BoxFuture<'_, Box<dyn Running>>;
 
     /// The manifest the next executions will most likely have, so what prepares engines ahead
     /// can set their tools up before the job comes.

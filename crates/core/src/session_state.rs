@@ -37,6 +37,9 @@ const MAX_SHAPE_BYTES: usize = 2000;
 const REMEMBERED_GONE: usize = 1000;
 /// Once handles of this many bytes have expired, free memory is handed back to the system.
 const TRIM_BYTES: usize = 1024 * 1024;
+/// The number the next session made in this process gets.
+static NEXT_NUMBER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 /// Bytes of handles expired since free memory was last handed back.
 static FREED_SINCE_TRIM: AtomicUsize = AtomicUsize::new(0);
 
@@ -53,6 +56,8 @@ pub struct SessionState {
     tokens: Arc<Tokens>,
     /// Tells this session's handle ids from another's (and from a process before a restart).
     tag: String,
+    /// Which of this process's states it is: no two have the same.
+    number: u64,
     /// Itself, for the timers that drop handles when their time is up.
     this: Weak<SessionState>,
     /// What changed since [`SessionState::take_changes`], when the state is kept elsewhere
@@ -216,6 +221,7 @@ impl SessionState {
             handles: Mutex::default(),
             tokens: Arc::default(),
             tag,
+            number: NEXT_NUMBER.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             this: this.clone(),
         })
     }
@@ -485,6 +491,12 @@ impl SessionState {
     /// Whether this state belongs to a session (see [`SessionState::sessionless`]).
     pub(crate) fn has_session(&self) -> bool {
         self.session
+    }
+
+    /// The number that tells this session from every other of this process; `None` for a
+    /// state without a session.
+    pub(crate) fn number(&self) -> Option<u64> {
+        self.session.then_some(self.number)
     }
 
     /// The tokens redaction gave in this session; a state without a session has none to

@@ -104,6 +104,11 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
         self
     }
 
+    /// From the next line on, lines of at most `max` bytes.
+    pub fn set_max(&mut self, max: usize) {
+        self.max = max;
+    }
+
     /// The longest line kept.
     pub fn max(&self) -> usize {
         self.max

@@ -36,7 +36,9 @@ pub use worker::{
 pub use worker_entry::{
     CONFINEMENT_CHECK_ARGUMENT, WORKER_ARGUMENT, run_worker_if_asked, worker_command,
 };
-pub use workers::{WorkerExecution, WorkerPool};
+pub use workers::{
+    KEPT_FOR, MAX_KEPT_BUSY, MAX_KEPT_EXECUTIONS, SessionKey, WorkerExecution, WorkerPool,
+};
 
 /// How much of one line a child process (a worker, a fork server, a runner) writes to stderr is
 /// kept; the rest is cut.

@@ -172,7 +172,8 @@ struct HostPipe {
     /// afterwards.
     max_line: Cell<usize>,
     output: RefCell<BufWriter<std::io::Stdout>>,
-    cancel: CancelFlag,
+    /// The running job's: set when the host cancels it or goes away.
+    cancel: RefCell<CancelFlag>,
 }
 
 /// How much is read from stdin at a time: what a pipe holds.
@@ -185,13 +186,20 @@ impl HostPipe {
             chunk: RefCell::new(vec![0u8; READ_CHUNK]),
             max_line: Cell::new(MAX_SETUP_LINE_BYTES),
             output: RefCell::new(BufWriter::new(std::io::stdout())),
-            cancel,
+            cancel: RefCell::new(cancel),
         }
     }
 
-    /// From now on the host sends replies for a job under `limits`.
-    fn expect_replies(&self, limits: &EngineLimits) {
+    /// A job under `limits` begins: from now on the host sends its replies, and a cancel sets
+    /// `cancel`.
+    fn begin(&self, limits: &EngineLimits, cancel: CancelFlag) {
         self.max_line.set(ToWorker::max_reply_line(limits));
+        *self.cancel.borrow_mut() = cancel;
+    }
+
+    /// The job has ended: what comes next is setup for the next one.
+    fn end(&self) {
+        self.max_line.set(MAX_SETUP_LINE_BYTES);
     }
 
     /// Queues a message for the host.
@@ -293,7 +301,7 @@ impl HostPipe {
 
     /// The host is gone: nothing will answer, stop.
     fn host_gone(&self) -> RecvTimeoutError {
-        self.cancel.cancel();
+        self.cancel.borrow().cancel();
         RecvTimeoutError::Disconnected
     }
 
@@ -303,7 +311,7 @@ impl HostPipe {
             match self.next(Some(timeout))? {
                 ToWorker::Reply(reply) => {
                     if matches!(reply, HostReply::Cancel) {
-                        self.cancel.cancel();
+                        self.cancel.borrow().cancel();
                     }
                     return Ok(reply);
                 }
@@ -568,78 +576,120 @@ fn run_one_job(
     // Everything that does not depend on the job happens before it arrives: a first run of the
     // engine's own code (a fresh process otherwise pays for faulting in the interpreter's code
     // and data on the job's time), the JavaScript runtime.
-    let cancel = CancelFlag::new();
-    let host = HostPipe::new(cancel.clone());
+    let host = HostPipe::new(CancelFlag::new());
     warm_up(kind, how);
     let stack_top = stack_address();
-    let prepared = match kind {
-        WorkerKind::JavaScript => Some(PreparedJavaScript::new(stack_top)),
-        WorkerKind::Python => None,
-    };
-    // The job, read on this thread: no hand-off between reading it and running it.
-    let job = loop {
+    let mut first = true;
+    loop {
+        // A fresh runtime for every job: nothing a program left (globals, prototypes, timers,
+        // pending promises, its heap) reaches the next one.
+        let prepared = match kind {
+            WorkerKind::JavaScript => Some(PreparedJavaScript::new(stack_top)),
+            WorkerKind::Python => None,
+        };
+        let job = match next_job(&host, &mut expected, first) {
+            Ok(Some(job)) => job,
+            // The host let this worker go: the pool was dropped, or the worker is not kept.
+            Ok(None) => return 0,
+            Err(()) => return 1,
+        };
+        first = false;
+        let request = match accepted(&host, job, expected.take(), &confined) {
+            Ok(request) => request,
+            Err(()) => return 1,
+        };
+        // The next job of the same session most likely names the same tools.
+        expected = Some(request.manifest.clone());
+        let cancel = CancelFlag::new();
+        host.begin(&request.limits, cancel.clone());
+        arm_memory(&request);
+        let (outcome, spent) = execute_job(kind, request, prepared, &host, &cancel);
+        host.send(&FromEngine::Finished(outcome));
+        host.flush();
+        // The runtime is freed before the next is made, off the answer's time.
+        drop(spent);
+        host.end();
+    }
+}
+
+/// The next job, reading what the host sends until it comes: `None` once the host has closed
+/// the pipe. Replies between jobs answer calls of the job before, which ended without them.
+fn next_job(
+    host: &HostPipe,
+    expected: &mut Option<Arc<Manifest>>,
+    first: bool,
+) -> Result<Option<WorkerJob>, ()> {
+    loop {
         match host.next(None) {
-            Ok(ToWorker::Expect(manifest)) => expected = Some(manifest),
-            Ok(ToWorker::Start(job)) => break job,
-            Ok(ToWorker::Reply(_)) => {
+            Ok(ToWorker::Expect(manifest)) => *expected = Some(manifest),
+            Ok(ToWorker::Start(job)) => return Ok(Some(job)),
+            Ok(ToWorker::Reply(_)) if first => {
                 eprintln!("toolweave worker: a reply came before the job");
-                return 1;
+                return Err(());
             }
-            // The pool was dropped before it needed this worker.
-            Err(_) => return 0,
+            Ok(ToWorker::Reply(_)) => {}
+            Err(_) => return Ok(None),
         }
-    };
-    if let Some(mismatch) = job.version_mismatch() {
-        host.send(&FromEngine::Finished(failed(EngineError::Internal {
-            message: mismatch,
-        })));
-        host.flush();
-        return 1;
     }
-    host.expect_replies(&job.limits);
-    let Some(manifest) = job.manifest.or(expected) else {
-        host.send(&FromEngine::Finished(failed(EngineError::Internal {
-            message: "the job named no tools and none were expected".to_owned(),
-        })));
-        host.flush();
-        return 1;
+}
+
+/// The request a job asks for, if this worker can run it; otherwise its outcome says why.
+fn accepted(
+    host: &HostPipe,
+    job: WorkerJob,
+    expected: Option<Arc<Manifest>>,
+    confined: &Result<confine::LandlockState, ConfineError>,
+) -> Result<ExecuteRequest, ()> {
+    let refusal = if let Some(mismatch) = job.version_mismatch() {
+        mismatch
+    } else if let Err(error) = confined {
+        format!("{error}; the program was not run")
+    } else if let Some(manifest) = job.manifest.or(expected) {
+        return Ok(ExecuteRequest {
+            code: job.code,
+            language: job.language,
+            limits: job.limits,
+            manifest,
+        });
+    } else {
+        "the job named no tools and none were expected".to_owned()
     };
-    let request = ExecuteRequest {
-        code: job.code,
-        language: job.language,
-        limits: job.limits,
-        manifest,
-    };
-    if let Err(error) = confined {
-        host.send(&FromEngine::Finished(failed(EngineError::Internal {
-            message: format!("{error}; the program was not run"),
-        })));
-        host.flush();
-        return 1;
-    }
-    arm_memory(&request);
-    let outcome = match (request.language, prepared) {
+    host.send(&FromEngine::Finished(failed(EngineError::Internal {
+        message: refusal,
+    })));
+    host.flush();
+    Err(())
+}
+
+/// Runs one job; what is left of its runtime is handed back to be dropped after the answer.
+fn execute_job(
+    kind: WorkerKind,
+    request: ExecuteRequest,
+    prepared: Option<Result<PreparedJavaScript, EngineError>>,
+    host: &HostPipe,
+    cancel: &CancelFlag,
+) -> (Outcome, Option<toolweave_sandbox::SpentJavaScript>) {
+    match (request.language, prepared) {
         (Language::JavaScript | Language::TypeScript, Some(Ok(prepared))) => {
             let (outcome, spent) =
-                prepared.execute(request, &mut |event| host.send_event(event), &host, &cancel);
-            // Exiting frees everything; skip tearing the runtime down.
-            std::mem::forget(spent);
-            outcome
+                prepared.execute(request, &mut |event| host.send_event(event), host, cancel);
+            (outcome, Some(spent))
         }
-        (Language::JavaScript | Language::TypeScript, Some(Err(error))) => failed(error),
-        (Language::Python, None) => {
-            toolweave_sandbox::execute(request, &mut |event| host.send_event(event), &host, &cancel)
-        }
-        (language, _) => failed(EngineError::Internal {
-            message: format!(
-                "a {} worker was given a {language:?} program",
-                kind.argument()
-            ),
-        }),
-    };
-    host.send(&FromEngine::Finished(outcome));
-    host.flush();
-    0
+        (Language::JavaScript | Language::TypeScript, Some(Err(error))) => (failed(error), None),
+        (Language::Python, None) => (
+            toolweave_sandbox::execute(request, &mut |event| host.send_event(event), host, cancel),
+            None,
+        ),
+        (language, _) => (
+            failed(EngineError::Internal {
+                message: format!(
+                    "a {} worker was given a {language:?} program",
+                    kind.argument()
+                ),
+            }),
+            None,
+        ),
+    }
 }
 
 #[cfg(test)]

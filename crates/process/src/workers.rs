@@ -1,26 +1,34 @@
 //! The host side of worker processes: started ahead of demand, driven by the execution's task.
 //!
 //! A worker is the `toolweave` binary started again as a worker ([`crate::worker_main`])
-//! for one kind of program; it runs exactly one execution and exits. This side keeps a few
-//! started per kind, hands one its job, and then reads and writes the worker's pipes directly in
-//! the execution's task: an event written by the worker wakes the protocol thread once, with no
-//! relay thread in between. The host owns the deadline: a worker that does not stop when asked
-//! is killed.
+//! for one kind of program; it runs executions one after another, each in a fresh engine
+//! runtime, until the host lets it go. This side keeps a few started per kind, hands one its
+//! job, and then reads and writes the worker's pipes directly in the execution's task: an event
+//! written by the worker wakes the protocol thread once, with no relay thread in between. The
+//! host owns the deadline: a worker that does not stop when asked is killed.
+//!
+//! A worker that has run an execution serves only that execution's session ([`SessionKey`]):
+//! it is kept for the session's next one when the execution ended cleanly, and otherwise, or
+//! after [`MAX_KEPT_EXECUTIONS`] executions, [`MAX_KEPT_BUSY`] of them, or [`KEPT_FOR`] without
+//! one, it ends and a fresh worker takes its place. No worker ever runs for two sessions.
 
+use std::collections::HashMap;
 use std::io;
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncWriteExt, BufReader};
 use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
 use toolweave_jsonrpc::reader::{LineReader, Next, Overflow};
 use toolweave_jsonrpc::tail::StderrTail;
-use toolweave_sandbox::{EngineError, ExecuteRequest, ExpectedManifest, HostReply, Manifest};
+use toolweave_sandbox::{
+    EngineError, ExecuteRequest, ExpectedManifest, HostReply, Manifest, Outcome,
+};
 
 #[cfg(target_os = "linux")]
 use crate::fork_client::{ForkServer, ForkedWorker};
@@ -34,6 +42,36 @@ const STARTUP_DELAY: Duration = Duration::from_millis(50);
 const REPLACEMENT_DELAY: Duration = Duration::from_millis(2);
 /// How long the host waits for the exit status of a worker that ended without an outcome.
 const EXIT_WAIT: Duration = Duration::from_secs(2);
+
+/// The most executions one worker runs for its session; then a fresh one takes its place.
+pub const MAX_KEPT_EXECUTIONS: u32 = 1000;
+/// The most time one worker spends in executions (from the job to its outcome). Its CPU ceiling
+/// (`Ceilings::cpu_seconds`, the gateway's timeout and 3 s) counts the whole process, and an
+/// execution uses at most its time in CPU (one engine thread): a worker let go past this
+/// leaves every execution it runs at least the CPU its timeout allows.
+pub const MAX_KEPT_BUSY: Duration = Duration::from_secs(2);
+/// How long a kept worker waits for its session's next execution.
+pub const KEPT_FOR: Duration = Duration::from_secs(30);
+/// A JavaScript guest that held more heap than this leaves its worker's memory grown; the
+/// worker is let go.
+const MAX_KEPT_HEAP: usize = 32 * 1024 * 1024;
+/// Kept workers of one session: as many as it had executions at once, up to this.
+const MAX_KEPT_PER_SESSION: usize = 16;
+/// Kept workers of all sessions together; past it, the one kept longest ends.
+const MAX_KEPT: usize = 32;
+/// How often kept workers are checked for having waited too long.
+const KEPT_SWEEP: Duration = Duration::from_secs(5);
+
+/// The session an execution runs for: a worker that ran one of its executions runs no other
+/// session's. `session` is unique within the gateway process (`SessionState`'s number); the
+/// identity is part of the key, so one session's executions for two identities do not share.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SessionKey {
+    /// Which session of this process.
+    pub session: u64,
+    /// The identity the execution runs for, when the client named one.
+    pub identity: Option<Arc<str>>,
+}
 
 /// Worker processes of one kind, started ahead of demand. Cheap to clone.
 #[derive(Debug, Clone)]
@@ -49,6 +87,8 @@ struct PoolInner {
     directory: PathBuf,
     idle: Mutex<Idle>,
     idle_target: usize,
+    /// Workers kept for the next execution of the session they ran one for.
+    kept: Mutex<Kept>,
     /// Workers running an execution (for metrics).
     busy: std::sync::atomic::AtomicUsize,
     /// The manifest of the last job: workers started from now on are told to expect it.
@@ -63,6 +103,36 @@ struct PoolInner {
 struct Idle {
     workers: Vec<Worker>,
     starting: usize,
+}
+
+/// Workers that ran an execution, kept for their session's next.
+#[derive(Debug, Default)]
+struct Kept {
+    by_session: HashMap<SessionKey, Vec<KeptWorker>>,
+    count: usize,
+    /// Whether the task that lets workers go after [`KEPT_FOR`] runs.
+    sweeping: bool,
+}
+
+#[derive(Debug)]
+struct KeptWorker {
+    worker: Worker,
+    uses: Uses,
+    since: Instant,
+}
+
+/// What a worker has run so far.
+#[derive(Debug, Clone, Copy, Default)]
+struct Uses {
+    executions: u32,
+    busy: Duration,
+}
+
+impl Uses {
+    /// Whether a worker that has run this much may run another execution.
+    fn leave_room(&self) -> bool {
+        self.executions < MAX_KEPT_EXECUTIONS && self.busy < MAX_KEPT_BUSY
+    }
 }
 
 /// When a pool starts the workers it is missing.
@@ -98,7 +168,7 @@ struct Worker {
     expects: Option<Arc<Manifest>>,
     process: Process,
     stdin: pipe::Sender,
-    stdout: pipe::Receiver,
+    stdout: MessageReader,
     stderr: Stderr,
 }
 
@@ -108,8 +178,6 @@ enum Process {
     Started(Child),
     #[cfg(target_os = "linux")]
     Forked(Forked),
-    /// Handed on to be stopped in the background.
-    Retired,
 }
 
 /// A worker forked by the fork server; killed when dropped.
@@ -126,7 +194,6 @@ impl Process {
             Self::Started(child) => child.id(),
             #[cfg(target_os = "linux")]
             Self::Forked(forked) => Some(forked.worker.pid),
-            Self::Retired => None,
         }
     }
 
@@ -138,7 +205,6 @@ impl Process {
             }
             #[cfg(target_os = "linux")]
             Self::Forked(forked) => forked.kill(),
-            Self::Retired => {}
         }
     }
 
@@ -159,7 +225,6 @@ impl Process {
                     Err(TryRecvError::Empty) => false,
                 }
             }
-            Self::Retired => true,
         }
     }
 
@@ -178,7 +243,6 @@ impl Process {
                 forked.status = Some(status);
                 Ok(status)
             }
-            Self::Retired => Err(io::Error::other("the worker was retired")),
         }
     }
 }
@@ -264,11 +328,19 @@ enum Unreadable {
 }
 
 impl MessageReader {
-    fn new(stdout: pipe::Receiver, max_line: usize) -> Self {
+    /// Until a job is handed to its worker, the reader takes no line at all: a waiting worker
+    /// writes nothing.
+    fn new(stdout: pipe::Receiver) -> Self {
         Self {
             // Events are small: what goes a long way goes to the worker, not from it.
-            lines: LineReader::new(stdout, max_line, Overflow::Fail),
+            lines: LineReader::new(stdout, 0, Overflow::Fail),
         }
+    }
+
+    /// From now on, lines of at most `max_line` bytes: what a worker under the job's limits
+    /// writes.
+    fn set_max_line(&mut self, max_line: usize) {
+        self.lines.set_max(max_line);
     }
 
     /// The next line, without its end; `None` once the output ends (a line the worker did not
@@ -323,7 +395,7 @@ impl Pipes {
         Ok(Worker {
             expects: None,
             stdin: pipe::Sender::from_owned_fd(stdin.into())?,
-            stdout: pipe::Receiver::from_owned_fd(stdout.into())?,
+            stdout: MessageReader::new(pipe::Receiver::from_owned_fd(stdout.into())?),
             stderr,
             process,
         })
@@ -367,6 +439,7 @@ impl WorkerPool {
                 directory,
                 idle: Mutex::new(Idle::default()),
                 idle_target,
+                kept: Mutex::new(Kept::default()),
                 busy: std::sync::atomic::AtomicUsize::new(0),
                 expected: ExpectedManifest::default(),
                 #[cfg(target_os = "linux")]
@@ -384,13 +457,25 @@ impl WorkerPool {
         self.inner.expected.set(manifest);
     }
 
-    /// Starts `request` in a worker: a waiting one, or one started now. A waiting worker that
-    /// cannot take the job (it died while it waited: killed, or its fork server went) is
-    /// dropped for the next.
-    pub async fn start(&self, request: &ExecuteRequest) -> Result<WorkerExecution, String> {
+    /// Starts `request` in a worker: one kept for `session`, a waiting one, or one started
+    /// now. A waiting worker that cannot take the job (it died while it waited: killed, or its
+    /// fork server went) is dropped for the next. With a `session`, the worker is kept for the
+    /// session's next execution when this one ends cleanly.
+    pub async fn start(
+        &self,
+        request: &ExecuteRequest,
+        session: Option<SessionKey>,
+    ) -> Result<WorkerExecution, String> {
         self.expect(request.manifest.clone());
+        if let Some(key) = &session {
+            while let Some(kept) = self.inner.take_kept(key) {
+                if let Ok(execution) = self.hand(kept.worker, kept.uses, request, &session).await {
+                    return Ok(execution);
+                }
+            }
+        }
         loop {
-            let (mut idle, emptied) = {
+            let (idle, emptied) = {
                 let mut idle = self
                     .inner
                     .idle
@@ -403,49 +488,66 @@ impl WorkerPool {
                 // The next execution should find one waiting.
                 self.replenish(When::Now);
             }
-            if let Some(worker) = idle.as_mut()
-                && worker.process.is_lost()
-            {
-                // Sending it the job would succeed (its pipe is still open) and lose the
-                // execution when it dies.
-                tracing::debug!(
-                    worker = worker.process.id(),
-                    "a waiting worker process has ended, or its fork server has; trying another"
-                );
-                continue;
-            }
-            let fresh = idle.is_none();
-            let worker = match idle {
-                Some(worker) => worker,
-                None => self
+            let Some(worker) = idle else {
+                let worker = self
                     .inner
                     .start_worker(Warm::No)
                     .await
-                    .map_err(|error| format!("cannot start a worker process: {error}"))?,
+                    .map_err(|error| format!("cannot start a worker process: {error}"))?;
+                return self
+                    .hand(worker, Uses::default(), request, &session)
+                    .await
+                    .map_err(|error| format!("the worker process did not take the job: {error}"));
             };
-            let job = ToWorker::Start(WorkerJob::new(request, worker.expects.as_ref()));
-            // Busy until the session is dropped (which counts it down).
-            self.inner.busy.fetch_add(1, Ordering::Relaxed);
-            let mut session = WorkerExecution {
-                stdout: MessageReader::new(worker.stdout, FromEngine::max_line(&request.limits)),
-                stdin: worker.stdin,
-                process: worker.process,
-                stderr: worker.stderr,
-                memory_limit: request.limits.memory_bytes,
-                killed: false,
-                finished: false,
-                unwritten: Outbox::default(),
-                unreadable: None,
-                pool: Some(self.clone()),
-            };
-            match session.send(&job).await {
-                Ok(()) => return Ok(session),
-                Err(error) if fresh => {
-                    return Err(format!("the worker process did not take the job: {error}"));
-                }
-                Err(error) => {
-                    tracing::warn!(%error, "a waiting worker process was gone; trying another");
-                }
+            if let Ok(execution) = self.hand(worker, Uses::default(), request, &session).await {
+                return Ok(execution);
+            }
+        }
+    }
+
+    /// Hands `request` to `worker`, which has run `uses` before. A worker whose process has
+    /// ended, or whose fork server has, is not sent the job: sending it would succeed (its
+    /// pipe is still open) and lose the execution when it dies.
+    async fn hand(
+        &self,
+        mut worker: Worker,
+        uses: Uses,
+        request: &ExecuteRequest,
+        session: &Option<SessionKey>,
+    ) -> io::Result<WorkerExecution> {
+        if worker.process.is_lost() {
+            tracing::debug!(
+                worker = worker.process.id(),
+                "a waiting worker process has ended, or its fork server has; trying another"
+            );
+            return Err(io::Error::other("the worker process has ended"));
+        }
+        let job = ToWorker::Start(WorkerJob::new(request, worker.expects.as_ref()));
+        worker
+            .stdout
+            .set_max_line(FromEngine::max_line(&request.limits));
+        // The worker expects the job's tools from now on.
+        worker.expects = Some(request.manifest.clone());
+        // Busy until the execution is dropped (which counts it down).
+        self.inner.busy.fetch_add(1, Ordering::Relaxed);
+        let mut execution = WorkerExecution {
+            worker: Some(worker),
+            memory_limit: request.limits.memory_bytes,
+            killed: false,
+            finished: None,
+            unwritten: Outbox::default(),
+            unreadable: None,
+            pool: Some(self.clone()),
+            session: session.clone(),
+            uses,
+            started: Instant::now(),
+        };
+        match execution.send(&job).await {
+            Ok(()) => Ok(execution),
+            Err(error) => {
+                tracing::warn!(%error, "a waiting worker process was gone; trying another");
+                execution.kill();
+                Err(error)
             }
         }
     }
@@ -455,16 +557,23 @@ impl WorkerPool {
         self.inner.spec.kind
     }
 
-    /// How many of this pool's workers wait for a job, and how many run one.
+    /// How many of this pool's workers wait for a job (fresh ones and those kept for a
+    /// session), and how many run one.
     pub fn count(&self) -> (usize, usize) {
-        let waiting = self
+        let fresh = self
             .inner
             .idle
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .workers
             .len();
-        (waiting, self.inner.busy.load(Ordering::Relaxed))
+        let kept = self
+            .inner
+            .kept
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .count;
+        (fresh + kept, self.inner.busy.load(Ordering::Relaxed))
     }
 
     /// Starts workers in the background until `idle_target` are waiting (or being started).
@@ -516,6 +625,67 @@ impl WorkerPool {
     }
 }
 
+impl Kept {
+    /// Takes the worker kept longest.
+    fn take_oldest(&mut self) -> Option<Worker> {
+        let (session, index) = self
+            .by_session
+            .iter()
+            .flat_map(|(session, workers)| {
+                workers
+                    .iter()
+                    .enumerate()
+                    .map(move |(index, kept)| (kept.since, session, index))
+            })
+            .min_by_key(|(since, _, _)| *since)
+            .map(|(_, session, index)| (session.clone(), index))?;
+        let workers = self.by_session.get_mut(&session)?;
+        let kept = workers.remove(index);
+        if workers.is_empty() {
+            self.by_session.remove(&session);
+        }
+        self.count -= 1;
+        Some(kept.worker)
+    }
+
+    /// Takes the workers kept for longer than [`KEPT_FOR`].
+    fn take_expired(&mut self, now: Instant) -> Vec<Worker> {
+        let mut expired = Vec::new();
+        self.by_session.retain(|_, workers| {
+            let (stale, fresh): (Vec<_>, Vec<_>) = std::mem::take(workers)
+                .into_iter()
+                .partition(|kept| now.duration_since(kept.since) >= KEPT_FOR);
+            expired.extend(stale.into_iter().map(|kept| kept.worker));
+            *workers = fresh;
+            !workers.is_empty()
+        });
+        self.count -= expired.len();
+        expired
+    }
+}
+
+/// Lets kept workers go once they have waited [`KEPT_FOR`]; ends when none is kept, or with
+/// the pool. Dropping a worker ends its process (it is reaped in the background).
+async fn sweep_kept(pool: Weak<PoolInner>) {
+    loop {
+        tokio::time::sleep(KEPT_SWEEP).await;
+        let Some(pool) = pool.upgrade() else { return };
+        let (expired, done) = {
+            let mut kept = pool.kept.lock().unwrap_or_else(PoisonError::into_inner);
+            let expired = kept.take_expired(Instant::now());
+            let done = kept.count == 0;
+            if done {
+                kept.sweeping = false;
+            }
+            (expired, done)
+        };
+        drop(expired);
+        if done {
+            return;
+        }
+    }
+}
+
 /// Whether a new worker warms up before it reads its job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Warm {
@@ -526,6 +696,53 @@ enum Warm {
 }
 
 impl PoolInner {
+    /// A worker kept for `session`, the one that waited least (its caches are warmest).
+    fn take_kept(&self, session: &SessionKey) -> Option<KeptWorker> {
+        let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+        let workers = kept.by_session.get_mut(session)?;
+        let worker = workers.pop();
+        if workers.is_empty() {
+            kept.by_session.remove(session);
+        }
+        if worker.is_some() {
+            kept.count -= 1;
+        }
+        worker
+    }
+
+    /// Keeps `worker`, which has run `uses` for `session`, for the session's next execution.
+    /// What is let go to make room is returned, to be dropped (which ends it) outside the lock.
+    fn keep(self: &Arc<Self>, session: SessionKey, worker: Worker, uses: Uses) -> Vec<Worker> {
+        let mut gone = Vec::new();
+        let start_sweep = {
+            let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+            let of_session = kept.by_session.get(&session).map_or(0, Vec::len);
+            if of_session >= MAX_KEPT_PER_SESSION {
+                gone.push(worker);
+                return gone;
+            }
+            if kept.count >= MAX_KEPT
+                && let Some(oldest) = kept.take_oldest()
+            {
+                gone.push(oldest);
+            }
+            kept.by_session
+                .entry(session)
+                .or_default()
+                .push(KeptWorker {
+                    worker,
+                    uses,
+                    since: Instant::now(),
+                });
+            kept.count += 1;
+            !std::mem::replace(&mut kept.sweeping, true)
+        };
+        if start_sweep {
+            tokio::spawn(sweep_kept(Arc::downgrade(self)));
+        }
+        gone
+    }
+
     /// Tells a waiting worker which tools its job will most likely name, unless it was forked
     /// expecting them.
     async fn tell_expected(&self, mut worker: Worker) -> io::Result<Worker> {
@@ -649,22 +866,57 @@ impl PoolInner {
 /// One execution in a worker process, driven by the execution's task.
 #[derive(Debug)]
 pub struct WorkerExecution {
-    stdout: MessageReader,
-    stdin: pipe::Sender,
-    process: Process,
-    stderr: Stderr,
+    /// Its worker; taken when the execution is dropped, to be kept for the session or ended.
+    worker: Option<Worker>,
     memory_limit: usize,
     killed: bool,
-    /// Whether it reported its outcome (then it exits on its own).
-    finished: bool,
+    /// How its outcome left the worker, once it reported one.
+    finished: Option<Finish>,
     /// Replies the worker's stdin had no room for yet: written while its output is read (see
     /// [`Self::next`]).
     unwritten: Outbox,
     /// Why a message from the worker could not be read, if one could not.
     unreadable: Option<Unreadable>,
-    /// Told when this worker is done, to start its replacement then (not while it runs:
-    /// starting a process costs a core for a millisecond or two).
+    /// Told when this worker is done, to keep it or to start its replacement then (not while
+    /// it runs: starting a process costs a core for a millisecond or two).
     pool: Option<WorkerPool>,
+    /// The session the worker may be kept for.
+    session: Option<SessionKey>,
+    /// What the worker ran before this execution.
+    uses: Uses,
+    started: Instant,
+}
+
+/// How an execution's outcome leaves its worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Finish {
+    /// As it found it: the program ended on its own, within every limit, and its runtime goes
+    /// with it. The worker can run the session's next execution.
+    Clean,
+    /// Past a limit, stopped, or failing in the engine itself: the worker ends.
+    Spent,
+}
+
+impl Finish {
+    fn of(outcome: &Outcome) -> Self {
+        let clean = outcome.stats.memory_peak_bytes <= MAX_KEPT_HEAP
+            && match &outcome.result {
+                Ok(_) => true,
+                Err(error) => matches!(
+                    error,
+                    EngineError::Syntax { .. }
+                        | EngineError::CodeTooLarge { .. }
+                        | EngineError::Guest { .. }
+                        | EngineError::LogLimit { .. }
+                        | EngineError::ResultTooLarge { .. }
+                        | EngineError::Unserializable { .. }
+                        | EngineError::ToolCallLimit { .. }
+                        | EngineError::TimerLimit { .. }
+                        | EngineError::NeverSettles
+                ),
+            };
+        if clean { Self::Clean } else { Self::Spent }
+    }
 }
 
 impl WorkerExecution {
@@ -674,14 +926,15 @@ impl WorkerExecution {
     /// its stdin only between writing its events, so the host must never wait to write while
     /// the worker waits for it to read.
     pub async fn next(&mut self) -> Option<FromEngine> {
+        let worker = self.worker.as_mut()?;
         let line = loop {
             if self.unwritten.is_empty() {
-                break self.stdout.next_line().await;
+                break worker.stdout.next_line().await;
             }
             tokio::select! {
-                line = self.stdout.next_line() => break line,
-                writable = self.stdin.writable() => {
-                    if writable.is_err() || self.write_some().is_err() {
+                line = worker.stdout.next_line() => break line,
+                writable = worker.stdin.writable() => {
+                    if writable.is_err() || write_some(&worker.stdin, &mut self.unwritten).is_err() {
                         // The worker is gone: what it wrote before is still read, then `None`.
                         self.unwritten.clear();
                     }
@@ -691,7 +944,9 @@ impl WorkerExecution {
         let unreadable = match line {
             Ok(Some(line)) => match serde_json::from_slice(&line) {
                 Ok(message) => {
-                    self.finished = matches!(message, FromEngine::Finished(_));
+                    if let FromEngine::Finished(outcome) = &message {
+                        self.finished = Some(Finish::of(outcome));
+                    }
                     return Some(message);
                 }
                 Err(error) => Unreadable::Garbled(error.to_string()),
@@ -721,25 +976,17 @@ impl WorkerExecution {
         } else {
             self.unwritten.push(&message);
         }
-        if self.write_some().is_err() {
+        let written = match &self.worker {
+            Some(worker) => write_some(&worker.stdin, &mut self.unwritten),
+            None => Err(io::Error::other("the worker is gone")),
+        };
+        if written.is_err() {
             self.unwritten.clear();
         }
     }
 
-    /// Writes what the worker's stdin has room for now, without waiting.
-    fn write_some(&mut self) -> io::Result<()> {
-        while !self.unwritten.is_empty() {
-            match self.stdin.try_write(self.unwritten.bytes()) {
-                Ok(written) => self.unwritten.advance(written),
-                Err(error) if error.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-                Err(error) => return Err(error),
-            }
-        }
-        Ok(())
-    }
-
-    /// Stops the execution: the worker is killed. It serves this execution only, and a guest
-    /// that is busy computing reads nothing the host sends, so there is nothing to wait for.
+    /// Stops the execution: the worker is killed. A guest that is busy computing reads nothing
+    /// the host sends, so there is nothing to wait for.
     pub fn cancel(&mut self) {
         self.kill();
     }
@@ -747,12 +994,13 @@ impl WorkerExecution {
     /// Kills the worker now.
     pub fn kill(&mut self) {
         self.killed = true;
-        self.process.start_kill();
+        if let Some(worker) = &mut self.worker {
+            worker.process.start_kill();
+        }
     }
 
     /// Why the worker ended without an outcome, from its exit status.
     pub async fn ended_early(&mut self) -> EngineError {
-        let status = tokio::time::timeout(EXIT_WAIT, self.process.wait()).await;
         if let Some(unreadable) = &self.unreadable {
             let what = match unreadable {
                 Unreadable::Garbled(error) => {
@@ -770,7 +1018,12 @@ impl WorkerExecution {
         if self.killed {
             return EngineError::Cancelled;
         }
-        let status = match status {
+        let Some(worker) = &mut self.worker else {
+            return EngineError::Internal {
+                message: "the worker process running the code is gone".to_owned(),
+            };
+        };
+        let status = match tokio::time::timeout(EXIT_WAIT, worker.process.wait()).await {
             Ok(Ok(status)) => status,
             _ => {
                 return EngineError::Internal {
@@ -793,7 +1046,7 @@ impl WorkerExecution {
                 "the worker process running the code exited with {status} before it reported an outcome"
             ),
         };
-        let last_words = self.stderr.last_words().await;
+        let last_words = worker.stderr.last_words().await;
         if !last_words.is_empty() {
             message.push_str(&format!("; it wrote: {last_words}"));
         }
@@ -801,8 +1054,43 @@ impl WorkerExecution {
     }
 
     async fn send(&mut self, message: &ToWorker) -> std::io::Result<()> {
-        write_message(&mut self.stdin, message).await
+        match &mut self.worker {
+            Some(worker) => write_message(&mut worker.stdin, message).await,
+            None => Err(io::Error::other("the worker is gone")),
+        }
     }
+
+    /// The worker, if it may run its session's next execution: its outcome left it clean,
+    /// everything sent to it was written, and it has room for more.
+    fn keepable(&mut self) -> Option<(SessionKey, Worker, Uses)> {
+        let uses = Uses {
+            executions: self.uses.executions.saturating_add(1),
+            busy: self.uses.busy.saturating_add(self.started.elapsed()),
+        };
+        let clean = self.finished == Some(Finish::Clean)
+            && !self.killed
+            && self.unreadable.is_none()
+            && self.unwritten.is_empty()
+            && uses.leave_room();
+        if !clean {
+            return None;
+        }
+        let session = self.session.take()?;
+        let worker = self.worker.take()?;
+        Some((session, worker, uses))
+    }
+}
+
+/// Writes what `stdin` has room for now of `unwritten`, without waiting.
+fn write_some(stdin: &pipe::Sender, unwritten: &mut Outbox) -> io::Result<()> {
+    while !unwritten.is_empty() {
+        match stdin.try_write(unwritten.bytes()) {
+            Ok(written) => unwritten.advance(written),
+            Err(error) if error.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(())
 }
 
 /// Lines on their way to a worker's stdin, written as it has room: a long reply takes many
@@ -886,23 +1174,31 @@ async fn write_message(stdin: &mut pipe::Sender, message: &ToWorker) -> io::Resu
 
 impl Drop for WorkerExecution {
     fn drop(&mut self) {
-        // Its process is reaped in the background (by tokio, or by the fork server).
         let pool = self.pool.take();
         if let Some(pool) = &pool {
             pool.inner.busy.fetch_sub(1, Ordering::Relaxed);
+            if let Some((session, worker, uses)) = self.keepable() {
+                drop(pool.inner.keep(session, worker, uses));
+                // A fresh worker it came from is replaced.
+                pool.replenish(When::Soon);
+                return;
+            }
         }
+        let Some(mut worker) = self.worker.take() else {
+            return;
+        };
+        // Its process is reaped in the background (by tokio, or by the fork server).
         let runtime = tokio::runtime::Handle::try_current();
         match runtime {
-            // A worker that reported its outcome exits on its own, and this execution's answer
-            // is being sent: it is made sure of (killed, should it still run) a moment later,
-            // when its replacement starts.
-            Ok(runtime) if self.finished => {
-                let process = std::mem::replace(&mut self.process, Process::Retired);
+            // A worker that reported its outcome is let go by closing its stdin (it exits),
+            // and this execution's answer is being sent: it is made sure of (killed, should it
+            // still run) a moment later, when its replacement starts.
+            Ok(runtime) if self.finished.is_some() => {
                 runtime.spawn(async move {
+                    drop(worker.stdin);
                     tokio::time::sleep(REPLACEMENT_DELAY).await;
-                    let mut process = process;
-                    process.start_kill();
-                    drop(process);
+                    worker.process.start_kill();
+                    drop(worker.process);
                     if let Some(pool) = pool {
                         pool.replenish(When::Now);
                     }
@@ -910,7 +1206,7 @@ impl Drop for WorkerExecution {
             }
             // Any other is not needed any more.
             _ => {
-                self.process.start_kill();
+                worker.process.start_kill();
                 if let Some(pool) = pool {
                     pool.replenish(When::Soon);
                 }
@@ -934,6 +1230,12 @@ mod tests {
     use super::*;
     use crate::confine::Ceilings;
     use toolweave_sandbox::{EngineLimits, Language, Manifest};
+
+    impl WorkerExecution {
+        fn pid(&self) -> Option<u32> {
+            self.worker.as_ref().and_then(|worker| worker.process.id())
+        }
+    }
 
     /// A pool whose "worker" is a shell script: the host side is what is under test.
     fn pool(script: &str) -> WorkerPool {
@@ -978,7 +1280,7 @@ mod tests {
 
     /// [`ended_early`] for a job of `request`.
     async fn ended_early_with(script: &str, request: &ExecuteRequest) -> String {
-        let mut session = pool(script).start(request).await.unwrap();
+        let mut session = pool(script).start(request, None).await.unwrap();
         assert!(session.next().await.is_none());
         let EngineError::Internal { message } = session.ended_early().await else {
             panic!("expected an internal error");
@@ -1032,8 +1334,8 @@ mod tests {
         let waiting = Pipes::connect(stdin, stdout, stderr, process).unwrap();
         pool.inner.idle.lock().unwrap().workers.push(waiting);
 
-        let session = pool.start(&request()).await.unwrap();
-        assert_ne!(session.process.id(), Some(doomed.id()));
+        let session = pool.start(&request(), None).await.unwrap();
+        assert_ne!(session.pid(), Some(doomed.id()));
         // Dropped without a job: its stdin closed unread, so `read` failed.
         let status = tokio::time::timeout(
             Duration::from_secs(5),
@@ -1093,5 +1395,109 @@ mod tests {
         let message = ended_early("read job; echo 'engine: out of luck' >&2; exit 3").await;
         assert!(message.contains("exit status: 3"), "{message}");
         assert!(message.contains("engine: out of luck"), "{message}");
+    }
+
+    /// A script that answers every job with `outcome`, as a worker that runs jobs one after
+    /// another does.
+    fn answering(outcome: Outcome) -> String {
+        let finished = serde_json::to_string(&FromEngine::Finished(outcome)).unwrap();
+        format!("while read job; do printf '%s\\n' '{finished}'; done")
+    }
+
+    fn outcome(result: Result<serde_json::Value, EngineError>) -> Outcome {
+        Outcome {
+            result,
+            stats: Default::default(),
+        }
+    }
+
+    fn session(number: u64, identity: Option<&str>) -> Option<SessionKey> {
+        Some(SessionKey {
+            session: number,
+            identity: identity.map(Arc::from),
+        })
+    }
+
+    /// Runs one execution for `key` to its outcome; the worker's process id.
+    async fn run_for(pool: &WorkerPool, key: Option<SessionKey>) -> u32 {
+        let mut execution = pool.start(&request(), key).await.unwrap();
+        let pid = execution.pid().unwrap();
+        assert!(matches!(
+            execution.next().await,
+            Some(FromEngine::Finished(_))
+        ));
+        pid
+    }
+
+    #[tokio::test]
+    async fn a_worker_runs_the_next_execution_of_its_session_and_of_no_other() {
+        let pool = pool(&answering(outcome(Ok(serde_json::json!(2)))));
+        let first = run_for(&pool, session(1, None)).await;
+        assert_eq!(run_for(&pool, session(1, None)).await, first, "not kept");
+        // Another session, the same session for another identity, and no session at all each
+        // get a worker of their own.
+        let other = run_for(&pool, session(2, None)).await;
+        let identity = run_for(&pool, session(1, Some("alice"))).await;
+        let none = run_for(&pool, None).await;
+        let pids = [first, other, identity, none];
+        for (index, pid) in pids.iter().enumerate() {
+            assert!(!pids[..index].contains(pid), "{pids:?}");
+        }
+        assert_eq!(run_for(&pool, session(1, None)).await, first);
+        assert_eq!(run_for(&pool, session(2, None)).await, other);
+        // Kept: sessions 1, 2 and 1 for alice; the worker without a session was let go.
+        assert_eq!(pool.count().0, 3);
+    }
+
+    #[tokio::test]
+    async fn a_worker_whose_execution_ended_past_a_limit_or_with_a_large_heap_is_not_kept() {
+        let spent = [
+            outcome(Err(EngineError::Timeout {
+                limit: Duration::from_secs(1),
+            })),
+            outcome(Err(EngineError::MemoryLimit { limit: 1 })),
+            outcome(Err(EngineError::StackOverflow)),
+            outcome(Err(EngineError::Internal {
+                message: "broken".to_owned(),
+            })),
+            Outcome {
+                result: Ok(serde_json::json!(1)),
+                stats: toolweave_sandbox::Stats {
+                    memory_peak_bytes: MAX_KEPT_HEAP + 1,
+                    ..Default::default()
+                },
+            },
+        ];
+        for outcome in spent {
+            let described = format!("{:?}", outcome.result);
+            let pool = pool(&answering(outcome));
+            let first = run_for(&pool, session(1, None)).await;
+            assert_ne!(run_for(&pool, session(1, None)).await, first, "{described}");
+        }
+        // A program that threw leaves its worker as it found it.
+        let thrown = outcome(Err(EngineError::Guest {
+            name: "Error".to_owned(),
+            message: "no".to_owned(),
+            line: None,
+            column: None,
+            stack: None,
+        }));
+        let pool = pool(&answering(thrown));
+        let first = run_for(&pool, session(1, None)).await;
+        assert_eq!(run_for(&pool, session(1, None)).await, first);
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_execution_does_not_leave_its_worker_kept() {
+        let pool = pool("read job; sleep 30");
+        let mut execution = pool.start(&request(), session(1, None)).await.unwrap();
+        let pid = execution.pid().unwrap();
+        execution.cancel();
+        assert!(execution.next().await.is_none());
+        drop(execution);
+        assert_eq!(pool.count().0, 0);
+        let pool2 = pool.clone();
+        let next = pool2.start(&request(), session(1, None)).await.unwrap();
+        assert_ne!(next.pid(), Some(pid));
     }
 }

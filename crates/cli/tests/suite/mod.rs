@@ -31,6 +31,7 @@ mod redaction;
 mod requests;
 mod results;
 mod returns;
+mod reuse;
 mod rule_names;
 mod runner;
 mod session_state;

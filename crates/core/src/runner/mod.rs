@@ -195,7 +195,12 @@ impl Connections {
 }
 
 impl Executor for RemoteRunner {
-    fn start(&self, request: ExecuteRequest) -> BoxFuture<'_, Box<dyn Running>> {
+    /// The runner decides itself where its executions run; `session` is not sent.
+    fn start(
+        &self,
+        request: ExecuteRequest,
+        _session: Option<toolweave_process::SessionKey>,
+    ) -> BoxFuture<'_, Box<dyn Running>> {
         Box::pin(async move {
             let (id, connection, events) = match self.connections.start(&request).await {
                 Ok(started) => started,

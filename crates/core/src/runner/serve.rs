@@ -196,7 +196,9 @@ impl RunnerService {
             Err(message) => return failed(EngineError::Internal { message }),
         };
         let timeout = request.limits.timeout;
-        let mut running = self.engines.start(request).await;
+        // A job does not say which of the gateway's sessions it belongs to: each runs in a
+        // fresh worker.
+        let mut running = self.engines.start(request, None).await;
         let backstop = tokio::time::sleep(timeout + DEADLINE_GRACE);
         tokio::pin!(backstop);
         let mut cancelled = false;
