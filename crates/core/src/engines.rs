@@ -193,10 +193,11 @@ impl Executor for Engines {
             .into_iter()
             .flatten()
             .map(|pool| {
-                let (waiting, busy) = pool.count();
+                let (waiting, kept, busy) = pool.count();
                 crate::WorkerCount {
                     kind: pool.kind(),
                     waiting,
+                    kept,
                     busy,
                 }
             })

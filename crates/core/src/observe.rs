@@ -44,8 +44,10 @@ pub trait Observer: Send + Sync {
 pub struct WorkerCount {
     /// Which guest language they run.
     pub kind: toolweave_process::WorkerKind,
-    /// Started and waiting for a job.
+    /// Started and waiting for a job of any session.
     pub waiting: usize,
+    /// Waiting for the next job of the session they ran one for.
+    pub kept: usize,
     /// Running an execution.
     pub busy: usize,
 }

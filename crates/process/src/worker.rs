@@ -1,8 +1,10 @@
 //! The worker process's side: engines in a process of their own, the same messages over pipes.
 //!
 //! A worker is the `toolweave` binary started again with a worker argument and a
-//! [`WorkerKind`]; it runs exactly one execution and exits, so nothing outlives a program. A
-//! JavaScript worker prepares its runtime while it waits for the job. The host side (starting
+//! [`WorkerKind`]; it runs executions one after another, each in a fresh engine runtime, until
+//! the host closes its stdin, so nothing a program leaves behind reaches the next. A JavaScript
+//! worker prepares its next runtime while it waits for the job. The host sends a worker the
+//! executions of one session only (`workers.rs`). The host side (starting
 //! workers ahead of demand, driving one, killing one that overstays) is `workers.rs`.
 //!
 //! Why a process: Python's memory limit is enforced by a process-wide allocator that ends the
@@ -50,7 +52,7 @@ pub enum ToWorker {
     /// The tools the job will most likely name, sent while the worker waits for it: a
     /// JavaScript worker sets them up ahead, off the job's time.
     Expect(Arc<Manifest>),
-    /// Run this program (the first and only start a worker gets).
+    /// Run this program (when the worker runs none).
     Start(WorkerJob),
     /// An answer to one of its calls, or a cancel.
     Reply(HostReply),
@@ -528,7 +530,8 @@ impl WorkerKind {
     }
 }
 
-/// The worker's side: prepare, take one job from stdin, run it, report, exit.
+/// The worker's side: prepare, take a job from stdin, run it, report, and again, until the host
+/// closes stdin.
 ///
 /// The binary must use `monty_alloc::LimitedAllocator` as its global allocator: before the guest
 /// runs, the worker arms it with the job's memory limit, so that going past it ends this process

@@ -557,9 +557,9 @@ impl WorkerPool {
         self.inner.spec.kind
     }
 
-    /// How many of this pool's workers wait for a job (fresh ones and those kept for a
-    /// session), and how many run one.
-    pub fn count(&self) -> (usize, usize) {
+    /// How many of this pool's workers wait for a job of any session, wait for their session's
+    /// next, and run one.
+    pub fn count(&self) -> (usize, usize, usize) {
         let fresh = self
             .inner
             .idle
@@ -573,7 +573,7 @@ impl WorkerPool {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .count;
-        (fresh + kept, self.inner.busy.load(Ordering::Relaxed))
+        (fresh, kept, self.inner.busy.load(Ordering::Relaxed))
     }
 
     /// Starts workers in the background until `idle_target` are waiting (or being started).
@@ -1446,7 +1446,7 @@ mod tests {
         assert_eq!(run_for(&pool, session(1, None)).await, first);
         assert_eq!(run_for(&pool, session(2, None)).await, other);
         // Kept: sessions 1, 2 and 1 for alice; the worker without a session was let go.
-        assert_eq!(pool.count().0, 3);
+        assert_eq!(pool.count().1, 3);
     }
 
     #[tokio::test]
@@ -1495,7 +1495,7 @@ mod tests {
         execution.cancel();
         assert!(execution.next().await.is_none());
         drop(execution);
-        assert_eq!(pool.count().0, 0);
+        assert_eq!(pool.count().1, 0);
         let pool2 = pool.clone();
         let next = pool2.start(&request(), session(1, None)).await.unwrap();
         assert_ne!(next.pid(), Some(pid));

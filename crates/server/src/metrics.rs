@@ -147,7 +147,7 @@ impl Metrics {
         let workers = Family::<WorkerLabels, Gauge>::default();
         registry.register(
             "workers",
-            "Worker processes by kind (javascript, python) and state (waiting, busy)",
+            "Worker processes by kind (javascript, python) and state (waiting: for any session; kept: for the next execution of the session they ran one for; busy)",
             workers.clone(),
         );
         let sessions_open = Gauge::default();
@@ -226,7 +226,11 @@ impl Metrics {
                 WorkerKind::JavaScript => "javascript",
                 WorkerKind::Python => "python",
             };
-            for (state, value) in [("waiting", count.waiting), ("busy", count.busy)] {
+            for (state, value) in [
+                ("waiting", count.waiting),
+                ("kept", count.kept),
+                ("busy", count.busy),
+            ] {
                 self.workers
                     .get_or_create(&WorkerLabels { kind, state })
                     .set(i64::try_from(value).unwrap_or(i64::MAX));

@@ -209,6 +209,10 @@ async fn metrics_count_executions_tool_calls_states_workers_sessions_and_refusal
             1.0,
         ),
         (r#"toolweave_workers{kind="javascript",state="busy"}"#, 0.0),
+        // The session's worker of each kind waits for its next execution (both JavaScript
+        // executions ran in the same one).
+        (r#"toolweave_workers{kind="javascript",state="kept"}"#, 1.0),
+        (r#"toolweave_workers{kind="python",state="kept"}"#, 1.0),
         ("toolweave_sessions_open", 1.0),
         ("toolweave_rate_limit_refusals_total", 1.0),
     ];

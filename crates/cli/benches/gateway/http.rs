@@ -3,7 +3,7 @@
 //! one execution under that load, and the gateway's memory: per session held, and before and
 //! after the load.
 //!
-//! `cargo bench -p toolweave --bench http` (release profile). First the latency of one execution
+//! `cargo bench -p toolweave --bench gateway -- http` (release profile). First the latency of one execution
 //! at a time (trivial, and one upstream call); then throughput, where each execution calls the
 //! fixture upstream once (`add`) and its answer is checked. `TOOLWEAVE_BENCH_BINARY` measures another
 //! build; `TOOLWEAVE_BENCH_ISOLATION=in-process` measures engine threads instead of workers.
@@ -83,10 +83,7 @@ async fn run(sessions: &[Arc<Toolweave>], executions: usize) -> (Duration, Vec<D
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-async fn main() {
-    if std::env::args().any(|a| a == "--list") {
-        return; // `cargo test --benches` asks for a list; there are no unit benches here.
-    }
+pub async fn main() {
     let dir = tempfile::tempdir().expect("temp dir");
     let config = dir.path().join("mcp.json");
     std::fs::write(

@@ -1,6 +1,6 @@
 //! End-to-end benchmark over stdio: the real binary, a real MCP client, the fixture upstream.
 //!
-//! `cargo bench -p toolweave --bench e2e` (release profile). Prints medians, p90 and min over
+//! `cargo bench -p toolweave --bench gateway -- e2e` (release profile). Prints medians, p90 and min over
 //! repeated runs for: spawn → initialize answered (three upstream servers configured), tools/list
 //! size in tokens (cl100k), a trivial execution, an execution making one upstream call, and the
 //! same upstream call made directly to the fixture server; JavaScript in worker isolation (the
@@ -61,10 +61,7 @@ fn arguments(value: Value) -> Map<String, Value> {
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-async fn main() {
-    if std::env::args().any(|a| a == "--list") {
-        return; // `cargo test --benches` asks for a list; there are no unit benches here.
-    }
+pub async fn main() {
     let toolweave = binary("toolweave");
     let fixture = binary("toolweave-fixture");
     let dir = tempfile::tempdir().expect("temp dir");

@@ -1,7 +1,7 @@
 //! What the model pays for: tokens of real answers from the real binary, over stdio, with the
 //! official npm servers (filesystem, memory, everything, sequential-thinking) behind it.
 //!
-//! `cargo bench -p toolweave --bench tokens` (any profile: `--profile dev` measures the debug
+//! `cargo bench -p toolweave --bench gateway -- tokens` (any profile: `--profile dev` measures the debug
 //! build; the counts do not depend on it). Needs the npm servers (`npm ci --prefix tests/npm`).
 //! Prints one Markdown table: for each answer, the tokens (o200k, as OpenAI's current models
 //! count them) of its text, of its `structuredContent` as compact JSON, and of the whole
@@ -238,10 +238,7 @@ return await tools.memory.read_graph({});"#
 }
 
 #[tokio::main(flavor = "current_thread")]
-async fn main() {
-    if std::env::args().any(|a| a == "--list") {
-        return; // `cargo test --benches` asks for a list; there are no unit benches here.
-    }
+pub async fn main() {
     for (_, package) in SERVERS {
         if !package_entry(package).exists() {
             println!(

@@ -1,8 +1,8 @@
 //! How toolweave's cost grows with the work: the size of the catalog, the number of servers, the
 //! size of a tool result, and what executions hold in memory.
 //!
-//! `cargo bench -p toolweave --bench scale` (release profile; `cargo build --release` first), or
-//! one part: `-- tools`, `-- servers`, `-- results`, `-- memory`. Everything runs the real binary
+//! `cargo bench -p toolweave --bench gateway -- scale` (release profile; `cargo build --release` first), or
+//! one part: `-- scale tools`, `-- scale servers`, `-- scale results`, `-- scale memory`. Everything runs the real binary
 //! over stdio with an rmcp client, and the fixture server as upstream (`--tools N` for synthetic
 //! catalogs). Sessions over HTTP are the `http` bench's.
 //!
@@ -138,15 +138,14 @@ async fn execute(client: &Client, code: &str) -> CallToolResult {
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-async fn main() {
+pub async fn main() {
+    // After the benchmark's name (`gateway -- scale [PART...]`).
     let arguments: Vec<String> = std::env::args().skip(1).collect();
-    if arguments.iter().any(|a| a == "--list") {
-        return; // `cargo test --benches` asks for a list; there are no unit benches here.
-    }
     let parts: Vec<&str> = arguments
         .iter()
         .map(String::as_str)
         .filter(|argument| !argument.starts_with('-'))
+        .skip(1)
         .collect();
     let wanted = |part: &str| parts.is_empty() || parts.contains(&part);
     let dir = tempfile::tempdir().expect("temp dir");
