@@ -54,9 +54,15 @@ pub struct Engines {
 
 impl Engines {
     /// Engines for guests under `limits`. Without a worker command everything runs in process,
-    /// Python without a memory limit. Must be called within the tokio runtime (workers start in
-    /// the background at once).
-    pub fn new(isolation: Isolation, worker: Option<WorkerCommand>, limits: &Limits) -> Self {
+    /// Python without a memory limit. With `fresh_workers`, no worker is kept for a session's
+    /// next execution. Must be called within the tokio runtime (workers start in the background
+    /// at once).
+    pub fn new(
+        isolation: Isolation,
+        worker: Option<WorkerCommand>,
+        limits: &Limits,
+        fresh_workers: bool,
+    ) -> Self {
         let directory = worker.as_ref().and_then(|_| {
             tempfile::Builder::new()
                 .prefix("toolweave-workers-")
@@ -83,7 +89,14 @@ impl Engines {
                 ceilings,
                 stack_bytes: limits.stack_bytes,
             };
-            WorkerPool::new(command, spec, cwd.clone(), IDLE_WORKERS, first_at_once)
+            WorkerPool::new(
+                command,
+                spec,
+                cwd.clone(),
+                IDLE_WORKERS,
+                first_at_once,
+                !fresh_workers,
+            )
         };
         // Python's first worker starts at once, JavaScript's a moment later: the upstream
         // servers and the fork servers all start together on a machine that may have two cores,

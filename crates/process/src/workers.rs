@@ -89,6 +89,8 @@ struct PoolInner {
     idle_target: usize,
     /// Workers kept for the next execution of the session they ran one for.
     kept: Mutex<Kept>,
+    /// Whether workers are kept for their session at all.
+    keeps: bool,
     /// Workers running an execution (for metrics).
     busy: std::sync::atomic::AtomicUsize,
     /// The manifest of the last job: workers started from now on are told to expect it.
@@ -404,16 +406,22 @@ impl Pipes {
 
 impl WorkerPool {
     /// A pool of `kind` workers keeping `idle_target` started, in the background: the first at
-    /// once if `first_at_once`, the rest once the gateway has started. Must be called within the
-    /// tokio runtime.
+    /// once if `first_at_once`, the rest once the gateway has started; with `keep_for_sessions`,
+    /// a worker is kept for its session's next execution. Must be called within the tokio
+    /// runtime.
     pub fn new(
         command: WorkerCommand,
         spec: WorkerSpec,
         directory: PathBuf,
         idle_target: usize,
         first_at_once: bool,
+        keep_for_sessions: bool,
     ) -> Self {
-        let pool = Self::with_fork_server(command, spec, directory, idle_target, true);
+        let mut pool = Self::with_fork_server(command, spec, directory, idle_target, true);
+        // Always: the pool was made just now and is not shared yet.
+        if let Some(inner) = Arc::get_mut(&mut pool.inner) {
+            inner.keeps = keep_for_sessions;
+        }
         if first_at_once {
             pool.replenish_to(1, When::Now);
         }
@@ -440,6 +448,7 @@ impl WorkerPool {
                 idle: Mutex::new(Idle::default()),
                 idle_target,
                 kept: Mutex::new(Kept::default()),
+                keeps: true,
                 busy: std::sync::atomic::AtomicUsize::new(0),
                 expected: ExpectedManifest::default(),
                 #[cfg(target_os = "linux")]
@@ -467,6 +476,7 @@ impl WorkerPool {
         session: Option<SessionKey>,
     ) -> Result<WorkerExecution, String> {
         self.expect(request.manifest.clone());
+        let session = session.filter(|_| self.inner.keeps);
         if let Some(key) = &session {
             while let Some(kept) = self.inner.take_kept(key) {
                 if let Ok(execution) = self.hand(kept.worker, kept.uses, request, &session).await {

@@ -152,3 +152,20 @@ async fn a_wedged_or_failed_execution_ends_its_worker_and_the_next_starts_in_a_f
     }
     gateway.stop().await.unwrap();
 }
+
+#[tokio::test]
+async fn with_fresh_workers_no_worker_runs_two_executions() {
+    let (_dir, config) = fixture_config(&["fixture"]).unwrap();
+    let gateway = Toolweave::start(toolweave(), &config, &["--fresh-workers"])
+        .await
+        .unwrap();
+    let pid = gateway.process_id().unwrap();
+    value(&gateway, "return 1", "javascript").await;
+    let before = settled_workers(pid).await;
+    value(&gateway, "return 2", "javascript").await;
+    let after = settled_workers(pid).await;
+    // The worker that ran it ended, and a fresh one took its place among those waiting.
+    assert_eq!(after.len(), before.len());
+    assert_ne!(after, before);
+    gateway.stop().await.unwrap();
+}

@@ -44,7 +44,8 @@ impl RunnerService {
         token: Option<String>,
     ) -> Self {
         Self {
-            engines: Engines::new(Isolation::Worker, Some(worker), &limits),
+            // Jobs name no session (see `execute`): no worker is kept for one.
+            engines: Engines::new(Isolation::Worker, Some(worker), &limits, true),
             limits,
             token,
         }
