@@ -282,6 +282,36 @@ fn explain_request(object: &Map<String, Value>, id: &Value, error: &serde_json::
     }
 }
 
+/// The methods of the `initialize` era that MCP 2026-07-28 removed, with what replaces each.
+/// toolweave serves them in a session opened with `initialize`; a request made in 2026-07-28
+/// (its `_meta` names that revision) gets `-32601`, which the HTTP transport answers with `404`.
+const REMOVED_IN_2026_07_28: [(&str, &str); 2] = [
+    (
+        "initialize",
+        "each request carries its protocol version and the client's capabilities in _meta",
+    ),
+    (
+        "logging/setLevel",
+        "a request asks for log messages with io.modelcontextprotocol/logLevel in its _meta",
+    ),
+];
+
+/// The error for a request made in MCP 2026-07-28 or later of a method that revision removed,
+/// naming what replaces it; `None` for any other method.
+pub(crate) fn removed_method(method: &str) -> Option<ErrorData> {
+    let (_, instead) = REMOVED_IN_2026_07_28
+        .iter()
+        .find(|(removed, _)| *removed == method)?;
+    Some(ErrorData::new(
+        ErrorCode::METHOD_NOT_FOUND,
+        format!(
+            "MCP 2026-07-28 has no {method:?} (this request's _meta names that revision): \
+             {instead}; a client of 2025-11-25 or earlier sends no such _meta"
+        ),
+        None,
+    ))
+}
+
 /// The error for a request rmcp could not match to the method it names: `-32602` with what is
 /// wrong for a method toolweave serves (its params did not decode), `-32601` for any other.
 pub(crate) fn unserved_request(method: &str, params: Option<&Value>) -> ErrorData {
@@ -530,6 +560,17 @@ mod tests {
             "{}",
             error.message
         );
+        let error = removed_method("initialize").unwrap();
+        assert_eq!(error.code, ErrorCode::METHOD_NOT_FOUND);
+        assert!(
+            error
+                .message
+                .contains("MCP 2026-07-28 has no \"initialize\""),
+            "{}",
+            error.message
+        );
+        assert!(removed_method("logging/setLevel").is_some());
+        assert!(removed_method("tools/list").is_none());
         let error = unserved_request("prompts/list", Some(&json!({"cursor": 5})));
         assert_eq!(error.code, ErrorCode::METHOD_NOT_FOUND);
         assert_eq!(
