@@ -156,5 +156,7 @@ for (let logins = 0; ; logins += 1) {
   const call = toolweave(run, program());
   if (call.ok) process.exit(0);
   if (logins === MAX_LOGINS || !call.output.includes(`toolweave login ${SERVER}`)) process.exit(1);
-  if (!toolweave(login).ok) process.exit(1);
+  // A login that fails is tried again while the error names it, as a person would: the server
+  // may have moved to another authorization server since (auth/authorization-server-migration).
+  toolweave(login);
 }

@@ -404,6 +404,7 @@ async fn the_newest_conformance_suite_passes_for_2026_07_28_in_client_mode() {
         "auth/basic-cimd",
         "auth/scope-step-up",
         "auth/resource-mismatch",
+        "auth/authorization-server-migration",
         "auth/iss-wrong-issuer",
         "auth/metadata-issuer-mismatch",
         "http-standard-headers",
