@@ -8,8 +8,10 @@
 // toolweave's loopback listener).
 //
 // Each scenario gets a config with the one server (named "conformance") and a config directory of
-// its own for the logins. `initialize` runs `toolweave servers`. Every other scenario runs
-// `toolweave run` with a program that calls the scenario's tool; when that fails naming
+// its own for the logins. `initialize` runs `toolweave servers`. A scenario whose server asks the
+// person a question runs its program with `execute_code` of `toolweave serve`, from an MCP client
+// (the MCP SDK) that accepts what it is asked. Every other scenario runs `toolweave run` with a
+// program that calls the scenario's tool (or the calls its context names); when that fails naming
 // `toolweave login`, it runs `toolweave login` as the error says, then the program again, at most
 // three logins in all. The exit status is toolweave's.
 
