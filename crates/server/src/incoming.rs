@@ -90,6 +90,9 @@ pub(crate) fn decode(text: &[u8]) -> Incoming {
     if let Some(refused) = too_many_arguments(text) {
         return Incoming::Invalid(refused);
     }
+    if let Some(refused) = malformed_retry(text) {
+        return Incoming::Invalid(refused);
+    }
     let error = match serde_json::from_slice(text) {
         Ok(message) => return Incoming::Message(Box::new(message)),
         Err(error) => error,
@@ -103,6 +106,43 @@ pub(crate) fn decode(text: &[u8]) -> Incoming {
         };
     }
     explain(text, &error)
+}
+
+/// The refusal of a retry (MCP 2026-07-28) whose `params.inputResponses` is not an object or
+/// whose `params.requestState` is not a string. rmcp reads a `null` for either as the field left
+/// out, which would run the request anew as a first attempt; the multi round-trip pattern asks a
+/// server to answer such protocol errors with a JSON-RPC error. Only a message that names either
+/// field is read a second time.
+fn malformed_retry(text: &[u8]) -> Option<Invalid> {
+    fn names(text: &[u8], field: &[u8]) -> bool {
+        text.windows(field.len()).any(|window| window == field)
+    }
+    if !names(text, b"\"inputResponses\"") && !names(text, b"\"requestState\"") {
+        return None;
+    }
+    let message: Value = serde_json::from_slice(text).ok()?;
+    let params = message.get("params")?.as_object()?;
+    let id = message.get("id")?;
+    let (field, expected) = match (params.get("inputResponses"), params.get("requestState")) {
+        (Some(responses), _) if !responses.is_object() => (
+            "inputResponses",
+            "an object of answers keyed as the InputRequiredResult's inputRequests",
+        ),
+        (_, Some(state)) if !state.is_string() => (
+            "requestState",
+            "the string the InputRequiredResult gave, as it gave it",
+        ),
+        _ => return None,
+    };
+    let given = &params[field];
+    Some(Invalid::new(
+        Some(id.clone()),
+        ErrorCode::INVALID_PARAMS,
+        format!(
+            "\"{field}\" is {}; send {expected}, or leave it out on a first attempt",
+            json_kind(given)
+        ),
+    ))
 }
 
 /// The refusal of a request whose `params.arguments` has more than [`MAX_ARGUMENTS`] members.
@@ -280,6 +320,36 @@ fn explain_request(object: &Map<String, Value>, id: &Value, error: &serde_json::
             format!("invalid {method:?} request: {error}"),
         ),
     }
+}
+
+/// The methods of the `initialize` era that MCP 2026-07-28 removed, with what replaces each.
+/// toolweave serves them in a session opened with `initialize`; a request made in 2026-07-28
+/// (its `_meta` names that revision) gets `-32601`, which the HTTP transport answers with `404`.
+const REMOVED_IN_2026_07_28: [(&str, &str); 2] = [
+    (
+        "initialize",
+        "each request carries its protocol version and the client's capabilities in _meta",
+    ),
+    (
+        "logging/setLevel",
+        "a request asks for log messages with io.modelcontextprotocol/logLevel in its _meta",
+    ),
+];
+
+/// The error for a request made in MCP 2026-07-28 or later of a method that revision removed,
+/// naming what replaces it; `None` for any other method.
+pub(crate) fn removed_method(method: &str) -> Option<ErrorData> {
+    let (_, instead) = REMOVED_IN_2026_07_28
+        .iter()
+        .find(|(removed, _)| *removed == method)?;
+    Some(ErrorData::new(
+        ErrorCode::METHOD_NOT_FOUND,
+        format!(
+            "MCP 2026-07-28 has no {method:?} (this request's _meta names that revision): \
+             {instead}; a client of 2025-11-25 or earlier sends no such _meta"
+        ),
+        None,
+    ))
 }
 
 /// The error for a request rmcp could not match to the method it names: `-32602` with what is
@@ -511,6 +581,40 @@ mod tests {
     }
 
     #[test]
+    fn retries_with_malformed_answers_are_refused() {
+        let refused = invalid(
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"execute_code","arguments":{},"inputResponses":null}}"#,
+        );
+        assert_eq!(refused.reply_to, Some(json!(7)));
+        assert_eq!(refused.code, ErrorCode::INVALID_PARAMS);
+        assert!(
+            refused
+                .message
+                .starts_with("\"inputResponses\" is null; send an object"),
+            "{}",
+            refused.message
+        );
+        let refused = invalid(
+            r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"execute_code","arguments":{},"inputResponses":{},"requestState":5}}"#,
+        );
+        assert!(
+            refused.message.starts_with("\"requestState\" is"),
+            "{}",
+            refused.message
+        );
+        // Well-formed answers, and the words in an argument, decode as usual.
+        for text in [
+            r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"execute_code","arguments":{},"inputResponses":{"q":{"action":"decline"}},"requestState":"s"}}"#,
+            r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"execute_code","arguments":{"code":"\"inputResponses\""}}}"#,
+        ] {
+            assert!(
+                matches!(decode(text.as_bytes()), Incoming::Message(_)),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
     fn unserved_requests_name_their_problem() {
         let error = unserved_request("tools/call", Some(&json!({"nam": "x"})));
         assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
@@ -530,6 +634,17 @@ mod tests {
             "{}",
             error.message
         );
+        let error = removed_method("initialize").unwrap();
+        assert_eq!(error.code, ErrorCode::METHOD_NOT_FOUND);
+        assert!(
+            error
+                .message
+                .contains("MCP 2026-07-28 has no \"initialize\""),
+            "{}",
+            error.message
+        );
+        assert!(removed_method("logging/setLevel").is_some());
+        assert!(removed_method("tools/list").is_none());
         let error = unserved_request("prompts/list", Some(&json!({"cursor": 5})));
         assert_eq!(error.code, ErrorCode::METHOD_NOT_FOUND);
         assert_eq!(

@@ -1857,8 +1857,13 @@ impl ServerHandler for ToolweaveServer {
     async fn on_custom_request(
         &self,
         request: CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
+        if modern(&context)
+            && let Some(error) = incoming::removed_method(&request.method)
+        {
+            return Err(error);
+        }
         Err(incoming::unserved_request(
             &request.method,
             request.params.as_ref(),
@@ -1868,8 +1873,13 @@ impl ServerHandler for ToolweaveServer {
     async fn set_level(
         &self,
         request: SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        if modern(&context)
+            && let Some(error) = incoming::removed_method("logging/setLevel")
+        {
+            return Err(error);
+        }
         *self
             .log_level
             .lock()

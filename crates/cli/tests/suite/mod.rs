@@ -10,6 +10,7 @@ mod cases;
 mod cli;
 mod confinement;
 mod conformance;
+mod conformance_next;
 mod copies;
 mod emit;
 mod face;

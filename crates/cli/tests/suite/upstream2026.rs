@@ -129,3 +129,106 @@ fn fastmcp_4_upstream_to_the_python_sdk_in_its_default_mode() {
 fn fastmcp_4_upstream_to_the_python_sdk_in_legacy_mode() {
     run_in("legacy");
 }
+
+/// The JSON-RPC messages toolweave wrote to an upstream server's stdin, one list per process the
+/// server was started as (each start writes `stdin-<its pid>.log` in `dir`).
+fn stdin_logs(dir: &std::path::Path) -> Vec<Vec<serde_json::Value>> {
+    let mut logs: Vec<Vec<serde_json::Value>> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter(|entry| entry.file_name().to_string_lossy().starts_with("stdin-"))
+        .map(|entry| {
+            std::fs::read_to_string(entry.path())
+                .unwrap()
+                .lines()
+                .map(|line| serde_json::from_str(line).unwrap())
+                .collect()
+        })
+        .collect();
+    logs.sort_by_key(Vec::len);
+    logs
+}
+
+/// A server over stdio that speaks only the revisions with `initialize` (the fixture answers
+/// `server/discover` with `-32601`, as a 2025-11-25 server does): toolweave asks
+/// `server/discover` first, takes the error, and initializes with 2025-11-25 on the same
+/// process; calls to it then carry no 2026-07-28 `_meta`. What toolweave writes to the server's
+/// stdin is read back through `tee`.
+#[test]
+fn a_stdio_server_that_refuses_server_discover_is_initialized_on_the_same_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("stdin");
+    std::fs::create_dir(&logs).unwrap();
+    let meta = dir.path().join("meta.jsonl");
+    let fixture = toolweave_testkit::fixture_binary();
+    let script = format!(
+        "tee \"{}/stdin-$$.log\" | exec \"{}\" --name legacy --record-meta \"{}\"",
+        logs.display(),
+        fixture.display(),
+        meta.display()
+    );
+    let config = dir.path().join("mcp.json");
+    let servers =
+        json!({ "mcpServers": { "legacy": { "command": "sh", "args": ["-c", script] } } });
+    std::fs::write(&config, serde_json::to_vec(&servers).unwrap()).unwrap();
+    let output = Command::new(super::toolweave())
+        .env("XDG_CONFIG_HOME", toolweave_testkit::harness::config_home())
+        .args(["run", "--config"])
+        .arg(&config)
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(b"return await tools.legacy.add({ a: 2, b: 3 })")?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(stdout.trim(), "\"5\"", "{output:?}");
+
+    let starts = stdin_logs(&logs);
+    assert_eq!(
+        starts.len(),
+        1,
+        "the server was started {} times: {starts:?}",
+        starts.len()
+    );
+    let methods: Vec<&str> = starts[0]
+        .iter()
+        .filter_map(|message| message["method"].as_str())
+        .collect();
+    assert_eq!(
+        methods.get(..3),
+        Some(&["server/discover", "initialize", "notifications/initialized"][..]),
+        "{methods:?}"
+    );
+    assert!(methods.contains(&"tools/call"), "{methods:?}");
+    let initialize = starts[0]
+        .iter()
+        .find(|message| message["method"] == "initialize")
+        .unwrap();
+    assert_eq!(initialize["params"]["protocolVersion"], "2025-11-25");
+    let discover = &starts[0][0];
+    assert_eq!(
+        discover["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+    // The call is of the initialized session: no 2026-07-28 _meta rides on it.
+    let calls = std::fs::read_to_string(&meta).unwrap();
+    assert_eq!(calls.lines().count(), 1, "{calls}");
+    let call: serde_json::Value = serde_json::from_str(calls.lines().next().unwrap()).unwrap();
+    assert!(
+        !call
+            .to_string()
+            .contains("io.modelcontextprotocol/protocolVersion"),
+        "{call}"
+    );
+}
