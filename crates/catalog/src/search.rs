@@ -71,8 +71,10 @@ const _: () = assert!(matches!(Field::ALL[SERVER_FIELD], Field::Server));
 /// word of the tool's own description.
 const INSTRUCTIONS_WEIGHT: f64 = 0.3;
 /// How plainly a word of a server's instructions says what each of its tools is for (see
-/// [`SearchIndex::says`]): less than a parameter's description, as it is said of them all.
-const INSTRUCTIONS_SAY: f64 = 0.25;
+/// [`SearchIndex::says`]): less than a parameter's description, as it is said of them all; below
+/// [`WEAK_MATCH`], so a tool found by its server's instructions alone is a weak match. At 0.25 the
+/// search corpus lost a task from its top three (docs/benchmarks.md, Search).
+const INSTRUCTIONS_SAY: f64 = 0.15;
 /// Weight of a synonym match relative to the word itself.
 const SYNONYM_FACTOR: f64 = 0.7;
 /// Weight of a match on a word the query word is related to (`remember` → `observation`).
