@@ -7,7 +7,8 @@
 //!
 //! - [`names`]: how upstream names become identifiers (`get-sum` → `get_sum`), collision-free.
 //! - [`Catalog::resolve`] / [`Catalog::suggest`]: a call name to its tool, or close names.
-//! - [`Catalog::search`]: BM25F over names, titles, parameters and descriptions.
+//! - [`Catalog::search`]: BM25F over names, titles, parameters and descriptions, and what each
+//!   server says about itself (its instructions).
 //! - [`Catalog::signature`], [`Catalog::declaration`], [`Catalog::declarations`]: TypeScript, from
 //!   a walk of each tool's JSON Schemas ([`schema`]) into a small type representation that
 //!   [`Catalog::python_signature`] and [`Catalog::python_stub`] render as Python too.
@@ -42,7 +43,7 @@ pub use docs::{strip_invisible, visible};
 pub use flavor::Flavor;
 pub use names::{GuestNames, sanitize_identifier};
 pub use observed::{NoObservations, Observations, ObservedReturn, Shape};
-pub use search::{DEFAULT_SEARCH_LIMIT, Hit};
+pub use search::{DEFAULT_SEARCH_LIMIT, Hit, MAX_SEARCHED_INSTRUCTION_TERMS};
 pub use tool_schema::{Annotations, MAX_SCHEMA_DEPTH, SchemaTooDeep, ToolSchema};
 
 use crate::lookup::NameIndex;
@@ -158,6 +159,9 @@ pub struct Catalog {
     entries: Vec<Entry>,
     names: NameIndex,
     search: SearchIndex,
+    /// What each server says about itself (its `instructions`), by configured name, as search
+    /// reads it.
+    instructions: HashMap<String, String>,
 }
 
 impl Catalog {
@@ -168,27 +172,42 @@ impl Catalog {
     /// second tool with the same name on one server is dropped (calls go by name, so only one
     /// can be reached).
     pub fn new(servers: &[String], tools: Vec<ToolDefinition>) -> Self {
-        Self::build(servers, tools, None, None)
+        Self::build(servers, tools, None, None, HashMap::new())
+    }
+
+    /// Builds the catalog as [`new`](Self::new) does, with what each server says about itself
+    /// (its `instructions`, by configured name): search finds a server's tools by these words
+    /// too, weighed below what the tools themselves say. Search reads at most the first
+    /// [`MAX_SEARCHED_INSTRUCTION_TERMS`] words of each.
+    pub fn with_instructions(
+        servers: &[String],
+        tools: Vec<ToolDefinition>,
+        instructions: HashMap<String, String>,
+    ) -> Self {
+        Self::build(servers, tools, None, None, instructions)
     }
 
     /// Builds the catalog as [`new`](Self::new) does, taking what it can from `self`: the
     /// search terms of every tool that is the same as in `self`, so a change of one server's
     /// tools costs about that server's part of a build.
     pub fn rebuilt(&self, servers: &[String], tools: Vec<ToolDefinition>) -> Self {
-        Self::build(servers, tools, Some(self), None)
+        Self::build(servers, tools, Some(self), None, HashMap::new())
     }
 
     /// Builds the catalog as [`new`](Self::new) does (or [`rebuilt`](Self::rebuilt), with
     /// `previous`), with the guest names in `names` instead of names assigned over `tools`:
     /// names assigned over longer lists than the tools kept, so leaving a tool out renames none
     /// of the others. A server or tool `names` lacks gets its name made an identifier.
+    /// `instructions`: what each server says about itself, as
+    /// [`with_instructions`](Self::with_instructions) takes them.
     pub fn named(
         servers: &[String],
         tools: Vec<ToolDefinition>,
         names: &GuestNames,
+        instructions: HashMap<String, String>,
         previous: Option<&Catalog>,
     ) -> Self {
-        Self::build(servers, tools, previous, Some(names))
+        Self::build(servers, tools, previous, Some(names), instructions)
     }
 
     fn build(
@@ -196,6 +215,7 @@ impl Catalog {
         tools: Vec<ToolDefinition>,
         previous: Option<&Catalog>,
         names: Option<&GuestNames>,
+        instructions: HashMap<String, String>,
     ) -> Self {
         let assigned;
         let names = match names {
@@ -210,20 +230,7 @@ impl Catalog {
                 &assigned
             }
         };
-        let mut namespaces: Vec<(String, String)> = names.namespaces().to_vec();
-        let mut unnamed: Vec<&str> = servers
-            .iter()
-            .map(String::as_str)
-            .chain(tools.iter().map(|tool| tool.server.as_str()))
-            .filter(|server| !namespaces.iter().any(|(_, named)| named == server))
-            .collect();
-        unnamed.sort_unstable();
-        unnamed.dedup();
-        namespaces.extend(
-            unnamed
-                .into_iter()
-                .map(|server| (names.server(server), server.to_owned())),
-        );
+        let namespaces = namespaces_of(names, servers, &tools);
         let server_names: Vec<&str> = namespaces
             .iter()
             .map(|(_, server)| server.as_str())
@@ -261,7 +268,7 @@ impl Catalog {
         }
 
         let sources = match previous {
-            Some(previous) => previous.sources_for(&entries),
+            Some(previous) => previous.sources_for(&entries, &instructions),
             None => Vec::new(),
         };
         let names = NameIndex::build(
@@ -270,17 +277,28 @@ impl Catalog {
             &sources,
             previous.map(|it| &it.names),
         );
-        let search = SearchIndex::build(&entries, &sources, previous.map(|it| &it.search));
+        let search = SearchIndex::build(
+            &entries,
+            &instructions,
+            &sources,
+            previous.map(|it| &it.search),
+        );
         Self {
             namespaces,
             entries,
             names,
             search,
+            instructions,
         }
     }
 
-    /// For each of `entries`, the entry of this catalog it equals, if any.
-    fn sources_for(&self, entries: &[Entry]) -> Vec<Source> {
+    /// For each of `entries`, the entry of this catalog it equals, if any, and whose server
+    /// says the same about itself in `instructions` as it did here.
+    fn sources_for(
+        &self,
+        entries: &[Entry],
+        instructions: &HashMap<String, String>,
+    ) -> Vec<Source> {
         let positions: HashMap<(&str, &str), usize> = self
             .entries
             .iter()
@@ -291,7 +309,13 @@ impl Catalog {
             .iter()
             .map(
                 |entry| match positions.get(&(entry.server.as_str(), entry.tool.as_str())) {
-                    Some(&old) if self.entries[old] == *entry => Source::Reuse(old),
+                    Some(&old)
+                        if self.entries[old] == *entry
+                            && self.instructions.get(&entry.server)
+                                == instructions.get(&entry.server) =>
+                    {
+                        Source::Reuse(old)
+                    }
                     _ => Source::Collect,
                 },
             )
@@ -385,4 +409,28 @@ impl Catalog {
     pub fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
         self.search.search(query, limit)
     }
+}
+
+/// `(guest, configured)` server names: those of `names`, then the servers of `servers` and
+/// `tools` it lacks, sorted, each its name made an identifier.
+fn namespaces_of(
+    names: &GuestNames,
+    servers: &[String],
+    tools: &[ToolDefinition],
+) -> Vec<(String, String)> {
+    let mut namespaces: Vec<(String, String)> = names.namespaces().to_vec();
+    let mut unnamed: Vec<&str> = servers
+        .iter()
+        .map(String::as_str)
+        .chain(tools.iter().map(|tool| tool.server.as_str()))
+        .filter(|server| !namespaces.iter().any(|(_, named)| named == server))
+        .collect();
+    unnamed.sort_unstable();
+    unnamed.dedup();
+    namespaces.extend(
+        unnamed
+            .into_iter()
+            .map(|server| (names.server(server), server.to_owned())),
+    );
+    namespaces
 }

@@ -1,8 +1,8 @@
 //! Ranked search over the catalog: BM25F over weighted fields of every tool.
 //!
 //! Each tool is a document with fields (its name, title, server, parameter names, parameter
-//! descriptions, description and output schema), each with a weight and its own length
-//! normalisation. The prose fields saturate as in BM25; a word in the tool's name or its
+//! descriptions, description, output schema and its server's instructions), each with a weight
+//! and its own length normalisation. The prose fields saturate as in BM25; a word in the tool's name or its
 //! server's name adds a bonus beyond that, and a query that names a server puts that server's
 //! matching tools first. Query words are stemmed and expanded with synonyms, related words (the
 //! words people use for what tools call otherwise: `remember` → `observation`), prefixes and
@@ -67,6 +67,14 @@ const NAMED_SERVER_FACTOR: f64 = 2.0;
 /// Where [`Field::Server`] is in [`Field::ALL`].
 const SERVER_FIELD: usize = 2;
 const _: () = assert!(matches!(Field::ALL[SERVER_FIELD], Field::Server));
+/// How much a word of a server's instructions counts in each of its tools, against 1 for a
+/// word of the tool's own description.
+const INSTRUCTIONS_WEIGHT: f64 = 0.3;
+/// How plainly a word of a server's instructions says what each of its tools is for (see
+/// [`SearchIndex::says`]): less than a parameter's description, as it is said of them all; below
+/// [`WEAK_MATCH`], so a tool found by its server's instructions alone is a weak match. At 0.25 the
+/// search corpus lost a task from its top three (docs/benchmarks.md, Search).
+const INSTRUCTIONS_SAY: f64 = 0.15;
 /// Weight of a synonym match relative to the word itself.
 const SYNONYM_FACTOR: f64 = 0.7;
 /// Weight of a match on a word the query word is related to (`remember` → `observation`).
@@ -79,6 +87,15 @@ const TYPO_FACTOR: f64 = 0.4;
 const MAX_PARAMETER_DEPTH: usize = 4;
 /// Parameter texts collected per tool, so a huge schema cannot bloat the index.
 const MAX_PARAMETER_TEXTS: usize = 200;
+/// The most words of a server's instructions search reads (their first ones): a server that
+/// says a great deal about itself does not bloat the index of each of its tools.
+pub const MAX_SEARCHED_INSTRUCTION_TERMS: usize = 1024;
+/// Where [`Field::Instructions`] is in [`Field::ALL`].
+const INSTRUCTIONS_FIELD: usize = 7;
+const _: () = assert!(matches!(
+    Field::ALL[INSTRUCTIONS_FIELD],
+    Field::Instructions
+));
 
 /// A searchable part of a tool.
 #[derive(Debug, Clone, Copy)]
@@ -91,10 +108,13 @@ enum Field {
     Description,
     /// Names and descriptions in the output schema: what a tool returns says what it is for.
     Output,
+    /// What the tool's server says about itself (its `instructions`): what the server is for,
+    /// said once for all of its tools.
+    Instructions,
 }
 
 impl Field {
-    const ALL: [Field; 7] = [
+    const ALL: [Field; 8] = [
         Field::Name,
         Field::Title,
         Field::Server,
@@ -102,10 +122,12 @@ impl Field {
         Field::ParameterDescriptions,
         Field::Description,
         Field::Output,
+        Field::Instructions,
     ];
 
-    /// How much one occurrence counts: name > title > parameters > description (for the name
-    /// and the server's name, the bonus a match adds beyond the prose fields' saturation).
+    /// How much one occurrence counts: name > title > parameters > description > the server's
+    /// instructions (for the name and the server's name, the bonus a match adds beyond the prose
+    /// fields' saturation).
     fn weight(self) -> f64 {
         match self {
             Field::Name => NAME_BONUS,
@@ -115,6 +137,7 @@ impl Field {
             Field::ParameterDescriptions => 0.6,
             Field::Description => 1.0,
             Field::Output => 0.4,
+            Field::Instructions => INSTRUCTIONS_WEIGHT,
         }
     }
 
@@ -124,6 +147,7 @@ impl Field {
             Field::Name | Field::Title | Field::Server => 1.0,
             Field::Parameters | Field::Description => 0.75,
             Field::ParameterDescriptions | Field::Output => 0.5,
+            Field::Instructions => INSTRUCTIONS_SAY,
         }
     }
 
@@ -133,7 +157,10 @@ impl Field {
             Field::Name | Field::Title => 0.3,
             Field::Server => 0.0,
             Field::Parameters => 0.5,
-            Field::ParameterDescriptions | Field::Description | Field::Output => 0.75,
+            Field::ParameterDescriptions
+            | Field::Description
+            | Field::Output
+            | Field::Instructions => 0.75,
         }
     }
 }
@@ -221,14 +248,18 @@ pub(crate) enum Source {
 }
 
 impl SearchIndex {
-    /// Builds the index over `entries`; where `sources` says so, a document's terms are those
-    /// of a document of `previous`, whose entry was the same.
+    /// Builds the index over `entries`, each with what its server says about itself in
+    /// `instructions` (by configured name); where `sources` says so, a document's terms are
+    /// those of a document of `previous`, whose entry and server's instructions were the same.
     pub(crate) fn build(
         entries: &[Entry],
+        instructions: &HashMap<String, String>,
         sources: &[Source],
         previous: Option<&SearchIndex>,
     ) -> Self {
         let reused = previous.map(SearchIndex::terms_by_document);
+        // Each server's instructions are read once, for all of its tools.
+        let mut instruction_terms: HashMap<&str, Vec<String>> = HashMap::new();
         let mut index = SearchIndex {
             documents: entries.len(),
             ..Self::default()
@@ -255,7 +286,19 @@ impl SearchIndex {
                     index.deprecated.push(previous.deprecated[old]);
                 }
                 None => {
-                    index.collect(document_id, entry);
+                    let server_terms = instruction_terms
+                        .entry(entry.server.as_str())
+                        .or_insert_with(|| {
+                            instructions
+                                .get(&entry.server)
+                                .map(|text| {
+                                    let mut terms = terms(text);
+                                    terms.truncate(MAX_SEARCHED_INSTRUCTION_TERMS);
+                                    terms
+                                })
+                                .unwrap_or_default()
+                        });
+                    index.collect(document_id, entry, server_terms);
                     index.exact_names.push(exact_names(entry));
                     index.deprecated.push(entry.deprecated());
                 }
@@ -275,7 +318,7 @@ impl SearchIndex {
             .postings
             .iter()
             .map(|postings| {
-                let frequency = postings.len() as f64;
+                let frequency = document_frequency(postings, entries) as f64;
                 (1.0 + (documents - frequency + 0.5) / (frequency + 0.5)).ln()
             })
             .collect();
@@ -288,13 +331,17 @@ impl SearchIndex {
         index
     }
 
-    /// Collects the terms of `entry`, document `document`, into the postings.
-    fn collect(&mut self, document: u32, entry: &Entry) {
+    /// Collects the terms of `entry`, document `document`, into the postings, with
+    /// `instructions`, the terms of what its server says about itself.
+    fn collect(&mut self, document: u32, entry: &Entry, instructions: &[String]) {
         let schemas = Schemas::of(entry);
         let mut lengths: FieldLengths = [0; FIELDS];
         let mut counts: HashMap<String, FieldCounts> = HashMap::new();
         for (position, field) in Field::ALL.iter().enumerate() {
-            let field_terms = field_terms(entry, &schemas, *field);
+            let field_terms = match field {
+                Field::Instructions => instructions.to_vec(),
+                _ => field_terms(entry, &schemas, *field),
+            };
             lengths[position] = u32::try_from(field_terms.len()).unwrap_or(u32::MAX);
             for term in field_terms {
                 let count = &mut counts.entry(term).or_default()[position];
@@ -456,11 +503,9 @@ impl SearchIndex {
                     let document = posting.document as usize;
                     let found = &mut matches[document];
                     found.named |= names && posting.counts[SERVER_FIELD] > 0;
-                    found.said |= posting
-                        .counts
-                        .iter()
-                        .enumerate()
-                        .any(|(field, count)| field != SERVER_FIELD && *count > 0);
+                    found.said |= posting.counts.iter().enumerate().any(|(field, count)| {
+                        field != SERVER_FIELD && field != INSTRUCTIONS_FIELD && *count > 0
+                    });
                     let score = factor * inverse_frequency * self.frequency(posting);
                     let slot = best.entry(document).or_default();
                     if score > slot.0 {
@@ -626,7 +671,37 @@ fn field_terms(entry: &Entry, schemas: &Schemas, field: Field) -> Vec<String> {
             .collect(),
         Field::Description => entry.description.as_deref().map(terms).unwrap_or_default(),
         Field::Output => schemas.output.iter().flat_map(|text| terms(text)).collect(),
+        // Read once per server (see `SearchIndex::build`).
+        Field::Instructions => Vec::new(),
     }
+}
+
+/// How many documents have a term, for its inverse document frequency: those whose tool has it,
+/// and one per server that has it only in its instructions. A word a server says about itself
+/// is said once, not once per tool: a server of fifty tools does not make its words common.
+///
+/// Postings are in document order and a server's tools are next to each other in the catalog,
+/// so a server's postings come in one run.
+fn document_frequency(postings: &[Posting], entries: &[Entry]) -> usize {
+    let mut frequency = 0;
+    let mut last_server: Option<&str> = None;
+    for posting in postings {
+        let tool_has_it = posting
+            .counts
+            .iter()
+            .enumerate()
+            .any(|(field, count)| field != INSTRUCTIONS_FIELD && *count > 0);
+        let server = entries
+            .get(posting.document as usize)
+            .map(|entry| entry.server.as_str());
+        if tool_has_it {
+            frequency += 1;
+        } else if server != last_server {
+            frequency += 1;
+            last_server = server;
+        }
+    }
+    frequency
 }
 
 fn name_terms(name: &str) -> Vec<String> {

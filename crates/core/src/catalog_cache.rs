@@ -76,7 +76,15 @@ impl CatalogCache {
             }
         }
         // Version 0 is this empty snapshot; the providers' state is version 1 and up.
-        let empty = CatalogState::new(&servers, Vec::new(), 0, &policy, None, None);
+        let empty = CatalogState::new(
+            &servers,
+            Vec::new(),
+            &HashMap::new(),
+            0,
+            &policy,
+            None,
+            None,
+        );
         let cache = Arc::new(Self {
             providers,
             changes,
@@ -177,11 +185,15 @@ impl CatalogCache {
             return current;
         }
         let mut tools = Vec::new();
+        let mut instructions = HashMap::new();
         for provider in &self.providers {
             if provider.state() == ProviderState::Ready
                 && let Ok(list) = provider.tools().await
             {
                 tools.push((provider.namespace().to_owned(), list));
+                if let Some(text) = provider.instructions() {
+                    instructions.insert(provider.namespace().to_owned(), text);
+                }
             }
         }
         // At thousands of tools a build takes a good part of a second of CPU: off the runtime's
@@ -194,6 +206,7 @@ impl CatalogCache {
             let state = CatalogState::new(
                 &servers,
                 tools,
+                &instructions,
                 version,
                 &policy,
                 pins.as_deref(),

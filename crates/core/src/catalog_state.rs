@@ -35,6 +35,10 @@ pub(crate) struct CatalogState {
     manifest: OnceLock<Arc<Manifest>>,
 }
 
+/// How much of what a server says about itself (its `instructions`) search reads: the first
+/// few KB, where a server says what it is for.
+pub(crate) const SEARCHED_INSTRUCTIONS_BYTES: usize = 4 * 1024;
+
 /// A tool of a ready server that the policy keeps out of the catalog.
 pub(crate) struct DeniedTool {
     /// The server's name, as configured.
@@ -101,9 +105,13 @@ impl CatalogState {
     /// rules match a tool by the name code would call it by, and leaving a tool out renames no
     /// other (a server listing `get_sum` and `get-sum` has them as `get_sum` and `get_sum_2`
     /// whichever the rules keep).
+    ///
+    /// `instructions`: what servers say about themselves, by name; search reads the first
+    /// [`SEARCHED_INSTRUCTIONS_BYTES`] of each.
     pub(crate) fn new(
         servers: &[String],
         tools: Vec<(String, Vec<ToolDefinition>)>,
+        instructions: &HashMap<String, String>,
         version: u64,
         policy: &Policy,
         pins: Option<&ToolPins>,
@@ -164,11 +172,19 @@ impl CatalogState {
             None => (tools, Vec::new()),
         };
         let upstream_tools = tools.into_iter().flat_map(|(_, tools)| tools).collect();
+        let instructions = instructions
+            .iter()
+            .map(|(server, text)| {
+                let text = toolweave_jsonrpc::text::head(text, SEARCHED_INSTRUCTIONS_BYTES);
+                (server.clone(), text.to_owned())
+            })
+            .collect();
         Self {
             catalog: Catalog::named(
                 servers,
                 upstream_tools,
                 &names,
+                instructions,
                 previous.map(|previous| &previous.catalog),
             ),
             version,

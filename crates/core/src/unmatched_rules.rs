@@ -43,7 +43,15 @@ pub fn unmatched_rules_among(
     let all_ready = servers
         .iter()
         .all(|server| tools.iter().any(|(known, _)| known == server));
-    let state = CatalogState::new(servers, tools, 0, policy, None, None);
+    let state = CatalogState::new(
+        servers,
+        tools,
+        &std::collections::HashMap::new(),
+        0,
+        policy,
+        None,
+        None,
+    );
     unmatched_in(&state, policy, identities, None, all_ready)
 }
 

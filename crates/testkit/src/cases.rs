@@ -79,8 +79,34 @@ pub struct Expectation {
 impl Case {
     /// Reads `path` and the expectation written in it.
     pub fn read(path: &Path) -> Result<Self> {
-        let code =
+        Self::read_with(path, &[])
+    }
+
+    /// Reads `path` as [`read`](Self::read) does, with each `{{NAME}}` of `variables` written
+    /// as its value in the program and its expectations alike: what the test made for it (a
+    /// folder, an address, a commit's id). With variables, a `{{NAME}}` left over is an error.
+    pub fn read_with(path: &Path, variables: &[(&str, String)]) -> Result<Self> {
+        let mut code =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        for (name, value) in variables {
+            code = code.replace(&format!("{{{{{name}}}}}"), value);
+        }
+        if !variables.is_empty()
+            && let Some(start) = code.find("{{")
+        {
+            let rest = &code[start..];
+            let end = rest.find("}}").map_or(rest.len(), |end| end + 2);
+            bail!(
+                "{}: {} is not one of the variables this test gives ({})",
+                path.display(),
+                &rest[..end],
+                variables
+                    .iter()
+                    .map(|(name, _)| format!("{{{{{name}}}}}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
         let (language, marker) = match path.extension().and_then(|e| e.to_str()) {
             Some("py") => ("python", "#"),
             Some("ts") => ("typescript", "//"),
@@ -216,4 +242,35 @@ pub fn files_in(folders: &[PathBuf]) -> Result<Vec<PathBuf>> {
     }
     files.sort();
     Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Variables are written in the program and the expectation alike; one the test does not
+    /// give is named in the error, with those it gives.
+    #[test]
+    fn variables_are_written_in_and_unknown_ones_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("case.js");
+        std::fs::write(
+            &path,
+            "// expect: {\"head\":\"{{HEAD}}\"}\nreturn { head: \"{{HEAD}}\" };\n",
+        )
+        .unwrap();
+        let case = Case::read_with(&path, &[("HEAD", "abc123".to_owned())]).unwrap();
+        assert_eq!(case.code.matches("abc123").count(), 2, "{}", case.code);
+        assert_eq!(
+            case.expected.value,
+            Some(serde_json::json!({ "head": "abc123" }))
+        );
+        let error = Case::read_with(&path, &[("REPO", "/tmp".to_owned())])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("{{HEAD}} is not one of the variables this test gives ({{REPO}})"),
+            "{error}"
+        );
+    }
 }

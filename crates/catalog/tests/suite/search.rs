@@ -247,3 +247,62 @@ fn a_thousand_tools_search_fast() {
     let first = &catalog.entries()[catalog.search("create an issue", 1)[0].entry];
     assert!(first.tool.starts_with("create_issue_"), "{}", first.tool);
 }
+
+/// Two servers of the same tools, one of which says what it is for: words only its
+/// instructions have find its tools and no other's; a catalog rebuilt after the instructions
+/// changed finds them by the new words, not the old (what a tool's terms were is not reused
+/// when its server's instructions changed).
+#[test]
+fn a_server_s_instructions_find_its_tools() {
+    use std::collections::HashMap;
+    use toolweave_catalog::GuestNames;
+
+    let servers = vec!["alpha".to_owned(), "beta".to_owned()];
+    let tools = || {
+        saved_tools("everything", "alpha")
+            .into_iter()
+            .chain(saved_tools("everything", "beta"))
+            .collect::<Vec<_>>()
+    };
+    let said = |text: &str| HashMap::from([("alpha".to_owned(), text.to_owned())]);
+    let servers_of = |catalog: &Catalog, query: &str| {
+        let mut found: Vec<String> = top(catalog, query, 8)
+            .into_iter()
+            .map(|name| name.split('.').next().unwrap_or_default().to_owned())
+            .collect();
+        found.dedup();
+        found
+    };
+    let plain = Catalog::new(&servers, tools());
+    assert!(top(&plain, "currencies yen", 8).is_empty());
+
+    let catalog = Catalog::with_instructions(
+        &servers,
+        tools(),
+        said("This server converts currencies: yen, euros and pounds."),
+    );
+    assert_eq!(servers_of(&catalog, "currencies yen"), ["alpha"]);
+    // Below what a tool says itself: the adders come first, from either server.
+    let adders = top(&catalog, "add two numbers", 2);
+    assert!(
+        adders.iter().all(|name| name.ends_with(".get_sum")),
+        "{adders:?}"
+    );
+
+    let listed = tools();
+    let names = GuestNames::assign(
+        &servers,
+        listed
+            .iter()
+            .map(|tool| (tool.server.as_str(), tool.name.as_str())),
+    );
+    let changed = Catalog::named(
+        &servers,
+        tools(),
+        &names,
+        said("This server reads the tides of harbours."),
+        Some(&catalog),
+    );
+    assert!(top(&changed, "currencies yen", 8).is_empty());
+    assert_eq!(servers_of(&changed, "harbour tides"), ["alpha"]);
+}

@@ -58,7 +58,8 @@ fn tasks() -> Vec<Task> {
     tasks
 }
 
-/// Every server of `clean.json`, in the order they first appear, with their instructions.
+/// Every server of `clean.json`, in the order they first appear, with their instructions
+/// (`instructions.json`: what those that give any say about themselves).
 pub fn corpus_catalog() -> Catalog {
     let tools: Vec<_> = corpus("clean").into_iter().map(|(_, tool)| tool).collect();
     let mut servers: Vec<String> = Vec::new();
@@ -67,7 +68,17 @@ pub fn corpus_catalog() -> Catalog {
             servers.push(tool.server.clone());
         }
     }
-    Catalog::new(&servers, tools)
+    Catalog::with_instructions(&servers, tools, instructions())
+}
+
+/// `instructions.json`: the instructions of the corpus's servers, by server.
+fn instructions() -> HashMap<String, String> {
+    let path = format!(
+        "{}/tests/definitions/instructions.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{path}: {error}"));
+    serde_json::from_str(&text).unwrap_or_else(|error| panic!("{path}: {error}"))
 }
 
 /// What one part of the corpus scored.

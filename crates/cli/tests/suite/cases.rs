@@ -171,7 +171,12 @@ fn starting_config() -> anyhow::Result<(tempfile::TempDir, PathBuf)> {
 /// Runs one case file on `server`; what went wrong, as one failure line (none when it passed, or
 /// when it is pending and failed as expected).
 async fn run_case(server: &Toolweave, path: &Path) -> Vec<String> {
-    let case = Case::read(path).unwrap();
+    check_case(server, Case::read(path).unwrap()).await
+}
+
+/// Runs `case` on `server`; what went wrong, as [`run_case`] says.
+pub(super) async fn check_case(server: &Toolweave, case: Case) -> Vec<String> {
+    let path = case.path.as_path();
     let language = case.language;
     let name = path
         .strip_prefix(repo_root())

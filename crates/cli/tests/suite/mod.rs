@@ -28,6 +28,7 @@ mod observe;
 mod pins;
 mod policy;
 mod protocol;
+mod real_servers;
 mod redaction;
 mod requests;
 mod results;

@@ -124,6 +124,53 @@ async fn a_server_s_instructions_count_in_the_size_of_its_description() {
     server.stop().await.unwrap();
 }
 
+/// What a server says about itself finds its tools: words only its instructions have
+/// ("currencies", "yen") find its tools and no other server's, and weigh less than what a tool
+/// says itself (the echo tools, which say "send back", come before the other tools of the
+/// server whose instructions say it too).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_s_instructions_find_its_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        json!({ "mcpServers": {
+            "alpha": {
+                "command": toolweave_testkit::fixture_binary(),
+                "args": ["--instructions", "This server converts currencies: yen, euros and pounds. Every answer is text sent back to you."],
+            },
+            "beta": { "command": toolweave_testkit::fixture_binary() },
+        } })
+        .to_string(),
+    )
+    .unwrap();
+    let server = Toolweave::start(toolweave(), &config, &[]).await.unwrap();
+    let search = async |query: &str| {
+        let found = server
+            .call("search_tools", json!({ "query": query, "limit": 8 }))
+            .await
+            .unwrap();
+        let results = found.structured_content.unwrap()["results"].clone();
+        results
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|result| result["name"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    let found = search("convert yen to euros").await;
+    assert!(!found.is_empty(), "nothing found");
+    assert!(
+        found.iter().all(|name| name.starts_with("alpha.")),
+        "{found:?}"
+    );
+    let found = search("send text back").await;
+    let mut first_two = found[..2].to_vec();
+    first_two.sort();
+    assert_eq!(first_two, ["alpha.echo", "beta.echo"], "{found:?}");
+    server.stop().await.unwrap();
+}
+
 /// A free port on the loopback address, for a server that is not listening yet.
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
