@@ -139,8 +139,9 @@ struct CommonArgs {
     #[command(flatten)]
     limits: LimitArgs,
 
-    /// Where JavaScript and TypeScript run: a confined worker process per execution, or engine
-    /// threads of this process (faster, for trusted code only). Python always runs in workers.
+    /// Where JavaScript and TypeScript run: confined worker processes (a session's executions in
+    /// workers kept for it), or engine threads of this process (for trusted code only; no
+    /// faster). Python always runs in workers.
     #[arg(long, value_enum, value_name = "MODE", default_value_t = IsolationArg::Worker)]
     isolation: IsolationArg,
 
@@ -383,7 +384,7 @@ fn audit_log(settings: &toolweave_config::Settings) -> Result<Option<toolweave_c
     Ok(Some(log))
 }
 
-// Engine threads of the gateway process, or a worker process per execution.
+// Engine threads of the gateway process, or confined worker processes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum IsolationArg {
     InProcess,

@@ -57,8 +57,9 @@ pub const KEPT_FOR: Duration = Duration::from_secs(30);
 const MAX_KEPT_HEAP: usize = 32 * 1024 * 1024;
 /// Kept workers of one session: as many as it had executions at once, up to this.
 const MAX_KEPT_PER_SESSION: usize = 16;
-/// Kept workers of all sessions together; past it, the one kept longest ends.
-const MAX_KEPT: usize = 32;
+/// Kept workers of all sessions together, per core of the machine; past it, the one kept
+/// longest ends.
+const MAX_KEPT_PER_CORE: usize = 16;
 /// How often kept workers are checked for having waited too long.
 const KEPT_SWEEP: Duration = Duration::from_secs(5);
 
@@ -91,6 +92,8 @@ struct PoolInner {
     kept: Mutex<Kept>,
     /// Whether workers are kept for their session at all.
     keeps: bool,
+    /// How many are kept for all sessions together: [`MAX_KEPT_PER_CORE`] for each core.
+    max_kept: usize,
     /// Workers running an execution (for metrics).
     busy: std::sync::atomic::AtomicUsize,
     /// The manifest of the last job: workers started from now on are told to expect it.
@@ -449,6 +452,9 @@ impl WorkerPool {
                 idle_target,
                 kept: Mutex::new(Kept::default()),
                 keeps: true,
+                max_kept: std::thread::available_parallelism()
+                    .map_or(1, std::num::NonZeroUsize::get)
+                    .saturating_mul(MAX_KEPT_PER_CORE),
                 busy: std::sync::atomic::AtomicUsize::new(0),
                 expected: ExpectedManifest::default(),
                 #[cfg(target_os = "linux")]
@@ -731,7 +737,7 @@ impl PoolInner {
                 gone.push(worker);
                 return gone;
             }
-            if kept.count >= MAX_KEPT
+            if kept.count >= self.max_kept
                 && let Some(oldest) = kept.take_oldest()
             {
                 gone.push(oldest);
