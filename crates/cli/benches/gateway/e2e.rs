@@ -9,17 +9,7 @@
 //!
 //! `TOOLWEAVE_BENCH_BINARY=/path/to/toolweave` measures another build of the binary (A/B).
 
-#![allow(
-    clippy::too_many_lines,
-    reason = "a benchmark's scenario reads top to bottom in one function"
-)]
-#![expect(
-    clippy::expect_used,
-    reason = "a benchmark aborts on the first failure"
-)]
-#![expect(clippy::print_stdout, reason = "a benchmark reports on stdout")]
-
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use rmcp::ServiceExt;
@@ -27,6 +17,8 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::{Map, Value, json};
 use toolweave_testkit::harness::workers_with_kinds;
+
+use crate::{binary, proportional_kib, resident_kib};
 
 const RUNS: usize = 300;
 /// Blocks per gateway and pace (see the latency loop).
@@ -36,10 +28,6 @@ const SETTLE: Duration = Duration::from_millis(100);
 const INIT_RUNS: usize = 30;
 const CONCURRENCY: usize = 8;
 const THROUGHPUT_RUNS: usize = 2000;
-
-fn binary(name: &str) -> PathBuf {
-    toolweave_testkit::built_binary(name)
-}
 
 fn summary(label: &str, mut samples: Vec<Duration>) {
     samples.sort();
@@ -327,25 +315,4 @@ pub async fn main() {
     in_process.cancel().await.expect("close");
     client.cancel().await.expect("close");
     direct.cancel().await.expect("close");
-}
-
-/// VmRSS of a process, in KiB (Linux).
-fn resident_kib(process_id: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{process_id}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
-}
-
-/// Pss (proportional set size: shared pages divided among their sharers) of a process, in KiB.
-fn proportional_kib(process_id: u32) -> u64 {
-    let rollup =
-        std::fs::read_to_string(format!("/proc/{process_id}/smaps_rollup")).unwrap_or_default();
-    rollup
-        .lines()
-        .find_map(|line| line.strip_prefix("Pss:"))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
 }

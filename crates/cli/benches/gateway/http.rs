@@ -8,17 +8,6 @@
 //! fixture upstream once (`add`) and its answer is checked. `TOOLWEAVE_BENCH_BINARY` measures another
 //! build; `TOOLWEAVE_BENCH_ISOLATION=in-process` measures engine threads instead of workers.
 
-#![allow(
-    clippy::too_many_lines,
-    reason = "a benchmark's scenario reads top to bottom in one function"
-)]
-#![expect(
-    clippy::expect_used,
-    reason = "a benchmark aborts on the first failure"
-)]
-#![expect(clippy::print_stdout, reason = "a benchmark reports on stdout")]
-
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -26,25 +15,14 @@ use serde_json::json;
 use toolweave_testkit::harness::Toolweave;
 use toolweave_testkit::http::HttpToolweave;
 
+use crate::{binary, resident_kib};
+
 /// Executions per measured run, per concurrency.
 const EXECUTIONS: usize = 4000;
 /// Executions before measuring, per concurrency.
 const WARM_UP: usize = 400;
 /// Executions timed one by one for latency.
 const LATENCY_RUNS: usize = 300;
-
-fn binary(name: &str) -> PathBuf {
-    toolweave_testkit::built_binary(name)
-}
-
-fn resident_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .expect("/proc status")
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
-        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmRSS")
-}
 
 /// `executions` executions over `sessions`, all at once; how long they took, and how long each
 /// one took.

@@ -20,16 +20,6 @@
 //!
 //! `TOOLWEAVE_BENCH_BINARY=/path/to/toolweave` measures another build of the binary (A/B).
 
-#![allow(
-    clippy::too_many_lines,
-    reason = "a benchmark's scenario reads top to bottom in one function"
-)]
-#![expect(
-    clippy::expect_used,
-    reason = "a benchmark aborts on the first failure"
-)]
-#![expect(clippy::print_stdout, reason = "a benchmark reports on stdout")]
-
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -39,6 +29,8 @@ use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::{Map, Value, json};
 use toolweave_testkit::harness::workers_with_kinds;
+
+use crate::{binary, proportional_kib};
 
 /// Timed rounds per catalog size (each an execution, a search and a describe).
 const ROUNDS: usize = 200;
@@ -51,10 +43,6 @@ const RUNNING: usize = 20;
 
 type Client = RunningService<RoleClient, ()>;
 
-fn binary(name: &str) -> PathBuf {
-    toolweave_testkit::built_binary(name)
-}
-
 fn ms(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
 }
@@ -62,26 +50,6 @@ fn ms(duration: Duration) -> f64 {
 fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
     samples[samples.len() / 2]
-}
-
-/// A VmRSS, VmHWM (peak) or other `/proc/<pid>/status` field, in KiB.
-fn status_kib(process_id: u32, field: &str) -> u64 {
-    std::fs::read_to_string(format!("/proc/{process_id}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|line| line.strip_prefix(field))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
-}
-
-/// Pss of a process, in KiB: its private pages and its share of shared ones.
-fn proportional_kib(process_id: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{process_id}/smaps_rollup"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|line| line.strip_prefix("Pss:"))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
 }
 
 /// Writes a config of `servers` (name → fixture arguments) and returns its path.
@@ -230,7 +198,7 @@ async fn tools(dir: &Path) {
             ms(median(timed.executions)),
             ms(median(timed.searches)),
             ms(median(timed.describes)),
-            status_kib(timed.gateway, "VmRSS:")
+            crate::status_kib(timed.gateway, "VmRSS:")
         );
         timed.client.cancel().await.expect("close");
     }
@@ -306,7 +274,7 @@ async fn servers(dir: &Path) {
             all_ready.push(spawned.elapsed());
             let value = result.structured_content.expect("structured")["result"].clone();
             assert_eq!(value, json!(count), "not every server answered");
-            resident.push(status_kib(gateway, "VmRSS:"));
+            resident.push(crate::status_kib(gateway, "VmRSS:"));
             client.cancel().await.expect("close");
         }
         resident.sort_unstable();
@@ -357,7 +325,7 @@ async fn results(dir: &Path) {
             println!(
                 "{label:>6}, {isolation:<10}  {:>8.1} ms   gateway peak RSS {:>7} KiB",
                 ms(median(took)),
-                status_kib(gateway, "VmHWM:")
+                crate::status_kib(gateway, "VmHWM:")
             );
             client.cancel().await.expect("close");
         }
@@ -380,7 +348,7 @@ async fn memory(dir: &Path) {
             execute(&client, "return await tools.fixture.add({ a: 1, b: 2 })").await;
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
-        let idle = status_kib(gateway, "VmRSS:");
+        let idle = crate::status_kib(gateway, "VmRSS:");
         let waiting: Vec<(u32, String)> = workers_with_kinds(gateway);
         let waiting_pss: u64 = waiting.iter().map(|(pid, _)| proportional_kib(*pid)).sum();
         println!(
@@ -408,7 +376,7 @@ async fn memory(dir: &Path) {
             })
             .collect();
         tokio::time::sleep(Duration::from_millis(1500)).await;
-        let busy = status_kib(gateway, "VmRSS:");
+        let busy = crate::status_kib(gateway, "VmRSS:");
         let workers = workers_with_kinds(gateway);
         let workers_pss: u64 = workers.iter().map(|(pid, _)| proportional_kib(*pid)).sum();
         println!(

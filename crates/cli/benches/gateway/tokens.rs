@@ -13,16 +13,6 @@
 //! after a change); `TOOLWEAVE_TOKENS_SHOW=1` prints each answer's text and structured content
 //! after its row.
 
-#![allow(
-    clippy::too_many_lines,
-    reason = "a benchmark's scenario reads top to bottom in one function"
-)]
-#![expect(
-    clippy::expect_used,
-    reason = "a benchmark aborts on the first failure"
-)]
-#![expect(clippy::print_stdout, reason = "a benchmark reports on stdout")]
-
 use std::path::{Path, PathBuf};
 
 use rmcp::ServiceExt;
