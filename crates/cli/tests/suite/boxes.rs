@@ -12,7 +12,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use toolweave_testkit::harness::Toolweave;
 use toolweave_testkit::skip::{missing_prerequisite, not_applicable};
 
-use super::{repo_root, toolweave};
+use super::{repo_root, toolweave, venv_program};
 
 /// A variable in toolweave's environment that no box is given.
 const CANARY_VARIABLE: &str = "TOOLWEAVE_BOX_CANARY";
@@ -66,18 +66,11 @@ fn npm_server(package: &str) -> Result<PathBuf, String> {
 
 /// A program of the servers' virtual environment, or why it is missing.
 fn pypi_server(program: &str) -> Result<PathBuf, String> {
-    let venv = std::env::var_os("TOOLWEAVE_TEST_SERVERS_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("target/servers-venv"));
-    let path = venv.join("bin").join(program);
-    if path.exists() {
-        Ok(path)
-    } else {
-        Err(format!(
-            "{} not found (run .ci/run, or set TOOLWEAVE_TEST_SERVERS_VENV to a virtual environment with mcp-server-git and mcp-server-fetch)",
-            path.display()
-        ))
-    }
+    venv_program(
+        "TOOLWEAVE_TEST_SERVERS_VENV",
+        "target/servers-venv",
+        program,
+    )
 }
 
 /// A home folder for toolweave with a canary file in it, and the config's folder.

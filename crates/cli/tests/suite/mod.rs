@@ -209,3 +209,20 @@ impl ClientHandler for ApprovingClient {
         Ok(ElicitResult::new(ElicitationAction::Accept).with_content(content))
     }
 }
+
+/// A program of a virtual environment (`variable`, else `default` under the repository root),
+/// or why it is missing.
+pub fn venv_program(variable: &str, default: &str, program: &str) -> Result<PathBuf, String> {
+    let venv = std::env::var_os(variable)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join(default));
+    let path = venv.join("bin").join(program);
+    if path.exists() {
+        Ok(path)
+    } else {
+        Err(format!(
+            "{} not found (run .ci/run, or set {variable} to a virtual environment with it: the versions are in .ci/run)",
+            path.display()
+        ))
+    }
+}

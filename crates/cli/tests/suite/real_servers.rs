@@ -21,28 +21,11 @@ use toolweave_testkit::harness::Toolweave;
 use toolweave_testkit::skip::missing_prerequisite;
 
 use super::cases::check_case;
-use super::{repo_root, toolweave};
+use super::{repo_root, toolweave, venv_program};
 
 /// How long one case may run: a real server's first call waits for it to start, and Python
 /// servers take seconds to start on a loaded machine.
 const REAL_TIMEOUT_MS: &str = "30000";
-
-/// A program of a virtual environment (`variable`, else `default` under the repository root),
-/// or why it is missing.
-fn venv_program(variable: &str, default: &str, program: &str) -> Result<PathBuf, String> {
-    let venv = std::env::var_os(variable)
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join(default));
-    let path = venv.join("bin").join(program);
-    if path.exists() {
-        Ok(path)
-    } else {
-        Err(format!(
-            "{} not found (run .ci/run, or set {variable} to a virtual environment with it: the versions are in .ci/run)",
-            path.display()
-        ))
-    }
-}
 
 /// The commands of the real servers and Redis, or why one is missing.
 struct Programs {
